@@ -1,0 +1,3 @@
+from tcsexam.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""Atomic writes and readers that turn bad files into one-line `InputError`s.
+
+Every file the pipeline writes goes through `atomic_write_*`: the content is written to a temporary
+file in the same folder, flushed, fsynced and renamed over the target, so a killed process leaves
+either the whole file or none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dumps_json(obj: Any) -> str:
+    """JSON as the pipeline writes it: indented, sorted keys kept in insertion order, no NaN."""
+    return json.dumps(obj, indent=2, allow_nan=False) + "\n"
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    atomic_write_text(path, dumps_json(obj))
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
+    """Load a JSON file; NaN/Infinity, malformed JSON, a missing or empty file raise `InputError`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    if not text.strip():
+        raise InputError(f"{path}: {what} is empty")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise InputError(f"{path}: malformed {what}: {exc}") from None
+
+
+def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Any]:
+    """Load a JSON-lines file; blank lines are skipped; errors name the line number."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line, parse_constant=_reject_constant))
+        except ValueError as exc:
+            raise InputError(f"{path}: line {number}: malformed JSON: {exc}") from None
+    return rows
+
+
+def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
+    import yaml
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: malformed {what}: {' '.join(str(exc).split())}") from None
+
+
+def is_finite_number(value: Any) -> bool:
+    """True for int/float (not bool) values that are finite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

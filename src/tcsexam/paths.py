@@ -1,0 +1,41 @@
+"""Where the project's data folders are: config/, references/, solvers/.
+
+The package is installed from the repository (`pip install -e .`); its data lives beside `src/`.
+`TCSEXAM_ROOT` overrides the location (for a workflow copied elsewhere); otherwise the nearest
+folder above the working directory holding `config/suites/` wins, then the repository this
+package was installed from.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+
+def _is_root(path: Path) -> bool:
+    return (path / "config" / "suites").is_dir()
+
+
+@lru_cache(maxsize=None)
+def project_root() -> Path:
+    env = os.environ.get("TCSEXAM_ROOT")
+    if env:
+        return Path(env).resolve()
+    cwd = Path.cwd().resolve()
+    for candidate in (cwd, *cwd.parents):
+        if _is_root(candidate):
+            return candidate
+    return Path(__file__).resolve().parents[2]
+
+
+def config_dir() -> Path:
+    return project_root() / "config"
+
+
+def references_dir() -> Path:
+    return project_root() / "references"
+
+
+def solvers_dir() -> Path:
+    return project_root() / "solvers"

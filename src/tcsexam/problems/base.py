@@ -1,0 +1,72 @@
+"""The interface every problem module implements (one module per problem in this package).
+
+A problem parses its instance format, checks a certificate against a parsed instance, and
+recomputes the value from the certificate alone: a claimed value is only compared, never trusted.
+`tests/unit/problems/test_conformance.py` is the shared suite every module must pass.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from tcsexam.records import Status
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A checker's verdict on one certificate.
+
+    status: `ok`, `invalid` (missing or unparseable certificate) or `certificate_failed`
+    (parsed but wrong). value: the objective recomputed from the certificate (objective problems)
+    or 1.0/0.0 (solve problems), None unless ok. solved: the verified solved indicator (solve
+    problems). claimed: what the solver claimed, if it claimed anything. reward: the task's
+    original checker reward (e.g. cut / best known), separate from the value.
+    """
+
+    status: str
+    value: float | None = None
+    solved: bool | None = None
+    claimed: float | str | None = None
+    reward: float | None = None
+    message: str = ""
+
+    @classmethod
+    def invalid(cls, message: str, claimed: Any = None) -> "CheckResult":
+        return cls(Status.INVALID.value, message=message, claimed=claimed)
+
+    @classmethod
+    def failed(cls, message: str, claimed: Any = None) -> "CheckResult":
+        return cls(Status.CERTIFICATE_FAILED.value, message=message, claimed=claimed)
+
+
+class Problem(ABC):
+    """One optimisation or decision problem: instance format, certificate format, checker."""
+
+    name: ClassVar[str]  #: short id, e.g. "maxcut"
+    kind: ClassVar[str]  #: "objective" or "solve"
+    direction: ClassVar[str]  #: "maximize" or "minimize"
+    instance_suffix: ClassVar[str]  #: file suffix of generated instances, e.g. ".txt"
+    certificate_format: ClassVar[str]  #: one line describing what the solver writes
+
+    @abstractmethod
+    def parse_instance(self, path: Path) -> Any:
+        """Parse an instance file; raise `InputError` naming the file and line on bad input."""
+
+    @abstractmethod
+    def check_certificate(
+        self, instance: Any, certificate: bytes, meta: Mapping[str, Any]
+    ) -> CheckResult:
+        """Check certificate bytes against a parsed instance. Never raises on any certificate.
+
+        `meta` holds the task's per-instance metadata (labels, best-known values) used for
+        solve labels and the original checker reward.
+        """
+
+    @abstractmethod
+    def generate(self, rng: np.random.Generator, size: int) -> str:
+        """A seeded random instance of roughly `size` (vertices, variables, cities) as text."""

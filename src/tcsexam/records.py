@@ -1,0 +1,80 @@
+"""The closed status vocabulary and the instance record every Solver-track run produces.
+
+A record keeps apart what the solver claimed (`claimed`) from what the checker verified (`A`,
+`solved`), like BenchExec keeps a tool's answer apart from the verdict. Records are versioned by
+`schema_version`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    OK = "ok"
+    TIMEOUT = "timeout"
+    MEMOUT = "memout"
+    CRASH = "crash"
+    INVALID = "invalid"
+    CERTIFICATE_FAILED = "certificate_failed"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+
+STATUSES: frozenset[str] = frozenset(s.value for s in Status)
+#: Solver-level failures: a completed observation that scores 0.
+FAILURE_STATUSES: frozenset[str] = frozenset(
+    {Status.TIMEOUT, Status.MEMOUT, Status.CRASH, Status.INVALID, Status.CERTIFICATE_FAILED}
+)
+#: Statuses the scorer refuses: the judging input must be repaired first.
+REFUSED_STATUSES: frozenset[str] = frozenset({Status.INFRASTRUCTURE_ERROR})
+
+
+@dataclass
+class InstanceRecord:
+    """The outcome of one candidate on one instance.
+
+    `A` is the objective recomputed from the certificate (objective tasks); `solved` the verified
+    solved indicator (solve tasks). `claimed` is whatever value the solver itself reported, kept
+    only for comparison. `reward` is the task checker's original reward (e.g. cut / best known).
+    """
+
+    instance: str
+    status: str
+    A: float | None = None
+    solved: bool | None = None
+    claimed: float | str | None = None
+    reward: float | None = None
+    message: str = ""
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    peak_mem_mb: float | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    termination: str | None = None
+    sandbox: str | None = None
+    limiter: str | None = None
+    key: str | None = None
+    task: str | None = None
+    attempt: str | None = None
+    harness_version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        if not data["extra"]:
+            del data["extra"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "InstanceRecord":
+        names = {f.name for f in dataclasses.fields(cls)}
+        known = {k: v for k, v in data.items() if k in names}
+        extra = dict(known.pop("extra", None) or {})
+        extra.update({k: v for k, v in data.items() if k not in names})
+        return cls(**known, extra=extra)

@@ -1,0 +1,128 @@
+"""Solver-track task definitions: `config/tasks/<task>.yaml`.
+
+```yaml
+id: maxcut-mqlib
+problem: maxcut            # a module in tcsexam.problems
+kind: objective            # objective | solve
+direction: maximize        # maximize | minimize
+limits: {wall_s: 5, cpu_s: 10, mem_mb: 1024, output_mb: 64, nproc: 64}
+instance_dir: references/instances/maxcut-mqlib   # relative to the project root
+instances:
+  - {name: G1, file: G1.txt, best_known: 11624}   # any other keys are metadata for the checker
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_yaml
+from tcsexam.paths import config_dir, project_root
+
+KINDS = ("objective", "solve")
+DIRECTIONS = ("maximize", "minimize")
+
+
+@dataclass(frozen=True)
+class TaskLimits:
+    """The fixed per-instance limits of a task (the same for every candidate)."""
+
+    wall_s: float
+    cpu_s: float | None = None  #: CPU seconds, children included; None: wall_s * threads
+    mem_mb: int = 2048
+    output_mb: int = 64  #: cap on stdout, stderr and the certificate file, each
+    nproc: int = 256  #: processes/threads the candidate's tree may hold at once
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "mem_mb": self.mem_mb,
+            "output_mb": self.output_mb,
+            "nproc": self.nproc,
+        }
+
+
+@dataclass(frozen=True)
+class TaskInstance:
+    name: str
+    path: Path
+    meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    problem: str
+    kind: str
+    direction: str
+    limits: TaskLimits
+    instances: tuple[TaskInstance, ...]
+    source: Path | None = None
+
+    @cached_property
+    def problem_impl(self):
+        from tcsexam.problems import get_problem
+
+        return get_problem(self.problem)
+
+    def instance(self, name: str) -> TaskInstance:
+        for inst in self.instances:
+            if inst.name == name:
+                return inst
+        raise InputError(f"task {self.id}: no instance named {name!r}")
+
+
+def task_path(task: str | Path) -> Path:
+    """A task id resolves to config/tasks/<id>.yaml; anything with a suffix is a path."""
+    p = Path(task)
+    if p.suffix in (".yaml", ".yml"):
+        return p
+    return config_dir() / "tasks" / f"{task}.yaml"
+
+
+def load_task(task: str | Path) -> Task:
+    path = task_path(task)
+    data = read_yaml(path, "task file")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: task file must be a mapping")
+
+    def need(key: str, kind: type | tuple[type, ...]):
+        if key not in data:
+            raise InputError(f"{path}: missing key {key!r}")
+        if not isinstance(data[key], kind):
+            raise InputError(f"{path}: {key!r} has the wrong type")
+        return data[key]
+
+    task_id = need("id", str)
+    problem = need("problem", str)
+    kind = need("kind", str)
+    direction = need("direction", str)
+    if kind not in KINDS:
+        raise InputError(f"{path}: kind must be one of {KINDS}, not {kind!r}")
+    if direction not in DIRECTIONS:
+        raise InputError(f"{path}: direction must be one of {DIRECTIONS}, not {direction!r}")
+    raw_limits = need("limits", dict)
+    try:
+        limits = TaskLimits(**raw_limits)
+    except TypeError as exc:
+        raise InputError(f"{path}: bad limits: {exc}") from None
+    if not isinstance(limits.wall_s, (int, float)) or limits.wall_s <= 0:
+        raise InputError(f"{path}: limits.wall_s must be a positive number")
+    base = project_root() / need("instance_dir", str)
+    instances = []
+    seen = set()
+    for i, row in enumerate(need("instances", list)):
+        if not isinstance(row, dict) or "name" not in row or "file" not in row:
+            raise InputError(f"{path}: instances[{i}] needs 'name' and 'file'")
+        name = str(row["name"])
+        if name in seen:
+            raise InputError(f"{path}: duplicate instance {name!r}")
+        seen.add(name)
+        meta = {k: v for k, v in row.items() if k not in ("name", "file")}
+        instances.append(TaskInstance(name, base / str(row["file"]), meta))
+    return Task(task_id, problem, kind, direction, limits, tuple(instances), path)
