@@ -1,0 +1,151 @@
+"""MaxCut on MQLib/rudy files: `n m`, then `m` lines `i j w` (1-indexed, any finite weight).
+
+Certificate: one side (0 or 1) per vertex, whitespace separated, in vertex order, optionally with a
+`value <cut>` line claiming the cut weight (see `_common`). Value: the weight of the edges whose
+endpoints lie on different sides (maximize). Reward: value / best_known when the task gives one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.problems import _common as c
+from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.records import Status
+
+
+@dataclass(frozen=True, eq=False)
+class MaxCutInstance:
+    n: int
+    m: int
+    u: np.ndarray  #: 0-based endpoints, int64
+    v: np.ndarray
+    w: np.ndarray  #: int64 when every weight is an integer, else float64
+    path: Path | None = None
+
+    @property
+    def integral(self) -> bool:
+        return self.w.dtype.kind == "i"
+
+
+def parse_maxcut_bytes(data: bytes, path: Path | str = "<maxcut>") -> MaxCutInstance:
+    tokens = data.split()
+    if len(tokens) < 2:
+        raise InputError(f"{path}: line 1: header must be 'n m'")
+    header = c.ints_or_none(tokens[:2])
+    if header is None or header[0] < 1 or header[1] < 0:
+        raise InputError(f"{path}: line 1: header must be two integers 'n m' with n >= 1")
+    n, m = int(header[0]), int(header[1])
+    first_line = data.split(b"\n", 1)[0].split()
+    if len(first_line) != 2:
+        raise InputError(f"{path}: line 1: header must be exactly 'n m', found {len(first_line)} fields")
+    body = tokens[2:]
+    if len(body) != 3 * m:
+        got, rest = divmod(len(body), 3)
+        extra = f" and {rest} stray field(s)" if rest else ""
+        raise InputError(f"{path}: header says {m} edges but the file holds {got} edge lines{extra}")
+    if m == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return MaxCutInstance(n, 0, empty, empty, empty, Path(path))
+    ends_tokens = body[0::3] + body[1::3]
+    ends = c.ints_or_none(ends_tokens)
+    if ends is None:
+        i = c.first_bad_int(ends_tokens)
+        k = i if i < m else i - m
+        line = c.line_of_token(data, 2 + 3 * k + (0 if i < m else 1))
+        raise InputError(f"{path}: line {line}: endpoint {c.show(ends_tokens[i])} is not an integer")
+    u, v = ends[:m] - 1, ends[m:] - 1
+    bad = (u < 0) | (u >= n) | (v < 0) | (v >= n)
+    if bad.any():
+        k = int(np.argmax(bad))
+        line = c.line_of_token(data, 2 + 3 * k)
+        raise InputError(f"{path}: line {line}: endpoint outside 1..{n}")
+    loops = u == v
+    if loops.any():
+        k = int(np.argmax(loops))
+        line = c.line_of_token(data, 2 + 3 * k)
+        raise InputError(f"{path}: line {line}: self-loop on vertex {int(u[k]) + 1}")
+    wtok = body[2::3]
+    w = c.ints_or_none(wtok)
+    if w is None:
+        w = c.floats_or_none(wtok)
+        if w is None:
+            k = c.first_bad_float(wtok)
+            line = c.line_of_token(data, 2 + 3 * k + 2)
+            raise InputError(f"{path}: line {line}: weight {c.show(wtok[k])} is not a finite number")
+    return MaxCutInstance(n, m, u, v, w, Path(path))
+
+
+def cut_value(inst: MaxCutInstance, side: np.ndarray) -> float:
+    """Weight of the edges cut by a 0/1 side vector (vectorised)."""
+    s = side.astype(np.bool_, copy=False)
+    crossing = s[inst.u] != s[inst.v]
+    if inst.integral:
+        return float(int(inst.w[crossing].sum(dtype=np.int64)))
+    return float(np.dot(inst.w, crossing))
+
+
+class MaxCut(Problem):
+    name = "maxcut"
+    kind = "objective"
+    direction = "maximize"
+    instance_suffix = ".txt"
+    certificate_format = "one side (0 or 1) per vertex in vertex order; optional 'value <cut>' line"
+
+    def parse_instance(self, path: Path) -> MaxCutInstance:
+        data = c.read_instance_bytes(path, "MaxCut")
+        return parse_maxcut_bytes(data, path)
+
+    def max_certificate_bytes(self, inst: MaxCutInstance) -> int:
+        return 65536 + 16 * inst.n
+
+    def check_certificate(
+        self, instance: MaxCutInstance, certificate: bytes, meta: Mapping[str, Any]
+    ) -> CheckResult:
+        try:
+            tokens, claimed = c.split_vector_certificate(
+                certificate, self.max_certificate_bytes(instance)
+            )
+            if len(tokens) != instance.n:
+                raise c.failed(
+                    f"certificate has {len(tokens)} entries, the graph has {instance.n} vertices",
+                    claimed,
+                )
+            side = c.certificate_ints(tokens, claimed, "entry")
+            bad = (side != 0) & (side != 1)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise c.failed(f"entry {k + 1} is {int(side[k])}, sides must be 0 or 1", claimed)
+            value = cut_value(instance, side)
+            c.claim_check(claimed, value)
+        except c.Reject as rej:
+            return rej.result()
+        best = c.meta_number(meta, "best_known", "optimum")
+        reward = value / best if best not in (None, 0.0) else None
+        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward,
+                           message=f"cut {c.fmt(value)}")
+
+    def generate(self, rng: np.random.Generator, size: int) -> str:
+        """A random graph on `size` vertices with about 4*size distinct edges, weights +-1."""
+        n = max(2, int(size))
+        m_target = min(4 * n, n * (n - 1) // 2)
+        pairs: set[tuple[int, int]] = set()
+        while len(pairs) < m_target:
+            need = m_target - len(pairs)
+            a = rng.integers(0, n, size=2 * need)
+            b = rng.integers(0, n, size=2 * need)
+            for x, y in zip(a.tolist(), b.tolist()):
+                if x != y:
+                    pairs.add((min(x, y), max(x, y)))
+                    if len(pairs) == m_target:
+                        break
+        edges = sorted(pairs)
+        weights = rng.choice(np.array([-1, 1]), size=len(edges))
+        lines = [f"{n} {len(edges)}"]
+        lines += [f"{x + 1} {y + 1} {int(wt)}" for (x, y), wt in zip(edges, weights)]
+        return "\n".join(lines) + "\n"
