@@ -1,0 +1,124 @@
+"""`tcsexam run` (one candidate on a task, with resume) and `tcsexam repair`."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from tcsexam.records import STATUSES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run a candidate solver on a task's instances (Ray fan-out, resumable)",
+        description=(
+            "Run one candidate on every instance of a task under the task's fixed limits. Each "
+            "finished instance is written at once to the records folder; a rerun reuses records "
+            "whose key (candidate files, instance file, limits, harness version, sandbox, seed) "
+            "matches and runs only the rest. Exit 0 whatever the solver did; 1 on bad input."
+        ),
+    )
+    run.add_argument("--task", required=True, help="task id (config/tasks/<id>.yaml) or a task file")
+    run.add_argument("--candidate", required=True, metavar="DIR", help="candidate folder with solver.yaml")
+    run.add_argument("--attempt", default=None, metavar="ID", help="attempt id stored in every record")
+    run.add_argument("--output", required=True, metavar="FILE",
+                     help="records.json: the JSON list of instance records in task order")
+    run.add_argument("--records-dir", default=None, metavar="DIR",
+                     help="per-instance record files (default: records/ beside --output)")
+    run.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="concurrent runs (default: this job's CPUs // the candidate's threads; "
+                          "with --ray-address: the cluster's CPUs // threads)")
+    run.add_argument("--ray-address", default=None, metavar="ADDR",
+                     help="use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray")
+    run.add_argument("--no-ray", action="store_true",
+                     help="run in this process, one instance at a time (same executor; debugging)")
+    run.add_argument("--sandbox", default="local", choices=["local", "bwrap", "docker", "apptainer"])
+    run.add_argument("--seed", type=int, default=0, help="seed passed to the candidate ({seed})")
+    run.add_argument("--instances", nargs="+", default=None, metavar="NAME",
+                     help="run only these instances (records.json then lists only them)")
+    run.add_argument("--max-retries", type=int, default=2, metavar="K",
+                     help="resubmissions after an infrastructure failure (lost actor, ...); default 2")
+    run.add_argument("--build-timeout", type=float, default=600.0, metavar="SECONDS",
+                     help="wall limit of the candidate's build step (default 600)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    run.set_defaults(handler=_run)
+
+    rep = sub.add_parser(
+        "repair",
+        help="move chosen instance records aside so the next run redoes them",
+        description=(
+            "Move records into <records-dir>/.repaired/<timestamp>/ (nothing is deleted). Default: "
+            "the infrastructure_error records; with --instances and no --status: those instances "
+            "whatever their status. Then rerun `tcsexam run`: only the moved instances execute."
+        ),
+    )
+    rep.add_argument("--records-dir", required=True, metavar="DIR")
+    rep.add_argument("--status", nargs="+", default=None, metavar="STATUS",
+                     choices=sorted(STATUSES) + ["any"],
+                     help="statuses to redo (default infrastructure_error; 'any' for all)")
+    rep.add_argument("--instances", nargs="+", default=None, metavar="NAME",
+                     help="only these instances")
+    rep.add_argument("--output", default=None, metavar="FILE",
+                     help="also remove this stale records.json (when records were moved)")
+    rep.add_argument("--dry-run", action="store_true", help="say what would move, move nothing")
+    rep.set_defaults(handler=_repair)
+
+
+def _sigterm_to_exit(signum, frame):  # let `finally` blocks stop Ray and the actors
+    raise SystemExit(128 + signum)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from tcsexam.runner.orchestrate import run_task
+
+    previous = signal.signal(signal.SIGTERM, _sigterm_to_exit)
+    try:
+        run_task(
+            task=args.task,
+            candidate_dir=args.candidate,
+            output=args.output,
+            attempt=args.attempt,
+            records_dir=args.records_dir,
+            workers=args.workers,
+            ray_address=args.ray_address,
+            sandbox=args.sandbox,
+            seed=args.seed,
+            instances=args.instances,
+            max_retries=args.max_retries,
+            progress=not args.no_progress,
+            use_ray=not args.no_ray,
+            build_timeout_s=args.build_timeout,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tcsexam.runner.store import repair
+
+    result = repair(args.records_dir, statuses=args.status, instances=args.instances,
+                    dry_run=args.dry_run)
+    for name in result.unknown_instances:
+        print(f"tcsexam repair: warning: no record for instance {name!r} in {args.records_dir}",
+              file=sys.stderr)
+    if not result.moved:
+        print(f"tcsexam repair: nothing to repair in {args.records_dir} ({result.kept} records kept)")
+        return 0
+    verb = "would move" if args.dry_run else "moved"
+    where = f" to {result.destination}" if result.destination else ""
+    listed = ", ".join(f"{name} ({status})" for name, status in result.moved)
+    print(f"tcsexam repair: {verb} {len(result.moved)} record(s){where}: {listed}; "
+          f"{result.kept} kept")
+    if args.output and not args.dry_run:
+        out = Path(args.output)
+        if out.exists():
+            out.unlink()
+            print(f"tcsexam repair: removed stale {out}")
+    if not args.dry_run:
+        print("tcsexam repair: rerun `tcsexam run` with the same options to redo them")
+    return 0

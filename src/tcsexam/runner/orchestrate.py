@@ -1,0 +1,260 @@
+"""The task-level run: one candidate on (a subset of) a task's instances, with resume.
+
+1. Load the task and the candidate, check the sandbox once (an unavailable sandbox is one error
+   at start, not a crash per instance).
+2. Compute every instance's key (candidate files hashed once, each instance file once) and reuse
+   the stored records whose key matches (never an `infrastructure_error`).
+3. If anything is left: build the candidate once (failure: every remaining instance `invalid`,
+   the build log kept as `<records-dir>/build.log`), then run the rest in the pool; each record
+   is written to the store the moment it arrives.
+4. Write records.json (the JSON list of records, in task order) atomically.
+
+Solver failures are records; only bad input raises (`InputError`, exit 1).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from tcsexam import HARNESS_VERSION
+from tcsexam.errors import InputError, UsageError
+from tcsexam.fileio import atomic_write_json
+from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
+
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_BUILD_TIMEOUT_S = 600.0
+
+
+@dataclass
+class RunSummary:
+    task: str
+    total: int
+    reused: int = 0
+    executed: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    records: list[InstanceRecord] = field(default_factory=list)
+    output: Path | None = None
+    records_dir: Path | None = None
+    ray_startup_s: float | None = None
+    workers: int | None = None
+    wall_s: float = 0.0
+    build_message: str | None = None
+
+    def line(self) -> str:
+        counts = " ".join(f"{s}={n}" for s, n in sorted(self.statuses.items()))
+        return (
+            f"{self.task}: {self.total} instances ({self.reused} reused, {self.executed} run) "
+            f"{counts}; records -> {self.output}"
+        )
+
+
+def _threads(candidate) -> int:
+    threads = getattr(candidate, "threads", 1) or 1
+    return max(1, int(threads))
+
+
+def _finalise(record: InstanceRecord, *, key: str, task_id: str, attempt: str | None,
+              sandbox: str) -> InstanceRecord:
+    record.key = key
+    record.task = task_id
+    record.attempt = attempt
+    record.harness_version = HARNESS_VERSION
+    if record.sandbox is None:
+        record.sandbox = sandbox
+    return record
+
+
+def run_task(
+    *,
+    task: str | Path,
+    candidate_dir: str | Path,
+    output: str | Path,
+    attempt: str | None = None,
+    records_dir: str | Path | None = None,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    sandbox: str = "local",
+    seed: int = 0,
+    instances: Sequence[str] | None = None,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    progress: bool = True,
+    use_ray: bool = True,
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
+    on_dispatch: Callable[[str, int, int], None] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> RunSummary:
+    from tcsexam.runner.execute import build_candidate, load_candidate
+    from tcsexam.runner.limits import Limits
+    from tcsexam.runner.sandboxes import get_sandbox
+    from tcsexam.tasks import load_task
+
+    t_start = time.perf_counter()
+    say = log or (lambda msg: print(f"tcsexam run: {msg}", file=sys.stderr, flush=True))
+    if workers is not None and workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if max_retries < 0:
+        raise UsageError("--max-retries must be 0 or more")
+    if not use_ray and workers not in (None, 1):
+        raise UsageError("--no-ray runs one instance at a time: use --workers 1")
+    if not use_ray and ray_address:
+        raise UsageError("--no-ray and --ray-address exclude each other")
+
+    output = Path(output)
+    records_dir = Path(records_dir) if records_dir is not None else output.parent / "records"
+    if output.parent.resolve() == records_dir.resolve():
+        raise UsageError("--output must not be inside --records-dir (it holds only instance records)")
+
+    task_obj = load_task(task)
+    if instances:
+        wanted = list(dict.fromkeys(instances))
+        selected = [task_obj.instance(n) for n in wanted]  # InputError names an unknown one
+        order = {n: i for i, n in enumerate(inst.name for inst in task_obj.instances)}
+        selected.sort(key=lambda inst: order[inst.name])
+    else:
+        selected = list(task_obj.instances)
+    if not selected:
+        raise InputError(f"{task_obj.source}: task {task_obj.id} has no instances")
+
+    candidate = load_candidate(Path(candidate_dir))
+    sandbox_obj = get_sandbox(sandbox)
+    sandbox_obj.check_available()
+    threads = _threads(candidate)
+    limits = Limits.from_task(task_obj.limits, threads)
+
+    candidate_hash = hash_candidate(candidate_dir)
+    limits_key = dict(task_obj.limits.as_dict(), threads=threads)
+    keys = {}
+    for inst in selected:
+        keys[inst.name] = record_key(
+            candidate_hash=candidate_hash,
+            instance_hash=hash_file(inst.path),
+            limits=limits_key,
+            sandbox=sandbox,
+            seed=seed,
+            meta=inst.meta,
+            problem=task_obj.problem,
+        )
+
+    store = RecordStore(records_dir)
+    store.prepare()
+    summary = RunSummary(task=task_obj.id, total=len(selected), output=output, records_dir=records_dir)
+    results: dict[str, InstanceRecord] = {}
+    pending: list[str] = []
+    for inst in selected:
+        found = store.lookup(inst.name, keys[inst.name])
+        if found.reused is not None:
+            results[inst.name] = found.reused
+        else:
+            pending.append(inst.name)
+    summary.reused = len(results)
+
+    def finish(name: str, record: InstanceRecord) -> None:
+        record = _finalise(record, key=keys[name], task_id=task_obj.id, attempt=attempt, sandbox=sandbox)
+        store.write(record)
+        results[name] = record
+        summary.executed += 1
+
+    if pending:
+        say(f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
+            f"({summary.reused} reused from {records_dir})")
+        built, build_dir = candidate, None
+        if getattr(candidate, "build", None):
+            build_dir = records_dir / ".build"
+            shutil.rmtree(build_dir, ignore_errors=True)
+            log_path = records_dir / "build.log"
+            build_limits = Limits(wall_s=build_timeout_s)
+            built, message = build_candidate(
+                candidate, sandbox=sandbox_obj, limits=build_limits, build_dir=build_dir,
+                log_path=log_path,
+            )
+            summary.build_message = message
+            if built is None:
+                say(f"{task_obj.id}: build failed ({message}); every instance is invalid, log: {log_path}")
+                for name in pending:
+                    finish(name, InstanceRecord(
+                        instance=name, status=Status.INVALID.value,
+                        message=f"build failed: {message} (log: {log_path})"[:1000],
+                        sandbox=sandbox, termination="build",
+                    ))
+                pending = []
+        try:
+            if pending:
+                _run_pool(
+                    task_obj, built, pending, sandbox=sandbox, limits=limits, seed=seed,
+                    attempt=attempt, threads=threads, workers=workers, ray_address=ray_address,
+                    use_ray=use_ray, max_retries=max_retries, progress=progress,
+                    initial_done=summary.reused, total=len(selected), finish=finish,
+                    on_dispatch=on_dispatch, summary=summary,
+                )
+        finally:
+            if build_dir is not None:
+                shutil.rmtree(build_dir, ignore_errors=True)
+
+    summary.records = [results[inst.name] for inst in selected]
+    summary.statuses = Counter(r.status for r in summary.records)
+    atomic_write_json(output, [r.to_dict() for r in summary.records])
+    summary.wall_s = time.perf_counter() - t_start
+    say(summary.line())
+    infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR.value, 0)
+    if infra:
+        say(f"{task_obj.id}: {infra} infrastructure_error record(s): the scorer refuses them; "
+            f"run `tcsexam repair --records-dir {records_dir}` and rerun")
+    return summary
+
+
+def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, threads, workers,
+              ray_address, use_ray, max_retries, progress, initial_done, total, finish,
+              on_dispatch, summary) -> None:
+    from tqdm import tqdm
+
+    from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, job_cpus, start_ray
+
+    ctx = RunContext(task=task_obj, candidate=candidate, sandbox=sandbox, limits=limits,
+                     seed=seed, attempt=attempt)
+    failures = 0
+    bar = tqdm(total=total, initial=initial_done, desc=task_obj.id, unit="inst", file=sys.stderr,
+               disable=not progress, dynamic_ncols=True, smoothing=0.1)
+    bar.set_postfix(failures=0, refresh=False)
+
+    def on_result(name: str, data: dict, tries: int) -> None:
+        nonlocal failures
+        record = InstanceRecord.from_dict(data)
+        finish(name, record)
+        if record.status != Status.OK.value:
+            failures += 1
+        bar.set_postfix(failures=failures, refresh=False)
+        bar.update(1)
+
+    handle = None
+    pool = None
+    try:
+        if use_ray:
+            wanted = workers if workers is not None else max(1, job_cpus() // threads)
+            handle = start_ray(num_cpus=wanted * threads, address=ray_address)
+            summary.ray_startup_s = handle.startup_s
+            if not handle.started_here and workers is None:
+                wanted = max(1, int(handle.total_cpus) // threads)
+            if handle.total_cpus and threads > handle.total_cpus:
+                raise InputError(
+                    f"candidate needs {threads} CPUs per run but the Ray cluster has {handle.total_cpus:g}"
+                )
+            watchdog = 3 * float(limits.wall_s) + 120.0
+            pool = RayPool(ctx, workers=wanted, threads=threads, max_retries=max_retries,
+                           watchdog_s=watchdog, on_dispatch=on_dispatch)
+        else:
+            pool = InProcessPool(ctx, max_retries=max_retries, on_dispatch=on_dispatch)
+        summary.workers = pool.workers
+        pool.run(pending, on_result)
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.close()
+        if handle is not None:
+            handle.shutdown()

@@ -1,0 +1,330 @@
+"""Fan-out of one attempt's instances over Ray actors (or in-process, for debugging).
+
+Each actor reserves the candidate's `threads` CPUs and runs `execute_instance` (the same function
+the in-process pool calls) for one instance at a time. The driver hands the next instance to an
+actor as soon as it is free and passes every finished record to `on_result` at once (the caller
+writes it to the store).
+
+Infrastructure failures are retried a bounded number of times (`max_retries`): a lost actor or
+worker (the actor process killed, a node died, an object lost), an exception escaping the
+executor, an `infrastructure_error` record, or an instance that outlives its watchdog deadline
+(the actor is then killed). A lost actor is replaced by a fresh one. What still fails after the
+retries is recorded as `infrastructure_error` with the reason.
+
+Ray: `start_ray` connects to an existing cluster (`address`, or `RAY_ADDRESS`) or starts a local
+one sized to `workers * threads` CPUs with a short temp dir under /tmp, no dashboard, no log
+forwarding and no runtime_env, which is the only fixed cost of a run (a few seconds). If Ray is
+already initialised in this process it is reused and left running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from tcsexam.records import InstanceRecord, Status
+
+#: on_result(instance, record_dict, tries): called once per instance, in completion order.
+ResultCallback = Callable[[str, dict, int], None]
+#: on_dispatch(instance, actor_pid, try_number): called when an instance is handed to an actor.
+DispatchHook = Callable[[str, int, int], None]
+
+
+@dataclass
+class RunContext:
+    """What every execution of one attempt shares; sent once to each actor."""
+
+    task: Any  #: tcsexam.tasks.Task
+    candidate: Any  #: tcsexam.runner.execute.Candidate (built, when it has a build step)
+    sandbox: str
+    limits: Any  #: tcsexam.runner.limits.Limits
+    seed: int = 0
+    attempt: str | None = None
+    scratch_root: str | None = None  #: parent of the per-instance scratch dirs (None: $TMPDIR)
+    _instances: dict = field(default_factory=dict, repr=False, compare=False)
+    _sandbox_obj: Any = field(default=None, repr=False, compare=False)
+
+    def instance(self, name: str):
+        if not self._instances:
+            self._instances = {inst.name: inst for inst in self.task.instances}
+        return self._instances[name]
+
+    def sandbox_obj(self):
+        if self._sandbox_obj is None:
+            from tcsexam.runner.sandboxes import get_sandbox
+
+            self._sandbox_obj = get_sandbox(self.sandbox)
+        return self._sandbox_obj
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_instances"] = {}
+        state["_sandbox_obj"] = None
+        return state
+
+
+def infrastructure_record(instance: str, message: str) -> InstanceRecord:
+    return InstanceRecord(
+        instance=instance, status=Status.INFRASTRUCTURE_ERROR.value, message=message
+    )
+
+
+def execute_instance(ctx: RunContext, name: str) -> dict:
+    """Run one instance under the task's limits and return its record as a dict. Never raises."""
+    scratch = None
+    try:
+        from tcsexam.runner.execute import run_instance
+
+        scratch = tempfile.mkdtemp(prefix="tcsexam-", dir=ctx.scratch_root)
+        record = run_instance(
+            ctx.task,
+            ctx.instance(name),
+            ctx.candidate,
+            sandbox=ctx.sandbox_obj(),
+            limits=ctx.limits,
+            seed=ctx.seed,
+            scratch_dir=scratch,
+            attempt=ctx.attempt,
+        )
+        if isinstance(record, InstanceRecord):
+            return record.to_dict()
+        return infrastructure_record(name, f"harness error: run_instance returned {type(record)}").to_dict()
+    except Exception as exc:  # a harness failure, never the solver's
+        msg = " ".join(f"harness error: {type(exc).__name__}: {exc}".split())
+        return infrastructure_record(name, msg[:500]).to_dict()
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The dispatch loop shared by both pools: retries and bookkeeping.
+
+
+class _Retry:
+    def __init__(self, max_retries: int, on_result: ResultCallback):
+        self.max_retries = max_retries
+        self.on_result = on_result
+
+    def finish(self, name: str, record: dict, tries: int, queue: deque) -> None:
+        """Pass a result on, or queue the instance again if it is a retryable infra failure."""
+        if record.get("status") == Status.INFRASTRUCTURE_ERROR.value and tries <= self.max_retries:
+            queue.append((name, tries + 1, record.get("message", "")))
+            return
+        if record.get("status") == Status.INFRASTRUCTURE_ERROR.value and tries > 1:
+            record = dict(record)
+            record["message"] = f"{record.get('message', '')} (after {tries} tries)".strip()
+        if tries > 1:
+            record = dict(record)
+            extra = dict(record.get("extra") or {})
+            extra["tries"] = tries
+            record["extra"] = extra
+        self.on_result(name, record, tries)
+
+
+class InProcessPool:
+    """Runs instances one after another in this process with the same executor as the actors."""
+
+    workers = 1
+
+    def __init__(self, ctx: RunContext, *, max_retries: int = 2, on_dispatch: DispatchHook | None = None):
+        self.ctx = ctx
+        self.max_retries = max_retries
+        self.on_dispatch = on_dispatch
+
+    def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
+        retry = _Retry(self.max_retries, on_result)
+        queue: deque = deque((n, 1, "") for n in names)
+        while queue:
+            name, tries, _ = queue.popleft()
+            if self.on_dispatch:
+                self.on_dispatch(name, os.getpid(), tries)
+            retry.finish(name, execute_instance(self.ctx, name), tries, queue)
+
+    def close(self) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------------------------
+# Ray.
+
+
+@dataclass
+class RayHandle:
+    started_here: bool  #: this process called ray.init (and shuts it down)
+    address: str | None
+    temp_dir: str | None
+    total_cpus: float
+    startup_s: float
+
+    def shutdown(self) -> None:
+        if not self.started_here:
+            return
+        import ray
+
+        ray.shutdown()
+        if self.temp_dir:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def job_cpus() -> int:
+    """CPUs this job may use: SLURM_CPUS_PER_TASK, else the affinity mask, else os.cpu_count()."""
+    slurm = os.environ.get("SLURM_CPUS_PER_TASK")
+    if slurm and slurm.isdigit() and int(slurm) > 0:
+        return int(slurm)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
+    """Connect to `address` (or RAY_ADDRESS) or start a minimal local Ray with `num_cpus` CPUs."""
+    import ray
+
+    t0 = time.perf_counter()
+    if ray.is_initialized():
+        return RayHandle(False, None, None, ray.cluster_resources().get("CPU", 0.0), 0.0)
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    quiet = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        except Exception as exc:  # a wrong address is the user's input
+            from tcsexam.errors import InputError
+
+            raise InputError(f"cannot connect to Ray at {address!r}: {' '.join(str(exc).split())[:300]}") from None
+        total = ray.cluster_resources().get("CPU", 0.0)
+        return RayHandle(False, address, None, total, time.perf_counter() - t0)
+    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
+    try:
+        ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
+    except BaseException:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    return RayHandle(True, None, temp_dir, float(num_cpus or 0), time.perf_counter() - t0)
+
+
+_ACTOR_CLASS = None
+
+
+def _actor_class():
+    """The Ray actor class, defined lazily so importing this module does not import Ray."""
+    global _ACTOR_CLASS
+    if _ACTOR_CLASS is None:
+        import ray
+
+        class InstanceActor:
+            def __init__(self, ctx: RunContext):
+                self.ctx = ctx
+
+            def pid(self) -> int:
+                return os.getpid()
+
+            def run(self, name: str) -> dict:
+                return execute_instance(self.ctx, name)
+
+        _ACTOR_CLASS = ray.remote(InstanceActor)
+    return _ACTOR_CLASS
+
+
+class RayPool:
+    """`workers` actors of `threads` CPUs each; lost actors are replaced, instances retried."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        *,
+        workers: int,
+        threads: int = 1,
+        max_retries: int = 2,
+        watchdog_s: float | None = None,
+        on_dispatch: DispatchHook | None = None,
+        poll_s: float = 1.0,
+    ):
+        import ray
+
+        self.ray = ray
+        self.ctx = ctx
+        self.workers = max(1, int(workers))
+        self.threads = max(1, int(threads))
+        self.max_retries = max_retries
+        self.watchdog_s = watchdog_s
+        self.on_dispatch = on_dispatch
+        self.poll_s = poll_s
+        self._ctx_ref = ray.put(ctx)
+        self.actors: list = []
+        self.lost_actors = 0
+
+    def _new_actor(self):
+        actor = _actor_class().options(
+            num_cpus=self.threads, max_restarts=0, max_task_retries=0
+        ).remote(self._ctx_ref)
+        self.actors.append(actor)
+        return actor
+
+    def _drop(self, actor) -> None:
+        try:
+            self.ray.kill(actor, no_restart=True)
+        except Exception:
+            pass
+        if actor in self.actors:
+            self.actors.remove(actor)
+
+    def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
+        ray = self.ray
+        from ray.exceptions import RayError, RayTaskError
+
+        retry = _Retry(self.max_retries, on_result)
+        queue: deque = deque((n, 1, "") for n in names)
+        idle = [self._new_actor() for _ in range(min(self.workers, len(names)))]
+        inflight: dict = {}  # ref -> (actor, name, tries, started)
+        overdue: set = set()
+        while queue or inflight:
+            while queue and idle:
+                actor = idle.pop()
+                name, tries, _ = queue.popleft()
+                if self.on_dispatch:
+                    self.on_dispatch(name, ray.get(actor.pid.remote()), tries)
+                inflight[actor.run.remote(name)] = (actor, name, tries, time.monotonic())
+            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=self.poll_s)
+            for ref in ready:
+                actor, name, tries, _ = inflight.pop(ref)
+                try:
+                    record = ray.get(ref)
+                except RayTaskError as exc:  # the executor itself raised: a harness failure
+                    record = infrastructure_record(name, _one_line("harness error", exc)).to_dict()
+                except RayError as exc:  # the actor, its worker or its node was lost
+                    self.lost_actors += 1
+                    self._drop(actor)
+                    why = "watchdog deadline passed" if ref in overdue else _one_line("lost actor", exc)
+                    overdue.discard(ref)
+                    record = infrastructure_record(name, why).to_dict()
+                    actor = self._new_actor()
+                retry.finish(name, record, tries, queue)
+                idle.append(actor)
+            if self.watchdog_s is not None:
+                now = time.monotonic()
+                for ref, (actor, name, tries, started) in inflight.items():
+                    if ref not in overdue and now - started > self.watchdog_s:
+                        overdue.add(ref)
+                        try:
+                            ray.kill(actor, no_restart=True)
+                        except Exception:
+                            pass
+
+    def close(self) -> None:
+        for actor in list(self.actors):
+            self._drop(actor)
+
+
+def _one_line(prefix: str, exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{prefix}: {type(exc).__name__}: {text}"[:500]
