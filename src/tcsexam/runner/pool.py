@@ -47,6 +47,8 @@ class RunContext:
     seed: int = 0
     attempt: str | None = None
     scratch_root: str | None = None  #: parent of the per-instance scratch dirs (None: $TMPDIR)
+    #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
+    executor: Callable[..., InstanceRecord] | None = None
     _instances: dict = field(default_factory=dict, repr=False, compare=False)
     _sandbox_obj: Any = field(default=None, repr=False, compare=False)
 
@@ -79,14 +81,18 @@ def execute_instance(ctx: RunContext, name: str) -> dict:
     """Run one instance under the task's limits and return its record as a dict. Never raises."""
     scratch = None
     try:
-        from tcsexam.runner.execute import run_instance
+        if ctx.executor is not None:
+            run_instance, sandbox = ctx.executor, ctx.sandbox
+        else:
+            from tcsexam.runner.execute import run_instance
 
+            sandbox = ctx.sandbox_obj()
         scratch = tempfile.mkdtemp(prefix="tcsexam-", dir=ctx.scratch_root)
         record = run_instance(
             ctx.task,
             ctx.instance(name),
             ctx.candidate,
-            sandbox=ctx.sandbox_obj(),
+            sandbox=sandbox,
             limits=ctx.limits,
             seed=ctx.seed,
             scratch_dir=scratch,

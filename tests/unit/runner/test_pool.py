@@ -1,0 +1,158 @@
+"""The pool: in-process and Ray fan-out, retries, lost actors (killed for real), the watchdog.
+
+The executor here is a small stand-in for `run_instance` (it sleeps and logs), so these tests
+isolate the pool's own behaviour; the real executor runs in test_run_cli.py and the
+integration tests.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tcsexam.records import InstanceRecord
+from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, execute_instance, start_ray
+from tcsexam.tasks import load_task
+
+
+def fake_run_instance(task, instance, candidate, *, sandbox, limits, seed, scratch_dir, attempt=None):
+    """Sleeps `meta.sleep` seconds, logs the call, returns `meta.status` (default ok)."""
+    assert Path(scratch_dir).is_dir()
+    with open(candidate["log"], "a") as fh:
+        fh.write(f"{instance.name} {os.getpid()}\n")
+    time.sleep(float(instance.meta.get("sleep", 0)))
+    if instance.meta.get("raise"):
+        raise RuntimeError("boom in the harness")
+    return InstanceRecord(instance=instance.name, status=instance.meta.get("status", "ok"),
+                          A=float(len(instance.name)), sandbox=sandbox)
+
+
+def _ctx(tmp_path, rows) -> RunContext:
+    inst = tmp_path / "g.txt"
+    inst.write_text("2 1\n1 2 1\n")
+    lines = [f"id: t\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+             f"limits: {{wall_s: 1}}\ninstance_dir: {tmp_path}\ninstances:"]
+    for row in rows:
+        extra = "".join(f", {k}: {v}" for k, v in row.items() if k != "name")
+        lines.append(f"- {{name: {row['name']}, file: g.txt{extra}}}")
+    (tmp_path / "t.yaml").write_text("\n".join(lines) + "\n")
+    task = load_task(tmp_path / "t.yaml")
+    return RunContext(task=task, candidate={"log": str(tmp_path / "exec.log")}, sandbox="local",
+                      limits=None, executor=fake_run_instance)
+
+
+def _log(tmp_path) -> list[str]:
+    path = tmp_path / "exec.log"
+    return [line.split()[0] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_execute_instance_turns_harness_exceptions_into_records(tmp_path):
+    ctx = _ctx(tmp_path, [{"name": "a", "raise": "true"}, {"name": "b"}])
+    rec = execute_instance(ctx, "a")
+    assert rec["status"] == "infrastructure_error" and "boom in the harness" in rec["message"]
+    assert execute_instance(ctx, "b")["status"] == "ok"
+
+
+def test_in_process_pool_retries_infrastructure_errors(tmp_path):
+    ctx = _ctx(tmp_path, [{"name": "a"}, {"name": "bad", "status": "infrastructure_error"},
+                          {"name": "c", "status": "timeout"}])
+    got = {}
+    InProcessPool(ctx, max_retries=2).run(["a", "bad", "c"], lambda n, r, t: got.setdefault(n, (r, t)))
+    assert got["a"][0]["status"] == "ok" and got["a"][1] == 1
+    assert got["c"][0]["status"] == "timeout"  # a solver failure is never retried
+    rec, tries = got["bad"]
+    assert rec["status"] == "infrastructure_error" and tries == 3
+    assert "after 3 tries" in rec["message"] and rec["extra"]["tries"] == 3
+    assert _log(tmp_path) == ["a", "bad", "c", "bad", "bad"]
+
+
+@pytest.fixture(scope="module")
+def ray_2cpus():
+    import ray
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the stand-in travels by value
+    handle = start_ray(num_cpus=2)
+    assert handle.started_here and handle.temp_dir.startswith("/tmp/ray-")
+    yield handle
+    handle.shutdown()
+    assert not ray.is_initialized() and not os.path.exists(handle.temp_dir)
+
+
+def test_ray_pool_runs_every_instance_on_two_actors(tmp_path, ray_2cpus):
+    names = [f"i{k}" for k in range(6)]
+    ctx = _ctx(tmp_path, [{"name": n, "sleep": 0.2} for n in names])
+    got = {}
+    pool = RayPool(ctx, workers=2, max_retries=1)
+    try:
+        pool.run(names, lambda n, r, t: got.setdefault(n, r))
+    finally:
+        pool.close()
+    assert sorted(got) == names and all(r["status"] == "ok" for r in got.values())
+    pids = {line.split()[1] for line in (tmp_path / "exec.log").read_text().splitlines()}
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # two actor processes did the work
+
+
+def _killer(times: int):
+    """on_dispatch hook: SIGKILL the actor process 0.3 s after it gets instance 'victim'."""
+    kills = []
+
+    def hook(name, pid, tries):
+        if name == "victim" and len(kills) < times:
+            kills.append(pid)
+            threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
+
+    return hook, kills
+
+
+def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
+    ctx = _ctx(tmp_path, [{"name": "a", "sleep": 0.1}, {"name": "victim", "sleep": 1.5},
+                          {"name": "b", "sleep": 0.1}])
+    hook, kills = _killer(times=1)
+    got = {}
+    pool = RayPool(ctx, workers=2, max_retries=2, on_dispatch=hook)
+    try:
+        pool.run(["a", "victim", "b"], lambda n, r, t: got.setdefault(n, (r, t)))
+    finally:
+        pool.close()
+    assert len(kills) == 1 and pool.lost_actors == 1
+    rec, tries = got["victim"]
+    assert rec["status"] == "ok" and tries == 2 and rec["extra"]["tries"] == 2
+    assert got["a"][0]["status"] == "ok" and got["b"][0]["status"] == "ok"
+    assert _log(tmp_path).count("victim") == 2
+
+
+def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
+    ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 1.5}, {"name": "a", "sleep": 0.1}])
+    hook, kills = _killer(times=99)
+    got = {}
+    pool = RayPool(ctx, workers=2, max_retries=1, on_dispatch=hook)
+    try:
+        pool.run(["victim", "a"], lambda n, r, t: got.setdefault(n, (r, t)))
+    finally:
+        pool.close()
+    rec, tries = got["victim"]
+    assert rec["status"] == "infrastructure_error" and tries == 2 and len(kills) == 2
+    assert "lost actor" in rec["message"] and "after 2 tries" in rec["message"]
+    assert got["a"][0]["status"] == "ok"
+
+
+def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
+    ctx = _ctx(tmp_path, [{"name": "stuck", "sleep": 30}, {"name": "a"}])
+    got = {}
+    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=4.0, poll_s=0.1)
+    t0 = time.monotonic()
+    try:
+        pool.run(["stuck", "a"], lambda n, r, t: got.setdefault(n, r))
+    finally:
+        pool.close()
+    assert time.monotonic() - t0 < 20
+    assert got["stuck"]["status"] == "infrastructure_error"
+    assert "watchdog" in got["stuck"]["message"]
+    assert got["a"]["status"] == "ok"
