@@ -1,0 +1,75 @@
+"""The sandbox interface: how a program is wrapped (or containerised) before the limiter runs it.
+
+A sandbox keeps every path where it is on the host (the instance, the candidate and the scratch
+directory appear at the same paths inside), so argv placeholders need no translation.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+from tcsexam.runner.limits import Launch, Limits, ProcessOutcome, execute_limited
+
+
+class Sandbox(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def check_available(self) -> None:
+        """Raise `InputError` (one line) when this sandbox cannot run on this machine."""
+
+    @abstractmethod
+    def prepare(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        limits: Limits,
+        readonly_paths: Sequence[str],
+        writable_paths: Sequence[str],
+    ) -> Launch:
+        """The command line that runs `argv` inside the sandbox."""
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        limits: Limits,
+        env: dict[str, str],
+        stdout_path=None,
+        stderr_path=None,
+        readonly_paths: Sequence[str] = (),
+        writable_paths: Sequence[str] = (),
+        output_paths: Sequence[str] = (),
+    ) -> ProcessOutcome:
+        launch = self.prepare(
+            argv,
+            cwd=cwd,
+            env=env,
+            limits=limits,
+            readonly_paths=[os.path.abspath(p) for p in readonly_paths],
+            writable_paths=[os.path.abspath(p) for p in writable_paths],
+        )
+        try:
+            return execute_limited(
+                launch,
+                limits,
+                sandbox_name=self.name,
+                stdout_path=stdout_path,
+                stderr_path=stderr_path,
+                output_paths=output_paths,
+            )
+        finally:
+            for fd in launch.close_after:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            launch.close_after.clear()
+
+    def __repr__(self) -> str:
+        return f"<sandbox {self.name}>"

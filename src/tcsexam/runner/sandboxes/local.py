@@ -1,0 +1,16 @@
+"""`local`: no isolation, only the limits (own session, the limiter's tree control)."""
+
+from __future__ import annotations
+
+from tcsexam.runner.limits import Launch
+from tcsexam.runner.sandboxes.base import Sandbox
+
+
+class LocalSandbox(Sandbox):
+    name = "local"
+
+    def check_available(self) -> None:
+        return None
+
+    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
+        return Launch(list(argv), cwd, dict(env))
