@@ -1,0 +1,194 @@
+"""`tcsexam orspace explain-score`: Explain answers scored with the release's rubrics.
+
+Per workspace:
+
+- atomic units: every target entity of every `exact_match` criterion is one unit, decided by the
+  deterministic normaliser (`normalize.py`); every `llm_boolean_judgment` criterion is one unit,
+  decided by the judge's boolean verdict. coverage = satisfied units / all units.
+- the judge also gives reasoning (0-35), grounding (0-20), answer_quality (0-10) and a
+  hallucination penalty, applied as min(penalty, cap).
+- score = clip(35 * coverage + reasoning + grounding + answer_quality - penalty, 0, 100).
+
+The penalty cap is a versioned setting (PENALTY_SETTINGS): `paper` = 12 (the paper's protocol),
+`release` = 20 (the current public release); the output records the setting and the cap, the judge
+model and the prompt sha256 (also in every row).
+
+A workspace of the rubrics without an answer scores 0 (`answer_status: missing`). A judge failure
+(no valid judgment after retries) is never a zero: the row gets `status: judge_error`, score null,
+and the summary is marked incomplete (`complete: false`, `mean_score: null`).
+Independently of the judge, every number the answer cites is looked up in the workspace evidence
+(`evidence.py`) when the workspaces are given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.orspace.normalize import NormalizedAnswer
+from tcsexam.orspace.release import find_workspace, read_jsonl_numbered
+
+SCHEMA_VERSION = 1
+PENALTY_SETTINGS = {"paper": 12.0, "release": 20.0}
+DEFAULT_PENALTY_SETTING = "release"
+
+
+def penalty_cap(setting: str) -> float:
+    if setting not in PENALTY_SETTINGS:
+        raise InputError(f"unknown penalty setting {setting!r} (choose {', '.join(PENALTY_SETTINGS)})")
+    return PENALTY_SETTINGS[setting]
+
+
+def load_answers(path: str | Path, rubric_ids: set[str]) -> dict[str, str]:
+    """Answers JSONL (`workspace_id`, `answer`) keyed by id; unknown or duplicate ids are errors."""
+    path = Path(path)
+    out: dict[str, str] = {}
+    for line, row in read_jsonl_numbered(path, "answers file"):
+        if not isinstance(row, dict) or not isinstance(row.get("workspace_id"), str):
+            raise InputError(f"{path}: line {line}: an answer must be an object with a string workspace_id")
+        wid = row["workspace_id"]
+        if wid not in rubric_ids:
+            raise InputError(f"{path}: line {line}: unknown workspace id {wid} (no rubric)")
+        if wid in out:
+            raise InputError(f"{path}: line {line}: duplicate workspace id {wid}")
+        answer = row.get("answer")
+        if not isinstance(answer, str):
+            raise InputError(f"{path}: line {line}: {wid}: answer must be a string")
+        out[wid] = answer
+    return out
+
+
+def exact_match_units(rubric: dict[str, Any], answer: NormalizedAnswer) -> list[dict[str, Any]]:
+    units = []
+    for item in rubric["checklist"]:
+        if item["checklist_type"] != "exact_match":
+            continue
+        for entity in item.get("target_entities", []):
+            units.append({"criterion_id": item["criterion_id"], "entity": entity,
+                          "satisfied": answer.contains(entity)})
+    return units
+
+
+def semantic_items(rubric: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in rubric["checklist"] if item["checklist_type"] == "llm_boolean_judgment"]
+
+
+def judge_payload(rubric: dict[str, Any], answer: str, cap: float) -> dict[str, Any]:
+    criteria = []
+    for item in semantic_items(rubric):
+        entry = {"criterion_id": item["criterion_id"], "criterion": item["criterion"]}
+        if item.get("instruction_for_judge"):
+            entry["instruction_for_judge"] = item["instruction_for_judge"]
+        criteria.append(entry)
+    return {
+        "question": rubric["question"],
+        "expected_short_answer": rubric.get("expected_short_answer", ""),
+        "criteria": criteria,
+        "answer": answer,
+        "penalty_cap": cap,
+    }
+
+
+def combine(coverage: float, judgment: dict[str, Any], cap: float) -> tuple[float, float]:
+    """(score, applied penalty) by the formula in the module docstring."""
+    penalty = min(float(judgment["hallucination_penalty"]), cap)
+    raw = 35.0 * coverage + float(judgment["reasoning"]) + float(judgment["grounding"]) \
+        + float(judgment["answer_quality"]) - penalty
+    return float(np.clip(raw, 0.0, 100.0)), penalty
+
+
+def score_explain(rubrics: dict[str, dict[str, Any]], answers: dict[str, str], *, judge=None,
+                  penalty_setting: str = DEFAULT_PENALTY_SETTING,
+                  workspaces_root: Path | None = None, progress=None) -> dict[str, Any]:
+    """Score every rubric row. `judge` is a JudgeClient or None (no judge: exact-match units and
+    the evidence check only, scores null, status `not_judged`)."""
+    from tcsexam.orspace.evidence import check_numbers, evidence_numbers
+    from tcsexam.orspace.judge import JudgeError
+
+    cap = penalty_cap(penalty_setting)
+    judge_model = judge.model if judge is not None else None
+    prompt_sha = judge.prompt_sha256 if judge is not None else None
+    rows = []
+    for wid in sorted(rubrics):
+        rubric = rubrics[wid]
+        answer = answers.get(wid)
+        sem = semantic_items(rubric)
+        row: dict[str, Any] = {
+            "workspace_id": wid,
+            "judge_model": judge_model,
+            "prompt_sha256": prompt_sha,
+            "penalty_setting": penalty_setting,
+            "penalty_cap": cap,
+        }
+        if answer is None or not answer.strip():
+            units = [u for item in rubric["checklist"] if item["checklist_type"] == "exact_match"
+                     for u in item.get("target_entities", [])]
+            total = len(units) + len(sem)
+            row.update(status="scored", answer_status="missing", score=0.0, coverage=0.0,
+                       units_total=total, units_satisfied=0, exact_match=[], criteria={},
+                       reasoning=0.0, grounding=0.0, answer_quality=0.0,
+                       hallucination_penalty=0.0, unsupported_claims=[], evidence=None)
+            rows.append(row)
+            if progress:
+                progress(wid)
+            continue
+        normalized = NormalizedAnswer(answer)
+        em = exact_match_units(rubric, normalized)
+        row.update(answer_status="given", exact_match=em)
+        evidence = None
+        if workspaces_root is not None:
+            folder = find_workspace(workspaces_root, wid)
+            if folder is None:
+                raise InputError(f"{workspaces_root}: no workspace folder for {wid}")
+            evidence = check_numbers(answer, evidence_numbers(folder, (rubric["question"],)))
+        row["evidence"] = evidence
+        total = len(em) + len(sem)
+        row["units_total"] = total
+        if judge is None:
+            satisfied = sum(u["satisfied"] for u in em)
+            row.update(status="not_judged", score=None, coverage=None, units_satisfied=None,
+                       exact_match_satisfied=satisfied, criteria=None)
+        else:
+            try:
+                judgment = judge.judge(judge_payload(rubric, answer, cap),
+                                       [i["criterion_id"] for i in sem], cap)
+            except JudgeError as exc:
+                row.update(status="judge_error", error=str(exc), score=None, coverage=None)
+            else:
+                verdicts = {cid: judgment["criteria"][cid] for cid in (i["criterion_id"] for i in sem)}
+                satisfied = sum(u["satisfied"] for u in em) + sum(bool(v["verdict"]) for v in verdicts.values())
+                coverage = satisfied / total if total else 0.0
+                score, penalty = combine(coverage, judgment, cap)
+                row.update(status="scored", score=score, coverage=coverage, units_satisfied=satisfied,
+                           criteria=verdicts, reasoning=float(judgment["reasoning"]),
+                           grounding=float(judgment["grounding"]),
+                           answer_quality=float(judgment["answer_quality"]),
+                           hallucination_penalty_raw=float(judgment["hallucination_penalty"]),
+                           hallucination_penalty=penalty,
+                           unsupported_claims=list(judgment["unsupported_claims"]))
+        rows.append(row)
+        if progress:
+            progress(wid)
+    scores = [r["score"] for r in rows]
+    complete = judge is not None and all(r["status"] == "scored" for r in rows)
+    errors = [r["workspace_id"] for r in rows if r["status"] == "judge_error"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": "or-space-explain",
+        "formula": "clip(35*coverage + reasoning + grounding + answer_quality - min(penalty, cap), 0, 100)",
+        "penalty_setting": penalty_setting,
+        "penalty_cap": cap,
+        "judge_model": judge_model,
+        "prompt_version": judge.prompt_version if judge is not None else None,
+        "prompt_sha256": prompt_sha,
+        "n": len(rows),
+        "answered": sum(r["answer_status"] == "given" for r in rows),
+        "complete": complete,
+        "judge_errors": errors,
+        "mean_score": float(np.mean(scores)) if complete and scores else None,
+        "possible_hallucinations": sum(len((r.get("evidence") or {}).get("unmatched", [])) for r in rows),
+        "rows": rows,
+    }

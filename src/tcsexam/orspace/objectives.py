@@ -1,0 +1,191 @@
+"""`tcsexam orspace score-objectives`: Build/Revise predictions against the release's oracle.
+
+The release's rule, exactly: a workspace passes when its prediction has status Optimal and
+`abs(objective - reference) / max(1, abs(reference)) <= relative_tolerance` (the oracle row's
+tolerance, 0.01 in the release). A workspace of the oracle without a prediction fails. A prediction
+for a workspace the oracle does not know, or two predictions for one workspace, is an error.
+Status comparison ignores case and surrounding white space (`Optimal`, `optimal`).
+
+Each failed workspace gets one failure mode (FAILURE_MODES); `execute` already records one for the
+failures it sees (execution error, timeout, infeasible, unbounded, not optimal, missing output),
+`wrong_objective` is only known here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.orspace.release import (
+    OBJECTIVE_MODES, Release, parse_workspace_id, read_jsonl_numbered, revise_type,
+)
+
+SCHEMA_VERSION = 1
+FAILURE_MODES = (
+    "execution_error", "timeout", "infeasible", "unbounded", "not_optimal", "wrong_objective",
+    "missing_output",
+)
+RULE = "status == Optimal and abs(objective - reference) / max(1, abs(reference)) <= relative_tolerance"
+
+
+def status_failure_mode(status: str) -> str:
+    """The failure mode a non-Optimal status string stands for."""
+    s = status.strip().lower()
+    if "infeasible" in s and "unbounded" in s:
+        return "infeasible"
+    if "infeasible" in s:
+        return "infeasible"
+    if "unbounded" in s:
+        return "unbounded"
+    if "time" in s and "limit" in s or s == "timeout":
+        return "timeout"
+    if s in ("error", "crash", "execution_error"):
+        return "execution_error"
+    if s in ("", "missing", "none", "missing_output"):
+        return "missing_output"
+    return "not_optimal"
+
+
+def _objective(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def load_predictions(path: str | Path, oracle_ids: set[str]) -> dict[str, dict[str, Any]]:
+    """Predictions JSONL keyed by workspace id; unknown or duplicate ids are errors."""
+    path = Path(path)
+    out: dict[str, dict[str, Any]] = {}
+    for line, row in read_jsonl_numbered(path, "predictions file"):
+        if not isinstance(row, dict) or "workspace_id" not in row:
+            raise InputError(f"{path}: line {line}: a prediction must be an object with workspace_id")
+        wid = row["workspace_id"]
+        if not isinstance(wid, str):
+            raise InputError(f"{path}: line {line}: workspace_id {wid!r} is not a string")
+        if wid not in oracle_ids:
+            raise InputError(f"{path}: line {line}: unknown workspace id {wid} (not in the oracle)")
+        if wid in out:
+            raise InputError(f"{path}: line {line}: duplicate workspace id {wid}")
+        status = row.get("status")
+        if status is not None and not isinstance(status, str):
+            raise InputError(f"{path}: line {line}: {wid}: status {status!r} is not a string")
+        out[wid] = row
+    return out
+
+
+def _rate(passed: int, n: int) -> float | None:
+    return passed / n if n else None
+
+
+def _group(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(str(row[key]), []).append(row)
+    out = {}
+    for name in sorted(groups):
+        members = groups[name]
+        passed = sum(r["passed"] for r in members)
+        out[name] = {"n": len(members), "passed": passed, "pass_at_1": _rate(passed, len(members))}
+    return out
+
+
+def score_objectives(release: Release, predictions: dict[str, dict[str, Any]],
+                     modes: tuple[str, ...] = OBJECTIVE_MODES,
+                     workspaces_root: Path | None = None) -> dict[str, Any]:
+    """Score every oracle row of `modes`; returns the summary document (rows included)."""
+    ids = sorted(w for w, o in release.oracle.items() if o.task_type in modes)
+    for wid in predictions:
+        if wid not in ids:
+            raise InputError(f"prediction for {wid}: its mode is not scored in this run (modes {', '.join(modes)})")
+    n = len(ids)
+    ref = np.array([release.oracle[w].reference_objective for w in ids], dtype=float)
+    tol = np.array([release.oracle[w].relative_tolerance for w in ids], dtype=float)
+    obj = np.full(n, np.nan)
+    optimal = np.zeros(n, dtype=bool)
+    has_pred = np.zeros(n, dtype=bool)
+    for i, wid in enumerate(ids):
+        pred = predictions.get(wid)
+        if pred is None:
+            continue
+        has_pred[i] = True
+        value = _objective(pred.get("objective"))
+        if value is not None:
+            obj[i] = value
+        optimal[i] = str(pred.get("status") or "").strip().lower() == "optimal"
+    with np.errstate(invalid="ignore"):
+        rel_err = np.abs(obj - ref) / np.maximum(1.0, np.abs(ref))
+        within = rel_err <= tol  # NaN (no objective) compares False
+    passed = has_pred & optimal & within
+
+    rows = []
+    for i, wid in enumerate(ids):
+        pred = predictions.get(wid) or {}
+        mode = release.oracle[wid].task_type
+        if passed[i]:
+            failure = None
+        elif not has_pred[i]:
+            failure = "missing_output"
+        elif pred.get("failure_mode") in FAILURE_MODES and pred.get("failure_mode") != "wrong_objective":
+            failure = pred["failure_mode"]
+        elif not optimal[i]:
+            failure = status_failure_mode(str(pred.get("status") or ""))
+        elif np.isnan(obj[i]):
+            failure = "missing_output"
+        else:
+            failure = "wrong_objective"
+        workspace = release.workspace_dir(wid) if workspaces_root is None else None
+        if workspaces_root is not None:
+            from tcsexam.orspace.release import find_workspace
+            workspace = find_workspace(workspaces_root, wid)
+        rows.append({
+            "workspace_id": wid,
+            "mode": mode,
+            "difficulty": release.difficulty.get(wid, "unknown"),
+            "revise_type": revise_type(wid, release.index, workspace) if mode == "revise" else None,
+            "status": pred.get("status"),
+            "objective": None if np.isnan(obj[i]) else float(obj[i]),
+            "reference_objective": float(ref[i]),
+            "relative_tolerance": float(tol[i]),
+            "relative_error": None if np.isnan(rel_err[i]) else float(rel_err[i]),
+            "passed": bool(passed[i]),
+            "failure_mode": failure,
+        })
+
+    failures = Counter(r["failure_mode"] for r in rows if r["failure_mode"])
+    by_mode_failures = {
+        mode: {fm: sum(1 for r in rows if r["mode"] == mode and r["failure_mode"] == fm) for fm in FAILURE_MODES}
+        for mode in modes
+    }
+    total_passed = int(passed.sum())
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": "or-space",
+        "rule": RULE,
+        "modes": list(modes),
+        "n": n,
+        "passed": total_passed,
+        "pass_at_1": _rate(total_passed, n),
+        "by_mode": _group(rows, "mode"),
+        "by_difficulty": _group(rows, "difficulty"),
+        "by_revise_type": _group([r for r in rows if r["mode"] == "revise"], "revise_type"),
+        "failure_modes": {fm: failures.get(fm, 0) for fm in FAILURE_MODES},
+        "failure_modes_by_mode": by_mode_failures,
+        "rows": rows,
+    }
+
+
+def check_prediction_modes(predictions: dict[str, dict[str, Any]]) -> set[str]:
+    return {parse_workspace_id(w)[1] for w in predictions}

@@ -1,0 +1,140 @@
+"""`tcsexam orspace stage`: participant workspaces made from a release.
+
+Each selected workspace is copied to `<output>/<workspace_id>/`, leaving out every evaluator-only
+file and field:
+
+- files: anything under an `evaluation/` folder, `reference_objectives*.csv`, `rubrics*.jsonl`,
+  `rubric_schema.json`, `judge_prompt*`, `normalization.md`, `empirical_difficulty.csv`,
+  predictions/answers of earlier runs, VCS/cache clutter (`.git`, `__pycache__`, `.gitkeep`);
+- metadata.json keys that carry scoring labels: `reference_objective(s)`, `expected_objective`,
+  `oracle`, `checklist`, `rubric`, `expected_short_answer`, `target_entities`, `ground_truth`,
+  `solution`/`answer` (at any depth).
+
+The empty submission folders the release ships as `.gitkeep` are recreated: `src/` (Build) and
+`revised/src/` (Revise). `<output>/manifest.json` lists every staged workspace with its source and
+the sha256 of each file. The output is built in a temporary sibling folder and renamed into place,
+so an interrupted stage leaves nothing behind; an existing non-empty output is refused.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
+
+EXCLUDED_DIRS = {"evaluation", ".git", "__pycache__", ".ipynb_checkpoints"}
+EXCLUDED_FILES = (
+    "reference_objectives*.csv", "rubrics*.jsonl", "rubric_schema.json", "judge_prompt*",
+    "normalization.md", "empirical_difficulty.csv", "predictions*.jsonl", "answers*.jsonl",
+    ".gitkeep", "*.pyc", ".DS_Store",
+)
+EVALUATOR_KEYS = {
+    "reference_objective", "reference_objectives", "expected_objective", "oracle", "checklist",
+    "rubric", "rubrics", "expected_short_answer", "target_entities", "ground_truth", "solution",
+    "answer",
+}
+
+
+def is_evaluator_only(relative: Path) -> bool:
+    if any(part in EXCLUDED_DIRS for part in relative.parts[:-1]):
+        return True
+    return any(fnmatch.fnmatch(relative.name, pattern) for pattern in EXCLUDED_FILES)
+
+
+def sanitize_metadata(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: sanitize_metadata(v) for k, v in value.items() if k not in EVALUATOR_KEYS}
+    if isinstance(value, list):
+        return [sanitize_metadata(v) for v in value]
+    return value
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
+    files, excluded = [], []
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if path.is_symlink():
+            excluded.append(str(relative))
+            continue
+        if path.is_dir():
+            continue
+        if is_evaluator_only(relative):
+            excluded.append(str(relative))
+            continue
+        dest = target / relative
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if relative.name == "metadata.json":
+            meta = read_json(path, "workspace metadata")
+            dest.write_text(json.dumps(sanitize_metadata(meta), indent=2, ensure_ascii=False) + "\n",
+                            encoding="utf-8")
+        else:
+            shutil.copy2(path, dest)
+        files.append({"path": str(relative), "sha256": _sha256(dest)})
+    empty = {"build": ["src"], "revise": ["revised/src"], "explain": []}[mode]
+    for folder in empty:
+        (target / folder).mkdir(parents=True, exist_ok=True)
+    return {"files": files, "excluded": excluded}
+
+
+def stage(release_root: str | Path, output: str | Path, *, modes: tuple[str, ...] = MODES,
+          workspace_ids: list[str] | None = None, split: str | None = None) -> dict[str, Any]:
+    release_root, output = Path(release_root), Path(output)
+    found = discover_workspaces(release_root, modes)
+    selected = list(found)
+    if split is not None:
+        split_path = release_root / "supporting_files" / "splits" / f"{split}.json"
+        data = read_json(split_path, "split file")
+        try:
+            ids = {w for mode in modes for w in data["workspace_ids"].get(mode, [])}
+        except (KeyError, TypeError, AttributeError):
+            raise InputError(f"{split_path}: split file lacks workspace_ids per mode") from None
+        missing = sorted(ids - set(found))
+        if missing:
+            raise InputError(f"{split_path}: workspace {missing[0]} of the split is not in {release_root}")
+        selected = [w for w in selected if w in ids]
+    if workspace_ids:
+        for wid in workspace_ids:
+            try:
+                parse_workspace_id(wid)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            if wid not in found:
+                raise InputError(f"{release_root}: no workspace {wid}")
+        selected = [w for w in selected if w in set(workspace_ids)]
+    if not selected:
+        raise InputError(f"{release_root}: no workspaces to stage")
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise InputError(f"{output}: output folder exists and is not empty")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        manifest = {"schema_version": 1, "release": str(release_root.resolve()), "workspaces": {}}
+        for wid in selected:
+            mode = parse_workspace_id(wid)[1]
+            info = stage_workspace(found[wid], tmp / wid, mode)
+            manifest["workspaces"][wid] = {"mode": mode, "source": str(found[wid].resolve()), **info}
+        atomic_write_json(tmp / "manifest.json", manifest)
+        if output.exists():
+            output.rmdir()
+        os.replace(tmp, output)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
