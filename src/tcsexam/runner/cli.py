@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="resubmissions after an infrastructure failure (lost actor, ...); default 2")
     run.add_argument("--build-timeout", type=float, default=600.0, metavar="SECONDS",
                      help="wall limit of the candidate's build step (default 600)")
+    run.add_argument("--limiter", default="auto", choices=["auto", "light", "cgroup", "benchexec"],
+                     help="process limiter (default auto: cgroups where allowed, else light)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     run.set_defaults(handler=_run)
 
@@ -90,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             use_ray=not args.no_ray,
             build_timeout_s=args.build_timeout,
+            limiter=args.limiter,
         )
     finally:
         signal.signal(signal.SIGTERM, previous)

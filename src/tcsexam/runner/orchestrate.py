@@ -14,6 +14,7 @@ Solver failures are records; only bad input raises (`InputError`, exit 1).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import time
@@ -87,11 +88,12 @@ def run_task(
     progress: bool = True,
     use_ray: bool = True,
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
+    limiter: str = "auto",
     on_dispatch: Callable[[str, int, int], None] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> RunSummary:
     from tcsexam.runner.execute import build_candidate, load_candidate
-    from tcsexam.runner.limits import Limits
+    from tcsexam.runner.limits import BUILD_LIMITS, Limits
     from tcsexam.runner.sandboxes import get_sandbox
     from tcsexam.tasks import load_task
 
@@ -126,7 +128,7 @@ def run_task(
     sandbox_obj = get_sandbox(sandbox)
     sandbox_obj.check_available()
     threads = _threads(candidate)
-    limits = Limits.from_task(task_obj.limits, threads)
+    limits = Limits.from_task(task_obj.limits, threads, limiter=limiter)
 
     candidate_hash = hash_candidate(candidate_dir)
     limits_key = dict(task_obj.limits.as_dict(), threads=threads)
@@ -169,7 +171,9 @@ def run_task(
             build_dir = records_dir / ".build"
             shutil.rmtree(build_dir, ignore_errors=True)
             log_path = records_dir / "build.log"
-            build_limits = Limits(wall_s=build_timeout_s)
+            build_limits = dataclasses.replace(BUILD_LIMITS, wall_s=float(build_timeout_s),
+                                               cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * build_timeout_s),
+                                               limiter=limiter)
             built, message = build_candidate(
                 candidate, sandbox=sandbox_obj, limits=build_limits, build_dir=build_dir,
                 log_path=log_path,

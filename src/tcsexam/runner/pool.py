@@ -290,7 +290,10 @@ class RayPool:
 
         retry = _Retry(self.max_retries, on_result)
         queue: deque = deque((n, 1, "") for n in names)
-        idle = [self._new_actor() for _ in range(min(self.workers, len(names)))]
+        # actors survive between run() calls (a warm pool); top up to the number needed
+        idle = list(self.actors)[: self.workers]
+        while len(idle) < min(self.workers, len(names)):
+            idle.append(self._new_actor())
         inflight: dict = {}  # ref -> (actor, name, tries, started)
         overdue: set = set()
         while queue or inflight:
