@@ -1,0 +1,166 @@
+"""CLI: `tcsexam solver-score`, `tcsexam score`, `tcsexam reference build|merge|check`.
+
+Heavy imports (numpy, scipy, pandas, jsonschema) stay inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "solver-score",
+        help="fixed-reference relative score of one Solver task's final instance records",
+        description="Score a task's final instance records (JSON list) against a fixed reference. "
+        "Refuses (exit 1, no output) an infrastructure_error or unknown status, an ok record "
+        "without a finite value, a missing eligible instance or a duplicate instance.",
+    )
+    p.add_argument("--task", required=True, help="task id as named in the reference (e.g. maxcut-mqlib)")
+    p.add_argument("--records", required=True, help="the final judge's records: a JSON list of instance records")
+    p.add_argument(
+        "--reference",
+        required=True,
+        help="lite (references/lite.json), full (references/full.json) or a path to a reference file",
+    )
+    p.add_argument("--output", required=True, help="where to write the result JSON")
+    p.set_defaults(handler=_solver_score)
+
+    p = subparsers.add_parser(
+        "score",
+        help="attempt table + cohort -> TCSExam Index (index.json)",
+        description="Validate an attempt table against a cohort and a suite and compute each "
+        "model's track means and Index (30P + 30S + 30C + 10O). Incomplete models get index null.",
+    )
+    p.add_argument("--suite", required=True, help="lite, full (config/suites/<suite>.yaml) or a suite YAML path")
+    p.add_argument("--attempts", required=True, help="attempts.csv (the spec's nine columns)")
+    p.add_argument("--cohort", required=True, help="cohort.json (suite, solver_protocol, solver_reference_id, models)")
+    p.add_argument("--output", required=True, help="where to write index.json")
+    p.add_argument(
+        "--solver-scores",
+        metavar="DIR",
+        help="check every adopted valid solver row against DIR/<model>/<task>/<attempt>/relative.json "
+        "(same reference_id as the cohort, same task, same relative_score)",
+    )
+    p.set_defaults(handler=_score)
+
+    ref = subparsers.add_parser("reference", help="build, merge or check fixed Solver reference files")
+    rsub = ref.add_subparsers(dest="reference_command", metavar="ACTION", required=True)
+
+    b = rsub.add_parser(
+        "build",
+        help="build a one-task reference from K repeated runs' record files",
+        description="Instances with at least two usable outcomes become eligible; the others are "
+        "kept with their observed outcomes under unscored_reference_instances.",
+    )
+    b.add_argument("--task", required=True)
+    b.add_argument("--kind", choices=("objective", "solve"), help="default: the task's kind from config/tasks/<task>.yaml")
+    b.add_argument("--direction", choices=("maximize", "minimize"), help="default: the task's direction from config/tasks")
+    b.add_argument("--runs", nargs="+", required=True, metavar="RECORDS", help="K >= 2 records files (JSON lists)")
+    b.add_argument("--id", required=True, dest="reference_id", help="the reference_id (a changed reference is a new id)")
+    b.add_argument("--suite", help="the suite field to write (optional)")
+    b.add_argument("--relative-floor", type=float, default=0.02, help="scale floor relative to |mu| (default 0.02)")
+    b.add_argument("--absolute-floor", type=float, default=1e-9, help="absolute scale floor (default 1e-9)")
+    b.add_argument("--output", required=True)
+    b.set_defaults(handler=_reference_build)
+
+    m = rsub.add_parser(
+        "merge",
+        help="combine reference files that share a reference_id (e.g. per-task files into lite.json)",
+    )
+    m.add_argument("inputs", nargs="+", metavar="FILE")
+    m.add_argument("--suite", help="the suite field of the merged file (default: the first input's)")
+    m.add_argument("--tasks", nargs="+", metavar="TASK", help="keep only these tasks, in this order")
+    m.add_argument("--output", required=True)
+    m.set_defaults(handler=_reference_merge)
+
+    c = rsub.add_parser("check", help="validate a reference file; with --subset-of, check Lite against Full")
+    c.add_argument("file", metavar="FILE", help="lite, full or a path")
+    c.add_argument("--subset-of", metavar="FULL", help="every task and value of FILE must match this file")
+    c.set_defaults(handler=_reference_check)
+
+
+def _solver_score(args: argparse.Namespace) -> int:
+    from tcsexam.fileio import atomic_write_json
+    from tcsexam.scoring.solver_score import solver_score_files
+
+    result = solver_score_files(args.task, args.records, args.reference)
+    atomic_write_json(args.output, result)
+    print(
+        f"{args.task}: relative_score {result['relative_score']:.6f} over {result['n_eligible']} eligible "
+        f"instances ({result['n_ok']} ok, {len(result['unscored_instances'])} unscored) "
+        f"against {result['reference_id']} -> {args.output}"
+    )
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from tcsexam.fileio import atomic_write_json
+    from tcsexam.scoring.index import score_files
+    from tcsexam.suites import load_suite
+
+    suite = load_suite(args.suite)
+    result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
+    atomic_write_json(args.output, result)
+    for name, model in result["models"].items():
+        index = "null" if model["index"] is None else f"{model['index']:.4f}"
+        extra = f", {len(model['issues'])} issue(s)" if model["issues"] else ""
+        print(f"{name}: {model['status']}, index {index}{extra}")
+    print(f"status {result['status']} -> {args.output}")
+    return 0
+
+
+def _reference_build(args: argparse.Namespace) -> int:
+    from tcsexam.fileio import atomic_write_json, read_json
+    from tcsexam.reference import build_reference
+
+    kind, direction = args.kind, args.direction
+    if kind is None or direction is None:
+        from tcsexam.tasks import load_task
+
+        task = load_task(args.task)
+        kind = kind or task.kind
+        direction = direction or task.direction
+    runs = [(path, read_json(path, "records file")) for path in args.runs]
+    data = build_reference(
+        args.task,
+        kind,
+        direction,
+        runs,
+        args.reference_id,
+        suite=args.suite,
+        floors={"relative": args.relative_floor, "absolute": args.absolute_floor},
+    )
+    atomic_write_json(args.output, data)
+    n_el = len(data["tasks"][args.task]["instances"])
+    n_un = len(data["unscored_reference_instances"].get(args.task, {}))
+    print(f"{args.task}: {n_el} eligible, {n_un} unscored reference instances from {len(runs)} runs -> {args.output}")
+    return 0
+
+
+def _reference_merge(args: argparse.Namespace) -> int:
+    from tcsexam.fileio import atomic_write_json
+    from tcsexam.reference import load_reference, merge_references
+
+    refs = [load_reference(path) for path in args.inputs]
+    data = merge_references(refs, suite=args.suite, tasks=args.tasks)
+    atomic_write_json(args.output, data)
+    print(f"{data['reference_id']}: {len(data['tasks'])} task(s) -> {args.output}")
+    return 0
+
+
+def _reference_check(args: argparse.Namespace) -> int:
+    from tcsexam.reference import check_subset, load_reference
+
+    ref = load_reference(args.file)
+    line = (
+        f"{ref.source}: reference {ref.reference_id!r}, {len(ref.tasks)} task(s), "
+        f"{ref.n_eligible} eligible and {ref.n_unscored} unscored instances: valid"
+    )
+    if args.subset_of:
+        full = load_reference(args.subset_of)
+        check_subset(ref, full)
+        line += f"; every task and value matches {full.source}"
+    print(line, file=sys.stdout)
+    return 0

@@ -1,0 +1,106 @@
+"""The fixed-reference relative score of one Solver task (the spec's "Fixed-reference Solver
+calculation").
+
+For each eligible reference instance: mu = mean of its usable reference values, s = their sample
+standard deviation (n - 1), scale = max(s, relative_floor * |mu|, absolute_floor);
+z = (A - mu) / scale when maximising, (mu - A) / scale when minimising; score = Phi(z).
+Completed solver failures score 0. The task score is the mean over all eligible instances.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
+from tcsexam.reference import Reference, load_reference
+from tcsexam.scoring.outcomes import Outcomes, parse_outcomes
+
+OUTPUT_SCHEMA_VERSION = 1
+_ZMAX = float(np.finfo(np.float64).max)
+
+
+def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: str = "records") -> dict[str, Any]:
+    """The solver-score result for validated outcomes (see `solver_score` for the output keys)."""
+    ref = reference.task(task)
+    n_ref = len(ref.names)
+    index = ref.index
+    idx = np.fromiter((index.get(name, -1) for name in outcomes.names), dtype=np.int64, count=len(outcomes))
+    eligible = idx >= 0
+    rows = np.flatnonzero(eligible)
+    if rows.size != n_ref:
+        present = np.zeros(n_ref, dtype=bool)
+        present[idx[rows]] = True
+        missing = [ref.names[i] for i in np.flatnonzero(~present)]
+        more = f" (and {len(missing) - 1} more eligible instances)" if len(missing) > 1 else ""
+        raise InputError(
+            f"{source}: instance {missing[0]!r}: eligible in reference {reference.reference_id!r} "
+            f"task {task!r} but has no record{more}; repair the judging input before scoring"
+        )
+    pos = np.empty(n_ref, dtype=np.int64)
+    pos[idx[rows]] = rows  # reference order -> record row
+    value = outcomes.values[pos]
+    ok = outcomes.ok[pos]
+    mu, scale = ref.mu, ref.scale
+    diff = value - mu if ref.direction == "maximize" else mu - value
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = np.clip(diff / scale, -_ZMAX, _ZMAX)  # JSON has no infinity; Phi is 0/1 there anyway
+    score = np.where(ok, norm.cdf(z), 0.0)
+    relative = float(score.mean())
+
+    statuses = outcomes.statuses
+    ok_list = ok.tolist()
+    instances = [
+        {
+            "instance": name,
+            "status": statuses[p],
+            "value": v if good else None,
+            "mu": m,
+            "scale": sc,
+            "z": zz if good else None,
+            "score": s,
+        }
+        for name, p, good, v, m, sc, zz, s in zip(
+            ref.names, pos.tolist(), ok_list, value.tolist(), mu.tolist(), scale.tolist(), z.tolist(), score.tolist()
+        )
+    ]
+    unscored = [outcomes.names[i] for i in np.flatnonzero(~eligible)]
+    has_reward = ~np.isnan(outcomes.rewards)
+    n_reward = int(has_reward.sum())
+    return {
+        "schema_version": OUTPUT_SCHEMA_VERSION,
+        "task": task,
+        "reference_id": reference.reference_id,
+        "kind": ref.kind,
+        "direction": ref.direction,
+        "relative_score": relative,
+        "n_eligible": n_ref,
+        "n_ok": int(ok.sum()),
+        "instances": instances,
+        "unscored_instances": unscored,
+        "checker_reward": float(outcomes.rewards[has_reward].mean()) if n_reward else None,
+        "checker_reward_n": n_reward,
+    }
+
+
+def solver_score(task: str, records: Any, reference: Reference, source: str = "records") -> dict[str, Any]:
+    """Score a decoded records list against a loaded reference.
+
+    Output keys: task, reference_id, relative_score, n_eligible, instances (a list of
+    {instance, status, value, mu, scale, z, score} in reference order), unscored_instances (record
+    names outside the eligible set, in record order), checker_reward (mean of the finite `reward`
+    fields, null when no record carries one) and checker_reward_n (how many carried one); plus
+    schema_version, kind, direction and n_ok.
+    """
+    kind = reference.task(task).kind
+    return score_outcomes(task, parse_outcomes(records, kind, source), reference, source)
+
+
+def solver_score_files(task: str, records_path: str | Path, reference: str | Path) -> dict[str, Any]:
+    ref = load_reference(reference)
+    records = read_json(records_path, "records file")
+    return solver_score(task, records, ref, str(records_path))

@@ -1,0 +1,90 @@
+"""TCSExam suites: the planned task ids per track, `config/suites/<suite>.yaml`.
+
+```yaml
+id: lite
+tracks:
+  theorem: [theorem-hall-marriage, ...]
+  solver: [maxcut-mqlib, sat-satlib, tsp-tsplib, coloring-dimacs, maxsat-wcnf]
+  construction: [...]
+  open_conjecture: [...]
+```
+
+All four tracks are required and non-empty; a task id appears once in the whole suite.
+Track names are read case-insensitively with `-` or a space standing for `_`
+(`Open-Conjecture` -> `open_conjecture`); no other aliases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_yaml
+from tcsexam.paths import config_dir
+
+TRACKS = ("theorem", "solver", "construction", "open_conjecture")
+WEIGHTS = {"theorem": 30, "solver": 30, "construction": 30, "open_conjecture": 10}
+
+
+def normalize_track(name: str) -> str | None:
+    """The canonical track for a spelling, or None when it is no track."""
+    canon = name.strip().lower().replace("-", "_").replace(" ", "_")
+    return canon if canon in TRACKS else None
+
+
+@dataclass(frozen=True)
+class Suite:
+    id: str
+    tracks: dict[str, tuple[str, ...]]
+    source: str = "<suite>"
+
+    @cached_property
+    def track_of(self) -> dict[str, str]:
+        return {item: track for track, items in self.tracks.items() for item in items}
+
+    @property
+    def items(self) -> list[str]:
+        return [item for track in TRACKS for item in self.tracks[track]]
+
+
+def suite_path(suite: str | Path) -> Path:
+    p = Path(suite)
+    if p.suffix in (".yaml", ".yml"):
+        return p
+    return config_dir() / "suites" / f"{suite}.yaml"
+
+
+def load_suite(suite: str | Path) -> Suite:
+    path = suite_path(suite)
+    data = read_yaml(path, "suite file")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: a suite must be a mapping with 'id' and 'tracks'")
+    suite_id = data.get("id")
+    if not isinstance(suite_id, str) or not suite_id:
+        raise InputError(f"{path}: 'id' must be a non-empty string")
+    raw = data.get("tracks")
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: 'tracks' must be a mapping of track -> task ids")
+    tracks: dict[str, tuple[str, ...]] = {}
+    seen: dict[str, str] = {}
+    for key, items in raw.items():
+        track = normalize_track(str(key))
+        if track is None:
+            raise InputError(f"{path}: unknown track {key!r} (tracks: {', '.join(TRACKS)})")
+        if track in tracks:
+            raise InputError(f"{path}: track {track!r} is given twice")
+        if not isinstance(items, list) or not items:
+            raise InputError(f"{path}: track {track!r} needs a non-empty list of task ids")
+        for item in items:
+            if not isinstance(item, str) or not item:
+                raise InputError(f"{path}: track {track!r}: task id {item!r} is not a non-empty string")
+            if item in seen:
+                raise InputError(f"{path}: task {item!r} is listed twice (tracks {seen[item]} and {track})")
+            seen[item] = track
+        tracks[track] = tuple(items)
+    for track in TRACKS:
+        if track not in tracks:
+            raise InputError(f"{path}: track {track!r} is missing")
+    return Suite(suite_id, {t: tracks[t] for t in TRACKS}, str(path))
