@@ -1,0 +1,380 @@
+"""One candidate on one instance: load the candidate, build it once, run it under the limits in a
+sandbox, check its certificate, and map everything to an instance record.
+
+Candidate (`solver.yaml`)::
+
+    command: ["python3", "solve.py", "{instance}", "{solution}"]  # required, non-empty strings
+    build: ["make"]            # optional, run once per attempt in a copy of the folder
+    threads: 1                 # optional, CPUs reserved per run (int >= 1)
+    env: {OMP_NUM_THREADS: "1"}  # optional extra environment (string values)
+    exit_codes_ok: [0, 10, 20]  # optional, exit codes that are not crashes (default [0])
+
+Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} ({{ and }} for braces).
+The command runs with the candidate folder as working directory; `{workdir}` is the run's private
+writable scratch directory (also TMPDIR) and `{solution}` a file in it. The environment is minimal
+(PATH with the harness's Python first, HOME, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
+TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads and the candidate's `env`.
+
+Status mapping (DESIGN.md): wall or CPU limit -> timeout (even when a certificate is there);
+memory -> memout; output over the cap -> crash (termination "output"); a process-count overrun ->
+crash (termination "nproc"); non-zero exit not in `exit_codes_ok` or a signal the harness did not
+send -> crash; a program that cannot be started -> invalid; no certificate -> invalid; otherwise the
+problem module's verdict (ok, invalid, certificate_failed). A failing harness (sandbox did not
+start, launch error that is not the candidate's, checker raising) -> infrastructure_error.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import string
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tcsexam import HARNESS_VERSION
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_yaml
+from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.limits import LaunchError, Limits, ProcessOutcome, run_limited
+
+PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir"})
+KEYS = frozenset({"command", "build", "threads", "env", "exit_codes_ok"})
+ENV_PASS = ("HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
+SOLUTION_NAME = "solution"
+MESSAGE_MAX = 500
+
+
+@dataclass(frozen=True)
+class Candidate:
+    dir: Path
+    command: tuple[str, ...]
+    build: tuple[str, ...] | None = None
+    threads: int = 1
+    env: dict[str, str] = field(default_factory=dict, hash=False)
+    exit_codes_ok: frozenset[int] = frozenset({0})
+    source: Path | None = None
+
+
+def _placeholders(arg: str, where: str) -> None:
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(arg) if f is not None]
+    except ValueError as exc:
+        raise InputError(f"{where}: bad braces in {arg!r}: {exc}") from None
+    for name in fields:
+        if name not in PLACEHOLDERS:
+            known = " ".join("{" + p + "}" for p in sorted(PLACEHOLDERS))
+            raise InputError(f"{where}: unknown placeholder {{{name}}} in {arg!r}; known: {known}")
+
+
+def _argv_list(data: dict, key: str, path: Path) -> tuple[str, ...]:
+    value = data[key]
+    if not isinstance(value, list) or not value or not all(isinstance(x, str) and x for x in value):
+        raise InputError(f"{path}: {key!r} must be a non-empty list of non-empty strings")
+    for arg in value:
+        _placeholders(arg, f"{path}: {key!r}")
+    return tuple(value)
+
+
+def load_candidate(directory: str | os.PathLike) -> Candidate:
+    """Read and validate `<directory>/solver.yaml`; InputError naming the file and key."""
+    directory = Path(directory).resolve()
+    path = directory / "solver.yaml"
+    if not directory.is_dir():
+        raise InputError(f"{directory}: candidate folder not found")
+    data = read_yaml(path, "candidate solver.yaml")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: solver.yaml must be a mapping with a 'command' list")
+    unknown = sorted(set(map(str, data)) - KEYS)
+    if unknown:
+        raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(KEYS))}")
+    if "command" not in data:
+        raise InputError(f"{path}: missing key 'command'")
+    command = _argv_list(data, "command", path)
+    build = _argv_list(data, "build", path) if data.get("build") is not None else None
+    threads = data.get("threads", 1)
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise InputError(f"{path}: 'threads' must be an integer >= 1, not {threads!r}")
+    env = data.get("env") or {}
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and k and "=" not in k and isinstance(v, (str, int, float)) and not isinstance(v, bool)
+        for k, v in env.items()
+    ):
+        raise InputError(f"{path}: 'env' must map variable names to string or number values")
+    codes = data.get("exit_codes_ok", [0])
+    if not isinstance(codes, list) or not codes or not all(
+        isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in codes
+    ):
+        raise InputError(f"{path}: 'exit_codes_ok' must be a non-empty list of integers 0..255")
+    return Candidate(
+        dir=directory,
+        command=command,
+        build=build,
+        threads=threads,
+        env={k: str(v) for k, v in env.items()},
+        exit_codes_ok=frozenset(codes),
+        source=path,
+    )
+
+
+def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir: str) -> dict[str, str]:
+    """The minimal environment a candidate runs with (see the module doc)."""
+    env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
+    here = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["PATH"] = path if path.split(os.pathsep)[0] == here else here + os.pathsep + path
+    env.setdefault("HOME", workdir)
+    env["TMPDIR"] = workdir
+    env["OMP_NUM_THREADS"] = str(candidate.threads)
+    env.update(candidate.env)
+    env["TCSEXAM_TIME_LIMIT"] = _fmt_seconds(time_limit)
+    env["TCSEXAM_SEED"] = str(seed)
+    env["TCSEXAM_THREADS"] = str(candidate.threads)
+    return env
+
+
+def _fmt_seconds(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def format_command(argv, values: dict[str, Any]) -> list[str]:
+    return [arg.format_map(values) for arg in argv]
+
+
+def build_candidate(
+    candidate: Candidate,
+    *,
+    sandbox: Any,
+    limits: Limits,
+    build_dir: str | os.PathLike,
+    log_path: str | os.PathLike,
+) -> tuple[Candidate | None, str]:
+    """Run the candidate's `build` once in a copy at `build_dir` (replaced), output to `log_path`.
+    Returns (the built candidate rooted at build_dir, message) or (None, why it failed)."""
+    if not candidate.build:
+        return candidate, "no build step"
+    build_dir = Path(build_dir).resolve()
+    log_path = Path(log_path).resolve()
+    if build_dir.exists():
+        shutil.rmtree(build_dir)
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(candidate.dir, build_dir, symlinks=True)
+    values = {
+        "instance": "",
+        "solution": "",
+        "time_limit": _fmt_seconds(limits.wall_s),
+        "seed": "0",
+        "threads": str(candidate.threads),
+        "workdir": str(build_dir),
+    }
+    argv = format_command(candidate.build, values)
+    env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir))
+    try:
+        outcome = run_limited(
+            argv,
+            cwd=build_dir,
+            limits=limits,
+            sandbox=sandbox,
+            env=env,
+            stdout_path=log_path,
+            stderr_path=log_path,
+            writable_paths=(build_dir,),
+        )
+    except LaunchError as exc:
+        with open(log_path, "a", encoding="utf-8") as fh:
+            fh.write(f"\n[tcsexam] {exc}\n")
+        return None, f"build command {' '.join(argv)!r} could not start: {exc}"
+    what = f"build {' '.join(argv)!r}"
+    if outcome.sandbox_error:
+        return None, f"{what}: sandbox failed: {outcome.sandbox_error}"
+    if outcome.termination != "exit" or outcome.exit_code != 0:
+        reason = outcome.message or (
+            f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
+        )
+        return None, f"{what} failed ({outcome.termination}: {reason}) after {outcome.wall_s:.1f} s"
+    return (
+        Candidate(
+            dir=build_dir,
+            command=candidate.command,
+            build=candidate.build,
+            threads=candidate.threads,
+            env=dict(candidate.env),
+            exit_codes_ok=candidate.exit_codes_ok,
+            source=candidate.source,
+        ),
+        f"built in {outcome.wall_s:.1f} s",
+    )
+
+
+def _short(text: str, limit: int = MESSAGE_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else "..." + text[-(limit - 3) :]
+
+
+def _read_certificate(path: Path, cap: int) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(cap + 1)
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+_parsed_cache: dict[tuple[str, str, int, int], Any] = {}
+
+
+def _parsed_instance(problem, path: Path):
+    """Parsed instances are cached per process (an actor runs many candidates on one task)."""
+    st = path.stat()
+    key = (problem.name, str(path), st.st_mtime_ns, st.st_size)
+    parsed = _parsed_cache.get(key)
+    if parsed is None:
+        if len(_parsed_cache) > 64:
+            _parsed_cache.clear()
+        parsed = problem.parse_instance(path)
+        _parsed_cache[key] = parsed
+    return parsed
+
+
+def outcome_status(outcome: ProcessOutcome, candidate: Candidate) -> tuple[str | None, str]:
+    """(status, message) decided by the process outcome alone, or (None, "") when the
+    certificate decides."""
+    term = outcome.termination
+    if outcome.sandbox_error:
+        return Status.INFRASTRUCTURE_ERROR.value, outcome.sandbox_error
+    if term in ("walltime", "cputime"):
+        return Status.TIMEOUT.value, outcome.message or f"{term} limit"
+    if term == "memory":
+        return Status.MEMOUT.value, outcome.message or "memory limit"
+    if term == "output":
+        return Status.CRASH.value, f"output limit exceeded: {outcome.message}"
+    if term == "nproc":
+        return Status.CRASH.value, f"process limit exceeded: {outcome.message}"
+    if term == "signal":
+        tail = _short(outcome.stderr_tail, 200)
+        return Status.CRASH.value, f"{outcome.message}" + (f"; stderr: {tail}" if tail else "")
+    if outcome.exit_code not in candidate.exit_codes_ok:
+        tail = _short(outcome.stderr_tail, 300)
+        extra = f" ({outcome.message})" if outcome.message else ""
+        return Status.CRASH.value, f"exit code {outcome.exit_code}{extra}" + (f"; stderr: {tail}" if tail else "")
+    return None, ""
+
+
+def run_instance(
+    task,
+    instance,
+    candidate: Candidate,
+    *,
+    sandbox: Any,
+    limits: Limits,
+    seed: int,
+    scratch_dir: str | os.PathLike,
+    attempt: str | None = None,
+    key: str | None = None,
+) -> InstanceRecord:
+    """Run `candidate` on `instance` (a TaskInstance or its name) of `task`; never raises for
+    solver failures. An unexpected harness failure becomes an `infrastructure_error` record."""
+    name = getattr(instance, "name", str(instance))
+    record = InstanceRecord(
+        instance=name,
+        status=Status.INFRASTRUCTURE_ERROR.value,
+        task=getattr(task, "id", None),
+        attempt=attempt,
+        key=key,
+        harness_version=HARNESS_VERSION,
+        sandbox=getattr(sandbox, "name", sandbox if isinstance(sandbox, str) else None),
+    )
+    try:
+        if isinstance(instance, str):
+            instance = task.instance(instance)
+        _run(record, task, instance, candidate, sandbox, limits, seed, Path(scratch_dir))
+    except Exception as exc:  # the harness failed, not the solver
+        record.status = Status.INFRASTRUCTURE_ERROR.value
+        record.message = _short(f"harness error: {type(exc).__name__}: {exc}")
+    return record
+
+
+def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path) -> None:
+    scratch = scratch.resolve()
+    work = scratch / "work"
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    solution = work / SOLUTION_NAME
+    instance_path = Path(instance.path).resolve()
+    if not instance_path.is_file():
+        raise FileNotFoundError(f"instance file {instance_path} not found")
+    values = {
+        "instance": str(instance_path),
+        "solution": str(solution),
+        "time_limit": _fmt_seconds(limits.wall_s),
+        "seed": str(seed),
+        "threads": str(candidate.threads),
+        "workdir": str(work),
+    }
+    argv = format_command(candidate.command, values)
+    env = candidate_env(candidate, time_limit=limits.wall_s, seed=seed, workdir=str(work))
+    try:
+        outcome = run_limited(
+            argv,
+            cwd=candidate.dir,
+            limits=limits,
+            sandbox=sandbox,
+            env=env,
+            stdout_path=scratch / "stdout.log",
+            stderr_path=scratch / "stderr.log",
+            readonly_paths=(candidate.dir, instance_path),
+            writable_paths=(work,),
+            output_paths=(solution,),
+        )
+    except LaunchError as exc:
+        if exc.candidate_fault:
+            record.status = Status.INVALID.value
+            record.message = _short(f"the command could not be started: {exc}")
+            record.termination = "launch"
+            return
+        raise
+    record.wall_s = outcome.wall_s
+    record.cpu_s = outcome.cpu_s
+    record.peak_mem_mb = outcome.peak_mem_mb
+    record.exit_code = outcome.exit_code
+    record.signal = outcome.signal
+    record.termination = outcome.termination
+    record.sandbox = outcome.sandbox
+    record.limiter = outcome.limiter
+    status, message = outcome_status(outcome, candidate)
+    if status == Status.CRASH.value and outcome.termination == "exit" and _not_started(outcome):
+        status, message = Status.INVALID.value, f"the command could not be started: {_short(outcome.stderr_tail, 300)}"
+    if status is not None:
+        record.status, record.message = status, _short(message)
+        return
+    cert = _read_certificate(solution, limits.output_bytes)
+    if cert is None:
+        record.status = Status.INVALID.value
+        record.message = "no certificate written"
+        return
+    problem = task.problem_impl
+    parsed = _parsed_instance(problem, instance_path)
+    check = problem.check_certificate(parsed, cert, instance.meta)
+    if check.status not in (Status.OK.value, Status.INVALID.value, Status.CERTIFICATE_FAILED.value):
+        raise RuntimeError(f"checker returned status {check.status!r}")
+    record.status = check.status
+    record.claimed = check.claimed
+    record.reward = check.reward
+    record.message = _short(check.message)
+    if check.status == Status.OK.value:
+        if getattr(task, "kind", "objective") == "solve":
+            record.solved = bool(check.solved)
+            record.A = check.value
+        else:
+            record.A = check.value
+            record.solved = check.solved
+
+
+def _not_started(outcome: ProcessOutcome) -> bool:
+    """bwrap/apptainer report an exec failure of the candidate's program on stderr."""
+    tail = outcome.stderr_tail.lstrip()
+    return outcome.sandbox in ("bwrap", "apptainer") and (
+        tail.startswith("bwrap: execvp ") or "FATAL:   While checking container" in tail
+    )
