@@ -1,0 +1,80 @@
+"""`apptainer`: Apptainer/Singularity containment around the limiter.
+
+`apptainer exec --containall --no-home --net --network none --cleanenv` with a read-only
+image, the instance and candidate bound read-only and the scratch directory read-write at their own
+paths, `--pwd` the working directory. The image comes from the sandbox option `image` or
+TCSEXAM_APPTAINER_IMAGE (a .sif file or docker:// reference already in the local cache). The limits
+are enforced by the limiter around the apptainer process (its starter stays in our cgroup/tree).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limits import Launch
+from tcsexam.runner.sandboxes.base import Sandbox
+
+
+class ApptainerSandbox(Sandbox):
+    name = "apptainer"
+
+    def __init__(self, image: str | None = None, executable: str | None = None):
+        self.image = image or os.environ.get("TCSEXAM_APPTAINER_IMAGE")
+        self.executable = executable or os.environ.get("TCSEXAM_APPTAINER", "apptainer")
+
+    def _exe(self) -> str | None:
+        for name in (self.executable, "singularity"):
+            found = shutil.which(name)
+            if found:
+                return found
+        return None
+
+    def check_available(self) -> None:
+        exe = self._exe()
+        if exe is None:
+            raise InputError(
+                f"sandbox apptainer: {self.executable!r} not found on PATH (install Apptainer)"
+            )
+        if not self.image:
+            raise InputError(
+                "sandbox apptainer: no image; set TCSEXAM_APPTAINER_IMAGE to a .sif file"
+            )
+        if "://" not in self.image and not os.path.exists(self.image):
+            raise InputError(f"sandbox apptainer: image {self.image} not found")
+        try:
+            probe = subprocess.run(
+                [exe, "exec", "--containall", "--no-home", self.image, "true"],
+                capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InputError(f"sandbox apptainer: cannot run {exe}: {exc}") from None
+        if probe.returncode != 0:
+            line = " ".join(probe.stderr.split())[-300:] or f"exit code {probe.returncode}"
+            raise InputError(f"sandbox apptainer: a test container failed to start: {line}")
+
+    def command(self, argv, *, cwd: str, env=None, readonly_paths=(), writable_paths=()) -> list[str]:
+        exe = self._exe() or self.executable
+        args = [exe, "exec", "--containall", "--no-home", "--net", "--network", "none", "--cleanenv"]
+        for path in writable_paths:
+            args += ["--bind", f"{path}:{path}:rw"]
+        for path in readonly_paths:
+            args += ["--bind", f"{path}:{path}:ro"]
+        for key, value in sorted((env or {}).items()):
+            if key != "PATH":
+                args += ["--env", f"{key}={value}"]
+        if env and "PATH" in env:
+            args += ["--env", f"PATH={env['PATH']}"]
+        args += ["--pwd", cwd, str(self.image), *argv]
+        return args
+
+    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
+        if not self.image:
+            raise InputError("sandbox apptainer: no image; set TCSEXAM_APPTAINER_IMAGE")
+        return Launch(
+            self.command(argv, cwd=cwd, env=env, readonly_paths=readonly_paths, writable_paths=writable_paths),
+            cwd,
+            dict(env),
+        )

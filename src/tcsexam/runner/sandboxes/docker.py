@@ -1,0 +1,219 @@
+"""`docker`: one container per run through the Docker SDK.
+
+The container has no network (`network_disabled`), a memory limit with no extra swap
+(`mem_limit` = `memswap_limit`), CPUs (`nano_cpus` = CPU seconds / wall seconds, at least one),
+`pids_limit`, a read-only root filesystem, a tmpfs /tmp, RLIMIT_FSIZE at the output cap, the
+instance and candidate as read-only volumes and the scratch directory as the one writable volume,
+all at their host paths. The harness waits up to the wall limit, then stops the container (SIGTERM,
+SIGKILL after the grace). Termination comes from `docker inspect` (`OOMKilled` -> memory); wall
+time from the container's start/finish times; stdout and stderr from its logs (capped). CPU seconds
+are not measured here (None). The image comes from the sandbox option `image` or
+TCSEXAM_DOCKER_IMAGE (default python:3.11-slim) and must already be present (no network).
+"""
+
+from __future__ import annotations
+
+import os
+import signal as _signal
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limits import MiB, Launch, LaunchError, Limits, ProcessOutcome
+from tcsexam.runner.sandboxes.base import Sandbox
+
+DEFAULT_IMAGE = "python:3.11-slim"
+
+
+def _parse_time(text: str | None) -> float | None:
+    if not text or text.startswith("0001-"):
+        return None
+    head, _, frac = text.rstrip("Z").partition(".")
+    try:
+        base = datetime.fromisoformat(head + "+00:00").timestamp()
+    except ValueError:
+        return None
+    return base + (float("0." + "".join(c for c in frac if c.isdigit())[:9]) if frac else 0.0)
+
+
+class DockerSandbox(Sandbox):
+    name = "docker"
+
+    def __init__(self, image: str | None = None, client: Any = None):
+        self.image = image or os.environ.get("TCSEXAM_DOCKER_IMAGE") or DEFAULT_IMAGE
+        self._client = client
+
+    def client(self):
+        if self._client is None:
+            import docker
+
+            self._client = docker.from_env()
+        return self._client
+
+    def check_available(self) -> None:
+        try:
+            client = self.client()
+            client.ping()
+        except Exception as exc:  # docker.errors.DockerException and connection errors
+            line = " ".join(str(exc).split())[:200]
+            raise InputError(f"sandbox docker: no Docker engine reachable ({line})") from None
+        try:
+            client.images.get(self.image)
+        except Exception:
+            raise InputError(
+                f"sandbox docker: image {self.image} is not present locally "
+                "(docker pull it, or set TCSEXAM_DOCKER_IMAGE)"
+            ) from None
+
+    def container_config(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        limits: Limits,
+        readonly_paths=(),
+        writable_paths=(),
+    ) -> dict[str, Any]:
+        """The keyword arguments of `client.containers.run` for one run."""
+        import docker.types
+
+        volumes: dict[str, dict[str, str]] = {}
+        for path in writable_paths:
+            volumes[str(path)] = {"bind": str(path), "mode": "rw"}
+        for path in readonly_paths:
+            volumes[str(path)] = {"bind": str(path), "mode": "ro"}
+        cpus = 1.0
+        if limits.cpu_s:
+            cpus = max(1.0, round(limits.cpu_s / limits.wall_s))
+        config: dict[str, Any] = {
+            "image": self.image,
+            "command": list(argv),
+            "working_dir": cwd,
+            "environment": dict(env),
+            "network_disabled": True,
+            "read_only": True,
+            "tmpfs": {"/tmp": f"rw,size={min(limits.output_bytes * 4, 1024 * MiB)}"},
+            "volumes": volumes,
+            "nano_cpus": int(cpus * 1e9),
+            "ulimits": [
+                docker.types.Ulimit(name="fsize", soft=limits.output_bytes + 1, hard=limits.output_bytes + 1)
+            ],
+            "log_config": docker.types.LogConfig(
+                type="json-file", config={"max-size": str(max(limits.output_bytes, 1024))}
+            ),
+            "detach": True,
+            "stdin_open": False,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+        }
+        if limits.mem_mb:
+            config["mem_limit"] = int(limits.mem_mb * MiB)
+            config["memswap_limit"] = int(limits.mem_mb * MiB)
+        if limits.nproc:
+            config["pids_limit"] = int(limits.nproc)
+        if limits.cpu_s:
+            config["ulimits"].append(
+                docker.types.Ulimit(name="cpu", soft=int(limits.cpu_s) + 1, hard=int(limits.cpu_s) + 2)
+            )
+        return config
+
+    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
+        raise NotImplementedError("the docker sandbox runs containers itself (see run)")
+
+    def run(
+        self,
+        argv,
+        *,
+        cwd,
+        limits,
+        env,
+        stdout_path=None,
+        stderr_path=None,
+        readonly_paths=(),
+        writable_paths=(),
+        output_paths=(),
+    ) -> ProcessOutcome:
+        config = self.container_config(
+            argv,
+            cwd=cwd,
+            env={k: v for k, v in env.items() if k != "PATH"},
+            limits=limits,
+            readonly_paths=[os.path.abspath(p) for p in readonly_paths],
+            writable_paths=[os.path.abspath(p) for p in writable_paths],
+        )
+        client = self.client()
+        try:
+            container = client.containers.run(**config)
+        except Exception as exc:
+            raise LaunchError(f"docker could not start the container: {exc}", False) from None
+        t0 = time.monotonic()
+        killed = False
+        termination = None
+        try:
+            try:
+                container.wait(timeout=limits.wall_s)
+            except Exception:  # requests' ReadTimeout / ConnectionError: the wall limit
+                killed, termination = True, "walltime"
+                try:
+                    container.kill(signal=_signal.SIGTERM)
+                    container.wait(timeout=max(limits.grace_s, 0.1))
+                except Exception:
+                    container.kill(signal=_signal.SIGKILL)
+                    container.wait(timeout=30)
+            wall = time.monotonic() - t0
+            container.reload()
+            state = container.attrs.get("State", {})
+            started, finished = _parse_time(state.get("StartedAt")), _parse_time(state.get("FinishedAt"))
+            if started is not None and finished is not None and finished >= started and not killed:
+                wall = finished - started
+            cap = limits.output_bytes
+            out = container.logs(stdout=True, stderr=False) or b""
+            err = container.logs(stdout=False, stderr=True) or b""
+        finally:
+            try:
+                container.remove(force=True)
+            except Exception:
+                pass
+        writes = [(stdout_path, out[: cap + 1]), (stderr_path, err[: cap + 1])]
+        if stdout_path is not None and stdout_path == stderr_path:
+            writes = [(stdout_path, out[: cap + 1] + err[: cap + 1])]
+        for path, data in writes:
+            if path is not None:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).write_bytes(data)
+        exit_code = state.get("ExitCode")
+        sig = None
+        if isinstance(exit_code, int) and exit_code > 128 and not killed:
+            sig, exit_code = exit_code - 128, None
+        message = ""
+        if termination is None:
+            over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > cap]
+            if state.get("OOMKilled"):
+                termination, message = "memory", f"memory limit {limits.mem_mb} MB (OOM kill)"
+            elif wall > limits.wall_s:
+                termination = "walltime"
+            elif len(out) > cap or len(err) > cap or over or sig == _signal.SIGXFSZ:
+                termination, message = "output", f"output over {cap} bytes"
+            elif sig == _signal.SIGXCPU:
+                termination, message = "cputime", "CPU time limit (SIGXCPU)"
+            elif sig is not None:
+                termination, message = "signal", f"killed by signal {sig}"
+            else:
+                termination = "exit"
+        return ProcessOutcome(
+            exit_code=exit_code if not killed else None,
+            signal=sig,
+            termination=termination,
+            wall_s=round(wall, 6),
+            cpu_s=None,
+            peak_mem_mb=None,
+            stdout_tail=out[-4096:].decode("utf-8", "replace"),
+            stderr_tail=err[-4096:].decode("utf-8", "replace"),
+            limiter="docker",
+            sandbox=self.name,
+            killed_by_harness=killed,
+            message=message,
+        )
