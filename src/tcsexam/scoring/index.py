@@ -293,13 +293,13 @@ def _validate(t: _Table, suite: Suite, cohort: Cohort) -> None:
     binary = (t.track == TRACKS.index("theorem")) | (t.track == TRACKS.index("open_conjecture"))
     if (i := first(valid & binary & (s != 0) & (s != 1))) is not None:
         raise InputError(
-            f"{where(i)}: a {TRACKS[t.track[i]]} score must be 0 or 1 (a complete, accepted proof), "
+            f"{where(i)}: {TRACKS[t.track[i]]} scores must be 0 or 1 (complete accepted proof or not), "
             f"not {col['score'][i]!r}"
         )
     if (i := first(valid & (t.track == TRACKS.index("construction")) & (s < 0))) is not None:
-        raise InputError(f"{where(i)}: a construction score must be non-negative, not {col['score'][i]!r}")
+        raise InputError(f"{where(i)}: construction scores must be non-negative, not {col['score'][i]!r}")
     if (i := first(valid & is_solver & ((s < 0) | (s > 1)))) is not None:
-        raise InputError(f"{where(i)}: a solver relative score lies in [0, 1], not {col['score'][i]!r}")
+        raise InputError(f"{where(i)}: solver relative scores lie in [0, 1], not {col['score'][i]!r}")
 
     # duplicate identities (model, item, attempt); the item fixes the track
     n_items = len(suite.items)
