@@ -697,7 +697,8 @@ class _Run:
         self.known: dict[int, int] = {}  # pid -> start time, every process seen in the tree
         self.extra_cpu = 0.0  # CPU of orphans we reaped ourselves
         self.extra_maxrss_kb = 0
-        self.peak_rss = 0
+        self.peak_rss = 0.0
+        self.peak_pss = 0.0
         self.cgroup = None
         self.leader_reaped = False
 
@@ -742,6 +743,8 @@ class _Run:
     def signal_tree(self, sig: int) -> list[int]:
         if self.cgroup is not None:
             pids = _live(self.cgroup.kill_all(sig))
+            for pid in pids:
+                self.known.setdefault(pid, -1)
         else:
             pids = self.tree_pids()
             for pid in pids:
@@ -758,8 +761,13 @@ class _Run:
 
     def reap_orphans(self) -> None:
         """Reap zombies of the run that re-parented to us (subreaper), adding their CPU."""
+        with _active_lock:
+            others = set(_active_leaders)
         for pid in list(self.known):
-            if pid == self.pid:
+            if pid == self.pid or pid in others:
+                continue
+            p = _read_stat(pid)
+            if p is None or p.state != "Z" or p.ppid != self.me:
                 continue
             cpu, rss = _reap(pid)
             self.extra_cpu += cpu
@@ -780,6 +788,19 @@ class _Run:
                 pass
         return cpu, rss, nthreads
 
+    def tree_pss_mb(self) -> float:
+        total_kb = 0
+        for pid in self.tree_pids():
+            try:
+                with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+                    for line in fh:
+                        if line.startswith(b"Pss:"):
+                            total_kb += int(line.split()[1])
+                            break
+            except (OSError, ValueError, IndexError):
+                pass
+        return total_kb / 1024.0
+
     def output_over(self, files) -> str | None:
         cap = self.limits.output_bytes
         for name, fh in files:
@@ -798,8 +819,7 @@ class _Run:
 
     def go(self) -> ProcessOutcome:
         limits = self.limits
-        if self.limiter == "light":
-            _become_subreaper()
+        _become_subreaper()
         rlimits = [(resource.RLIMIT_FSIZE, limits.output_bytes + 1, limits.output_bytes + 1)]
         if limits.cpu_s:
             soft = int(math.ceil(limits.cpu_s)) + 1
@@ -924,19 +944,25 @@ class _Run:
                 next_sample = now + interval
                 cpu, rss, nthreads = self.sample()
                 cpu_seen = max(cpu_seen, cpu)
-                self.peak_rss = max(self.peak_rss, rss)
+                if not self.peak_pss:
+                    self.peak_rss = max(self.peak_rss, rss)
                 if limits.cpu_s and cpu > limits.cpu_s:
                     termination, detail = "cputime", f"CPU time {cpu:.2f} s over {limits.cpu_s:g} s"
                     break
                 if self.cgroup is not None and self.cgroup.oom_killed():
                     termination, detail = "memory", f"memory limit {limits.mem_mb} MB (OOM kill)"
                     break
-                if limits.mem_mb and rss > limits.mem_mb:
-                    termination, detail = "memory", f"tree RSS {rss:.0f} MB over {limits.mem_mb} MB"
-                    break
                 if limits.nproc and nthreads > limits.nproc:
                     termination, detail = "nproc", f"{nthreads} processes/threads over {limits.nproc}"
                     break
+                if limits.mem_mb and rss > limits.mem_mb:
+                    # RSS counts pages shared after fork() once per process: decide on PSS
+                    pss = self.tree_pss_mb()
+                    self.peak_rss = max(self.peak_pss, pss)
+                    self.peak_pss = self.peak_rss
+                    if pss > limits.mem_mb:
+                        termination, detail = "memory", f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
+                        break
                 over = self.output_over(files)
                 if over:
                     termination, detail = "output", f"{over} over {limits.output_bytes} bytes"

@@ -1,0 +1,4 @@
+"""Dereferences a null pointer."""
+import ctypes
+
+ctypes.string_at(0)

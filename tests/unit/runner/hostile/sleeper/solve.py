@@ -1,0 +1,4 @@
+"""Sleeps far past the wall limit without writing anything."""
+import time
+
+time.sleep(120)
