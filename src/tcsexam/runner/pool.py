@@ -242,7 +242,13 @@ def _actor_class():
 
 
 class RayPool:
-    """`workers` actors of `threads` CPUs each; lost actors are replaced, instances retried."""
+    """`workers` actors of `threads` CPUs each; lost actors are replaced, instances retried.
+
+    `pipeline` calls are queued per actor (default 2): the next instance is already waiting in
+    the actor when the current one ends. A lost actor loses its queued call too; it is retried
+    like the running one. `watchdog_s` counts from the dispatch, so it must cover `pipeline`
+    instances (the orchestrator uses 3 x wall + 120 s).
+    """
 
     def __init__(
         self,
@@ -254,6 +260,7 @@ class RayPool:
         watchdog_s: float | None = None,
         on_dispatch: DispatchHook | None = None,
         poll_s: float = 1.0,
+        pipeline: int = 2,
     ):
         import ray
 
@@ -265,6 +272,7 @@ class RayPool:
         self.watchdog_s = watchdog_s
         self.on_dispatch = on_dispatch
         self.poll_s = poll_s
+        self.pipeline = max(1, int(pipeline))
         self._ctx_ref = ray.put(ctx)
         self.actors: list = []
         self.lost_actors = 0
@@ -290,35 +298,47 @@ class RayPool:
 
         retry = _Retry(self.max_retries, on_result)
         queue: deque = deque((n, 1, "") for n in names)
-        # actors survive between run() calls (a warm pool); top up to the number needed
-        idle = list(self.actors)[: self.workers]
-        while len(idle) < min(self.workers, len(names)):
-            idle.append(self._new_actor())
-        inflight: dict = {}  # ref -> (actor, name, tries, started)
+        # actors survive between run() calls (a warm pool); top up to the number needed.
+        # Each actor holds up to `pipeline` calls (it runs them one after another), so it never
+        # waits for the driver's round trip between two instances.
+        actors = list(self.actors)[: self.workers]
+        while len(actors) < min(self.workers, len(names)):
+            actors.append(self._new_actor())
+        slots = [a for _ in range(self.pipeline) for a in actors]
+        inflight: dict = {}  # ref -> (actor, name, tries, dispatched)
         overdue: set = set()
         while queue or inflight:
-            while queue and idle:
-                actor = idle.pop()
+            while queue and slots:
+                actor = slots.pop(0)
                 name, tries, _ = queue.popleft()
                 if self.on_dispatch:
-                    self.on_dispatch(name, ray.get(actor.pid.remote()), tries)
+                    try:
+                        pid = ray.get(actor.pid.remote())
+                    except RayError:  # already dead: the run call below reports it
+                        pid = None
+                    if pid is not None:
+                        self.on_dispatch(name, pid, tries)
                 inflight[actor.run.remote(name)] = (actor, name, tries, time.monotonic())
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=self.poll_s)
             for ref in ready:
                 actor, name, tries, _ = inflight.pop(ref)
                 try:
                     record = ray.get(ref)
+                    slots.append(actor)
                 except RayTaskError as exc:  # the executor itself raised: a harness failure
                     record = infrastructure_record(name, _one_line("harness error", exc)).to_dict()
+                    slots.append(actor)
                 except RayError as exc:  # the actor, its worker or its node was lost
-                    self.lost_actors += 1
-                    self._drop(actor)
                     why = "watchdog deadline passed" if ref in overdue else _one_line("lost actor", exc)
                     overdue.discard(ref)
                     record = infrastructure_record(name, why).to_dict()
-                    actor = self._new_actor()
+                    if actor in self.actors:  # the first call to report this actor's loss
+                        self.lost_actors += 1
+                        self._drop(actor)
+                        slots = [a for a in slots if a is not actor]
+                        fresh = self._new_actor()
+                        slots.extend([fresh] * self.pipeline)
                 retry.finish(name, record, tries, queue)
-                idle.append(actor)
             if self.watchdog_s is not None:
                 now = time.monotonic()
                 for ref, (actor, name, tries, started) in inflight.items():

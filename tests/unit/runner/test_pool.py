@@ -132,7 +132,7 @@ def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
     ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 1.5}, {"name": "a", "sleep": 0.1}])
     hook, kills = _killer(times=99)
     got = {}
-    pool = RayPool(ctx, workers=2, max_retries=1, on_dispatch=hook)
+    pool = RayPool(ctx, workers=2, max_retries=1, on_dispatch=hook, pipeline=1)
     try:
         pool.run(["victim", "a"], lambda n, r, t: got.setdefault(n, (r, t)))
     finally:
@@ -146,7 +146,7 @@ def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
 def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
     ctx = _ctx(tmp_path, [{"name": "stuck", "sleep": 30}, {"name": "a"}])
     got = {}
-    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=4.0, poll_s=0.1)
+    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=4.0, poll_s=0.1, pipeline=1)
     t0 = time.monotonic()
     try:
         pool.run(["stuck", "a"], lambda n, r, t: got.setdefault(n, r))

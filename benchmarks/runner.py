@@ -1,0 +1,205 @@
+"""Runner benchmark: the harness's added cost, timeout precision and parallel efficiency.
+
+    .venv/bin/python benchmarks/runner.py [--runs 200] [--workers C] [--n N] [--t T]
+
+Prints (no wall-clock assertion; ratios and milliseconds to compare across machines):
+
+1. Added time per instance against a bare `subprocess.run` of the same trivial command
+   (`sh -c 'echo 0 1 > SOLUTION'`, a valid MaxCut certificate), medians over --runs:
+   - in-process: `run_instance` (limiter, sandbox, certificate check) + the record write;
+   - pool: the same through the Ray pool with --workers actors (dispatch + result + record write),
+     as worker-seconds per instance (wall * workers / runs) minus the bare median.
+   The one-off Ray start and actor start are printed separately.
+2. Timeout precision: a sleeping candidate under wall limit --t is dead by T + overshoot
+   (target: overshoot < 0.2 s); a candidate that ignores SIGTERM is shown too (it pays the grace).
+3. Efficiency: --n sleeping instances with limit --t on --workers warm actors against the ideal
+   ceil(N/C) * T (target >= 0.95).
+
+Runs on any core count: --workers defaults to this job's CPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tcsexam.records import InstanceRecord
+from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.limits import Limits
+from tcsexam.runner.pool import RayPool, RunContext, job_cpus, start_ray
+from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.store import RecordStore
+from tcsexam.tasks import load_task
+
+
+def _setup(root: Path, runs: int, wall_s: float) -> tuple[Path, dict[str, Path]]:
+    (root / "inst").mkdir()
+    (root / "inst" / "g.txt").write_text("2 1\n1 2 1\n")
+    rows = "\n".join(f"- {{name: i{k:04d}, file: g.txt, best_known: 1}}" for k in range(runs))
+    task = root / "bench.yaml"
+    task.write_text(
+        "id: bench\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+        f"limits: {{wall_s: {wall_s}, mem_mb: 1024}}\ninstance_dir: {root / 'inst'}\n"
+        f"instances:\n{rows}\n"
+    )
+    cands = {}
+    for name, command in {
+        "trivial": '["/bin/sh", "-c", "echo 0 1 > {solution}"]',
+        "sleep": '["sleep", "1000"]',
+        "stubborn": '["/bin/sh", "-c", "trap \\"\\" TERM; sleep 1000 & wait; sleep 1000"]',
+    }.items():
+        d = root / name
+        d.mkdir()
+        (d / "solver.yaml").write_text(f"command: {command}\nthreads: 1\n")
+        cands[name] = d
+    return task, cands
+
+
+def _ms(x: float) -> str:
+    return f"{x * 1000:.2f} ms"
+
+
+def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int) -> None:
+    task_obj = load_task(task)
+    cand = load_candidate(cand_dir)
+    sandbox = get_sandbox("local")
+    sandbox.check_available()
+    limits = Limits.from_task(task_obj.limits, 1)
+    sol = root / "bare.sol"
+    argv = ["/bin/sh", "-c", f"echo 0 1 > {sol}"]
+    for _ in range(5):
+        subprocess.run(argv, check=True)
+    bare = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True)
+        bare.append(time.perf_counter() - t0)
+    bare_med = statistics.median(bare)
+
+    store = RecordStore(root / "records-inproc")
+    store.prepare()
+    inproc = []
+    statuses = set()
+    scratch_root = root / "scratch"
+    scratch_root.mkdir()
+    for k, inst in enumerate(task_obj.instances[:runs]):
+        t0 = time.perf_counter()
+        scratch = tempfile.mkdtemp(dir=scratch_root)
+        rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0,
+                           scratch_dir=scratch)
+        store.write(rec)
+        inproc.append(time.perf_counter() - t0)
+        statuses.add(rec.status)
+    in_med = statistics.median(inproc)
+    print("1. added time per instance (trivial command, median over %d runs)" % runs)
+    print(f"   bare subprocess.run:            {_ms(bare_med)}")
+    print(f"   run_instance + record write:    {_ms(in_med)}  (added {_ms(in_med - bare_med)}; "
+          f"statuses {sorted(statuses)}; limiter {rec.limiter})")
+
+    t0 = time.perf_counter()
+    handle = start_ray(num_cpus=workers)
+    ray_s = time.perf_counter() - t0
+    ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits)
+    pool = RayPool(ctx, workers=workers, max_retries=0)
+    try:
+        names = [inst.name for inst in task_obj.instances[:runs]]
+        t0 = time.perf_counter()
+        pool.run(names[:workers], lambda *a: None)  # start the actors (one-off)
+        actors_s = time.perf_counter() - t0
+        store2 = RecordStore(root / "records-pool")
+        store2.prepare()
+        seen = []
+
+        def on_result(name, data, tries):
+            store2.write(InstanceRecord.from_dict(data))
+            seen.append(data["status"])
+
+        t0 = time.perf_counter()
+        pool.run(names, on_result)
+        pool_wall = time.perf_counter() - t0
+        per = pool_wall * workers / len(names)
+        print(f"   Ray pool, {workers} workers:         {_ms(per)} worker-time per instance "
+              f"(added {_ms(per - bare_med)}; throughput {len(names) / pool_wall:.0f} instances/s; "
+              f"{seen.count('ok')}/{len(seen)} ok)")
+        print(f"   one-off: Ray start {ray_s:.2f} s, {workers} actors ready {actors_s:.2f} s")
+        return pool, handle
+    except BaseException:
+        pool.close()
+        handle.shutdown()
+        raise
+
+
+def bench_timeout(task, cands, root: Path, t: float, reps: int) -> None:
+    task_obj = load_task(task)
+    inst = task_obj.instances[0]
+    sandbox = get_sandbox("local")
+    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5)
+    print(f"2. timeout precision, wall limit T = {t:g} s ({reps} runs each)")
+    for name in ("sleep", "stubborn"):
+        cand = load_candidate(cands[name])
+        over, statuses = [], set()
+        for _ in range(reps):
+            scratch = tempfile.mkdtemp(dir=root)
+            t0 = time.perf_counter()
+            rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0,
+                               scratch_dir=scratch)
+            over.append(time.perf_counter() - t0 - t)
+            statuses.add(rec.status)
+        note = "target < 0.2 s" if name == "sleep" else f"ignores SIGTERM: pays the {limits.grace_s:g} s grace"
+        print(f"   {name:9s} dead by T + {max(over):.3f} s (median T + {statistics.median(over):.3f} s; "
+              f"statuses {sorted(statuses)}; {note})")
+
+
+def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int) -> None:
+    task_obj = load_task(task)
+    cand = load_candidate(cands["sleep"])
+    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024)
+    pool.ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits)
+    pool._ctx_ref = pool.ray.put(pool.ctx)
+    for actor in list(pool.actors):  # fresh actors carry the new context
+        pool._drop(actor)
+    pool.run([i.name for i in task_obj.instances[:workers]], lambda *a: None)
+    names = [i.name for i in task_obj.instances[:n]]
+    statuses = []
+    t0 = time.perf_counter()
+    pool.run(names, lambda name, data, tries: statuses.append(data["status"]))
+    wall = time.perf_counter() - t0
+    ideal = math.ceil(n / workers) * t
+    print(f"3. efficiency: {n} instances x limit {t:g} s on {workers} workers: "
+          f"{wall:.2f} s against ideal {ideal:.2f} s -> {ideal / wall:.3f} (target >= 0.95; "
+          f"{statuses.count('timeout')}/{n} timeout)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=200, help="runs for the overhead medians")
+    ap.add_argument("--workers", type=int, default=None, help="C: Ray workers (default: job CPUs)")
+    ap.add_argument("--n", type=int, default=None, help="N instances for the efficiency (default 4*C)")
+    ap.add_argument("--t", type=float, default=1.0, help="T: wall limit of the sleeping runs (s)")
+    ap.add_argument("--timeout-reps", type=int, default=5)
+    args = ap.parse_args(argv)
+    workers = args.workers or job_cpus()
+    n = args.n or 4 * workers
+    with tempfile.TemporaryDirectory(prefix="tcsexam-bench-") as tmp:
+        root = Path(tmp)
+        task, cands = _setup(root, max(args.runs, n, workers), wall_s=10.0)
+        print(f"runner benchmark: {workers} workers, {job_cpus()} CPUs in this job, "
+              f"python {sys.version.split()[0]}")
+        pool, handle = bench_overhead(task, cands["trivial"], root, args.runs, workers)
+        try:
+            bench_timeout(task, cands, root, args.t, args.timeout_reps)
+            bench_efficiency(pool, task, cands, n, args.t, workers)
+        finally:
+            pool.close()
+            handle.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
