@@ -38,7 +38,8 @@ _QUOTES = {
 _DASHES = {c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"}
 _TRANSLATE = str.maketrans({**_QUOTES, **_DASHES, "`": None})
 _SPACE = re.compile(r"\s+")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# a grouped number: 1-3 digits, then ,ddd groups; not inside a comma list ({900,1300,600,650})
+_THOUSANDS = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d]|,\d)")
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?(?![\d])"
 )
@@ -49,10 +50,7 @@ def normalize_text(text: str) -> str:
     """The release's normal form (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
     text = _SPACE.sub(" ", text).strip()
-    # thousands separators: repeat so 1,234,567 loses both commas
-    previous = None
-    while previous != text:
-        previous, text = text, _THOUSANDS.sub("", text)
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
     return text.casefold()
 
 
