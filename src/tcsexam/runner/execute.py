@@ -373,8 +373,8 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
 
 
 def _not_started(outcome: ProcessOutcome) -> bool:
-    """bwrap/apptainer report an exec failure of the candidate's program on stderr."""
+    """Under bwrap/apptainer an exec failure of the candidate's program is reported on stderr."""
     tail = outcome.stderr_tail.lstrip()
-    return outcome.sandbox in ("bwrap", "apptainer") and (
-        tail.startswith("bwrap: execvp ") or "FATAL:   While checking container" in tail
-    )
+    if outcome.sandbox == "bwrap":  # the in-sandbox /bin/sh that execs the command
+        return outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1:][0] if tail else False
+    return outcome.sandbox == "apptainer" and outcome.exit_code in (126, 127, 255) and "executable file not found" in tail

@@ -681,9 +681,7 @@ def execute_limited(
     """Start `launch` under `limits` with the chosen limiter and watch it to the end."""
     limiter = resolve_limiter(limits.limiter)
     if limiter == "benchexec":
-        from tcsexam.runner._benchexec import run_benchexec
-
-        return run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths)
+        return _run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths)
     return _Run(launch, limits, limiter, sandbox_name, stdout_path, stderr_path, output_paths).go()
 
 
@@ -1053,3 +1051,86 @@ class _Run:
         if self.launch.after is not None:
             self.launch.after(outcome)
         return outcome
+
+
+_benchexec_local = threading.local()
+
+
+def _run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths) -> ProcessOutcome:
+    """BenchExec's RunExecutor (cgroups, no container mode): its limits, its measurements.
+    `nproc` is not applied here (BenchExec 3.x exposes no pids limit through this API)."""
+    import logging
+    import tempfile
+
+    from benchexec.runexecutor import RunExecutor
+
+    logging.getLogger("benchexec").setLevel(logging.WARNING)
+    executor = getattr(_benchexec_local, "executor", None)
+    if executor is None:
+        executor = _benchexec_local.executor = RunExecutor(use_namespaces=False)
+    with tempfile.TemporaryDirectory(prefix="tcsexam-bx-") as tmp:
+        out_file = str(stdout_path) if stdout_path else os.path.join(tmp, "stdout")
+        err_file = str(stderr_path) if stderr_path else os.path.join(tmp, "stderr")
+        if stdout_path is not None and stdout_path == stderr_path:
+            err_file = os.path.join(tmp, "stderr")
+        for path in (out_file, err_file):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        run = executor.execute_run(
+            args=list(launch.argv),
+            output_filename=out_file,
+            error_filename=err_file,
+            hardtimelimit=int(math.ceil(limits.cpu_s)) if limits.cpu_s else None,
+            walltimelimit=int(math.ceil(limits.wall_s)),
+            memlimit=int(limits.mem_mb * MiB) if limits.mem_mb else None,
+            environments={"keepEnv": {}, "newEnv": dict(launch.env)},
+            workingDir=launch.cwd,
+            maxLogfileSize=limits.output_bytes,
+            files_size_limit=limits.output_bytes,
+            write_header=False,
+        )
+        tails = []
+        for path in (out_file, err_file):
+            try:
+                with open(path, "rb") as fh:
+                    fh.seek(max(0, os.path.getsize(path) - TAIL_BYTES))
+                    tails.append(fh.read().decode("utf-8", "replace"))
+            except OSError:
+                tails.append("")
+        if stdout_path is not None and stdout_path == stderr_path:
+            with open(stdout_path, "ab") as fh, open(err_file, "rb") as src:
+                fh.write(src.read(limits.output_bytes + 1))
+    code = run.get("exitcode")
+    exit_code = getattr(code, "value", None)
+    sig = getattr(code, "signal", None)
+    reason = run.get("terminationreason")
+    wall, cpu = float(run.get("walltime", 0.0)), float(run.get("cputime", 0.0))
+    mapping = {"cputime": "cputime", "cputime-soft": "cputime", "walltime": "walltime",
+               "memory": "memory", "files-size": "output", "files-count": "output"}  # fmt: skip
+    termination = mapping.get(reason or "", None)
+    detail = f"BenchExec: {reason}" if reason else ""
+    if termination is None:
+        over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > limits.output_bytes]
+        if wall > limits.wall_s:
+            termination = "walltime"
+        elif limits.cpu_s and cpu > limits.cpu_s:
+            termination = "cputime"
+        elif over or sig == _signal.SIGXFSZ:
+            termination = "output"
+        elif sig is not None:
+            termination, detail = "signal", f"killed by signal {sig}"
+        else:
+            termination = "exit"
+    return ProcessOutcome(
+        exit_code=exit_code,
+        signal=sig,
+        termination=termination,
+        wall_s=round(wall, 6),
+        cpu_s=round(cpu, 6),
+        peak_mem_mb=round(run["memory"] / MiB, 3) if run.get("memory") is not None else None,
+        stdout_tail=tails[0],
+        stderr_tail=tails[1],
+        limiter="benchexec",
+        sandbox=sandbox_name,
+        killed_by_harness=reason is not None,
+        message=detail,
+    )

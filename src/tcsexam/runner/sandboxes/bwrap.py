@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import PurePath
 
 from tcsexam.errors import InputError
 from tcsexam.runner.limits import Launch, ProcessOutcome
@@ -54,49 +55,62 @@ class BwrapSandbox(Sandbox):
         ]  # fmt: skip
 
     def command(
-        self, argv, *, cwd: str, readonly_paths=(), writable_paths=(), status_fd: int | None = None
+        self,
+        argv,
+        *,
+        cwd: str,
+        readonly_paths=(),
+        writable_paths=(),
+        status_fd: int | None = None,
+        ready_fd: int | None = None,
     ) -> list[str]:
-        """The bwrap command line (binds come after the /tmp tmpfs so paths under /tmp survive;
-        read-only binds come last so they win over a writable parent)."""
+        """The bwrap command line. Binds come after the /tmp tmpfs (paths under /tmp survive),
+        parents before children (a writable scratch inside a read-only folder stays writable),
+        and a read-only bind wins over a writable one of the same path."""
         args = [self.executable, *self.base_args()]
-        for path in writable_paths:
-            args += ["--bind", path, path]
-        for path in readonly_paths:
-            args += ["--ro-bind", path, path]
+        binds = [(p, False) for p in writable_paths] + [(p, True) for p in readonly_paths]
+        binds.sort(key=lambda b: (len(PurePath(b[0]).parts), b[1]))  # parents first; ro wins a tie
+        for path, ro in binds:
+            args += ["--ro-bind" if ro else "--bind", path, path]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
-        args += ["--chdir", cwd, "--", *argv]
-        return args
+        args += ["--chdir", cwd, "--"]
+        if ready_fd is not None:  # reports from inside that the sandbox is up, then execs argv
+            args += ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && exec "$0" "$@"']
+        return args + list(argv)
 
     def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
-        read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
-        os.set_blocking(read_fd, False)
-        chunks: list[bytes] = []
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(status_r, False)
+        os.set_blocking(ready_r, False)
+
+        def drain(fd: int) -> bytes:
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except (BlockingIOError, OSError):
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks)
 
         def after(outcome: ProcessOutcome) -> None:
-            try:
-                while True:
-                    try:
-                        chunk = os.read(read_fd, 65536)
-                    except BlockingIOError:
-                        break
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-            except OSError:
-                pass
-            started = b'"child-pid"' in b"".join(chunks)
-            if not started:
+            ready = drain(ready_r)
+            status = drain(status_r)
+            if not ready.startswith(b"up") and not outcome.killed_by_harness:
                 line = " ".join(outcome.stderr_tail.split())[-300:]
                 outcome.sandbox_error = f"bwrap did not start the sandbox: {line or 'no message'}"
-            else:
-                for doc in b"".join(chunks).decode("utf-8", "replace").splitlines():
-                    try:
-                        data = json.loads(doc)
-                    except ValueError:
-                        continue
-                    if isinstance(data, dict) and "exit-code" in data and outcome.signal is None:
-                        outcome.exit_code = int(data["exit-code"])
+                return
+            for doc in status.decode("utf-8", "replace").splitlines():
+                try:
+                    data = json.loads(doc)
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and "exit-code" in data and outcome.signal is None:
+                    outcome.exit_code = int(data["exit-code"])
 
         launch = Launch(
             self.command(
@@ -104,12 +118,13 @@ class BwrapSandbox(Sandbox):
                 cwd=cwd,
                 readonly_paths=readonly_paths,
                 writable_paths=writable_paths,
-                status_fd=write_fd,
+                status_fd=status_w,
+                ready_fd=ready_w,
             ),
             cwd,
             dict(env),
-            pass_fds=(write_fd,),
+            pass_fds=(status_w, ready_w),
             after=after,
         )
-        launch.close_after.extend([write_fd, read_fd])
+        launch.close_after.extend([status_w, ready_w, status_r, ready_r])
         return launch

@@ -1,0 +1,134 @@
+"""The process limiter: real subprocesses under real limits (cgroup and light limiters)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import psutil
+import pytest
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limits import (
+    LaunchError,
+    Limits,
+    MiB,
+    cgroup_support,
+    launcher,
+    resolve_limiter,
+    run_limited,
+)
+from tcsexam.tasks import TaskLimits
+
+LIMITERS = [
+    pytest.param(
+        "cgroup", marks=pytest.mark.skipif(cgroup_support() is None, reason="cannot create cgroups here")
+    ),
+    "light",
+]
+PY = sys.executable
+
+
+def test_limits_validation_and_from_task():
+    with pytest.raises(InputError, match="wall_s"):
+        Limits(wall_s=0)
+    with pytest.raises(InputError, match="limiter"):
+        Limits(wall_s=1, limiter="magic")
+    with pytest.raises(InputError, match="mem_mb"):
+        Limits(wall_s=1, mem_mb=-5)
+    lim = Limits.from_task(TaskLimits(wall_s=3, cpu_s=None, mem_mb=512, output_mb=2, nproc=16), threads=4)
+    assert (lim.wall_s, lim.cpu_s, lim.mem_mb, lim.output_bytes, lim.nproc) == (3.0, 12.0, 512, 2 * MiB, 16)
+    assert Limits.from_task(TaskLimits(wall_s=3, cpu_s=5), threads=4).cpu_s == 5.0
+    assert "limiter" not in lim.as_dict()
+
+
+def test_auto_resolves_to_a_real_limiter():
+    assert resolve_limiter("auto") in ("cgroup", "light")
+    assert resolve_limiter("light") == "light"
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_exit_code_output_and_measurements(tmp_path, limiter):
+    out = run_limited(
+        [PY, "-c", "import sys; print('hello'); print('oops', file=sys.stderr); sum(range(10**6)); sys.exit(7)"],
+        cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=256, limiter=limiter),
+        stdout_path=tmp_path / "o", stderr_path=tmp_path / "e",
+    )  # fmt: skip
+    assert (out.exit_code, out.signal, out.termination, out.killed_by_harness) == (7, None, "exit", False)
+    assert out.stdout_tail == "hello\n" and out.stderr_tail == "oops\n"
+    assert (tmp_path / "o").read_text() == "hello\n"
+    assert out.cpu_s > 0 and out.wall_s > 0 and out.peak_mem_mb > 0
+    assert out.limiter.startswith(limiter) and out.sandbox == "local"
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_wall_limit_kills_the_tree(tmp_path, limiter):
+    token = f"limits-wall-{time.monotonic_ns()}"
+    out = run_limited(
+        ["sh", "-c", f"sleep 30 & sleep 31; echo {token}"],
+        cwd=tmp_path, limits=Limits(wall_s=0.3, grace_s=0.2, limiter=limiter),
+    )  # fmt: skip
+    assert out.termination == "walltime" and out.killed_by_harness
+    assert 0.3 <= out.wall_s < 5
+    assert not [p for p in psutil.process_iter(["cmdline"]) if token in " ".join(p.info["cmdline"] or [])]
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_cpu_limit_counts_children(tmp_path, limiter):
+    busy = "import time\nt=time.time()\nwhile time.time()-t<20: pass\n"
+    code = f"import subprocess,sys; ps=[subprocess.Popen([sys.executable,'-c',{busy!r}]) for _ in range(2)]; [p.wait() for p in ps]"
+    out = run_limited([PY, "-c", code], cwd=tmp_path, limits=Limits(wall_s=20, cpu_s=0.6, limiter=limiter))
+    assert out.termination == "cputime", out
+    assert out.cpu_s >= 0.6 and out.wall_s < 10
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_signal_not_sent_by_harness(tmp_path, limiter):
+    out = run_limited(["sh", "-c", "kill -ABRT $$"], cwd=tmp_path, limits=Limits(wall_s=5, limiter=limiter))
+    assert out.termination == "signal" and out.signal == 6 and not out.killed_by_harness
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_certificate_file_is_capped(tmp_path, limiter):
+    cert = tmp_path / "cert"
+    out = run_limited(
+        ["sh", "-c", f"head -c 100000 /dev/zero > {cert}"],
+        cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=1000, limiter=limiter), output_paths=[cert],
+    )  # fmt: skip
+    assert out.termination == "output"
+    assert cert.stat().st_size <= 1001
+
+
+def test_fast_program_is_reaped_at_once(tmp_path):
+    out = run_limited(["true"], cwd=tmp_path, limits=Limits(wall_s=5))
+    assert out.exit_code == 0 and out.wall_s < 1.0  # not held to a polling tick
+
+
+def test_missing_program_is_the_candidates_fault(tmp_path):
+    with pytest.raises(LaunchError) as info:
+        run_limited(["/nonexistent/solver"], cwd=tmp_path, limits=Limits(wall_s=5))
+    assert info.value.candidate_fault
+
+
+def test_preexec_fallback_without_launcher(tmp_path, monkeypatch):
+    import tcsexam.runner.limits as limits_mod
+
+    monkeypatch.setattr(limits_mod, "launcher", lambda: None)
+    out = run_limited(["sh", "-c", "ulimit -f"], cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=512 * 1024))
+    assert out.exit_code == 0 and out.stdout_tail.strip() == str((512 * 1024 + 1) // 512)
+
+
+def test_launcher_builds_where_a_compiler_exists():
+    import shutil
+
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the limiter uses preexec_fn")
+    assert launcher() is not None
+
+
+def test_benchexec_limiter(tmp_path):
+    pytest.importorskip("benchexec.runexecutor")
+    if cgroup_support() is None:
+        pytest.skip("BenchExec needs cgroups")
+    out = run_limited(["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=128, limiter="benchexec"))
+    assert (out.exit_code, out.termination, out.limiter, out.stdout_tail) == (4, "exit", "benchexec", "hi\n")

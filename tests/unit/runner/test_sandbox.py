@@ -1,0 +1,110 @@
+"""Sandboxes: the command lines / container configuration they build, and real bwrap runs."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limits import Limits, MiB, run_limited
+from tcsexam.runner.sandboxes import NAMES, get_sandbox
+
+
+def test_registry():
+    assert NAMES == ("local", "bwrap", "docker", "apptainer")
+    with pytest.raises(InputError, match="unknown sandbox 'vm'"):
+        get_sandbox("vm")
+    get_sandbox("local").check_available()
+
+
+def test_bwrap_command_order():
+    box = get_sandbox("bwrap")
+    cmd = box.command(
+        ["python3", "s.py"], cwd="/c", readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"],
+        status_fd=5, ready_fd=6,
+    )  # fmt: skip
+    assert cmd[0] == "bwrap"
+    for flag in ("--unshare-all", "--die-with-parent", "--new-session"):
+        assert flag in cmd
+    joined = " ".join(cmd)
+    assert "--ro-bind / /" in joined and "--dev /dev" in joined and "--proc /proc" in joined
+    tmpfs, rw, ro = joined.index("--tmpfs /tmp"), joined.index("--bind /w /w"), joined.index("--ro-bind /w /w")
+    assert tmpfs < rw < ro  # binds survive the private /tmp; read-only wins for the same path
+    assert joined.index("--ro-bind /c /c") < joined.index("--bind /c/s/w /c/s/w")  # parents first
+    assert cmd[-2:] == ["python3", "s.py"] and "--json-status-fd" in cmd and "printf up >/proc/self/fd/6" in joined
+
+
+def test_bwrap_unavailable_fails_once_with_one_line():
+    with pytest.raises(InputError, match="sandbox bwrap: 'no-such-bwrap' not found"):
+        get_sandbox("bwrap", executable="no-such-bwrap").check_available()
+
+
+def test_bwrap_real_run_and_pid_namespace(tmp_path):
+    box = get_sandbox("bwrap")
+    try:
+        box.check_available()
+    except InputError as exc:
+        pytest.skip(str(exc))
+    (tmp_path / "w").mkdir()
+    out = run_limited(
+        ["sh", "-c", "echo $$; touch w/ok; touch /etc/nope; exit 5"],
+        cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box, writable_paths=[tmp_path / "w"],
+        readonly_paths=[tmp_path],
+    )  # fmt: skip
+    assert out.exit_code == 5 and out.sandbox == "bwrap" and out.sandbox_error is None
+    assert int(out.stdout_tail.split()[0]) <= 3  # its own pid namespace
+    assert (tmp_path / "w" / "ok").exists() and "Read-only" in out.stderr_tail
+
+
+def test_bwrap_setup_failure_is_a_sandbox_error(tmp_path):
+    box = get_sandbox("bwrap")
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    out = run_limited(
+        ["true"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
+        readonly_paths=[tmp_path / "does-not-exist"],
+    )  # fmt: skip
+    assert out.sandbox_error and "bwrap did not start" in out.sandbox_error
+
+
+def test_docker_config():
+    pytest.importorskip("docker")
+    box = get_sandbox("docker", image="img:1")
+    cfg = box.container_config(
+        ["python3", "s.py", "/i"], cwd="/c", env={"A": "1"},
+        limits=Limits(wall_s=2, cpu_s=4, mem_mb=300, nproc=10, output_bytes=MiB),
+        readonly_paths=["/c", "/i"], writable_paths=["/w"],
+    )  # fmt: skip
+    assert cfg["image"] == "img:1" and cfg["command"] == ["python3", "s.py", "/i"]
+    assert cfg["network_disabled"] is True and cfg["read_only"] is True
+    assert cfg["mem_limit"] == cfg["memswap_limit"] == 300 * MiB
+    assert cfg["nano_cpus"] == 2 * 10**9 and cfg["pids_limit"] == 10
+    assert cfg["volumes"] == {"/w": {"bind": "/w", "mode": "rw"}, "/c": {"bind": "/c", "mode": "ro"},
+                              "/i": {"bind": "/i", "mode": "ro"}}  # fmt: skip
+    assert "/tmp" in cfg["tmpfs"] and cfg["working_dir"] == "/c" and cfg["environment"] == {"A": "1"}
+    fsize = [u for u in cfg["ulimits"] if u["Name"] == "fsize"][0]
+    assert fsize["Soft"] == MiB + 1
+
+
+def test_docker_without_engine_fails_at_start():
+    pytest.importorskip("docker")
+    box = get_sandbox("docker")
+    try:
+        box.check_available()
+    except InputError as exc:
+        assert str(exc).startswith("sandbox docker:") and "\n" not in str(exc)
+    else:
+        pytest.skip("a Docker engine is running here")
+
+
+def test_apptainer_argv_and_unavailable():
+    box = get_sandbox("apptainer", image="/img.sif", executable="apptainer")
+    cmd = box.command(["python3", "s.py"], cwd="/c", env={"PATH": "/p", "X": "1"}, readonly_paths=["/i"], writable_paths=["/w"])
+    joined = " ".join(cmd)
+    for part in ("exec --containall --no-home --net --network none", "--bind /w:/w:rw", "--bind /i:/i:ro",
+                 "--env X=1", "--env PATH=/p", "--pwd /c /img.sif python3 s.py"):  # fmt: skip
+        assert part in joined
+    if shutil.which("apptainer") is None and shutil.which("singularity") is None:
+        with pytest.raises(InputError, match="sandbox apptainer"):
+            box.check_available()
