@@ -80,10 +80,13 @@ class ReferenceTask:
     @cached_property
     def _stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows = list(self.instances.values())
-        width = max(len(r) for r in rows)
-        table = np.full((len(rows), width), np.nan)
-        for i, row in enumerate(rows):
-            table[i, : len(row)] = [np.nan if v is None else float(v) for v in row]
+        width = max(map(len, rows))
+        if all(len(r) == width for r in rows):
+            table = np.array(rows, dtype=np.float64)  # None -> NaN, True/False -> 1.0/0.0
+        else:  # ragged: pad with NaN (not usable)
+            table = np.full((len(rows), width), np.nan)
+            for i, row in enumerate(rows):
+                table[i, : len(row)] = np.array(row, dtype=np.float64)
         usable = ~np.isnan(table)
         count = usable.sum(axis=1)
         filled = np.where(usable, table, 0.0)

@@ -44,7 +44,7 @@ class Suite:
     def track_of(self) -> dict[str, str]:
         return {item: track for track, items in self.tracks.items() for item in items}
 
-    @property
+    @cached_property
     def items(self) -> list[str]:
         return [item for track in TRACKS for item in self.tracks[track]]
 

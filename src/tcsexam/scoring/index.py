@@ -14,6 +14,7 @@ Everything runs on integer codes (pandas factorize + numpy bincount), no per-row
 from __future__ import annotations
 
 import csv
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,11 +94,28 @@ class Cohort:
         return int(spec.get("tasks", {}).get(item, spec["attempts_per_task"]))
 
 
+def _distinct_models(data: Any) -> Any:
+    """The cohort with one model per distinct model entry (the first model holding it): large
+    cohorts repeat the same plan, and validating each entry once keeps this fast while an error
+    still names the first model whose entry is wrong."""
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, dict) or len(models) < 2:
+        return data
+    seen: dict[str, str] = {}
+    for name, spec in models.items():
+        key = json.dumps(spec, sort_keys=True)
+        seen.setdefault(key, name)
+    if "" in models:  # keep the empty name so propertyNames reports it
+        seen.setdefault("\0", "")
+    kept = set(seen.values())
+    return {**data, "models": {name: spec for name, spec in models.items() if name in kept}}
+
+
 def cohort_from_dict(data: Any, suite: Suite, source: str = "<cohort>") -> Cohort:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(COHORT_SCHEMA)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(_distinct_models(data)))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         message = " ".join(error.message.split())
@@ -398,58 +416,51 @@ def compute_index(df, suite: Suite, cohort: Cohort, *, source: str = "attempts",
         task_mean = np.where(complete, sums / np.maximum(n_valid, 1), np.nan)
 
     item_track = np.array([TRACKS.index(suite.track_of[it]) for it in suite.items], dtype=np.int64)
-    track_slices = {tr: np.flatnonzero(item_track == k) for k, tr in enumerate(TRACKS)}
-    track_means = {}
-    track_done = {}
-    for tr, cols in track_slices.items():
-        sub = task_mean[:, cols]
-        track_done[tr] = complete[:, cols].sum(axis=1)
-        track_means[tr] = sub.sum(axis=1) / len(cols)  # NaN when a task is incomplete
-    model_complete = complete.all(axis=1)
-
+    # per model and track (columns in TRACKS order): mean of the task means (NaN while a task is
+    # incomplete), complete tasks, valid and planned attempts
+    track_mean = np.empty((n_models, len(TRACKS)))
+    per_track = np.empty((n_models, len(TRACKS), 3), dtype=np.int64)
+    n_tasks = []
+    for k in range(len(TRACKS)):
+        cols = np.flatnonzero(item_track == k)
+        n_tasks.append(len(cols))
+        track_mean[:, k] = task_mean[:, cols].sum(axis=1) / len(cols)
+        per_track[:, k, 0] = complete[:, cols].sum(axis=1)
+        per_track[:, k, 1] = n_valid[:, cols].sum(axis=1)
+        per_track[:, k, 2] = planned[:, cols].sum(axis=1)
+    model_complete = complete.all(axis=1).tolist()
+    n_adopted_model = n_adopted.sum(axis=1).tolist()
+    n_provisional = n_provisional.tolist()
+    n_excluded = n_excluded.tolist()
     issues = _issues(t, suite, cohort, planned, n_adopted, complete)
+
     models_out: dict[str, Any] = {}
     worst = "complete"
-    names = list(cohort.models)
-    valid_per_track = {tr: n_valid[:, cols].sum(axis=1) for tr, cols in track_slices.items()}
-    planned_per_track = {tr: planned[:, cols].sum(axis=1) for tr, cols in track_slices.items()}
-    tm_lists = task_mean.tolist()
-    for m, name in enumerate(names):
-        means = {tr: (None if math.isnan(v := float(track_means[tr][m])) else v) for tr in TRACKS}
+    w = [WEIGHTS[tr] for tr in TRACKS]
+    items = suite.items
+    for m, (name, tmeans, tasks, counts) in enumerate(
+        zip(cohort.models, track_mean.tolist(), task_mean.tolist(), per_track.tolist())
+    ):
         if model_complete[m]:
-            index = (
-                WEIGHTS["theorem"] * means["theorem"]
-                + WEIGHTS["solver"] * means["solver"]
-                + WEIGHTS["construction"] * means["construction"]
-                + WEIGHTS["open_conjecture"] * means["open_conjecture"]
-            )
+            p, s_, c, o = tmeans
+            index = w[0] * p + w[1] * s_ + w[2] * c + w[3] * o  # the spec's order: 30P + 30S + 30C + 10O
             status = "provisional" if n_provisional[m] else "complete"
         else:
             index = None
             status = "incomplete"
         if _STATUS_RANK[status] > _STATUS_RANK[worst]:
             worst = status
-        coverage = {
-            tr: {
-                "tasks_complete": int(track_done[tr][m]),
-                "tasks_planned": len(track_slices[tr]),
-                "attempts_valid": int(valid_per_track[tr][m]),
-                "attempts_planned": int(planned_per_track[tr][m]),
-            }
-            for tr in TRACKS
-        }
         models_out[name] = {
             "status": status,
             "index": index,
-            "track_means": means,
-            "coverage": coverage,
-            "issues": issues.get(m, []),
-            "task_means": {it: (None if math.isnan(v) else v) for it, v in zip(suite.items, tm_lists[m])},
-            "attempts": {
-                "adopted": int(n_adopted[m].sum()),
-                "provisional": int(n_provisional[m]),
-                "excluded": int(n_excluded[m]),
+            "track_means": {tr: (None if v != v else v) for tr, v in zip(TRACKS, tmeans)},
+            "coverage": {
+                tr: {"tasks_complete": cnt[0], "tasks_planned": nt, "attempts_valid": cnt[1], "attempts_planned": cnt[2]}
+                for tr, nt, cnt in zip(TRACKS, n_tasks, counts)
             },
+            "issues": issues.get(m, []),
+            "task_means": {it: (None if v != v else v) for it, v in zip(items, tasks)},
+            "attempts": {"adopted": n_adopted_model[m], "provisional": n_provisional[m], "excluded": n_excluded[m]},
         }
     return {
         "schema_version": OUTPUT_SCHEMA_VERSION,
