@@ -81,12 +81,22 @@ def register(subparsers) -> None:
     c.set_defaults(handler=_reference_check)
 
 
-def _solver_score(args: argparse.Namespace) -> int:
+def _write(path: str, data) -> None:
+    """Write an output atomically; an unwritable path is bad input (one line, exit 1)."""
+    from tcsexam.errors import InputError
     from tcsexam.fileio import atomic_write_json
+
+    try:
+        atomic_write_json(path, data)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the output: {exc.strerror or exc}") from None
+
+
+def _solver_score(args: argparse.Namespace) -> int:
     from tcsexam.scoring.solver_score import solver_score_files
 
     result = solver_score_files(args.task, args.records, args.reference)
-    atomic_write_json(args.output, result)
+    _write(args.output, result)
     print(
         f"{args.task}: relative_score {result['relative_score']:.6f} over {result['n_eligible']} eligible "
         f"instances ({result['n_ok']} ok, {len(result['unscored_instances'])} unscored) "
@@ -96,13 +106,12 @@ def _solver_score(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from tcsexam.fileio import atomic_write_json
     from tcsexam.scoring.index import score_files
     from tcsexam.suites import load_suite
 
     suite = load_suite(args.suite)
     result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
-    atomic_write_json(args.output, result)
+    _write(args.output, result)
     for name, model in result["models"].items():
         index = "null" if model["index"] is None else f"{model['index']:.4f}"
         extra = f", {len(model['issues'])} issue(s)" if model["issues"] else ""
@@ -112,7 +121,7 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _reference_build(args: argparse.Namespace) -> int:
-    from tcsexam.fileio import atomic_write_json, read_json
+    from tcsexam.fileio import read_json
     from tcsexam.reference import build_reference
 
     kind, direction = args.kind, args.direction
@@ -132,7 +141,7 @@ def _reference_build(args: argparse.Namespace) -> int:
         suite=args.suite,
         floors={"relative": args.relative_floor, "absolute": args.absolute_floor},
     )
-    atomic_write_json(args.output, data)
+    _write(args.output, data)
     n_el = len(data["tasks"][args.task]["instances"])
     n_un = len(data["unscored_reference_instances"].get(args.task, {}))
     print(f"{args.task}: {n_el} eligible, {n_un} unscored reference instances from {len(runs)} runs -> {args.output}")
@@ -140,12 +149,11 @@ def _reference_build(args: argparse.Namespace) -> int:
 
 
 def _reference_merge(args: argparse.Namespace) -> int:
-    from tcsexam.fileio import atomic_write_json
     from tcsexam.reference import load_reference, merge_references
 
     refs = [load_reference(path) for path in args.inputs]
     data = merge_references(refs, suite=args.suite, tasks=args.tasks)
-    atomic_write_json(args.output, data)
+    _write(args.output, data)
     print(f"{data['reference_id']}: {len(data['tasks'])} task(s) -> {args.output}")
     return 0
 

@@ -328,3 +328,31 @@ def test_subprocess_solver_score_refusal(h, tmp_path):
     done = subprocess.run([_script(), "solver-score", "--task", "t", "--records", str(rec), "--reference", str(ref),
                            "--output", str(out)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "'example-2'" in done.stderr and not out.exists()
+
+
+def test_header_only_table_leaves_every_model_incomplete(h, tmp_path, lite):
+    data = _ok(h, tmp_path, [])
+    model = data["models"]["my-model"]
+    assert model["status"] == "incomplete" and model["index"] is None and len(model["issues"]) == 20
+    assert all(v is None for v in model["track_means"].values())
+
+
+def test_unwritable_output_and_directory_input_are_one_line_errors(h, tmp_path, capsys, lite):
+    attempts = h.write_csv(tmp_path / "attempts.csv", h.example_rows(lite))
+    cohort = h.write_json(tmp_path / "cohort.json", h.cohort_dict())
+    rc = main(["score", "--suite", "lite", "--attempts", str(attempts), "--cohort", str(cohort), "--output", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 1 and "cannot write the output" in err and err.count("\n") == 1
+    rc = main(["score", "--suite", "lite", "--attempts", str(tmp_path), "--cohort", str(cohort), "--output", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "cannot read attempt table" in err and not (tmp_path / "o.json").exists()
+
+
+def test_full_suite(h, tmp_path, full):
+    data = _ok(h, tmp_path, h.example_rows(full), cohort=h.cohort_dict(suite="full"), suite="full")
+    model = data["models"]["my-model"]
+    assert data["suite"] == "full" and model["status"] == "complete"
+    assert model["coverage"]["solver"]["tasks_planned"] == 7
+    means = model["track_means"]
+    assert means["theorem"] == 0.5 and means["solver"] == 0.25  # theorem tasks 1,1,0,0,0,1,1,0
+    assert model["index"] == 30 * means["theorem"] + 30 * 0.25 + 30 * means["construction"] + 10 * 0.0
