@@ -279,7 +279,7 @@ def _encode(df, suite: Suite, cohort: Cohort, source: str) -> _Table:
     )
 
 
-def _validate(t: _Table, suite: Suite, cohort: Cohort) -> None:
+def _validate(t: _Table, suite: Suite, cohort: Cohort, planned: np.ndarray) -> None:
     where, col = t.where, t.col
     solver = TRACKS.index("solver")
     is_solver = t.track == solver
@@ -334,7 +334,6 @@ def _validate(t: _Table, suite: Suite, cohort: Cohort) -> None:
     # more adopted attempts than planned
     group = t.model * n_items + t.item
     counts = np.bincount(group[adopted], minlength=len(cohort.models) * n_items)
-    planned = _planned(cohort, suite)
     over = np.flatnonzero(counts > planned.ravel())
     if over.size:
         g = int(over[0])
@@ -391,7 +390,8 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
 def compute_index(df, suite: Suite, cohort: Cohort, *, source: str = "attempts", solver_scores: Path | None = None) -> dict[str, Any]:
     """Validate the attempt table and compute the Index for every model of the cohort."""
     t = _encode(df, suite, cohort, source)
-    _validate(t, suite, cohort)
+    planned = _planned(cohort, suite)
+    _validate(t, suite, cohort, planned)
     if solver_scores is not None:
         _check_solver_scores(t, cohort, Path(solver_scores))
 
@@ -410,7 +410,6 @@ def compute_index(df, suite: Suite, cohort: Cohort, *, source: str = "attempts",
     n_adopted = np.bincount(group[adopted], minlength=size).reshape(n_models, n_items)
     n_excluded = np.bincount(t.model[~adopted], minlength=n_models)
     n_provisional = np.bincount(t.model[use & (t.adoption == 1)], minlength=n_models)
-    planned = _planned(cohort, suite)
     complete = n_valid == planned
     with np.errstate(invalid="ignore", divide="ignore"):
         task_mean = np.where(complete, sums / np.maximum(n_valid, 1), np.nan)

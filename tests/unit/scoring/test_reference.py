@@ -165,3 +165,27 @@ def test_reference_cli_build_merge_check(h, tmp_path, capsys):
     assert main(["reference", "build", "--task", "t", "--kind", "objective", "--direction", "maximize",
                  "--runs", paths[0], "--id", "x", "--output", str(out)]) == 1
     assert not out.exists()
+
+
+def test_build_takes_kind_and_direction_from_the_task_file(h, tmp_path, monkeypatch, capsys):
+    from tcsexam import paths
+
+    root = tmp_path / "proj"
+    (root / "config" / "suites").mkdir(parents=True)
+    (root / "config" / "tasks").mkdir()
+    (root / "config" / "tasks" / "tsp-x.yaml").write_text(
+        "id: tsp-x\nproblem: tsp\nkind: objective\ndirection: minimize\nlimits: {wall_s: 2}\n"
+        "instance_dir: references/instances/tsp-x\ninstances: [{name: a, file: a.tsp}]\n"
+    )
+    monkeypatch.setenv("TCSEXAM_ROOT", str(root))
+    paths.project_root.cache_clear()
+    try:
+        runs = [str(h.write_json(tmp_path / f"r{k}.json", [{"instance": "a", "status": "ok", "A": 100 + k}])) for k in range(3)]
+        out = tmp_path / "ref.json"
+        assert main(["reference", "build", "--task", "tsp-x", "--runs", *runs, "--id", "v1", "--output", str(out)]) == 0
+        task = json.loads(out.read_text())["tasks"]["tsp-x"]
+        assert (task["kind"], task["direction"], task["instances"]) == ("objective", "minimize", {"a": [100, 101, 102]})
+        assert main(["reference", "build", "--task", "nope", "--runs", *runs, "--id", "v1", "--output", str(tmp_path / "n.json")]) == 1
+        assert "nope.yaml: task file not found" in capsys.readouterr().err
+    finally:
+        paths.project_root.cache_clear()
