@@ -212,3 +212,19 @@ def test_named_references_resolve_under_references_dir(tmp_path, monkeypatch, h)
             load_reference("full")
     finally:
         paths.project_root.cache_clear()
+
+
+def test_accepts_the_runners_instance_records(h):
+    """Records written by the runner (InstanceRecord.to_dict, with provenance fields) score as is."""
+    from tcsexam.records import InstanceRecord
+
+    ref = _ref(h, tasks={"sat": ("solve", "maximize", {"a": [1, 1, 0], "b": [0, 0, 1]}),
+                         "cut": ("objective", "maximize", {"a": [10, 12, 14]})})
+    recs = [
+        InstanceRecord("a", "ok", A=1.0, solved=True, claimed="SAT", reward=1.0, wall_s=0.1, key="k", sandbox="local").to_dict(),
+        InstanceRecord("b", "ok", solved=False, claimed="UNKNOWN", extra={"note": "x"}).to_dict(),
+    ]
+    out = solver_score("sat", recs, ref)
+    assert [i["value"] for i in out["instances"]] == [1.0, 0.0] and out["checker_reward"] == 1.0
+    cut = solver_score("cut", [InstanceRecord("a", "ok", A=12.0, claimed=12, reward=0.9).to_dict()], ref)
+    assert cut["relative_score"] == 0.5
