@@ -6,8 +6,8 @@ separators dropped) is
 
 - `matched` when some evidence number equals it within relative 1e-6, or rounds to it at the
   number of decimals cited (`571.43` cites 571.428571...; `12000` cites 11999.6);
-- `derived` when it is the sum, difference or ratio of two evidence numbers (e.g. an objective
-  increase), with the witnesses listed;
+- `derived` when it is the difference of two evidence numbers of one sign that are each at least
+  as large (e.g. an objective increase), with the witnesses listed;
 - `unmatched` otherwise: a possible hallucination, listed beside the judge's verdict.
 
 Integers of magnitude at most 10 written without decimals (weeks, counts, ordinals) are skipped as
@@ -121,33 +121,22 @@ def check_numbers(answer: str, evidence: np.ndarray) -> dict[str, Any]:
 
 
 def _derivation(cited: Cited, evidence: np.ndarray, tol: float) -> str | None:
-    if evidence.size == 0:
+    """`a - b` for two evidence numbers of one sign, each at least |c| in magnitude (a change between
+    two larger quantities, e.g. an objective increase). Small operands are not accepted: with them
+    almost any number is some difference (17.5 = 20 - 2.5), which would hide invented numbers."""
+    c = abs(cited.value)
+    if evidence.size == 0 or c == 0:
         return None
-    c = cited.value
-    # a - b = c  (b = a - c)   and   a + b = c  (b = c - a)
-    for label, targets in (("difference", evidence - c), ("difference", evidence + c), ("sum", c - evidence)):
-        hit = _present(evidence, targets, tol)
+    for negative in (False, True):
+        values = np.sort(-evidence[evidence <= -c]) if negative else evidence[evidence >= c]
+        if values.size < 2:
+            continue
+        hit = _present(values, values - c, tol)
         if hit.any():
-            i = int(np.argmax(hit))
-            a = evidence[i]
-            if label == "sum":
-                return f"{_fmt(a)} + {_fmt(c - a)}"
-            b = targets[i]
-            return f"{_fmt(max(a, b))} - {_fmt(min(a, b))}"
-    nonzero = evidence[evidence != 0]
-    if nonzero.size and c != 0:
-        # c = a / b  ->  a = c * b ; relative tolerance scaled by b
-        targets = c * nonzero
-        hit = _present(evidence, targets, np.abs(nonzero) * tol)
-        if hit.any():
-            i = int(np.argmax(hit))
-            return f"{_fmt(targets[i])} / {_fmt(nonzero[i])}"
-        # percentages: c% = 100 * a / b
-        targets = c / 100.0 * nonzero
-        hit = _present(evidence, targets, np.abs(nonzero) * tol / 100.0)
-        if hit.any():
-            i = int(np.argmax(hit))
-            return f"100 * {_fmt(targets[i])} / {_fmt(nonzero[i])}"
+            a = values[int(np.argmax(hit))]
+            if negative:  # -(a - c) - (-a) = c
+                return f"{_fmt(-(a - c))} - {_fmt(-a)}"
+            return f"{_fmt(a)} - {_fmt(a - c)}"
     return None
 
 

@@ -1,0 +1,89 @@
+"""Status/objective derivation, and the PuLP pitfall with PuLP's bundled CBC for real."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pulp
+import pytest
+
+from tcsexam.orspace.result import derive, highs_result, pulp_result
+
+
+def market_split(m: int = 4, n: int = 30, seed: int = 1) -> pulp.LpProblem:
+    """Cornuejols-Dawande market split with slack: always feasible, very hard to prove optimal."""
+    rng = random.Random(seed)
+    a = [[rng.randint(0, 99) for _ in range(n)] for _ in range(m)]
+    prob = pulp.LpProblem("market_split", pulp.LpMinimize)
+    x = [pulp.LpVariable(f"x{j}", cat="Binary") for j in range(n)]
+    sp = [pulp.LpVariable(f"sp{i}", lowBound=0) for i in range(m)]
+    sm = [pulp.LpVariable(f"sm{i}", lowBound=0) for i in range(m)]
+    prob += pulp.lpSum(sp) + pulp.lpSum(sm)
+    for i in range(m):
+        prob += pulp.lpSum(a[i][j] * x[j] for j in range(n)) + sp[i] - sm[i] == sum(a[i]) // 2
+    return prob
+
+
+def test_time_limited_cbc_optimal_lpstatus_is_not_optimal():
+    prob = market_split()
+    prob.solve(pulp.PULP_CBC_CMD(msg=0, timeLimit=1))
+    assert pulp.LpStatus[prob.status] == "Optimal"  # the pitfall: PuLP says Optimal ...
+    assert prob.sol_status == pulp.LpSolutionIntegerFeasible  # ... but CBC only found a solution
+    result = pulp_result(prob)
+    assert result["status"] == "Not Optimal" and result["proven_optimal"] is False
+    # a program that naively reports LpStatus but passes sol_status along is caught by the harness
+    naive = {"status": pulp.LpStatus[prob.status], "objective": pulp.value(prob.objective), "sol_status": prob.sol_status}
+    assert derive(json.dumps(naive), "", True)["status"] == "Not Optimal"
+
+
+def test_proven_optimal_lp_is_optimal():
+    prob = pulp.LpProblem("lp", pulp.LpMaximize)
+    x, y = pulp.LpVariable("x", 0, 4), pulp.LpVariable("y", 0, 3)
+    prob += 3 * x + 2 * y
+    prob += x + y <= 5
+    prob.solve(pulp.PULP_CBC_CMD(msg=0))
+    result = pulp_result(prob)
+    assert result["status"] == "Optimal" and result["objective"] == pytest.approx(14.0)
+
+
+def test_highs_time_limit_is_not_optimal():
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", 0.5)
+    # the same market-split model, built directly in HiGHS
+    rng = random.Random(1)
+    a = [[rng.randint(0, 99) for _ in range(30)] for _ in range(4)]
+    import numpy as np
+    n = 30 + 8
+    h.addVars(n, np.zeros(n), np.array([1.0] * 30 + [highspy.kHighsInf] * 8))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array([0.0] * 30 + [1.0] * 8))
+    h.changeColsIntegrality(30, np.arange(30, dtype=np.int32), np.array([highspy.HighsVarType.kInteger] * 30))
+    for i in range(4):
+        idx = np.array(list(range(30)) + [30 + i, 34 + i], dtype=np.int32)
+        rhs = sum(a[i]) // 2
+        h.addRow(rhs, rhs, len(idx), idx, np.array(a[i] + [1.0, -1.0], dtype=float))
+    h.run()
+    result = highs_result(h)
+    assert result["status"] != "Optimal" and result["proven_optimal"] is False
+    assert derive(json.dumps({"status": "Optimal", "objective": 1.0, "model_status": result["model_status"]}), "", True)["status"] == "Not Optimal"
+
+
+@pytest.mark.parametrize("result_text, stdout, exit_ok, expected", [
+    (None, "Set parameter\nOBJECTIVE_VALUE: 263280.0\n", True, ("Optimal", 263280.0, "objective_line_only")),
+    (None, "OBJECTIVE_VALUE: 263280.0\n", False, (None, 263280.0, "none")),
+    (None, "Status: Optimal\nOBJECTIVE_VALUE: 5\nOBJECTIVE_VALUE: 7\n", True, ("Optimal", 7.0, "stdout_status_line")),
+    (None, "OBJECTIVE_STATUS: Infeasible\n", True, ("Infeasible", None, "stdout_status_line")),
+    (None, "Result - Stopped on time limit\nStatus: Optimal\nOBJECTIVE_VALUE: 3\n", True, ("Not Optimal", 3.0, "stdout_status_line")),
+    (None, "nothing here\n", True, (None, None, "none")),
+    ('{"status": "Optimal", "objective": 4}', "", True, ("Optimal", 4.0, "result_file")),
+    ('{"status": "Optimal", "objective": 4, "proven_optimal": false}', "", True, ("Not Optimal", 4.0, "result_file")),
+    ('{"status": "Optimal", "objective": 4, "model_status": "Time limit reached"}', "", True, ("Not Optimal", 4.0, "result_file")),
+    ('{"status": "Optimal", "objective": "NaN"}', "", True, ("Optimal", None, "result_file")),
+    ("garbage", "Status: Optimal\nOBJECTIVE_VALUE: 2\n", True, ("Optimal", 2.0, "stdout_status_line")),
+])
+def test_derive(result_text, stdout, exit_ok, expected):
+    d = derive(result_text, stdout, exit_ok)
+    assert (d["status"], d["objective"], d["status_source"]) == expected
