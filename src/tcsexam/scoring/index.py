@@ -89,10 +89,6 @@ class Cohort:
     source: str = "<cohort>"
     adoption_policy: str | None = None
 
-    def planned(self, model: str, item: str) -> int:
-        spec = self.models[model]
-        return int(spec.get("tasks", {}).get(item, spec["attempts_per_task"]))
-
 
 def _distinct_models(data: Any) -> Any:
     """The cohort with one model per distinct model entry (the first model holding it): large
