@@ -1,0 +1,222 @@
+"""`tcsexam run` end to end with the real executor: records, keys, reuse, repair, build, errors.
+
+Most cases use `--no-ray` (the same executor in-process) to stay fast; one runs the local Ray.
+The candidate is a small deterministic MaxCut solver that appends every execution to a log, so
+the tests see exactly which instances ran.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcsexam.cli import main
+from tcsexam.runner.store import RecordStore
+
+SOLVE = """\
+import sys, time
+inst, sol, log = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(log, "a") as fh:
+    fh.write(inst.rsplit("/", 1)[-1] + "\\n")
+n = int(open(inst).readline().split()[0])
+time.sleep(float(sys.argv[4]) if len(sys.argv) > 4 else 0)
+with open(sol, "w") as fh:
+    fh.write(" ".join(str(v % 2) for v in range(n)) + "\\n")
+"""
+
+
+def write_task(root: Path, names=("a", "b", "c"), wall_s=5, sizes=None) -> Path:
+    inst_dir = root / "inst"
+    inst_dir.mkdir(exist_ok=True)
+    rows = []
+    for k, name in enumerate(names):
+        n = (sizes or {}).get(name, 4 + k)
+        edges = [(i, i + 1) for i in range(1, n)]
+        (inst_dir / f"{name}.txt").write_text(
+            f"{n} {len(edges)}\n" + "".join(f"{u} {v} 1\n" for u, v in edges))
+        rows.append(f"- {{name: {name}, file: {name}.txt, best_known: {n - 1}}}")
+    task = root / "task.yaml"
+    task.write_text(
+        "id: tiny-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+        f"limits: {{wall_s: {wall_s}, mem_mb: 1024}}\ninstance_dir: {inst_dir}\ninstances:\n"
+        + "\n".join(rows) + "\n")
+    return task
+
+
+def write_candidate(root: Path, sleep: float = 0.0, build=None, script="solve.py") -> Path:
+    cand = root / "cand"
+    cand.mkdir(exist_ok=True)
+    (cand / "solve.py").write_text(SOLVE)
+    log = root / "exec.log"
+    cmd = [sys.executable, script, "{instance}", "{solution}", str(log), str(sleep)]
+    text = f"command: {json.dumps(cmd)}\nthreads: 1\n"
+    if build:
+        text += f"build: {json.dumps(build)}\n"
+    (cand / "solver.yaml").write_text(text)
+    return cand
+
+
+def executed(root: Path) -> list[str]:
+    log = root / "exec.log"
+    if not log.exists():
+        return []
+    out = [line.removesuffix(".txt") for line in log.read_text().split()]
+    log.unlink()
+    return out
+
+
+def run(root, task, cand, *extra) -> int:
+    return main(["run", "--task", str(task), "--candidate", str(cand), "--attempt", "1",
+                 "--output", str(root / "out" / "records.json"), "--no-progress", "--no-ray",
+                 *extra])
+
+
+def records(root) -> list[dict]:
+    return json.loads((root / "out" / "records.json").read_text())
+
+
+@pytest.fixture
+def setup(tmp_path):
+    return tmp_path, write_task(tmp_path), write_candidate(tmp_path)
+
+
+def test_run_writes_records_in_task_order_and_reuses_them(setup, capsys):
+    root, task, cand = setup
+    assert run(root, task, cand) == 0
+    recs = records(root)
+    assert [r["instance"] for r in recs] == ["a", "b", "c"]
+    assert [r["status"] for r in recs] == ["ok"] * 3
+    assert [r["A"] for r in recs] == [3.0, 4.0, 5.0]  # path graphs, alternating sides cut all
+    assert all(r["key"].startswith("sha256:") and r["attempt"] == "1" and r["task"] == "tiny-maxcut"
+               for r in recs)
+    assert sorted(executed(root)) == ["a", "b", "c"]
+    store = RecordStore(root / "out" / "records")
+    assert [store.load(n).to_dict() for n in "abc"] == recs
+    assert run(root, task, cand) == 0
+    assert executed(root) == []  # everything reused
+    assert records(root) == recs
+    assert "(3 reused, 0 run)" in capsys.readouterr().err
+
+
+def test_changes_invalidate_exactly_the_affected_records(setup):
+    root, task, cand = setup
+    assert run(root, task, cand) == 0
+    executed(root)
+    # one instance file changes: only it runs again
+    (root / "inst" / "b.txt").write_text("3 2\n1 2 1\n2 3 1\n")
+    assert run(root, task, cand) == 0
+    assert executed(root) == ["b"]
+    # one candidate file changes: everything runs again
+    (cand / "notes.txt").write_text("v2")
+    assert run(root, task, cand) == 0
+    assert sorted(executed(root)) == ["a", "b", "c"]
+    # the limits change: everything runs again
+    task.write_text(task.read_text().replace("wall_s: 5", "wall_s: 6"))
+    assert run(root, task, cand) == 0
+    assert sorted(executed(root)) == ["a", "b", "c"]
+    # the seed is part of the key
+    assert run(root, task, cand, "--seed", "7") == 0
+    assert sorted(executed(root)) == ["a", "b", "c"]
+    assert run(root, task, cand, "--seed", "7") == 0
+    assert executed(root) == []
+
+
+def test_infrastructure_errors_are_never_reused_and_repair_redoes_chosen(setup, capsys):
+    root, task, cand = setup
+    assert run(root, task, cand) == 0
+    executed(root)
+    store = RecordStore(root / "out" / "records")
+    rec = store.load("b")
+    rec.status, rec.A = "infrastructure_error", None
+    store.write(rec)
+    assert run(root, task, cand) == 0
+    assert executed(root) == ["b"]
+    assert [r["status"] for r in records(root)] == ["ok"] * 3
+    # repair by instance: only that one runs again, the old record is kept aside
+    assert main(["repair", "--records-dir", str(store.dir), "--instances", "c"]) == 0
+    assert "moved 1 record(s)" in capsys.readouterr().out
+    assert run(root, task, cand) == 0
+    assert executed(root) == ["c"]
+    assert len(list((store.dir / ".repaired").rglob("c.json"))) == 1
+
+
+def test_subset_of_instances(setup):
+    root, task, cand = setup
+    assert run(root, task, cand, "--instances", "c", "a") == 0
+    assert [r["instance"] for r in records(root)] == ["a", "c"]
+    assert sorted(executed(root)) == ["a", "c"]
+    assert run(root, task, cand) == 0
+    assert executed(root) == ["b"]
+
+
+def test_build_step_runs_once_and_its_failure_makes_every_instance_invalid(tmp_path):
+    task = write_task(tmp_path)
+    cand = write_candidate(tmp_path, build=["/bin/sh", "-c", "cp solve.py built.py && echo built"],
+                           script="built.py")
+    assert run(tmp_path, task, cand) == 0
+    assert [r["status"] for r in records(tmp_path)] == ["ok"] * 3
+    assert not (cand / "built.py").exists()  # the build ran in a copy
+    executed(tmp_path)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    task2 = write_task(bad)
+    cand2 = write_candidate(bad, build=["/bin/sh", "-c", "echo compiling; echo 'error: no' >&2; exit 3"])
+    assert run(bad, task2, cand2) == 0
+    recs = records(bad)
+    assert [r["status"] for r in recs] == ["invalid"] * 3
+    assert all("build failed" in r["message"] for r in recs)
+    log = bad / "out" / "records" / "build.log"
+    assert log.exists() and "error: no" in log.read_text()
+    assert executed(bad) == []
+
+
+@pytest.mark.parametrize(
+    "args, code, needle",
+    [
+        (["--task", "no-such-task"], 1, "no-such-task"),
+        (["--candidate", "/nonexistent/cand"], 1, "/nonexistent/cand"),
+        (["--instances", "zz"], 1, "zz"),
+        (["--workers", "0"], 2, "--workers"),
+        (["--workers", "2"], 2, "--no-ray"),
+        (["--max-retries", "-1"], 2, "--max-retries"),
+    ],
+)
+def test_bad_input_is_one_line_and_leaves_no_output(setup, capsys, args, code, needle):
+    root, task, cand = setup
+    argv = {"--task": str(task), "--candidate": str(cand)}
+    rest = []
+    it = iter(args)
+    for opt in it:
+        val = next(it)
+        if opt in argv:
+            argv[opt] = val
+        else:
+            rest += [opt, val]
+    out = root / "out" / "records.json"
+    rc = main(["run", "--task", argv["--task"], "--candidate", argv["--candidate"], "--output",
+               str(out), "--no-progress", "--no-ray", *rest])
+    err = capsys.readouterr().err.strip()
+    assert rc == code
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_output_inside_records_dir_is_a_usage_error(setup, capsys):
+    root, task, cand = setup
+    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--no-ray", "--no-progress",
+               "--output", str(root / "r" / "records.json"), "--records-dir", str(root / "r")])
+    assert rc == 2 and "--records-dir" in capsys.readouterr().err
+
+
+def test_run_on_local_ray_with_two_workers(setup, capsys):
+    root, task, cand = setup
+    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--attempt", "1",
+               "--output", str(root / "out" / "records.json"), "--workers", "2"])
+    assert rc == 0
+    assert [r["status"] for r in records(root)] == ["ok"] * 3
+    assert sorted(executed(root)) == ["a", "b", "c"]
+    err = capsys.readouterr().err
+    assert "3/3" in err  # the progress bar reached the end
