@@ -228,3 +228,15 @@ def test_accepts_the_runners_instance_records(h):
     assert [i["value"] for i in out["instances"]] == [1.0, 0.0] and out["checker_reward"] == 1.0
     cut = solver_score("cut", [InstanceRecord("a", "ok", A=12.0, claimed=12, reward=0.9).to_dict()], ref)
     assert cut["relative_score"] == 0.5
+
+
+def test_phi_is_scipy_stats_norm_cdf_bit_for_bit(h):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    values = {f"x{k}": [float(v) for v in rng.normal(100, 5, 3)] for k in range(200)}
+    ref = _ref(h, tasks={"t": ("objective", "minimize", values)})
+    recs = [{"instance": name, "status": "ok", "A": float(a)} for name, a in zip(values, rng.normal(100, 8, 200))]
+    out = solver_score("t", recs, ref)
+    z = np.array([i["z"] for i in out["instances"]])
+    assert [i["score"] for i in out["instances"]] == norm.cdf(z).tolist()
