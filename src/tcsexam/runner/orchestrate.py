@@ -195,7 +195,7 @@ def run_task(
                     attempt=attempt, threads=threads, workers=workers, ray_address=ray_address,
                     use_ray=use_ray, max_retries=max_retries, progress=progress,
                     initial_done=summary.reused, total=len(selected), finish=finish,
-                    on_dispatch=on_dispatch, summary=summary,
+                    on_dispatch=on_dispatch, summary=summary, log=say,
                 )
         finally:
             if build_dir is not None:
@@ -215,7 +215,7 @@ def run_task(
 
 def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, threads, workers,
               ray_address, use_ray, max_retries, progress, initial_done, total, finish,
-              on_dispatch, summary) -> None:
+              on_dispatch, summary, log) -> None:
     from tqdm import tqdm
 
     from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, job_cpus, start_ray
@@ -223,9 +223,7 @@ def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, t
     ctx = RunContext(task=task_obj, candidate=candidate, sandbox=sandbox, limits=limits,
                      seed=seed, attempt=attempt)
     failures = 0
-    bar = tqdm(total=total, initial=initial_done, desc=task_obj.id, unit="inst", file=sys.stderr,
-               disable=not progress, dynamic_ncols=True, smoothing=0.1)
-    bar.set_postfix(failures=0, refresh=False)
+    bar = None
 
     def on_result(name: str, data: dict, tries: int) -> None:
         nonlocal failures
@@ -255,9 +253,19 @@ def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, t
         else:
             pool = InProcessPool(ctx, max_retries=max_retries, on_dispatch=on_dispatch)
         summary.workers = pool.workers
+        if handle is not None:
+            where = f"Ray at {handle.address}" if handle.address else (
+                "local Ray" if handle.started_here else "this process's Ray")
+            log(f"{task_obj.id}: {pool.workers} worker(s) x {threads} CPU(s) on {where} "
+                f"(started in {handle.startup_s:.1f} s)")
+        # the bar starts after the one-off Ray start, so its rate and ETA are the instances'
+        bar = tqdm(total=total, initial=initial_done, desc=task_obj.id, unit="inst",
+                   file=sys.stderr, disable=not progress, dynamic_ncols=True, smoothing=0.1)
+        bar.set_postfix(failures=0, refresh=False)
         pool.run(pending, on_result)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         if pool is not None:
             pool.close()
         if handle is not None:
