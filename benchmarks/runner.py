@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -61,16 +62,24 @@ def _setup(root: Path, runs: int, wall_s: float) -> tuple[Path, dict[str, Path]]
     return task, cands
 
 
+def timed_run_instance(*args, **kwargs):
+    """run_instance, with the time it took inside the actor in the record (benchmark only)."""
+    t0 = time.perf_counter()
+    record = run_instance(*args, **kwargs)
+    record.extra["bench_inside_s"] = time.perf_counter() - t0
+    return record
+
+
 def _ms(x: float) -> str:
     return f"{x * 1000:.2f} ms"
 
 
-def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int) -> None:
+def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter: str):
     task_obj = load_task(task)
     cand = load_candidate(cand_dir)
     sandbox = get_sandbox("local")
     sandbox.check_available()
-    limits = Limits.from_task(task_obj.limits, 1)
+    limits = Limits.from_task(task_obj.limits, 1, limiter=limiter)
     sol = root / "bare.sol"
     argv = ["/bin/sh", "-c", f"echo 0 1 > {sol}"]
     for _ in range(5):
@@ -105,7 +114,8 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int) -> None:
     t0 = time.perf_counter()
     handle = start_ray(num_cpus=workers)
     ray_s = time.perf_counter() - t0
-    ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits)
+    ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits,
+                     executor=timed_run_instance)
     pool = RayPool(ctx, workers=workers, max_retries=0)
     try:
         names = [inst.name for inst in task_obj.instances[:runs]]
@@ -116,7 +126,10 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int) -> None:
         store2.prepare()
         seen = []
 
+        inside = []
+
         def on_result(name, data, tries):
+            inside.append(data["extra"].pop("bench_inside_s"))
             store2.write(InstanceRecord.from_dict(data))
             seen.append(data["status"])
 
@@ -124,9 +137,13 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int) -> None:
         pool.run(names, on_result)
         pool_wall = time.perf_counter() - t0
         per = pool_wall * workers / len(names)
+        in_actor = statistics.mean(inside)
         print(f"   Ray pool, {workers} workers:         {_ms(per)} worker-time per instance "
               f"(added {_ms(per - bare_med)}; throughput {len(names) / pool_wall:.0f} instances/s; "
               f"{seen.count('ok')}/{len(seen)} ok)")
+        print(f"     of which run_instance in the actor {_ms(in_actor)} (median "
+              f"{_ms(statistics.median(inside))}); pool dispatch + result + record write "
+              f"{_ms(per - in_actor)} per instance")
         print(f"   one-off: Ray start {ray_s:.2f} s, {workers} actors ready {actors_s:.2f} s")
         return pool, handle
     except BaseException:
@@ -135,11 +152,11 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int) -> None:
         raise
 
 
-def bench_timeout(task, cands, root: Path, t: float, reps: int) -> None:
+def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) -> None:
     task_obj = load_task(task)
     inst = task_obj.instances[0]
     sandbox = get_sandbox("local")
-    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5)
+    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5, limiter=limiter)
     print(f"2. timeout precision, wall limit T = {t:g} s ({reps} runs each)")
     for name in ("sleep", "stubborn"):
         cand = load_candidate(cands[name])
@@ -156,10 +173,10 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int) -> None:
               f"statuses {sorted(statuses)}; {note})")
 
 
-def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int) -> None:
+def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int, limiter: str) -> None:
     task_obj = load_task(task)
     cand = load_candidate(cands["sleep"])
-    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024)
+    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, limiter=limiter)
     pool.ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits)
     pool._ctx_ref = pool.ray.put(pool.ctx)
     for actor in list(pool.actors):  # fresh actors carry the new context
@@ -183,18 +200,21 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=None, help="N instances for the efficiency (default 4*C)")
     ap.add_argument("--t", type=float, default=1.0, help="T: wall limit of the sleeping runs (s)")
     ap.add_argument("--timeout-reps", type=int, default=5)
+    ap.add_argument("--limiter", default="auto", choices=["auto", "light", "cgroup", "benchexec"])
     args = ap.parse_args(argv)
     workers = args.workers or job_cpus()
     n = args.n or 4 * workers
     with tempfile.TemporaryDirectory(prefix="tcsexam-bench-") as tmp:
         root = Path(tmp)
         task, cands = _setup(root, max(args.runs, n, workers), wall_s=10.0)
-        print(f"runner benchmark: {workers} workers, {job_cpus()} CPUs in this job, "
-              f"python {sys.version.split()[0]}")
-        pool, handle = bench_overhead(task, cands["trivial"], root, args.runs, workers)
+        load = os.getloadavg()[0]
+        print(f"runner benchmark: {workers} workers, {job_cpus()} CPUs in this job, limiter "
+              f"{args.limiter}, load average {load:.1f}, python {sys.version.split()[0]}")
+        pool, handle = bench_overhead(task, cands["trivial"], root, args.runs, workers,
+                                      args.limiter)
         try:
-            bench_timeout(task, cands, root, args.t, args.timeout_reps)
-            bench_efficiency(pool, task, cands, n, args.t, workers)
+            bench_timeout(task, cands, root, args.t, args.timeout_reps, args.limiter)
+            bench_efficiency(pool, task, cands, n, args.t, workers, args.limiter)
         finally:
             pool.close()
             handle.shutdown()
