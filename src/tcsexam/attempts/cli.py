@@ -1,0 +1,183 @@
+"""CLI: `tcsexam attempts ...`, the glue commands the Snakemake workflow calls.
+
+  solver-row    score one Solver attempt's records (fixed reference) -> relative.json + its row
+  verdict-row   a theorem / construction / open-conjecture checker verdict -> its row
+  missing-row   a planned attempt without any result -> a row with score_status missing (or another)
+  table         row files -> attempts.csv (the spec's nine columns + note)
+  cohort        cohort.json for a run (the reference id is read from the reference file)
+  plots         report plots (PNG) from index.json, attempts.csv and the solver results
+  ray-head      start | stop | address: one Ray head shared by a local workflow run's jobs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tcsexam.errors import InputError
+
+
+def register(subparsers) -> None:
+    top = subparsers.add_parser(
+        "attempts",
+        help="attempt rows, the attempt table, cohort and report plots (the workflow's glue)",
+        description="Turn solver-score outputs and checker verdicts into rows of attempts.csv; "
+        "every planned attempt gets a row (failed or missing results too).",
+    )
+    sub = top.add_subparsers(dest="attempts_command", metavar="ACTION", required=True)
+
+    p = sub.add_parser(
+        "solver-row",
+        help="score a Solver attempt's final records and write its attempt row",
+        description="Calls the fixed-reference scorer. Missing records -> not_finished; records "
+        "the scorer refuses (infrastructure_error, missing instance, ...) -> judge_failed with the "
+        "scorer's message. Exit 0 in those cases; exit 1 only for a broken reference or bad options.",
+    )
+    p.add_argument("--records", required=True, help="records.json of `tcsexam run`")
+    p.add_argument("--task", required=True)
+    p.add_argument("--reference", required=True, help="lite, full or a reference file")
+    p.add_argument("--model", required=True)
+    p.add_argument("--attempt", required=True)
+    p.add_argument("--protocol", required=True, choices=("online", "offline"))
+    p.add_argument("--adoption-status", default="selected", choices=("selected", "selected_provisional", "excluded"))
+    p.add_argument("--relative-output", required=True, metavar="FILE",
+                   help="where the solver-score output goes (removed when scoring fails)")
+    p.add_argument("--output", required=True, metavar="ROW.json")
+    p.set_defaults(handler=_solver_row)
+
+    p = sub.add_parser("verdict-row", help="convert a checker verdict JSON into an attempt row")
+    p.add_argument("--verdict", required=True, metavar="FILE")
+    p.add_argument("--model", help="expected model (checked against the verdict)")
+    p.add_argument("--track", help="expected track")
+    p.add_argument("--item", help="expected item")
+    p.add_argument("--attempt", help="expected attempt")
+    p.add_argument("--output", required=True, metavar="ROW.json")
+    p.set_defaults(handler=_verdict_row)
+
+    p = sub.add_parser("missing-row", help="the row of a planned attempt that has no result")
+    p.add_argument("--model", required=True)
+    p.add_argument("--track", required=True)
+    p.add_argument("--item", required=True)
+    p.add_argument("--attempt", required=True)
+    p.add_argument("--status", default="missing", choices=("missing", "not_finished", "judge_failed"))
+    p.add_argument("--protocol", default="", help="solver rows: online or offline")
+    p.add_argument("--reason", required=True, help="why there is no result (goes into the note)")
+    p.add_argument("--output", required=True, metavar="ROW.json")
+    p.set_defaults(handler=_missing_row)
+
+    p = sub.add_parser("table", help="row files -> attempts.csv")
+    p.add_argument("--rows", nargs="+", required=True, metavar="ROW.json")
+    p.add_argument("--output", required=True, metavar="attempts.csv")
+    p.set_defaults(handler=_table)
+
+    p = sub.add_parser("cohort", help="write cohort.json (reference id read from the reference file)")
+    p.add_argument("--suite", required=True)
+    p.add_argument("--protocol", required=True, choices=("online", "offline"))
+    p.add_argument("--reference", required=True, help="lite, full or a reference file")
+    p.add_argument("--model", nargs="+", required=True, metavar="NAME=N",
+                   help="model and its planned adopted repetitions per task")
+    p.add_argument("--adoption-policy", default=None)
+    p.add_argument("--output", required=True, metavar="cohort.json")
+    p.set_defaults(handler=_cohort)
+
+    p = sub.add_parser("plots", help="report plots (PNG) of one suite/protocol evaluation")
+    p.add_argument("--index", required=True)
+    p.add_argument("--attempts", required=True)
+    p.add_argument("--solver-dir", required=True, help="results/<suite>/<protocol>/solver")
+    p.add_argument("--output-dir", required=True)
+    p.set_defaults(handler=_plots)
+
+    p = sub.add_parser("ray-head", help="one Ray head shared by a local workflow run's jobs")
+    p.add_argument("action", choices=("start", "stop", "address"))
+    p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
+    p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
+    p.set_defaults(handler=_ray_head)
+
+
+def _solver_row(args: argparse.Namespace) -> int:
+    from tcsexam.attempts.rows import solver_row, write_row
+
+    row, _ = solver_row(
+        model=args.model, task=args.task, attempt=args.attempt, protocol=args.protocol,
+        records=args.records, reference=args.reference, relative_output=args.relative_output,
+        adoption_status=args.adoption_status,
+    )
+    write_row(args.output, row)
+    shown = "" if row.score is None else f" {row.score:.6f}"
+    print(f"{args.model},solver,{args.task},{args.attempt}: {row.score_status}{shown} ({row.note}) -> {args.output}")
+    return 0
+
+
+def _verdict_row(args: argparse.Namespace) -> int:
+    from tcsexam.attempts.rows import write_row
+    from tcsexam.attempts.verdicts import verdict_row_file
+
+    expect = {k: getattr(args, k) for k in ("model", "track", "item", "attempt") if getattr(args, k)}
+    row = verdict_row_file(args.verdict, expect)
+    write_row(args.output, row)
+    shown = "" if row.score is None else f" {row.score:g}"
+    print(f"{','.join(row.identity)}: {row.score_status}{shown} -> {args.output}")
+    return 0
+
+
+def _missing_row(args: argparse.Namespace) -> int:
+    from tcsexam.attempts.rows import failed_row, write_row
+    from tcsexam.suites import normalize_track
+
+    track = normalize_track(args.track)
+    if track is None:
+        raise InputError(f"missing-row: unknown track {args.track!r}")
+    row = failed_row(args.model, track, args.item, args.attempt, args.status, args.reason, args.protocol)
+    write_row(args.output, row)
+    print(f"{','.join(row.identity)}: {row.score_status} ({row.note}) -> {args.output}")
+    return 0
+
+
+def _table(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from tcsexam.attempts.rows import write_table
+
+    rows = write_table(args.rows, args.output)
+    counts = Counter(r.score_status for r in rows)
+    print(f"{len(rows)} attempt rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}")
+    return 0
+
+
+def _cohort(args: argparse.Namespace) -> int:
+    from tcsexam.attempts.cohort import build_cohort, parse_model_plans
+    from tcsexam.fileio import atomic_write_json
+
+    data = build_cohort(args.suite, args.protocol, args.reference, parse_model_plans(args.model), args.adoption_policy)
+    atomic_write_json(args.output, data)
+    print(f"cohort {data['suite']}/{data['solver_protocol']} against {data['solver_reference_id']}: "
+          f"{len(data['models'])} model(s) -> {args.output}")
+    return 0
+
+
+def _plots(args: argparse.Namespace) -> int:
+    from tcsexam.attempts.plots import make_plots
+
+    for path in make_plots(args.index, args.attempts, args.solver_dir, args.output_dir):
+        print(path)
+    return 0
+
+
+def _ray_head(args: argparse.Namespace) -> int:
+    import os
+
+    from tcsexam.attempts import ray_head
+
+    if args.action == "start":
+        cpus = args.num_cpus or len(os.sched_getaffinity(0))
+        address, started = ray_head.start(args.state_dir, cpus)
+        print(f"ray head {'started' if started else 'reused'} at {address} ({args.state_dir})", file=sys.stderr)
+        print(address)
+    elif args.action == "stop":
+        stopped = ray_head.stop(args.state_dir)
+        print(f"ray head {'stopped' if stopped else 'was not running'} ({args.state_dir})", file=sys.stderr)
+    else:
+        address = ray_head.current_address(args.state_dir)
+        if address:
+            print(address)
+    return 0

@@ -1,0 +1,172 @@
+"""Report plots (matplotlib, PNG) of one suite/protocol evaluation.
+
+- `track_means.png`: the four track means per model (a missing mean is drawn as an empty, hatched
+  bar labelled n/a) with the Index (or "incomplete") in the legend;
+- `solver_relative.png`: the fixed-reference relative score per Solver task and model (mean of the
+  adopted valid attempts);
+- `instance_scores.png`: the per-instance score distribution (Phi(z)) per task and model, from the
+  solver-score outputs;
+- `status_counts.png`: instance record status counts per task (all models and attempts).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
+
+PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png")
+TRACKS = ("theorem", "solver", "construction", "open_conjecture")
+STATUS_ORDER = ("ok", "timeout", "memout", "crash", "invalid", "certificate_failed", "infrastructure_error")
+STATUS_COLORS = {
+    "ok": "#2ca02c", "timeout": "#ff7f0e", "memout": "#9467bd", "crash": "#d62728", "invalid": "#7f7f7f",
+    "certificate_failed": "#8c564b", "infrastructure_error": "#000000",
+}
+
+
+def _solver_files(solver_dir: Path, name: str) -> list[tuple[str, str, str, Path]]:
+    """(model, task, attempt, path) for every solver_dir/<model>/<task>/<attempt>/<name>."""
+    out = []
+    if solver_dir.is_dir():
+        for path in sorted(solver_dir.glob(f"*/*/*/{name}")):
+            attempt_dir = path.parent
+            out.append((attempt_dir.parent.parent.name, attempt_dir.parent.name, attempt_dir.name, path))
+    return out
+
+
+def make_plots(index_path: str | Path, attempts_path: str | Path, solver_dir: str | Path,
+               output_dir: str | Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from tcsexam.fileio import atomic_write_bytes
+
+    index = read_json(index_path, "index file")
+    if not isinstance(index, dict) or not isinstance(index.get("models"), dict):
+        raise InputError(f"{index_path}: not an index.json (no 'models' object)")
+    try:
+        table = pd.read_csv(attempts_path, dtype={"attempt": str, "model": str, "item": str},
+                            keep_default_na=False)
+    except Exception as exc:  # pandas raises many types for bad CSV
+        raise InputError(f"{attempts_path}: cannot read the attempt table: {' '.join(str(exc).split())}") from None
+    solver_dir = Path(solver_dir)
+    output_dir = Path(output_dir)
+    models = sorted(index["models"])
+    title = f"{index.get('suite', '?')} / {index.get('solver_protocol', '?')}"
+    written: list[Path] = []
+
+    def save(fig, name: str) -> None:
+        import io
+
+        buf = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=110)
+        plt.close(fig)
+        path = output_dir / name
+        atomic_write_bytes(path, buf.getvalue())
+        written.append(path)
+
+    # 1. track means per model
+    fig, ax = plt.subplots(figsize=(max(6, 1.8 * len(TRACKS) * max(1, len(models)) / 2), 4))
+    width = 0.8 / max(1, len(models))
+    x = np.arange(len(TRACKS))
+    for i, model in enumerate(models):
+        entry = index["models"][model]
+        means = [entry.get("track_means", {}).get(t) for t in TRACKS]
+        idx = entry.get("index")
+        label = f"{model} (Index {idx:.2f})" if isinstance(idx, (int, float)) else f"{model} ({entry.get('status')})"
+        vals = [m if isinstance(m, (int, float)) else 0.0 for m in means]
+        bars = ax.bar(x + (i - (len(models) - 1) / 2) * width, vals, width, label=label)
+        for bar, m in zip(bars, means):
+            if not isinstance(m, (int, float)):
+                bar.set_hatch("//")
+                bar.set_fill(False)
+                ax.annotate("n/a", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, [t.replace("_", " ") for t in TRACKS])
+    ax.set_ylabel("track mean")
+    ax.set_title(f"Track means per model ({title})")
+    ax.legend(fontsize=8)
+    save(fig, PLOTS[0])
+
+    # 2. relative score per Solver task
+    solver = table[(table["track"] == "solver") & (table["score_status"] == "valid")
+                   & (table["adoption_status"] != "excluded")].copy()
+    solver["score"] = pd.to_numeric(solver["score"], errors="coerce")
+    tasks = sorted(set(table.loc[table["track"] == "solver", "item"]))
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(tasks) + 2), 4))
+    xs = np.arange(len(tasks))
+    for i, model in enumerate(models):
+        sub = solver[solver["model"] == model].groupby("item")["score"].mean()
+        vals = [float(sub.get(t, math.nan)) for t in tasks]
+        ax.bar(xs + (i - (len(models) - 1) / 2) * width, np.nan_to_num(vals), width, label=model)
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(xs, tasks, rotation=30, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("relative score (fixed reference)")
+    ax.set_title(f"Solver relative score per task ({title}); dashed: reference mean")
+    ax.legend(fontsize=8)
+    save(fig, PLOTS[1])
+
+    # 3. per-instance score distribution
+    rel = _solver_files(solver_dir, "relative.json")
+    scores: dict[tuple[str, str], list[float]] = {}
+    for model, task, _attempt, path in rel:
+        data = read_json(path, "solver-score output")
+        for inst in data.get("instances", []):
+            if isinstance(inst.get("score"), (int, float)):
+                scores.setdefault((task, model), []).append(float(inst["score"]))
+    tasks3 = sorted({t for t, _ in scores})
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(tasks3) + 2), 4))
+    for i, model in enumerate(models):
+        data = [scores.get((t, model), []) for t in tasks3]
+        pos = np.arange(len(tasks3)) + (i - (len(models) - 1) / 2) * width
+        keep = [(p, d) for p, d in zip(pos, data) if d]
+        if keep:
+            parts = ax.boxplot([d for _, d in keep], positions=[p for p, _ in keep], widths=width * 0.8,
+                               patch_artist=True, manage_ticks=False)
+            color = f"C{i}"
+            for box in parts["boxes"]:
+                box.set_facecolor(color)
+                box.set_alpha(0.6)
+            ax.plot([], [], color=color, lw=6, alpha=0.6, label=model)
+    ax.set_xticks(np.arange(len(tasks3)), tasks3, rotation=30, ha="right")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("instance score Phi(z)")
+    ax.set_title(f"Per-instance score distribution ({title})")
+    if models:
+        ax.legend(fontsize=8)
+    save(fig, PLOTS[2])
+
+    # 4. status counts per task
+    counts: dict[str, dict[str, int]] = {}
+    for _model, task, _attempt, path in _solver_files(solver_dir, "records.json"):
+        records = read_json(path, "records file")
+        if not isinstance(records, list):
+            raise InputError(f"{path}: records file must be a JSON list")
+        for rec in records:
+            status = rec.get("status") if isinstance(rec, dict) else None
+            counts.setdefault(task, {}).setdefault(str(status), 0)
+            counts[task][str(status)] += 1
+    tasks4 = sorted(counts)
+    statuses = [s for s in STATUS_ORDER if any(s in c for c in counts.values())]
+    statuses += sorted({s for c in counts.values() for s in c} - set(statuses))
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(tasks4) + 2), 4))
+    bottom = np.zeros(len(tasks4))
+    for status in statuses:
+        vals = np.array([counts[t].get(status, 0) for t in tasks4], dtype=float)
+        ax.bar(tasks4, vals, bottom=bottom, label=status, color=STATUS_COLORS.get(status))
+        bottom += vals
+    ax.set_ylabel("instance records (all models and attempts)")
+    ax.set_title(f"Record status counts per task ({title})")
+    ax.tick_params(axis="x", rotation=30)
+    if statuses:
+        ax.legend(fontsize=8)
+    save(fig, PLOTS[3])
+    return written

@@ -1,0 +1,154 @@
+"""One Ray head per local workflow run, shared by every `tcsexam run` job.
+
+Starting Ray costs seconds per job; a workflow with many short Solver jobs on one machine starts it
+once (`tcsexam attempts ray-head start`, called by the Snakefile's `onstart`) and passes the
+address to each job. The head runs as `ray start --head --block` in its own session; its state
+(pid, address, temp dir) lives in a state folder, so a second `start` reuses a live head (a rerun
+after a killed workflow) and `stop` ends exactly this head's process tree, never any other Ray.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_text
+
+ADDRESS_FILE = "address"
+PID_FILE = "pid"
+TEMP_FILE = "temp_dir"
+LOG_FILE = "ray-head.log"
+_ADDRESS_RE = re.compile(r"ray start --address='([^']+)'")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        import psutil
+
+        proc = psutil.Process(pid)
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except Exception:
+        return False
+
+
+def _reachable(address: str, timeout: float = 2.0) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def current_address(state_dir: str | Path) -> str | None:
+    """The address of this state folder's head when it is alive, else None."""
+    state = Path(state_dir)
+    try:
+        pid = int((state / PID_FILE).read_text().strip())
+        address = (state / ADDRESS_FILE).read_text().strip()
+    except (OSError, ValueError):
+        return None
+    if address and _alive(pid) and _reachable(address):
+        return address
+    return None
+
+
+def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0) -> tuple[str, bool]:
+    """Start (or reuse) the head; returns (address, started_now)."""
+    state = Path(state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    address = current_address(state)
+    if address:
+        return address, False
+    stop(state)  # leftovers of a dead head
+    if num_cpus < 1:
+        raise InputError(f"ray-head: --num-cpus must be >= 1, not {num_cpus}")
+    ray_bin = Path(sys.executable).with_name("ray")
+    if not ray_bin.exists():
+        found = shutil.which("ray")
+        if not found:
+            raise InputError("ray-head: the `ray` command is not installed beside this Python")
+        ray_bin = Path(found)
+    temp_dir = tempfile.mkdtemp(prefix="ray-wf-", dir="/tmp")  # short: Ray's socket paths are limited
+    argv = [
+        str(ray_bin), "start", "--head", "--block", f"--num-cpus={num_cpus}", "--port=0",
+        "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
+        f"--ray-client-server-port={_free_port()}", f"--dashboard-port={_free_port()}",
+        "--node-ip-address=127.0.0.1",
+    ]
+    log_path = state / LOG_FILE
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=env)
+    atomic_write_text(state / PID_FILE, f"{proc.pid}\n")
+    atomic_write_text(state / TEMP_FILE, f"{temp_dir}\n")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = log_path.read_text(errors="replace")
+        match = _ADDRESS_RE.search(text)
+        if match and "Ray runtime started" in text:
+            address = match.group(1)
+            atomic_write_text(state / ADDRESS_FILE, f"{address}\n")
+            return address, True
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    tail = " | ".join(log_path.read_text(errors="replace").strip().splitlines()[-3:])
+    stop(state)
+    raise InputError(f"ray-head: the Ray head did not start within {timeout_s:.0f}s (log {log_path}: {tail})")
+
+
+def stop(state_dir: str | Path, timeout_s: float = 20.0) -> bool:
+    """Stop this state folder's head and its whole process tree; True when one was running."""
+    import psutil
+
+    state = Path(state_dir)
+    was_running = False
+    try:
+        pid = int((state / PID_FILE).read_text().strip())
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None and _alive(pid):
+        try:
+            root = psutil.Process(pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            tree = []
+        if tree:
+            was_running = True
+            try:
+                root.send_signal(signal.SIGTERM)  # `ray start --block` tears its processes down
+            except psutil.Error:
+                pass
+            _, alive = psutil.wait_procs(tree, timeout=timeout_s)
+            for proc in alive:
+                try:
+                    proc.kill()
+                except psutil.Error:
+                    pass
+            psutil.wait_procs(alive, timeout=5)
+    try:
+        temp_dir = (state / TEMP_FILE).read_text().strip()
+    except OSError:
+        temp_dir = ""
+    if temp_dir.startswith("/tmp/ray-wf-"):
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    for name in (ADDRESS_FILE, PID_FILE, TEMP_FILE):
+        (state / name).unlink(missing_ok=True)
+    return was_running

@@ -1,0 +1,231 @@
+"""Attempt rows: one row of the spec's attempts.csv per (model, track, item, attempt).
+
+The workflow writes one small JSON file per planned attempt (`row.json`) and `tcsexam attempts
+table` concatenates them into attempts.csv. Every planned attempt yields a row, whatever happened
+to it: a failed or missing result becomes a row with `score_status` `judge_failed`,
+`not_finished` or `missing` and the reason in `note`, so the Index comes out `incomplete` with the
+issue listed instead of the pipeline stopping.
+
+Conversions (spec, "The four track scores"):
+
+- solver: the fixed-reference `relative_score` of `tcsexam solver-score`
+  (`score_type` fixed_reference_relative, `solver_protocol` online|offline); the scorer's refusal
+  (an `infrastructure_error`, a missing eligible instance, ...) -> `judge_failed`; no records ->
+  `not_finished`.
+- theorem, open_conjecture: 1 when the checker accepted a complete proof / resolution, else 0
+  (partial credit -> 0).
+- construction: the checker's original reward unchanged (must be finite and >= 0).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
+
+COLUMNS = (
+    "model",
+    "track",
+    "item",
+    "attempt",
+    "score",
+    "adoption_status",
+    "score_status",
+    "score_type",
+    "solver_protocol",
+)
+#: Extra column kept by the scorer and ignored by the aggregate: why a row is not valid, provenance.
+NOTE_COLUMN = "note"
+TRACKS = ("theorem", "solver", "construction", "open_conjecture")
+ADOPTION_STATUSES = ("selected", "selected_provisional", "excluded")
+SCORE_STATUSES = ("valid", "judge_failed", "not_finished", "missing")
+PROTOCOLS = ("online", "offline")
+ROW_SCHEMA_VERSION = 1
+
+
+@dataclass
+class AttemptRow:
+    model: str
+    track: str
+    item: str
+    attempt: str
+    score: float | None
+    adoption_status: str
+    score_status: str
+    score_type: str
+    solver_protocol: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"attempt row ({self.model},{self.track},{self.item},{self.attempt})"
+        for name in ("model", "item", "attempt"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{where}: {name} must be a non-empty string")
+            if any(c in value for c in ",\n\r\""):
+                raise InputError(f"{where}: {name} {value!r} must not contain commas, quotes or newlines")
+        if self.track not in TRACKS:
+            raise InputError(f"{where}: unknown track {self.track!r} (tracks: {', '.join(TRACKS)})")
+        if self.adoption_status not in ADOPTION_STATUSES:
+            raise InputError(f"{where}: unknown adoption_status {self.adoption_status!r}")
+        if self.score_status not in SCORE_STATUSES:
+            raise InputError(f"{where}: unknown score_status {self.score_status!r}")
+        expected_type = "fixed_reference_relative" if self.track == "solver" else "original_task_score"
+        if self.score_type != expected_type:
+            raise InputError(f"{where}: score_type must be {expected_type!r} for track {self.track!r}")
+        if self.track == "solver" and self.solver_protocol not in PROTOCOLS:
+            raise InputError(f"{where}: a solver row needs solver_protocol online or offline")
+        if self.track != "solver" and self.solver_protocol not in ("", *PROTOCOLS):
+            raise InputError(f"{where}: unknown solver_protocol {self.solver_protocol!r}")
+        if self.score_status == "valid":
+            if not is_finite_number(self.score):
+                raise InputError(f"{where}: a valid row needs a finite score, not {self.score!r}")
+            self.score = float(self.score)
+            if self.track in ("theorem", "open_conjecture") and self.score not in (0.0, 1.0):
+                raise InputError(f"{where}: {self.track} scores are 0 or 1, not {self.score!r}")
+            if self.track == "construction" and self.score < 0:
+                raise InputError(f"{where}: a construction reward must be >= 0, not {self.score!r}")
+            if self.track == "solver" and not 0.0 <= self.score <= 1.0:
+                raise InputError(f"{where}: a relative score must be in [0, 1], not {self.score!r}")
+        elif self.score is not None:
+            raise InputError(f"{where}: a {self.score_status} row has no score")
+        self.note = " ".join(str(self.note).split())
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        return (self.model, self.track, self.item, self.attempt)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str) -> "AttemptRow":
+        if not isinstance(data, dict):
+            raise InputError(f"{source}: an attempt row must be a JSON object")
+        missing = [c for c in COLUMNS if c not in data]
+        if missing:
+            raise InputError(f"{source}: attempt row lacks {', '.join(missing)}")
+        try:
+            return cls(**{k: data[k] for k in (*COLUMNS, NOTE_COLUMN) if k in data})
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# constructors
+
+
+def failed_row(model: str, track: str, item: str, attempt: str, score_status: str, note: str,
+               protocol: str = "", adoption_status: str = "selected") -> AttemptRow:
+    """A planned attempt without a valid score: judge_failed, not_finished or missing."""
+    if score_status == "valid":
+        raise ValueError("failed_row needs a failure status")
+    return AttemptRow(
+        model, track, item, str(attempt), None, adoption_status, score_status,
+        "fixed_reference_relative" if track == "solver" else "original_task_score",
+        protocol if track == "solver" else "", note,
+    )
+
+
+def solver_row(
+    *,
+    model: str,
+    task: str,
+    attempt: str,
+    protocol: str,
+    records: str | Path,
+    reference: str | Path,
+    relative_output: str | Path,
+    adoption_status: str = "selected",
+) -> tuple[AttemptRow, dict[str, Any] | None]:
+    """Score one Solver attempt's final records and turn the outcome into its attempt row.
+
+    A bad reference is a configuration error and raises `InputError`. Missing records ->
+    `not_finished`; records the scorer refuses (infrastructure_error, missing eligible instance,
+    malformed file, ...) -> `judge_failed` with the scorer's message. On success the scorer's
+    output is written to `relative_output`; on failure a stale one is removed.
+    """
+    from tcsexam.reference import load_reference
+    from tcsexam.scoring.solver_score import solver_score
+
+    ref = load_reference(reference)  # a broken reference is the operator's error: exit 1
+    relative_output = Path(relative_output)
+    records = Path(records)
+
+    def fail(status: str, note: str) -> tuple[AttemptRow, None]:
+        relative_output.unlink(missing_ok=True)
+        return failed_row(model, "solver", task, attempt, status, note, protocol, adoption_status), None
+
+    if not records.exists():
+        return fail("not_finished", f"{records}: no final records (the run did not finish)")
+    try:
+        data = read_json(records, "records file")
+        result = solver_score(task, data, ref, str(records))
+    except InputError as exc:
+        return fail("judge_failed", f"solver-score refused: {exc}")
+    atomic_write_json(relative_output, result)
+    reward = result.get("checker_reward")
+    note = f"reference {result['reference_id']}; {result['n_ok']}/{result['n_eligible']} ok"
+    if reward is not None:
+        note += f"; checker_reward {reward:.6g}"
+    row = AttemptRow(model, "solver", task, str(attempt), float(result["relative_score"]), adoption_status,
+                     "valid", "fixed_reference_relative", protocol, note)
+    return row, result
+
+
+# ---------------------------------------------------------------------------------------------
+# row files and the table
+
+
+def write_row(path: str | Path, row: AttemptRow) -> None:
+    atomic_write_json(path, row.to_dict())
+
+
+def read_row(path: str | Path) -> AttemptRow:
+    return AttemptRow.from_dict(read_json(path, "attempt row file"), str(path))
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("non-finite score")
+        return repr(value)  # the full value: `tcsexam score --solver-scores` compares exactly
+    return str(value)
+
+
+def table_text(rows: Iterable[AttemptRow]) -> str:
+    """attempts.csv text: the nine columns of the spec plus `note`, one line per row.
+
+    Rows keep their given order; a duplicate identity is refused (naming both sources)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow((*COLUMNS, NOTE_COLUMN))
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for number, row in enumerate(rows, start=1):
+        if row.identity in seen:
+            raise InputError(
+                f"attempt rows {seen[row.identity]} and {number}: duplicate identity {','.join(row.identity)}"
+            )
+        seen[row.identity] = number
+        writer.writerow([_cell(getattr(row, c)) for c in (*COLUMNS, NOTE_COLUMN)])
+    return buf.getvalue()
+
+
+def write_table(paths: Iterable[str | Path], output: str | Path) -> list[AttemptRow]:
+    paths = list(paths)
+    rows = [read_row(p) for p in paths]
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for path, row in zip(paths, rows):
+        if row.identity in seen:
+            raise InputError(f"{path}: duplicate attempt identity {','.join(row.identity)} (also in {seen[row.identity]})")
+        seen[row.identity] = str(path)
+    atomic_write_text(output, table_text(rows))
+    return rows

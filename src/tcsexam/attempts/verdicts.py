@@ -1,0 +1,120 @@
+"""Checker verdicts of the theorem, construction and open-conjecture tracks.
+
+One small JSON object per attempt, written by the track's checker (documented in docs/workflow.md):
+
+```json
+{"model": "demo-strong", "track": "theorem", "item": "theorem-hall-marriage", "attempt": "1",
+ "original_reward": 0.75, "complete": false,
+ "checker": "lean4 4.9 + mathlib (kernel check)", "status": "judged",
+ "message": "proof of the key lemma accepted, main statement missing"}
+```
+
+| key | rule |
+|---|---|
+| model, track, item, attempt | required; the attempt's identity (`attempt` a string or integer) |
+| original_reward | the checker's own reward, kept as is; required (finite, >= 0) for construction; for theorem / open_conjecture a number or null |
+| complete | theorem / open_conjecture: required Boolean, true only when the checker accepted a complete proof (or a complete proof / refutation of the conjecture) |
+| status | `judged` (default), `judge_failed` or `not_finished`: a checker that crashed or did not finish |
+| checker, message | optional strings (provenance) |
+| adoption_status | optional: `selected` (default), `selected_provisional`, `excluded` |
+
+Conversion to the attempt-table score: theorem and open_conjecture -> 1.0 when `complete` is true,
+else 0.0 (partial credit in `original_reward` becomes 0); construction -> `original_reward`
+unchanged (may exceed 1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tcsexam.attempts.rows import ADOPTION_STATUSES, AttemptRow
+from tcsexam.errors import InputError
+from tcsexam.fileio import is_finite_number, read_json
+
+VERDICT_KEYS = {
+    "model", "track", "item", "attempt", "original_reward", "complete", "status", "checker",
+    "message", "adoption_status", "schema_version",
+}
+VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
+VERDICT_TRACKS = ("theorem", "construction", "open_conjecture")
+
+
+def _canon_track(name: Any) -> str | None:
+    if not isinstance(name, str):
+        return None
+    canon = name.strip().lower().replace("-", "_").replace(" ", "_")
+    return canon if canon in VERDICT_TRACKS else None
+
+
+def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) -> AttemptRow:
+    """Convert one checker verdict into its attempt row; `expect` pins identity fields."""
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: a verdict must be a JSON object")
+    unknown = sorted(set(data) - VERDICT_KEYS)
+    if unknown:
+        raise InputError(f"{source}: unknown verdict key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(VERDICT_KEYS))})")
+    for key in ("model", "track", "item", "attempt"):
+        if key not in data:
+            raise InputError(f"{source}: verdict lacks {key!r}")
+    track = _canon_track(data["track"])
+    if track is None:
+        raise InputError(f"{source}: track {data['track']!r} is not one of {', '.join(VERDICT_TRACKS)} "
+                         "(solver attempts are scored from their records)")
+    attempt = data["attempt"]
+    if isinstance(attempt, bool) or not isinstance(attempt, (str, int)):
+        raise InputError(f"{source}: 'attempt' must be a string or an integer")
+    ident = {"model": data["model"], "track": track, "item": data["item"], "attempt": str(attempt)}
+    for key in ("model", "item"):
+        if not isinstance(ident[key], str) or not ident[key]:
+            raise InputError(f"{source}: {key!r} must be a non-empty string")
+    for key, want in (expect or {}).items():
+        got = ident[key]
+        if key == "track":
+            want = _canon_track(want) or want
+        if got != str(want):
+            raise InputError(f"{source}: verdict {key} is {got!r}, but this file is planned for {want!r}")
+    status = data.get("status", "judged")
+    if status not in VERDICT_STATUSES:
+        raise InputError(f"{source}: status must be one of {', '.join(VERDICT_STATUSES)}, not {status!r}")
+    adoption = data.get("adoption_status", "selected")
+    if adoption not in ADOPTION_STATUSES:
+        raise InputError(f"{source}: adoption_status must be one of {', '.join(ADOPTION_STATUSES)}")
+    for key in ("checker", "message"):
+        if key in data and not isinstance(data[key], str):
+            raise InputError(f"{source}: {key!r} must be a string")
+    reward = data.get("original_reward")
+    if reward is not None and not is_finite_number(reward):
+        raise InputError(f"{source}: original_reward must be a finite number or null, not {reward!r}")
+    complete = data.get("complete")
+    if complete is not None and not isinstance(complete, bool):
+        raise InputError(f"{source}: 'complete' must be true or false, not {complete!r}")
+
+    checker = data.get("checker", "")
+    message = data.get("message", "")
+    base_note = "; ".join(x for x in (f"checker {checker}" if checker else "", message) if x)
+    if status != "judged":
+        return AttemptRow(ident["model"], track, ident["item"], ident["attempt"], None, adoption, status,
+                          "original_task_score", "", base_note or f"checker status {status}")
+
+    if track == "construction":
+        if reward is None:
+            raise InputError(f"{source}: a judged construction verdict needs original_reward")
+        if reward < 0:
+            raise InputError(f"{source}: a construction reward must be >= 0, not {reward!r}")
+        score = float(reward)
+        note = base_note
+    else:
+        if complete is None:
+            raise InputError(f"{source}: a judged {track} verdict needs 'complete': true or false")
+        score = 1.0 if complete else 0.0
+        what = "complete proof accepted" if complete else "no complete proof accepted"
+        if track == "open_conjecture":
+            what = "complete resolution accepted" if complete else "no complete resolution accepted"
+        note = "; ".join(x for x in (what, f"original_reward {reward:.6g}" if reward is not None else "", base_note) if x)
+    return AttemptRow(ident["model"], track, ident["item"], ident["attempt"], score, adoption, "valid",
+                      "original_task_score", "", note)
+
+
+def verdict_row_file(path: str | Path, expect: dict[str, str] | None = None) -> AttemptRow:
+    return verdict_row(read_json(path, "verdict file"), str(path), expect)

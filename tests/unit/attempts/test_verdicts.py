@@ -1,0 +1,73 @@
+"""Checker verdicts -> attempt rows (spec: partial credit -> 0, construction rewards unchanged)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tcsexam.attempts.verdicts import verdict_row, verdict_row_file
+from tcsexam.errors import InputError
+
+
+def V(**kw):
+    base = {"model": "m", "track": "theorem", "item": "t1", "attempt": 1, "original_reward": 0.75, "complete": False}
+    base.update(kw)
+    return base
+
+
+def test_theorem_partial_credit_becomes_zero():
+    row = verdict_row(V(), "v.json")
+    assert (row.score, row.score_status, row.score_type, row.solver_protocol) == (0.0, "valid", "original_task_score", "")
+    assert row.attempt == "1" and "original_reward 0.75" in row.note
+
+
+def test_complete_proof_is_one_whatever_the_reward():
+    assert verdict_row(V(complete=True, original_reward=None), "v").score == 1.0
+    row = verdict_row(V(track="Open-Conjecture", complete=True), "v")
+    assert row.track == "open_conjecture" and row.score == 1.0
+
+
+def test_construction_reward_unchanged_and_may_exceed_one():
+    row = verdict_row(V(track="construction", original_reward=1.37, complete=None), "v")
+    assert row.score == 1.37
+    with pytest.raises(InputError, match=">= 0"):
+        verdict_row(V(track="construction", original_reward=-0.1), "v")
+    with pytest.raises(InputError, match="needs original_reward"):
+        verdict_row(V(track="construction", original_reward=None), "v")
+
+
+@pytest.mark.parametrize("status", ["judge_failed", "not_finished"])
+def test_checker_failure_statuses(status):
+    row = verdict_row(V(status=status, message="lean timed out"), "v")
+    assert row.score is None and row.score_status == status and "lean timed out" in row.note
+
+
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (V(track="solver"), "scored from their records"),
+        (V(complete="yes"), "true or false"),
+        (V(complete=None), "needs 'complete'"),
+        (V(original_reward=float("inf")), "finite"),
+        (V(status="ok"), "status must be"),
+        (V(extra=1), "unknown verdict key"),
+        (V(attempt=True), "attempt"),
+        ({"model": "m"}, "lacks"),
+        ([], "JSON object"),
+    ],
+)
+def test_bad_verdicts(data, match):
+    with pytest.raises(InputError, match=match):
+        verdict_row(data, "v.json")
+
+
+def test_identity_must_match_the_planned_file(tmp_path):
+    path = tmp_path / "1.json"
+    path.write_text(json.dumps(V()))
+    assert verdict_row_file(path, {"model": "m", "track": "theorem", "item": "t1", "attempt": "1"}).score == 0.0
+    with pytest.raises(InputError, match="planned for 'other'"):
+        verdict_row_file(path, {"model": "other"})
+    path.write_text("{ nope")
+    with pytest.raises(InputError, match="1.json"):
+        verdict_row_file(path)
