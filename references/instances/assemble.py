@@ -74,7 +74,92 @@ def maxcut() -> None:
         write_task(task_id, "maxcut", "objective", "maximize", limits, entries, desc)
 
 
-STEPS = {"maxcut": maxcut}
+def sat() -> None:
+    table = {r["instance"]: r for r in rows(SHARED / "sat" / "labels.csv")}
+    # a mix of sizes and both answers; uf50-011 and uf100-011 lack SATLIB's '%' trailer
+    names = ["uf50-01", "uf50-02", "uf50-011", "uf75-01", "uf75-02", "uf75-03", "uf100-01",
+             "uf100-02", "uf100-03", "uf100-011", "uuf50-01", "uuf50-02", "uuf75-01", "uuf75-02",
+             "uuf100-01", "uuf100-02"]
+    entries = []
+    for name in names:
+        r = table[name]
+        entries.append({"name": name, "file": copy(SHARED / "sat" / f"{name}.cnf", "sat-satlib"),
+                        "label": r["expected"], "variables": int(r["variables"]),
+                        "clauses": int(r["clauses"])})
+    write_task("sat-satlib", "sat", "solve", "maximize", {"wall_s": 2, "mem_mb": 1024}, entries,
+               "SATLIB uniform random 3-SAT (uf/uuf 50-100 variables); solved = verified model "
+               "or UNSAT on an instance labelled UNSAT")
+
+
+def tsp() -> None:
+    table = rows(SHARED / "tsp" / "optimal.csv")
+    lite, large = [], []
+    for r in table:
+        entry = {"name": r["instance"], "file": None, "dimension": int(r["dimension"]),
+                 "edge_weight_type": r["edge_weight_type"], "optimal": int(r["optimal"])}
+        (lite if int(r["dimension"]) <= 76 else large).append(entry)
+    for task_id, entries, limits, desc in (
+        ("tsp-tsplib", lite, {"wall_s": 3, "mem_mb": 1024},
+         "Symmetric TSPLIB instances with 14 to 76 cities; reward = optimal / length"),
+        ("tsp-tsplib-large", large, {"wall_s": 10, "mem_mb": 2048},
+         "Symmetric TSPLIB instances with 96 to 130 cities; reward = optimal / length"),
+    ):
+        for e in entries:
+            e["file"] = copy(SHARED / "tsp" / f"{e['name']}.tsp", task_id)
+        write_task(task_id, "tsp", "objective", "minimize", limits, entries, desc)
+
+
+def coloring() -> None:
+    entries = []
+    for r in rows(SHARED / "coloring" / "known.csv"):
+        name = r["instance"]
+        entries.append({"name": name, "file": copy(SHARED / "coloring" / f"{name}.col",
+                                                    "coloring-dimacs"),
+                        "n": int(r["n"]), "m": int(r["m"]),
+                        "chromatic": int(r["chromatic_or_best"])})
+    write_task("coloring-dimacs", "coloring", "objective", "minimize",
+               {"wall_s": 3, "mem_mb": 1024}, entries,
+               "DIMACS graph colouring (Trick's collection); reward = chromatic number / colours")
+
+
+#: generated MaxSAT instances: (form, variables, seed); optima computed exactly with RC2
+GENERATED_MAXSAT = [("old", 30, 101), ("old", 40, 102), ("old", 50, 103), ("old", 45, 105),
+                    ("new", 30, 201), ("new", 40, 202), ("new", 50, 203), ("new", 45, 205)]
+
+
+def maxsat() -> None:
+    import numpy as np
+    from pysat.examples.rc2 import RC2
+    from pysat.formula import WCNF
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from tcsexam.problems import get_problem
+
+    problem = get_problem("maxsat")
+    task_id = "maxsat-wcnf"
+    entries = []
+    for r in rows(SHARED / "maxsat" / "optima.csv"):
+        name = r["instance"].removesuffix(".wcnf")
+        entries.append({"name": name, "file": copy(SHARED / "maxsat" / r["instance"], task_id),
+                        "format": "new", "optimum": int(r["optimal_cost"]),
+                        "optimum_source": "shared data (RC2 and LSU agree)"})
+    for form, size, seed in GENERATED_MAXSAT:
+        name = f"gen-{form}-n{size}-s{seed}"
+        text = problem.generate(np.random.default_rng(seed), size, form=form)
+        path = INST / task_id / f"{name}.wcnf"
+        path.write_text(text)
+        with RC2(WCNF(from_file=str(path))) as rc2:
+            if rc2.compute() is None:
+                raise SystemExit(f"{path}: generated instance has unsatisfiable hard clauses")
+            cost = rc2.cost
+        entries.append({"name": name, "file": path.name, "format": form, "optimum": int(cost),
+                        "optimum_source": "RC2 (exact) at assembly"})
+    write_task(task_id, "maxsat", "objective", "minimize", {"wall_s": 3, "mem_mb": 1024}, entries,
+               "Weighted partial MaxSAT (WCNF, old 'p wcnf' and new 'h' forms); "
+               "reward = (optimum + 1) / (cost + 1)")
+
+
+STEPS = {"maxcut": maxcut, "sat": sat, "tsp": tsp, "coloring": coloring, "maxsat": maxsat}
 
 if __name__ == "__main__":
     TASKS.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,212 @@
+"""SAT on DIMACS CNF (including SATLIB files that end with a `%` line and a `0` line).
+
+Instance: `c` comment lines, one header `p cnf <variables> <clauses>`, then clauses as integer
+literals each terminated by `0` (clauses may span lines). Parsing stops at a line starting with
+`%` (SATLIB's trailer). The clause count must equal the header's.
+
+Certificate: SAT-competition output. `c` lines are comments; exactly one `s` line:
+`s SATISFIABLE`, `s UNSATISFIABLE` or `s UNKNOWN`; for SATISFIABLE, `v` lines holding literals
+and a final `0`. A variable left out of the `v` lines is unassigned: the model must satisfy every
+clause with the literals it lists. Kind `solve`: value 1.0 when solved, else 0.0.
+`s UNSATISFIABLE` counts as solved only when the task's metadata labels the instance
+`label: UNSAT`; on an instance labelled SAT it is `certificate_failed`; unlabelled it is `ok` but
+not solved (accepting unlabelled UNSAT claims needs a DRAT proof checked with drat-trim).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.problems import _common as c
+from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.records import Status
+
+_COMMENT = re.compile(rb"(?m)^[ \t]*c[^\n]*")
+_TRAILER = re.compile(rb"(?m)^[ \t]*%")
+_HEADER = re.compile(rb"(?m)^[ \t]*p[ \t]+cnf[ \t]+(\S+)[ \t]+(\S+)[ \t]*\r?$")
+_ANY_P = re.compile(rb"(?m)^[ \t]*p\b")
+
+
+@dataclass(frozen=True, eq=False)
+class CnfInstance:
+    nvars: int
+    nclauses: int
+    var: np.ndarray  #: |literal| of every literal, clause after clause (int64)
+    positive: np.ndarray  #: literal > 0 (bool)
+    clause_of: np.ndarray  #: clause index of every literal (int64)
+    lengths: np.ndarray  #: literals per clause
+    path: Path | None = None
+
+    def clause(self, k: int) -> list[int]:
+        start = int(self.lengths[:k].sum())
+        end = start + int(self.lengths[k])
+        v = self.var[start:end]
+        return [int(x) if p else -int(x) for x, p in zip(v, self.positive[start:end])]
+
+
+def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
+    text = _COMMENT.sub(b"", data)
+    trailer = _TRAILER.search(text)
+    if trailer:
+        text = text[: trailer.start()]
+    headers = _ANY_P.findall(text)
+    if len(headers) != 1:
+        what = "no 'p cnf' header" if not headers else f"{len(headers)} 'p' lines"
+        raise InputError(f"{path}: {what}; expected exactly one 'p cnf <variables> <clauses>'")
+    match = _HEADER.search(text)
+    header_line = text[: (match or _ANY_P.search(text)).start()].count(b"\n") + 1
+    if not match:
+        raise InputError(f"{path}: line {header_line}: header must be 'p cnf <variables> <clauses>'")
+    counts = c.ints_or_none([match.group(1), match.group(2)])
+    if counts is None or counts[0] < 0 or counts[1] < 0:
+        raise InputError(f"{path}: line {header_line}: header counts must be non-negative integers")
+    nvars, nclauses = int(counts[0]), int(counts[1])
+    if text[: match.start()].strip():
+        raise InputError(f"{path}: line {header_line}: clauses before the 'p cnf' header")
+    body = text[match.end():]
+    tokens = body.split()
+    lits = c.ints_or_none(tokens)
+    if lits is None:
+        i = c.first_bad_int(tokens)
+        line = header_line + c.line_of_token(body, i) - 1
+        raise InputError(f"{path}: line {line}: {c.show(tokens[i])} is not an integer literal")
+    if lits.size and lits[-1] != 0:
+        lits = np.append(lits, 0)  # a last clause without its terminating 0 is accepted
+    zeros = np.flatnonzero(lits == 0)
+    if zeros.size != nclauses:
+        raise InputError(f"{path}: header says {nclauses} clauses but the file holds {zeros.size}")
+    var = np.abs(lits)
+    out = var > nvars
+    if out.any():
+        i = int(np.argmax(out))
+        line = header_line + c.line_of_token(body, i) - 1
+        raise InputError(f"{path}: line {line}: literal {int(lits[i])} outside 1..{nvars}")
+    bounds = np.concatenate(([-1], zeros))
+    lengths = np.diff(bounds) - 1
+    keep = lits != 0
+    clause_of = np.repeat(np.arange(nclauses, dtype=np.int64), lengths)
+    return CnfInstance(nvars, nclauses, var[keep], lits[keep] > 0, clause_of, lengths, Path(path))
+
+
+class Sat(Problem):
+    name = "sat"
+    kind = "solve"
+    direction = "maximize"
+    instance_suffix = ".cnf"
+    certificate_format = "SAT-competition output: 's SATISFIABLE' + 'v ... 0' lines, or 's UNSATISFIABLE'"
+
+    def parse_instance(self, path: Path) -> CnfInstance:
+        return parse_cnf_bytes(c.read_instance_bytes(path, "CNF"), path)
+
+    def max_certificate_bytes(self, inst: CnfInstance) -> int:
+        return 65536 + 24 * inst.nvars
+
+    def parse_certificate(self, inst: CnfInstance, data: bytes) -> tuple[str, np.ndarray | None]:
+        """(answer, literals) from SAT-competition output; raises Reject."""
+        limit = self.max_certificate_bytes(inst)
+        if len(data) > limit:
+            raise c.invalid(f"certificate is {len(data)} bytes, more than the {limit} allowed")
+        if not data.strip():
+            raise c.invalid("empty certificate")
+        answer: str | None = None
+        vparts: list[bytes] = []
+        for number, raw in enumerate(data.splitlines(), start=1):
+            line = raw.strip()
+            if not line or line[:1] == b"c":
+                continue
+            head, rest = line[:1], line[1:]
+            if rest[:1] not in (b"", b" ", b"\t"):
+                raise c.invalid(f"line {number}: unknown line {c.show(line)}", answer)
+            if head == b"s":
+                word = b" ".join(rest.split())
+                if answer is not None:
+                    raise c.invalid(f"line {number}: a second 's' line", answer)
+                if word == b"SATISFIABLE":
+                    answer = "SAT"
+                elif word == b"UNSATISFIABLE":
+                    answer = "UNSAT"
+                elif word == b"UNKNOWN":
+                    answer = "UNKNOWN"
+                else:
+                    raise c.invalid(f"line {number}: unknown answer {c.show(word)}")
+            elif head == b"v":
+                vparts.append(rest)
+            else:
+                raise c.invalid(f"line {number}: unknown line {c.show(line)}", answer)
+        if answer is None:
+            raise c.invalid("no 's' line (SATISFIABLE, UNSATISFIABLE or UNKNOWN)")
+        if answer != "SAT":
+            if vparts:
+                raise c.invalid(f"'v' lines after 's {answer}'", answer)
+            return answer, None
+        tokens = b" ".join(vparts).split()
+        if not tokens:
+            raise c.invalid("'s SATISFIABLE' without 'v' lines", answer)
+        lits = c.certificate_ints(tokens, answer, "literal")
+        if lits[-1] != 0:
+            raise c.invalid("the 'v' lines must end with 0", answer)
+        lits = lits[:-1]
+        if (lits == 0).any():
+            raise c.invalid("a 0 before the end of the 'v' lines", answer)
+        return answer, lits
+
+    def check_certificate(
+        self, instance: CnfInstance, certificate: bytes, meta: Mapping[str, Any]
+    ) -> CheckResult:
+        label = str(meta.get("label", "")).upper() if meta else ""
+        try:
+            answer, lits = self.parse_certificate(instance, certificate)
+            if answer == "UNKNOWN":
+                return CheckResult(Status.OK.value, value=0.0, solved=False, claimed=answer,
+                                   reward=0.0, message="s UNKNOWN: not solved")
+            if answer == "UNSAT":
+                if label == "UNSAT":
+                    return CheckResult(Status.OK.value, value=1.0, solved=True, claimed=answer,
+                                       reward=1.0, message="UNSAT claim agrees with the label")
+                if label == "SAT":
+                    raise c.failed("claims UNSATISFIABLE but the instance is satisfiable", answer)
+                return CheckResult(Status.OK.value, value=0.0, solved=False, claimed=answer,
+                                   reward=0.0, message="UNSAT claim not verifiable: the instance "
+                                   "has no label (a DRAT proof is needed); not counted as solved")
+            assert lits is not None
+            var = np.abs(lits)
+            if var.size and int(var.max()) > instance.nvars:
+                k = int(np.argmax(var > instance.nvars))
+                raise c.failed(f"literal {int(lits[k])} outside 1..{instance.nvars}", answer)
+            value = np.zeros(instance.nvars + 1, dtype=np.int8)
+            pos = lits > 0
+            value[var[pos]] = 1
+            value[var[~pos]] = -1
+            both = np.intersect1d(var[pos], var[~pos])
+            if both.size:
+                raise c.failed(f"variable {int(both[0])} is assigned both true and false", answer)
+            lit_value = value[instance.var]
+            true = np.where(instance.positive, lit_value == 1, lit_value == -1)
+            sat = np.bincount(instance.clause_of[true], minlength=instance.nclauses)
+            unsat = np.flatnonzero(sat == 0)
+            if unsat.size:
+                k = int(unsat[0])
+                shown = " ".join(map(str, instance.clause(k)[:8]))
+                raise c.failed(f"{unsat.size} clause(s) falsified, first clause {k + 1}: [{shown}]",
+                               answer)
+        except c.Reject as rej:
+            return rej.result()
+        return CheckResult(Status.OK.value, value=1.0, solved=True, claimed=answer, reward=1.0,
+                           message="model satisfies every clause")
+
+    def generate(self, rng: np.random.Generator, size: int) -> str:
+        """Uniform random 3-SAT with `size` variables and round(4.26 * size) clauses."""
+        n = max(3, int(size))
+        m = int(round(4.26 * n))
+        lines = [f"c uniform random 3-SAT, {n} variables, {m} clauses", f"p cnf {n} {m}"]
+        for _ in range(m):
+            vs = rng.choice(n, size=3, replace=False) + 1
+            signs = rng.choice(np.array([-1, 1]), size=3)
+            lines.append(" ".join(str(int(x)) for x in vs * signs) + " 0")
+        return "\n".join(lines) + "\n"

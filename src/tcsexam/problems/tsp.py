@@ -1,0 +1,275 @@
+"""Symmetric TSP on TSPLIB files, with TSPLIB's exact distance functions.
+
+Edge-weight types: EUC_2D (nint), EUC_3D, MAN_2D, MAX_2D, CEIL_2D, ATT (pseudo-Euclidean), GEO
+(TSPLIB FAQ: PI = 3.141592, degrees truncated, minutes scaled by 5/3, RRR = 6378.388) and
+EXPLICIT with FULL_MATRIX, UPPER_ROW, LOWER_ROW, UPPER_DIAG_ROW, LOWER_DIAG_ROW (and their
+column-wise twins, which are the same for a symmetric matrix).
+
+Certificate: a permutation of the cities 1..n, whitespace separated, optionally with a
+`value <length>` line (see `_common`); a TSPLIB tour file (`TOUR_SECTION ... -1`) is accepted too.
+Value: the closed tour's length (minimize). Reward: optimal / value when the task gives `optimal`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.problems import _common as c
+from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.records import Status
+
+COORD_TYPES = {"EUC_2D": 2, "EUC_3D": 3, "MAN_2D": 2, "MAN_3D": 3, "MAX_2D": 2, "MAX_3D": 3,
+               "CEIL_2D": 2, "ATT": 2, "GEO": 2}
+MATRIX_FORMATS = {
+    "FULL_MATRIX": "full",
+    "UPPER_ROW": "upper", "LOWER_COL": "upper",
+    "LOWER_ROW": "lower", "UPPER_COL": "lower",
+    "UPPER_DIAG_ROW": "upper_diag", "LOWER_DIAG_COL": "upper_diag",
+    "LOWER_DIAG_ROW": "lower_diag", "UPPER_DIAG_COL": "lower_diag",
+}
+SECTIONS = {"NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION",
+            "FIXED_EDGES_SECTION", "TOUR_SECTION", "DEPOT_SECTION", "DEMAND_SECTION"}
+GEO_PI = 3.141592
+GEO_RRR = 6378.388
+_KEY = re.compile(r"^([A-Z_0-9]+)\s*:?\s*(.*)$")
+
+
+@dataclass(frozen=True, eq=False)
+class TspInstance:
+    name: str
+    n: int
+    weight_type: str  #: EUC_2D, ATT, GEO, EXPLICIT, ...
+    coords: np.ndarray | None  #: (n, dims) float64 for coordinate types
+    matrix: np.ndarray | None  #: (n, n) int64 for EXPLICIT
+    path: Path | None = None
+
+    def distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """TSPLIB distances between the 0-based cities a[k] and b[k] (int64, vectorised)."""
+        if self.matrix is not None:
+            return self.matrix[a, b]
+        return coord_distance(self.weight_type, self.coords[a], self.coords[b])
+
+    def tour_length(self, tour: np.ndarray) -> int:
+        """Length of the closed tour given as a 0-based permutation."""
+        return int(self.distances(tour, np.roll(tour, -1)).sum(dtype=np.int64))
+
+    def full_matrix(self) -> np.ndarray:
+        idx = np.arange(self.n)
+        a, b = np.meshgrid(idx, idx, indexing="ij")
+        return self.distances(a.ravel(), b.ravel()).reshape(self.n, self.n)
+
+
+def _geo_radians(x: np.ndarray) -> np.ndarray:
+    deg = np.trunc(x)
+    minutes = x - deg
+    return GEO_PI * (deg + 5.0 * minutes / 3.0) / 180.0
+
+
+def coord_distance(kind: str, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    d = p - q
+    if kind in ("EUC_2D", "EUC_3D"):
+        return np.floor(np.sqrt((d * d).sum(axis=1)) + 0.5).astype(np.int64)
+    if kind == "CEIL_2D":
+        return np.ceil(np.sqrt((d * d).sum(axis=1))).astype(np.int64)
+    if kind in ("MAN_2D", "MAN_3D"):
+        return np.floor(np.abs(d).sum(axis=1) + 0.5).astype(np.int64)
+    if kind in ("MAX_2D", "MAX_3D"):
+        return np.floor(np.abs(d).max(axis=1) + 0.5).astype(np.int64)
+    if kind == "ATT":
+        r = np.sqrt((d * d).sum(axis=1) / 10.0)
+        t = np.floor(r + 0.5)
+        return np.where(t < r, t + 1, t).astype(np.int64)
+    if kind == "GEO":
+        lat1, lon1 = _geo_radians(p[:, 0]), _geo_radians(p[:, 1])
+        lat2, lon2 = _geo_radians(q[:, 0]), _geo_radians(q[:, 1])
+        q1 = np.cos(lon1 - lon2)
+        q2 = np.cos(lat1 - lat2)
+        q3 = np.cos(lat1 + lat2)
+        inner = np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0)
+        return np.trunc(GEO_RRR * np.arccos(inner) + 1.0).astype(np.int64)
+    raise ValueError(f"unsupported edge weight type {kind}")
+
+
+def _matrix_from(values: np.ndarray, n: int, fmt: str, path, line: int) -> np.ndarray:
+    kind = MATRIX_FORMATS[fmt]
+    need = {"full": n * n, "upper": n * (n - 1) // 2, "lower": n * (n - 1) // 2,
+            "upper_diag": n * (n + 1) // 2, "lower_diag": n * (n + 1) // 2}[kind]
+    if values.size != need:
+        raise InputError(f"{path}: line {line}: EDGE_WEIGHT_SECTION ({fmt}) needs {need} numbers "
+                         f"for {n} cities, found {values.size}")
+    if kind == "full":
+        m = values.reshape(n, n)
+        if not np.array_equal(m, m.T):
+            i, j = np.argwhere(m != m.T)[0]
+            raise InputError(f"{path}: FULL_MATRIX is not symmetric at ({i + 1}, {j + 1})")
+        return m
+    m = np.zeros((n, n), dtype=np.int64)
+    if kind == "upper":
+        rows, cols = np.triu_indices(n, 1)
+    elif kind == "lower":
+        rows, cols = np.tril_indices(n, -1)
+    elif kind == "upper_diag":
+        rows, cols = np.triu_indices(n, 0)
+    else:
+        rows, cols = np.tril_indices(n, 0)
+    m[rows, cols] = values
+    m[cols, rows] = values
+    return m
+
+
+def parse_tsplib_bytes(data: bytes, path: Path | str = "<tsp>") -> TspInstance:
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    lines = text.splitlines()
+    spec: dict[str, str] = {}
+    sections: dict[str, tuple[int, list[str]]] = {}
+    i = 0
+    while i < len(lines):
+        raw = lines[i].strip()
+        i += 1
+        if not raw:
+            continue
+        key = raw.split(":")[0].strip().split()[0] if raw[0].isalpha() else ""
+        if not key:
+            raise InputError(f"{path}: line {i}: expected a 'KEY : value' line, found {raw[:40]!r}")
+        if key == "EOF":
+            break
+        if key in SECTIONS:
+            start = i
+            body: list[str] = []
+            while i < len(lines):
+                nxt = lines[i].strip()
+                if nxt and nxt[0].isalpha():
+                    break
+                body.append(nxt)
+                i += 1
+            sections[key] = (start, " ".join(body).split())
+            continue
+        match = _KEY.match(raw)
+        if not match:
+            raise InputError(f"{path}: line {i}: cannot read {raw[:40]!r}")
+        spec[match.group(1)] = match.group(2).strip()
+    name = spec.get("NAME", Path(str(path)).stem)
+    ptype = spec.get("TYPE", "TSP").split()[0] if spec.get("TYPE") else "TSP"
+    if ptype != "TSP":
+        raise InputError(f"{path}: TYPE {ptype} is not supported; only symmetric TSP")
+    try:
+        n = int(spec["DIMENSION"])
+    except (KeyError, ValueError):
+        raise InputError(f"{path}: missing or non-integer DIMENSION") from None
+    if n < 1:
+        raise InputError(f"{path}: DIMENSION must be at least 1")
+    wtype = spec.get("EDGE_WEIGHT_TYPE", "").split()[0] if spec.get("EDGE_WEIGHT_TYPE") else ""
+    if wtype == "EXPLICIT":
+        fmt = spec.get("EDGE_WEIGHT_FORMAT", "").split()
+        fmt = fmt[0] if fmt else ""
+        if fmt not in MATRIX_FORMATS:
+            raise InputError(f"{path}: EDGE_WEIGHT_FORMAT {fmt or '(missing)'} is not supported")
+        if "EDGE_WEIGHT_SECTION" not in spec and "EDGE_WEIGHT_SECTION" not in sections:
+            raise InputError(f"{path}: EXPLICIT instance without EDGE_WEIGHT_SECTION")
+        line, tokens = sections["EDGE_WEIGHT_SECTION"]
+        values = c.floats_or_none([t.encode() for t in tokens])
+        if values is None:
+            raise InputError(f"{path}: line {line}: EDGE_WEIGHT_SECTION holds a non-number")
+        if not np.all(values == np.round(values)):
+            raise InputError(f"{path}: line {line}: EDGE_WEIGHT_SECTION weights must be integers")
+        matrix = _matrix_from(values.astype(np.int64), n, fmt, path, line)
+        if (matrix < 0).any():
+            raise InputError(f"{path}: negative edge weight in EDGE_WEIGHT_SECTION")
+        return TspInstance(name, n, "EXPLICIT", None, matrix, Path(str(path)))
+    if wtype not in COORD_TYPES:
+        raise InputError(f"{path}: EDGE_WEIGHT_TYPE {wtype or '(missing)'} is not supported")
+    if "NODE_COORD_SECTION" not in sections:
+        raise InputError(f"{path}: {wtype} instance without NODE_COORD_SECTION")
+    line, tokens = sections["NODE_COORD_SECTION"]
+    dims = COORD_TYPES[wtype]
+    if len(tokens) != n * (dims + 1):
+        raise InputError(f"{path}: line {line}: NODE_COORD_SECTION needs {n} lines of "
+                         f"'id {' '.join('xyz'[:dims])}', found {len(tokens)} numbers")
+    values = c.floats_or_none([t.encode() for t in tokens])
+    if values is None:
+        raise InputError(f"{path}: line {line}: NODE_COORD_SECTION holds a non-number")
+    table = values.reshape(n, dims + 1)
+    ids = table[:, 0]
+    if not np.array_equal(np.sort(ids), np.arange(1, n + 1)):
+        raise InputError(f"{path}: line {line}: node ids must be 1..{n}, each once")
+    coords = np.empty((n, dims), dtype=np.float64)
+    coords[ids.astype(np.int64) - 1] = table[:, 1:]
+    return TspInstance(name, n, wtype, coords, None, Path(str(path)))
+
+
+def _tour_tokens(data: bytes, max_bytes: int) -> tuple[list[bytes], float | None]:
+    """Tokens of a plain permutation, or of a TSPLIB tour file's TOUR_SECTION."""
+    if b"TOUR_SECTION" not in data[:65536]:
+        return c.split_vector_certificate(data, max_bytes)
+    if len(data) > max_bytes:
+        raise c.invalid(f"certificate is {len(data)} bytes, more than the {max_bytes} allowed")
+    body = data.split(b"TOUR_SECTION", 1)[1]
+    tokens = body.split()
+    if b"-1" not in tokens:
+        raise c.invalid("TOUR_SECTION without its terminating -1")
+    tokens = tokens[: tokens.index(b"-1")]
+    if not tokens:
+        raise c.invalid("empty TOUR_SECTION")
+    return tokens, None
+
+
+class Tsp(Problem):
+    name = "tsp"
+    kind = "objective"
+    direction = "minimize"
+    instance_suffix = ".tsp"
+    certificate_format = "a permutation of the cities 1..n; optional 'value <length>' line"
+
+    def parse_instance(self, path: Path) -> TspInstance:
+        return parse_tsplib_bytes(c.read_instance_bytes(path, "TSPLIB"), path)
+
+    def max_certificate_bytes(self, inst: TspInstance) -> int:
+        return 65536 + 24 * inst.n
+
+    def check_certificate(
+        self, instance: TspInstance, certificate: bytes, meta: Mapping[str, Any]
+    ) -> CheckResult:
+        try:
+            tokens, claimed = _tour_tokens(certificate, self.max_certificate_bytes(instance))
+            if len(tokens) != instance.n:
+                raise c.failed(f"tour has {len(tokens)} entries, the instance has {instance.n} "
+                               "cities", claimed)
+            tour = c.certificate_ints(tokens, claimed, "entry")
+            out = (tour < 1) | (tour > instance.n)
+            if out.any():
+                k = int(np.argmax(out))
+                raise c.failed(f"entry {k + 1} is city {int(tour[k])}, outside 1..{instance.n}",
+                               claimed)
+            counts = np.bincount(tour - 1, minlength=instance.n)
+            if (counts != 1).any():
+                city = int(np.argmax(counts > 1)) + 1
+                missing = int(np.argmax(counts == 0)) + 1
+                raise c.failed(f"not a permutation: city {city} repeated, city {missing} missing",
+                               claimed)
+            value = float(instance.tour_length(tour - 1))
+            c.claim_check(claimed, value)
+        except c.Reject as rej:
+            return rej.result()
+        best = c.meta_number(meta, "optimal", "best_known")
+        reward = best / value if best is not None and value > 0 else None
+        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward,
+                           message=f"tour length {c.fmt(value)}")
+
+    def generate(self, rng: np.random.Generator, size: int) -> str:
+        """`size` cities with integer coordinates uniform in [0, 10000), EUC_2D."""
+        n = max(3, int(size))
+        xy = rng.integers(0, 10000, size=(n, 2))
+        lines = [f"NAME : rand{n}", "TYPE : TSP", f"COMMENT : {n} random cities (tcsexam generate)",
+                 f"DIMENSION : {n}", "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+        lines += [f"{i + 1} {int(x)} {int(y)}" for i, (x, y) in enumerate(xy)]
+        lines.append("EOF")
+        return "\n".join(lines) + "\n"
