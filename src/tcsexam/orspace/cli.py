@@ -114,10 +114,9 @@ def _score_objectives(args) -> int:
 def _explain_score(args) -> int:
     from tcsexam.fileio import atomic_write_json
     from tcsexam.orspace.explain import load_answers, score_explain
-    from tcsexam.orspace.release import load_rubrics, rubric_schema
+    from tcsexam.orspace.release import load_rubrics
 
-    root = args.rubrics.resolve().parents[2] if len(args.rubrics.resolve().parents) > 2 else None
-    rubrics = load_rubrics(args.rubrics, rubric_schema(root))
+    rubrics = load_rubrics(args.rubrics)
     answers = load_answers(args.answers, set(rubrics))
     judge = None
     if not args.no_judge:

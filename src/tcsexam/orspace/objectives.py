@@ -22,7 +22,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.orspace.release import (
-    OBJECTIVE_MODES, Release, parse_workspace_id, read_jsonl_numbered, revise_type,
+    OBJECTIVE_MODES, Release, find_workspace, parse_workspace_id, read_jsonl_numbered, revise_type,
 )
 
 SCHEMA_VERSION = 1
@@ -146,10 +146,9 @@ def score_objectives(release: Release, predictions: dict[str, dict[str, Any]],
             failure = "missing_output"
         else:
             failure = "wrong_objective"
-        workspace = release.workspace_dir(wid) if workspaces_root is None else None
-        if workspaces_root is not None:
-            from tcsexam.orspace.release import find_workspace
-            workspace = find_workspace(workspaces_root, wid)
+        workspace = None
+        if mode == "revise":
+            workspace = find_workspace(workspaces_root, wid) if workspaces_root else release.workspace_dir(wid)
         rows.append({
             "workspace_id": wid,
             "mode": mode,

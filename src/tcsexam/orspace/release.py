@@ -226,11 +226,11 @@ def load_release(root: str | Path, modes: tuple[str, ...] = OBJECTIVE_MODES) -> 
                    difficulty=load_difficulty(root, index))
 
 
-def rubric_schema(root: str | Path | None) -> dict[str, Any]:
-    if root is not None:
-        path = Path(root) / "evaluation" / "explain_evaluation" / "rubric_schema.json"
-        if path.exists():
-            return read_json(path, "rubric schema")
+def rubric_schema(rubrics_file: str | Path) -> dict[str, Any]:
+    """The release's rubric_schema.json beside the rubrics file, else DEFAULT_RUBRIC_SCHEMA."""
+    path = Path(rubrics_file).parent / "rubric_schema.json"
+    if path.exists():
+        return read_json(path, "rubric schema")
     return DEFAULT_RUBRIC_SCHEMA
 
 
@@ -241,7 +241,7 @@ def load_rubrics(path: str | Path, schema: dict[str, Any] | None = None) -> dict
 
     path = Path(path)
     if schema is None:
-        schema = rubric_schema(path.parents[2] if len(path.parents) > 2 else None)
+        schema = rubric_schema(path)
     validator = jsonschema.Draft202012Validator(schema)
     out: dict[str, dict[str, Any]] = {}
     for line, row in _numbered_jsonl(path, "rubrics file"):

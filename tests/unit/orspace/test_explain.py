@@ -101,3 +101,24 @@ def test_release_rubrics_missing_answers_score_zero(release, tmp_path):
     rubrics = load_rubrics(release / "evaluation" / "explain_evaluation" / "rubrics.jsonl")
     d = score_explain(rubrics, {}, judge=None)
     assert d["n"] == 90 and all(r["answer_status"] == "missing" and r["score"] == 0.0 for r in d["rows"])
+
+
+def test_bad_rubric_rows_name_the_line_and_id(tmp_path):
+    from tcsexam.errors import InputError
+    from tcsexam.orspace.release import load_rubrics
+
+    good = {"workspace_id": "or_space_001_explain", "question": "q", "expected_short_answer": "a",
+            "checklist": [{"criterion_id": "c1", "checklist_type": "exact_match", "criterion": "x", "target_entities": ["A"]}]}
+    path = tmp_path / "rubrics.jsonl"
+    bad_type = dict(good, workspace_id="or_space_002_explain",
+                    checklist=[{"criterion_id": "c1", "checklist_type": "fuzzy", "criterion": "x"}])
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad_type) + "\n")
+    with pytest.raises(InputError, match=r"line 2: or_space_002_explain: checklist/0/checklist_type"):
+        load_rubrics(path)
+    no_entities = dict(good, checklist=[{"criterion_id": "c1", "checklist_type": "exact_match", "criterion": "x"}])
+    path.write_text(json.dumps(no_entities) + "\n")
+    with pytest.raises(InputError, match="exact-match criterion c1 has no target_entities"):
+        load_rubrics(path)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    with pytest.raises(InputError, match="line 2: duplicate workspace id or_space_001_explain"):
+        load_rubrics(path)
