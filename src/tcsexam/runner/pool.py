@@ -22,6 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
+import socket
 import tempfile
 import time
 from collections import deque
@@ -234,6 +236,9 @@ def _actor_class():
             def pid(self) -> int:
                 return os.getpid()
 
+            def where(self) -> tuple[str, int]:
+                return socket.gethostname(), os.getpid()
+
             def run(self, name: str) -> dict:
                 return execute_instance(self.ctx, name)
 
@@ -275,13 +280,16 @@ class RayPool:
         self.pipeline = max(1, int(pipeline))
         self._ctx_ref = ray.put(ctx)
         self.actors: list = []
+        self._where: dict = {}  # actor -> ref of (hostname, pid)
         self.lost_actors = 0
+        self.orphans_killed = 0
 
     def _new_actor(self):
         actor = _actor_class().options(
             num_cpus=self.threads, max_restarts=0, max_task_retries=0
         ).remote(self._ctx_ref)
         self.actors.append(actor)
+        self._where[actor] = actor.where.remote()
         return actor
 
     def _drop(self, actor) -> None:
@@ -291,6 +299,20 @@ class RayPool:
             pass
         if actor in self.actors:
             self.actors.remove(actor)
+        self._where.pop(actor, None)
+
+    def _lost(self, actor) -> None:
+        """An actor died: drop it and kill what its runs left on this machine (a candidate
+        whose harness died with the actor is an orphan nobody would stop)."""
+        ref = self._where.get(actor)
+        self.lost_actors += 1
+        self._drop(actor)
+        try:
+            host, pid = self.ray.get(ref, timeout=2) if ref is not None else (None, None)
+        except Exception:  # the actor died before it ever answered: it started no run
+            return
+        if host == socket.gethostname():
+            self.orphans_killed += kill_run_orphans(pid)
 
     def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
         ray = self.ray
@@ -333,8 +355,7 @@ class RayPool:
                     overdue.discard(ref)
                     record = infrastructure_record(name, why).to_dict()
                     if actor in self.actors:  # the first call to report this actor's loss
-                        self.lost_actors += 1
-                        self._drop(actor)
+                        self._lost(actor)
                         slots = [a for a in slots if a is not actor]
                         fresh = self._new_actor()
                         slots.extend([fresh] * self.pipeline)
@@ -352,6 +373,27 @@ class RayPool:
     def close(self) -> None:
         for actor in list(self.actors):
             self._drop(actor)
+
+
+def kill_run_orphans(harness_pid: int) -> int:
+    """SIGKILL every process carrying the run marker of harness process `harness_pid` in its
+    environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limits for every run and
+    inherited by every descendant, those that left with setsid included). Returns how many."""
+    needle = f"TCSEXAM_RUN_MARKER={int(harness_pid)}-".encode()
+    me = os.getpid()
+    killed = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) in (me, harness_pid):
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                if needle not in fh.read():
+                    continue
+            os.kill(int(entry.name), signal.SIGKILL)
+            killed += 1
+        except (OSError, ValueError):
+            continue
+    return killed
 
 
 def _one_line(prefix: str, exc: BaseException) -> str:

@@ -156,3 +156,52 @@ def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
     assert got["stuck"]["status"] == "infrastructure_error"
     assert "watchdog" in got["stuck"]["message"]
     assert got["a"]["status"] == "ok"
+
+
+def _alive_with_arg(arg: str) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        if arg in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(proc.pid)
+    return found
+
+
+def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
+    """Real executor: the candidate of a killed actor (an orphan) is found and killed."""
+    from tcsexam.runner.execute import load_candidate
+    from tcsexam.runner.limits import Limits
+
+    ctx = _ctx(tmp_path, [{"name": "victim"}])
+    token = f"{time.time_ns() % 10**9}.5"  # a unique sleep argument to find the candidate by
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "solver.yaml").write_text(f'command: ["sleep", "{token}"]\n')
+    ctx.candidate, ctx.executor = load_candidate(cand), None
+    ctx.limits = Limits(wall_s=60, mem_mb=512)
+    seen_running = []
+
+    def hook(name, pid, tries):
+        def kill():
+            deadline = time.monotonic() + 10
+            while not _alive_with_arg(token) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            seen_running.append(bool(_alive_with_arg(token)))
+            os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+
+    got = {}
+    pool = RayPool(ctx, workers=1, max_retries=0, on_dispatch=hook)
+    try:
+        pool.run(["victim"], lambda n, r, t: got.setdefault(n, r))
+    finally:
+        pool.close()
+    assert seen_running == [True]
+    assert got["victim"]["status"] == "infrastructure_error"
+    assert pool.orphans_killed >= 1
+    deadline = time.monotonic() + 5
+    while _alive_with_arg(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive_with_arg(token) == []
