@@ -163,20 +163,20 @@ def main() -> None:
                       f"Workspace_OR/revise_workspaces/instance_{number}/metadata.json",
                       f"Workspace_OR/revise_workspaces/instance_{number}/", difficulty, instance_id, rtype, rname])
 
-    excl_doc = BAKERY_DOC + "\nRevised rule: the bakery has one laminating line, so in a week it bakes either Croissant or Baguette, never both (Bread and Muffin are unaffected).\n"
-    status, excl_obj, *_ = models.bakery(_tmp_bakery(), exclusive=("Croissant", "Baguette"))
+    excl_doc = BAKERY_DOC + "\nRevised rule: Baguette and Muffin share one proofing cabinet, so in a week the bakery bakes either Baguette or Muffin, never both (Bread and Croissant are unaffected).\n"
+    status, excl_obj, *_ = models.bakery(_tmp_bakery(), exclusive=("Baguette", "Muffin"))
     assert status == "Optimal", status
     add_revise(101, "Demo_Bakery", "R1", "Mutual Exclusion Constraint",
-               "Croissant and Baguette are mutually exclusive within a week.", "Medium", excl_obj,
+               "Baguette and Muffin are mutually exclusive within a week.", "Medium", excl_obj,
                bakery_ws, lambda f: bakery_ws(f, revised_doc=excl_doc), "bakery_legacy.py", "bakery_exclusive_pulp.py")
 
-    cap_params = FACILITY_PARAMS + [["max_open_warehouses", 2, "warehouses", "At most this many warehouses may open"]]
-    cap_doc = FACILITY_DOC + "\nRevised rule: head office allows at most max_open_warehouses warehouses to be open (general_parameters.csv).\n"
+    cap_params = FACILITY_PARAMS + [["max_utilisation", 0.8, "", "Share of a warehouse's capacity that may be used"]]
+    cap_doc = FACILITY_DOC + "\nRevised rule: for safety stock, an open warehouse may ship at most max_utilisation of its capacity (general_parameters.csv).\n"
     tmp = _tmp_facility(params=cap_params)
     status, cap_obj, *_ = models.facility(tmp)
     assert status == "Optimal", status
     add_revise(102, "Demo_Facility", "R2", "Bound / Conditional Capacity Constraint",
-               "At most two warehouses may be open.", "Medium", cap_obj, facility_ws,
+               "An open warehouse may use at most 80% of its capacity.", "Medium", cap_obj, facility_ws,
                lambda f: facility_ws(f, doc=cap_doc, params=cap_params), "facility_legacy.py", "facility_capped_highs.py")
 
     tmp = _tmp_shift()

@@ -93,10 +93,8 @@ def facility(folder: Path):
         row = [0.0] * nvar
         for j in range(C):
             row[W + w * C + j] = 1.0
-        row[w] = -float(s["Capacity"])
+        row[w] = -float(s["Capacity"]) * p.get("max_utilisation", 1.0)
         A.append(row); lo.append(-inf); hi.append(0.0)
-    if "max_open_warehouses" in p:
-        A.append([1.0] * W + [0.0] * (W * C)); lo.append(-inf); hi.append(p["max_open_warehouses"])
     return solve(cost, A, lo, hi, [0] * nvar, [1.0] * W + [inf] * (W * C), integrality=[1] * W + [0] * (W * C))
 
 

@@ -62,7 +62,7 @@ def test_rule_details(demo, tmp_path):
         {"workspace_id": "or_space_103_build", "status": "Infeasible", "objective": None},
         {"workspace_id": "or_space_104_build", "status": "Not Optimal", "objective": 8140.0},
         {"workspace_id": "or_space_103_revise", "status": "Optimal", "objective": 0.995},  # |ref| < 1: absolute 0.01
-        {"workspace_id": "or_space_102_revise", "status": "Optimal", "objective": 8140.0, "failure_mode": None},
+        {"workspace_id": "or_space_102_revise", "status": "Optimal", "objective": 9986.0, "failure_mode": None},
     ]
     s = score_objectives(rel, load_predictions(write_jsonl(tmp_path / "p.jsonl", preds), set(rel.oracle)))
     rows = {r["workspace_id"]: r for r in s["rows"]}

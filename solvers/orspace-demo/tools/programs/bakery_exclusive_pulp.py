@@ -1,4 +1,4 @@
-"""Revised bakery mix (Croissant xor Baguette) as a MIP with PuLP/CBC; release-style output lines."""
+"""Revised bakery mix (Baguette xor Muffin) as a MIP with PuLP/CBC; release-style output lines."""
 import csv
 import pulp
 
@@ -6,12 +6,12 @@ params = {r["Parameter_Name"]: float(r["Value"]) for r in csv.DictReader(open(".
 rows = {r["Product"]: r for r in csv.DictReader(open("../data/table_1.csv"))}
 prob = pulp.LpProblem("bakery_exclusive", pulp.LpMaximize)
 x = {p: pulp.LpVariable(f"x_{p}", 0, float(r["Max_Demand"])) for p, r in rows.items()}
-y = pulp.LpVariable("bake_croissant", cat="Binary")
+y = pulp.LpVariable("bake_baguette", cat="Binary")
 prob += pulp.lpSum(float(r["Profit_per_Batch"]) * x[p] for p, r in rows.items())
 prob += pulp.lpSum(float(r["Oven_Hours_per_Batch"]) * x[p] for p, r in rows.items()) <= params["oven_hours_available"], "oven"
 prob += pulp.lpSum(float(r["Labour_Hours_per_Batch"]) * x[p] for p, r in rows.items()) <= params["labour_hours_available"], "labour"
-prob += x["Croissant"] <= float(rows["Croissant"]["Max_Demand"]) * y, "excl_croissant"
-prob += x["Baguette"] <= float(rows["Baguette"]["Max_Demand"]) * (1 - y), "excl_baguette"
+prob += x["Baguette"] <= float(rows["Baguette"]["Max_Demand"]) * y, "excl_baguette"
+prob += x["Muffin"] <= float(rows["Muffin"]["Max_Demand"]) * (1 - y), "excl_muffin"
 prob.solve(pulp.PULP_CBC_CMD(msg=0))
 proven = pulp.LpStatus[prob.status] == "Optimal" and prob.sol_status == pulp.LpSolutionOptimal
 print(f"Status: {'Optimal' if proven else 'Not Optimal'}")

@@ -1,4 +1,4 @@
-"""Revised warehouse opening (at most max_open_warehouses open) as a MIP with highspy."""
+"""Revised warehouse opening (an open warehouse ships at most max_utilisation of its capacity) as a MIP with highspy."""
 import csv, json, os
 import highspy
 import numpy as np
@@ -22,8 +22,7 @@ for j, d in enumerate(demand):
     h.addRow(float(d["Demand"]), inf, W, idx, np.ones(W))
 for w, s in enumerate(sites):
     idx = np.array([w] + [W + w * C + j for j in range(C)], dtype=np.int32)
-    h.addRow(-inf, 0.0, C + 1, idx, np.array([-float(s["Capacity"])] + [1.0] * C))
-h.addRow(-inf, params["max_open_warehouses"], W, np.arange(W, dtype=np.int32), np.ones(W))
+    h.addRow(-inf, 0.0, C + 1, idx, np.array([-float(s["Capacity"]) * params["max_utilisation"]] + [1.0] * C))
 h.run()
 status = h.modelStatusToString(h.getModelStatus())
 objective = h.getInfo().objective_function_value
