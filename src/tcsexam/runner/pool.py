@@ -232,6 +232,7 @@ def _actor_class():
         class InstanceActor:
             def __init__(self, ctx: RunContext):
                 self.ctx = ctx
+                _exit_with_parent()
 
             def pid(self) -> int:
                 return os.getpid()
@@ -373,6 +374,23 @@ class RayPool:
     def close(self) -> None:
         for actor in list(self.actors):
             self._drop(actor)
+
+
+def _exit_with_parent(interval_s: float = 0.5) -> None:
+    """In an actor: when its parent (the raylet) goes away, e.g. the driver and its local Ray were
+    SIGKILLed, kill this actor's runs and exit instead of running on as an orphan."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval_s)
+            if os.getppid() != parent:
+                kill_run_orphans(os.getpid())
+                os._exit(1)
+
+    import threading
+
+    threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()
 
 
 def kill_run_orphans(harness_pid: int) -> int:
