@@ -1,0 +1,133 @@
+"""The shared conformance suite every problem module passes (parse, good and bad certificates,
+garbage, empty, huge), plus hypothesis fuzzing of the certificate parsers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cases import CASES, FAILED, INVALID, OK
+from tcsexam.errors import InputError
+from tcsexam.problems import PROBLEMS, get_problem
+from tcsexam.problems.base import Problem
+
+IDS = [c.problem for c in CASES]
+VERDICTS = {OK, INVALID, FAILED}
+
+
+@pytest.fixture(params=CASES, ids=IDS)
+def case(request, tmp_path):
+    c = request.param
+    path = tmp_path / f"inst{c.suffix}"
+    path.write_text(c.instance)
+    problem = get_problem(c.problem)
+    return c, problem, problem.parse_instance(path)
+
+
+def test_registry_covers_every_case():
+    assert sorted(PROBLEMS) == sorted(IDS)
+    for name in PROBLEMS:
+        p = get_problem(name)
+        assert isinstance(p, Problem) and p.name == name
+        assert p.kind in ("objective", "solve") and p.direction in ("maximize", "minimize")
+    with pytest.raises(InputError, match="unknown problem 'knapsack'"):
+        get_problem("knapsack")
+
+
+def test_good_certificate(case):
+    c, problem, inst = case
+    r = problem.check_certificate(inst, c.good, c.meta)
+    assert r.status == OK, r.message
+    assert r.value == c.value
+    assert r.reward == pytest.approx(c.reward)
+    if problem.kind == "solve":
+        assert r.solved is True
+
+
+def test_good_certificate_without_meta_has_no_reward(case):
+    c, problem, inst = case
+    r = problem.check_certificate(inst, c.good, {})
+    if problem.kind == "objective":
+        assert r.status == OK and r.value == c.value and r.reward is None
+
+
+BAD = [(c, label, cert, status) for c in CASES for label, cert, status in c.bad]
+
+
+@pytest.mark.parametrize("c,label,cert,status", BAD, ids=[f"{b[0].problem}:{b[1]}" for b in BAD])
+def test_bad_certificates(c, label, cert, status, tmp_path):
+    path = tmp_path / f"inst{c.suffix}"
+    path.write_text(c.instance)
+    problem = get_problem(c.problem)
+    r = problem.check_certificate(problem.parse_instance(path), cert, c.meta)
+    assert r.status == status, f"{label}: {r}"
+    assert r.value is None and r.message and "\n" not in r.message
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"   \n\t\n", b"\x00\xff\xfe garbage \x80", "çà€".encode(), b"\n" * 1000]
+)
+def test_garbage_and_empty(case, data):
+    c, problem, inst = case
+    r = problem.check_certificate(inst, data, c.meta)
+    assert r.status in (INVALID, FAILED), r
+
+
+@pytest.mark.parametrize("pattern", [b"1", b"1 ", b"v 1 ", b"value 1\n"])
+def test_huge_certificate_answers_quickly(case, pattern):
+    c, problem, inst = case
+    data = pattern * (50_000_000 // len(pattern))
+    r = problem.check_certificate(inst, data, c.meta)  # rejected by size before any parsing
+    assert r.status == INVALID and "bytes, more than" in r.message
+
+
+def test_empty_and_missing_instance(case, tmp_path):
+    c, problem, _ = case
+    empty = tmp_path / f"empty{c.suffix}"
+    empty.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        problem.parse_instance(empty)
+    with pytest.raises(InputError, match="not found"):
+        problem.parse_instance(tmp_path / "missing")
+
+
+def test_garbage_instance(case, tmp_path):
+    c, problem, _ = case
+    bad = tmp_path / f"bad{c.suffix}"
+    bad.write_bytes(b"\x00\xffthis is not an instance\n1 2 3\n")
+    with pytest.raises(InputError) as info:
+        problem.parse_instance(bad)
+    assert str(bad) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_generate_is_seeded_and_parses(case, tmp_path):
+    c, problem, _ = case
+    a = problem.generate(np.random.default_rng(5), 20)
+    b = problem.generate(np.random.default_rng(5), 20)
+    assert a == b and a != problem.generate(np.random.default_rng(6), 20)
+    path = tmp_path / f"gen{c.suffix}"
+    path.write_text(a)
+    problem.parse_instance(path)
+
+
+LINE = st.one_of(
+    st.binary(max_size=40),
+    st.lists(st.integers(-5, 9), max_size=12).map(lambda xs: " ".join(map(str, xs)).encode()),
+    st.sampled_from([b"s SATISFIABLE", b"s UNSATISFIABLE", b"s OPTIMUM FOUND", b"s UNKNOWN",
+                     b"value 9", b"value -1e309", b"o 4", b"v 011", b"v 1 -2 3 0", b"c hi",
+                     b"TOUR_SECTION", b"-1", b"v", b"s", b"o", b"value"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINE, max_size=8))
+def test_fuzz_certificates_never_raise(case, lines):
+    c, problem, inst = case
+    r = problem.check_certificate(inst, b"\n".join(lines), c.meta)
+    assert r.status in VERDICTS
+    if r.status == OK:
+        assert r.value is not None
+    else:
+        assert r.value is None and r.message
