@@ -1,0 +1,35 @@
+# tcsexam: the bundled evaluation workflow. Wiring only: every rule calls the `tcsexam` CLI.
+#   snakemake --cores all                                  bundled default -> results/lite/offline/index.json
+#   snakemake --profile workflow/profiles/slurm            the same on a SLURM cluster
+#   snakemake --cores all --rerun-incomplete               resume after an interruption
+#   snakemake --cores all reference                        (explicit) rebuild the bundled references
+#   snakemake --report results/report.html                 HTML report with the plots
+# See docs/workflow.md.
+
+from snakemake.utils import min_version, validate
+
+min_version("8.20")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/solver.smk"
+include: "rules/tracks.smk"
+include: "rules/index.smk"
+include: "rules/reference.smk"
+include: "rules/orspace.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        index=f"{OUT}/index.json",
+        plots=PLOT_FILES,

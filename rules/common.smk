@@ -1,0 +1,40 @@
+# Input functions and shared settings. The planning itself (which attempts, which rows, which
+# files) lives in tcsexam.attempts.plan so that it is tested like the rest of the package.
+
+import os
+
+from tcsexam.attempts.plan import Plan
+from tcsexam.attempts.plots import PLOTS
+
+PLAN = Plan(config, workflow.basedir)
+PLAN.check()
+OUT = PLAN.out
+PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
+RAY_STATE = f"{PLAN.results}/.ray-head"
+SHARED_RAY = config["run"]["ray"] == "shared" or (config["run"]["ray"] == "auto" and workflow.local_exec)
+
+
+wildcard_constraints:
+    model=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    task=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    item=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    attempt=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    track=r"theorem|solver|construction|open_conjecture",
+    seed=r"[0-9]+",
+
+
+# One Ray head for a local run's Solver jobs (saves a Ray start per job); cluster jobs start their
+# own. A head left by a killed run is reused by the next one and stopped at the end.
+onstart:
+    if SHARED_RAY:
+        shell(f"tcsexam attempts ray-head start --state-dir {RAY_STATE} --num-cpus {workflow.cores} > /dev/null")
+    else:
+        shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
+
+
+onsuccess:
+    shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
+
+
+onerror:
+    shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")

@@ -1,0 +1,109 @@
+# The attempt table of every track, the cohort, the Index and the report plots.
+
+
+rule cohort:
+    output:
+        f"{OUT}/cohort.json",
+    params:
+        suite=PLAN.config["suite"],
+        protocol=PLAN.protocol,
+        reference=PLAN.reference,
+        models=PLAN.cohort_models(),
+        policy=config["adoption_policy"],
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=512,
+        cpus_per_task=1,
+    log:
+        f"{OUT}/logs/cohort.log",
+    shell:
+        "tcsexam attempts cohort --suite {params.suite:q} --protocol {params.protocol} --reference {params.reference:q}"
+        " --model {params.models} --adoption-policy {params.policy:q} --output {output:q} > {log:q} 2>&1"
+
+
+rule attempt_table:
+    input:
+        PLAN.row_files,
+    output:
+        f"{OUT}/attempts.csv",
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    log:
+        f"{OUT}/logs/attempt_table.log",
+    shell:
+        "tcsexam attempts table --rows {input:q} --output {output:q} > {log:q} 2>&1"
+
+
+rule index:
+    input:
+        attempts=f"{OUT}/attempts.csv",
+        cohort=f"{OUT}/cohort.json",
+    output:
+        report(
+            f"{OUT}/index.json",
+            caption="../workflow/report/index.rst",
+            category="Index",
+            labels={"file": "index.json"},
+        ),
+    params:
+        suite=PLAN.config["suite"],
+        solver_dir=f"{OUT}/solver",
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    log:
+        f"{OUT}/logs/index.log",
+    shell:
+        "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
+        " --output {output:q} --solver-scores {params.solver_dir:q} > {log:q} 2>&1"
+
+
+rule plots:
+    input:
+        index=f"{OUT}/index.json",
+        attempts=f"{OUT}/attempts.csv",
+        records=PLAN.records_files,
+    output:
+        report(
+            f"{OUT}/plots/track_means.png",
+            caption="../workflow/report/track_means.rst",
+            category="Index",
+            labels={"plot": "track means per model"},
+        ),
+        report(
+            f"{OUT}/plots/solver_relative.png",
+            caption="../workflow/report/solver_relative.rst",
+            category="Solver track",
+            labels={"plot": "relative score per task"},
+        ),
+        report(
+            f"{OUT}/plots/instance_scores.png",
+            caption="../workflow/report/instance_scores.rst",
+            category="Solver track",
+            labels={"plot": "per-instance score distribution"},
+        ),
+        report(
+            f"{OUT}/plots/status_counts.png",
+            caption="../workflow/report/status_counts.rst",
+            category="Solver track",
+            labels={"plot": "status counts per task"},
+        ),
+    params:
+        solver_dir=f"{OUT}/solver",
+        plots_dir=f"{OUT}/plots",
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=2048,
+        cpus_per_task=1,
+    log:
+        f"{OUT}/logs/plots.log",
+    shell:
+        "tcsexam attempts plots --index {input.index:q} --attempts {input.attempts:q}"
+        " --solver-dir {params.solver_dir:q} --output-dir {params.plots_dir:q} > {log:q} 2>&1"

@@ -1,0 +1,80 @@
+# The bundled fixed references: every reference solver K times (one seed each) on the Solver tasks
+# of the configured suites -> `tcsexam reference build` per task -> one merged file per suite.
+# An explicit target (`snakemake --cores all reference`); no evaluation rule depends on it, and
+# its outputs are protected: a reference is frozen once built (a changed one gets a new id).
+
+
+rule reference:
+    input:
+        PLAN.reference_outputs(),
+
+
+rule reference_run:
+    input:
+        solver=lambda w: f"{PLAN.reference_candidate(w.task)}/solver.yaml",
+        task=lambda w: PLAN.task_file(w.task),
+    output:
+        f"{PLAN.reference_out}/{{task}}/seed{{seed}}/records.json",
+    params:
+        candidate=lambda w: PLAN.reference_candidate(w.task),
+        records_dir=lambda w: f"{PLAN.reference_out}/{w.task}/seed{w.seed}/records",
+        instances=lambda w: PLAN.instances_arg(w.task),
+        sandbox=config["run"]["sandbox"],
+        ray_state=RAY_STATE,
+    threads: config["run"]["threads"]
+    resources:
+        runtime=lambda w, threads, attempt: PLAN.runtime_min(w.task, threads, attempt=attempt),
+        mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),
+        cpus_per_task=lambda w, threads: threads,
+    log:
+        f"{PLAN.reference_out}/{{task}}/seed{{seed}}/run.log",
+    shell:
+        'RAY="$(tcsexam attempts ray-head address --state-dir {params.ray_state:q})"; '
+        "tcsexam run --task {input.task:q} --candidate {params.candidate:q} --attempt seed{wildcards.seed}"
+        " --output {output:q} --records-dir {params.records_dir:q} --workers {threads} --sandbox {params.sandbox}"
+        " --seed {wildcards.seed} --no-progress {params.instances}"
+        ' ${{RAY:+--ray-address "$RAY"}} > {log:q} 2>&1'
+
+
+rule reference_task:
+    input:
+        runs=lambda w: PLAN.reference_runs(w.task),
+        task=lambda w: PLAN.task_file(w.task),
+    output:
+        f"{PLAN.reference_out}/{{task}}/reference.json",
+    params:
+        ref_id=PLAN.reference_build["id"],
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    log:
+        f"{PLAN.reference_out}/{{task}}/reference.log",
+    shell:
+        "tcsexam reference build --task {wildcards.task:q} --runs {input.runs:q} --id {params.ref_id:q}"
+        " --output {output:q} > {log:q} 2>&1"
+
+
+for _suite_name, _suite in PLAN.reference_suites.items():
+
+    rule:
+        name:
+            f"reference_merge_{_suite_name}"
+        input:
+            [f"{PLAN.reference_out}/{t}/reference.json" for t in _suite.tracks["solver"]],
+        output:
+            protected(PLAN.reference_build["outputs"][_suite_name]),
+        params:
+            suite=_suite.id,
+            tasks=" ".join(_suite.tracks["solver"]),
+        threads: 1
+        resources:
+            runtime=10,
+            mem_mb=1024,
+            cpus_per_task=1,
+        log:
+            f"{PLAN.reference_out}/merge-{_suite_name}.log",
+        shell:
+            "tcsexam reference merge {input:q} --suite {params.suite:q} --tasks {params.tasks}"
+            " --output {output:q} > {log:q} 2>&1"

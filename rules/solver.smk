@@ -1,0 +1,58 @@
+# Solver track: one job per (model, task, attempt) running every instance with `tcsexam run`
+# (Ray inside the job, or the workflow's shared Ray head), then the fixed-reference score.
+# The per-instance records (records/) are the resume point and deliberately not a declared output:
+# Snakemake deletes the outputs of an incomplete job, and they must survive a kill.
+
+
+rule run_solver_task:
+    input:
+        PLAN.run_inputs,
+    output:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
+    params:
+        task_file=lambda w: PLAN.task_file(w.task),
+        candidate=lambda w: PLAN.candidate(w.model, w.task, w.attempt),
+        records_dir=lambda w: f"{OUT}/solver/{w.model}/{w.task}/{w.attempt}/records",
+        instances=lambda w: PLAN.instances_arg(w.task),
+        sandbox=config["run"]["sandbox"],
+        limiter=config["run"]["limiter"],
+        seed=config["run"]["seed"],
+        retries=config["run"]["max_retries"],
+        ray_state=RAY_STATE,
+    threads: config["run"]["threads"]
+    resources:
+        runtime=lambda w, threads, attempt: PLAN.runtime_min(w.task, threads, attempt=attempt),
+        mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),
+        cpus_per_task=lambda w, threads: threads,
+    log:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
+    shell:
+        'RAY="$(tcsexam attempts ray-head address --state-dir {params.ray_state:q})"; '
+        "tcsexam run --task {params.task_file:q} --candidate {params.candidate:q} --attempt {wildcards.attempt:q}"
+        " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
+        " --sandbox {params.sandbox} --limiter {params.limiter} --seed {params.seed}"
+        " --max-retries {params.retries} --no-progress {params.instances}"
+        ' ${{RAY:+--ray-address "$RAY"}} > {log:q} 2>&1'
+
+
+# Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row.
+rule solver_score:
+    input:
+        records=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
+    output:
+        row=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/row.json",
+    params:
+        reference=PLAN.reference,
+        protocol=PLAN.protocol,
+        relative=lambda w: f"{OUT}/solver/{w.model}/{w.task}/{w.attempt}/relative.json",
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    log:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/score.log",
+    shell:
+        "tcsexam attempts solver-row --records {input.records:q} --task {wildcards.task:q}"
+        " --reference {params.reference:q} --model {wildcards.model:q} --attempt {wildcards.attempt:q}"
+        " --protocol {params.protocol} --relative-output {params.relative:q} --output {output.row:q} > {log:q} 2>&1"
