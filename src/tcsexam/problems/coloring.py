@@ -101,13 +101,12 @@ class Coloring(Problem):
         self, instance: ColoringInstance, certificate: bytes, meta: Mapping[str, Any]
     ) -> CheckResult:
         try:
-            tokens, claimed = c.split_vector_certificate(
-                certificate, self.max_certificate_bytes(instance)
+            colours, claimed = c.vector_certificate(
+                certificate, self.max_certificate_bytes(instance), "colour"
             )
-            if len(tokens) != instance.n:
-                raise c.failed(f"certificate has {len(tokens)} colours, the graph has "
+            if colours.size != instance.n:
+                raise c.failed(f"certificate has {colours.size} colours, the graph has "
                                f"{instance.n} vertices", claimed)
-            colours = c.certificate_ints(tokens, claimed, "colour")
             neg = colours < 0
             if neg.any():
                 k = int(np.argmax(neg))

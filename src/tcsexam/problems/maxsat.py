@@ -232,10 +232,11 @@ class MaxSat(Problem):
             k = int(np.argmax(var > inst.nvars))
             raise c.failed(f"literal {int(lits[k])} outside 1..{inst.nvars}", claimed)
         pos = lits > 0
-        both = np.intersect1d(var[pos], var[~pos])
-        if both.size:
-            raise c.failed(f"variable {int(both[0])} is assigned both true and false", claimed)
         value[var[pos]] = 1
+        clash = value[var[~pos]] == 1
+        if clash.any():
+            both = int(var[~pos][np.argmax(clash)])
+            raise c.failed(f"variable {both} is assigned both true and false", claimed)
         value[var[~pos]] = -1
         return answer, claimed, value
 

@@ -37,11 +37,21 @@ _ANY_P = re.compile(rb"(?m)^[ \t]*p\b")
 class CnfInstance:
     nvars: int
     nclauses: int
-    var: np.ndarray  #: |literal| of every literal, clause after clause (int64)
+    var: np.ndarray  #: |literal| of every literal, clause after clause (int32)
     positive: np.ndarray  #: literal > 0 (bool)
-    clause_of: np.ndarray  #: clause index of every literal (int64)
+    sign: np.ndarray  #: +1 / -1 per literal (int8), compared with a model's value
+    starts: np.ndarray  #: offset of each non-empty clause's first literal
+    nonempty: np.ndarray  #: indices of the non-empty clauses
     lengths: np.ndarray  #: literals per clause
     path: Path | None = None
+
+    def satisfied(self, value: np.ndarray) -> np.ndarray:
+        """Per clause: does a literal hold under value (1 true, -1 false, 0 unassigned)?"""
+        true = value[self.var] == self.sign
+        out = np.zeros(self.nclauses, dtype=bool)
+        if self.starts.size:
+            out[self.nonempty] = np.logical_or.reduceat(true, self.starts)
+        return out
 
     def clause(self, k: int) -> list[int]:
         start = int(self.lengths[:k].sum())
@@ -70,8 +80,10 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     if text[: match.start()].strip():
         raise InputError(f"{path}: line {header_line}: clauses before the 'p cnf' header")
     body = text[match.end():]
-    tokens = body.split()
-    lits = c.ints_or_none(tokens)
+    lits = c.fast_ints(body)
+    if lits is None:
+        tokens = body.split()
+        lits = c.ints_or_none(tokens)
     if lits is None:
         i = c.first_bad_int(tokens)
         line = header_line + c.line_of_token(body, i) - 1
@@ -90,8 +102,13 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     bounds = np.concatenate(([-1], zeros))
     lengths = np.diff(bounds) - 1
     keep = lits != 0
-    clause_of = np.repeat(np.arange(nclauses, dtype=np.int64), lengths)
-    return CnfInstance(nvars, nclauses, var[keep], lits[keep] > 0, clause_of, lengths, Path(path))
+    kept = lits[keep]
+    offsets = np.zeros(nclauses, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    nonempty = np.flatnonzero(lengths > 0)
+    return CnfInstance(nvars, nclauses, var[keep].astype(np.int32), kept > 0,
+                       np.where(kept > 0, 1, -1).astype(np.int8), offsets[nonempty], nonempty,
+                       lengths, Path(path))
 
 
 class Sat(Problem):
@@ -145,10 +162,13 @@ class Sat(Problem):
             if vparts:
                 raise c.invalid(f"'v' lines after 's {answer}'", answer)
             return answer, None
-        tokens = b" ".join(vparts).split()
-        if not tokens:
-            raise c.invalid("'s SATISFIABLE' without 'v' lines", answer)
-        lits = c.certificate_ints(tokens, answer, "literal")
+        joined = b" ".join(vparts)
+        lits = c.fast_ints(joined)
+        if lits is None or not lits.size:
+            tokens = joined.split()
+            if not tokens:
+                raise c.invalid("'s SATISFIABLE' without 'v' lines", answer)
+            lits = c.certificate_ints(tokens, answer, "literal")
         if lits[-1] != 0:
             raise c.invalid("the 'v' lines must end with 0", answer)
         lits = lits[:-1]
@@ -182,14 +202,12 @@ class Sat(Problem):
             value = np.zeros(instance.nvars + 1, dtype=np.int8)
             pos = lits > 0
             value[var[pos]] = 1
+            clash = value[var[~pos]] == 1
+            if clash.any():
+                both = int(var[~pos][np.argmax(clash)])
+                raise c.failed(f"variable {both} is assigned both true and false", answer)
             value[var[~pos]] = -1
-            both = np.intersect1d(var[pos], var[~pos])
-            if both.size:
-                raise c.failed(f"variable {int(both[0])} is assigned both true and false", answer)
-            lit_value = value[instance.var]
-            true = np.where(instance.positive, lit_value == 1, lit_value == -1)
-            sat = np.bincount(instance.clause_of[true], minlength=instance.nclauses)
-            unsat = np.flatnonzero(sat == 0)
+            unsat = np.flatnonzero(~instance.satisfied(value))
             if unsat.size:
                 k = int(unsat[0])
                 shown = " ".join(map(str, instance.clause(k)[:8]))

@@ -206,10 +206,10 @@ def parse_tsplib_bytes(data: bytes, path: Path | str = "<tsp>") -> TspInstance:
     return TspInstance(name, n, wtype, coords, None, Path(str(path)))
 
 
-def _tour_tokens(data: bytes, max_bytes: int) -> tuple[list[bytes], float | None]:
-    """Tokens of a plain permutation, or of a TSPLIB tour file's TOUR_SECTION."""
+def _tour(data: bytes, max_bytes: int) -> tuple[np.ndarray, float | None]:
+    """A plain permutation, or a TSPLIB tour file's TOUR_SECTION, as int64 cities."""
     if b"TOUR_SECTION" not in data[:65536]:
-        return c.split_vector_certificate(data, max_bytes)
+        return c.vector_certificate(data, max_bytes, "entry")
     if len(data) > max_bytes:
         raise c.invalid(f"certificate is {len(data)} bytes, more than the {max_bytes} allowed")
     body = data.split(b"TOUR_SECTION", 1)[1]
@@ -219,7 +219,7 @@ def _tour_tokens(data: bytes, max_bytes: int) -> tuple[list[bytes], float | None
     tokens = tokens[: tokens.index(b"-1")]
     if not tokens:
         raise c.invalid("empty TOUR_SECTION")
-    return tokens, None
+    return c.certificate_ints(tokens, None, "entry"), None
 
 
 class Tsp(Problem):
@@ -239,11 +239,10 @@ class Tsp(Problem):
         self, instance: TspInstance, certificate: bytes, meta: Mapping[str, Any]
     ) -> CheckResult:
         try:
-            tokens, claimed = _tour_tokens(certificate, self.max_certificate_bytes(instance))
-            if len(tokens) != instance.n:
-                raise c.failed(f"tour has {len(tokens)} entries, the instance has {instance.n} "
+            tour, claimed = _tour(certificate, self.max_certificate_bytes(instance))
+            if tour.size != instance.n:
+                raise c.failed(f"tour has {tour.size} entries, the instance has {instance.n} "
                                "cities", claimed)
-            tour = c.certificate_ints(tokens, claimed, "entry")
             out = (tour < 1) | (tour > instance.n)
             if out.any():
                 k = int(np.argmax(out))
