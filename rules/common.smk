@@ -27,7 +27,7 @@ wildcard_constraints:
 # own. A head left by a killed run is reused by the next one and stopped at the end.
 onstart:
     if SHARED_RAY:
-        shell(f"tcsexam attempts ray-head start --state-dir {RAY_STATE} --num-cpus {workflow.cores} > /dev/null")
+        shell(f"tcsexam attempts ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}")
     else:
         shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
 

@@ -2,6 +2,7 @@
 
 
 rule cohort:
+    priority: 10
     output:
         f"{OUT}/cohort.json",
     params:
@@ -17,6 +18,8 @@ rule cohort:
         cpus_per_task=1,
     log:
         f"{OUT}/logs/cohort.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts cohort --suite {params.suite:q} --protocol {params.protocol} --reference {params.reference:q}"
         " --model {params.models} --adoption-policy {params.policy:q} --output {output:q} > {log:q} 2>&1"
@@ -34,6 +37,8 @@ rule attempt_table:
         cpus_per_task=1,
     log:
         f"{OUT}/logs/attempt_table.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts table --rows {input:q} --output {output:q} > {log:q} 2>&1"
 
@@ -59,6 +64,8 @@ rule index:
         cpus_per_task=1,
     log:
         f"{OUT}/logs/index.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
         " --output {output:q} --solver-scores {params.solver_dir:q} > {log:q} 2>&1"
@@ -96,7 +103,7 @@ rule plots:
         ),
     params:
         solver_dir=f"{OUT}/solver",
-        plots_dir=f"{OUT}/plots",
+        plots_dir=lambda w, output: os.path.dirname(output[0]),
     threads: 1
     resources:
         runtime=10,
@@ -104,6 +111,8 @@ rule plots:
         cpus_per_task=1,
     log:
         f"{OUT}/logs/plots.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts plots --index {input.index:q} --attempts {input.attempts:q}"
         " --solver-dir {params.solver_dir:q} --output-dir {params.plots_dir:q} > {log:q} 2>&1"

@@ -28,8 +28,10 @@ rule reference_run:
         cpus_per_task=lambda w, threads: threads,
     log:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/run.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
-        'RAY="$(tcsexam attempts ray-head address --state-dir {params.ray_state:q})"; '
+        'RAY="$(tcsexam attempts ray-head address --wait 120 --state-dir {params.ray_state:q})"; '
         "tcsexam run --task {input.task:q} --candidate {params.candidate:q} --attempt seed{wildcards.seed}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads} --sandbox {params.sandbox}"
         " --seed {wildcards.seed} --no-progress {params.instances}"
@@ -51,6 +53,8 @@ rule reference_task:
         cpus_per_task=1,
     log:
         f"{PLAN.reference_out}/{{task}}/reference.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam reference build --task {wildcards.task:q} --runs {input.runs:q} --id {params.ref_id:q}"
         " --output {output:q} > {log:q} 2>&1"
@@ -75,6 +79,8 @@ for _suite_name, _suite in PLAN.reference_suites.items():
             cpus_per_task=1,
         log:
             f"{PLAN.reference_out}/merge-{_suite_name}.log",
+        conda:
+            "../envs/tcsexam.yaml"
         shell:
             "tcsexam reference merge {input:q} --suite {params.suite:q} --tasks {params.tasks}"
             " --output {output:q} > {log:q} 2>&1"

@@ -26,8 +26,10 @@ rule run_solver_task:
         cpus_per_task=lambda w, threads: threads,
     log:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
-        'RAY="$(tcsexam attempts ray-head address --state-dir {params.ray_state:q})"; '
+        'RAY="$(tcsexam attempts ray-head address --wait 120 --state-dir {params.ray_state:q})"; '
         "tcsexam run --task {params.task_file:q} --candidate {params.candidate:q} --attempt {wildcards.attempt:q}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
         " --sandbox {params.sandbox} --limiter {params.limiter} --seed {params.seed}"
@@ -52,6 +54,8 @@ rule solver_score:
         cpus_per_task=1,
     log:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/score.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts solver-row --records {input.records:q} --task {wildcards.task:q}"
         " --reference {params.reference:q} --model {wildcards.model:q} --attempt {wildcards.attempt:q}"

@@ -1,26 +1,35 @@
 # Theorem, construction and open-conjecture tracks: each attempt's checker verdict becomes its
-# attempt row (complete proof/resolution -> 1 else 0; construction rewards unchanged). Planned
-# attempts without a result (no verdict, no submission) get a `missing` row.
+# attempt row (complete proof/resolution -> 1 else 0; construction rewards unchanged), one job per
+# model; a planned attempt without a verdict gets a `missing` row. A planned Solver attempt without
+# a submission gets a `missing` row too (missing_row).
 
 
-rule verdict_row:
+rule verdict_rows:
+    priority: 10
     input:
-        verdict=lambda w: PLAN.verdict(w.model, w.item, w.attempt),
+        PLAN.verdict_files,
     output:
-        row=f"{OUT}/tracks/{{model}}/{{item}}/{{attempt}}/row.json",
+        f"{OUT}/tracks/{{model}}/rows.json",
+    params:
+        suite=PLAN.config["suite"],
+        verdicts_dir=PLAN.verdicts_dir,
+        attempts=PLAN.attempts_arg,
     threads: 1
     resources:
         runtime=5,
         mem_mb=512,
         cpus_per_task=1,
     log:
-        f"{OUT}/tracks/{{model}}/{{item}}/{{attempt}}/row.log",
+        f"{OUT}/tracks/{{model}}/rows.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
-        "tcsexam attempts verdict-row --verdict {input.verdict:q} --model {wildcards.model:q}"
-        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --output {output.row:q} > {log:q} 2>&1"
+        "tcsexam attempts verdict-rows --model {wildcards.model:q} --suite {params.suite:q}"
+        " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} --output {output:q} > {log:q} 2>&1"
 
 
 rule missing_row:
+    priority: 10
     output:
         row=f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.json",
     params:
@@ -33,7 +42,9 @@ rule missing_row:
         cpus_per_task=1,
     log:
         f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts missing-row --model {wildcards.model:q} --track {wildcards.track}"
         " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --protocol '{params.protocol}'"
-        " --reason {params.reason:q} --output {output.row:q} > {log:q} 2>&1"
+        " --reason {params.reason:q} --output {output:q} > {log:q} 2>&1"

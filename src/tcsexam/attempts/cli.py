@@ -2,6 +2,7 @@
 
   solver-row    score one Solver attempt's records (fixed reference) -> relative.json + its row
   verdict-row   a theorem / construction / open-conjecture checker verdict -> its row
+  verdict-rows  every such planned attempt of one model (absent verdicts -> missing rows)
   missing-row   a planned attempt without any result -> a row with score_status missing (or another)
   table         row files -> attempts.csv (the spec's nine columns + note)
   cohort        cohort.json for a run (the reference id is read from the reference file)
@@ -54,6 +55,17 @@ def register(subparsers) -> None:
     p.add_argument("--output", required=True, metavar="ROW.json")
     p.set_defaults(handler=_verdict_row)
 
+    p = sub.add_parser(
+        "verdict-rows",
+        help="all theorem/construction/open-conjecture rows of one model (missing verdicts -> missing rows)",
+    )
+    p.add_argument("--model", required=True)
+    p.add_argument("--suite", required=True, help="lite, full or a suite YAML")
+    p.add_argument("--verdicts-dir", required=True, help="holds <model>/<item>/<attempt>.json")
+    p.add_argument("--attempts", nargs="+", required=True, metavar="ID", help="the planned attempt ids")
+    p.add_argument("--output", required=True, metavar="ROWS.json", help="a JSON list of rows")
+    p.set_defaults(handler=_verdict_rows)
+
     p = sub.add_parser("missing-row", help="the row of a planned attempt that has no result")
     p.add_argument("--model", required=True)
     p.add_argument("--track", required=True)
@@ -91,6 +103,10 @@ def register(subparsers) -> None:
     p.add_argument("action", choices=("start", "stop", "address"))
     p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
     p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
+    p.add_argument("--no-wait", action="store_true",
+                   help="start: return once the head process is launched (clients wait with address --wait)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="address: wait this long for a head that is still starting")
     p.set_defaults(handler=_ray_head)
 
 
@@ -117,6 +133,20 @@ def _verdict_row(args: argparse.Namespace) -> int:
     write_row(args.output, row)
     shown = "" if row.score is None else f" {row.score:g}"
     print(f"{','.join(row.identity)}: {row.score_status}{shown} -> {args.output}")
+    return 0
+
+
+def _verdict_rows(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from tcsexam.attempts.rows import write_rows
+    from tcsexam.attempts.verdicts import model_verdict_rows
+    from tcsexam.suites import load_suite
+
+    rows = model_verdict_rows(args.model, load_suite(args.suite), args.verdicts_dir, args.attempts)
+    write_rows(args.output, rows)
+    counts = Counter(r.score_status for r in rows)
+    print(f"{args.model}: {len(rows)} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}")
     return 0
 
 
@@ -170,14 +200,16 @@ def _ray_head(args: argparse.Namespace) -> int:
 
     if args.action == "start":
         cpus = args.num_cpus or len(os.sched_getaffinity(0))
-        address, started = ray_head.start(args.state_dir, cpus)
-        print(f"ray head {'started' if started else 'reused'} at {address} ({args.state_dir})", file=sys.stderr)
-        print(address)
+        address, started = ray_head.start(args.state_dir, cpus, wait=not args.no_wait)
+        where = address or "(starting)"
+        print(f"ray head {'started' if started else 'reused'} at {where} ({args.state_dir})", file=sys.stderr)
+        if address:
+            print(address)
     elif args.action == "stop":
         stopped = ray_head.stop(args.state_dir)
         print(f"ray head {'stopped' if stopped else 'was not running'} ({args.state_dir})", file=sys.stderr)
     else:
-        address = ray_head.current_address(args.state_dir)
+        address = ray_head.current_address(args.state_dir, wait_s=args.wait)
         if address:
             print(address)
     return 0

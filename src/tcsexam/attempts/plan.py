@@ -7,8 +7,8 @@ Layout (one tree per suite and protocol, so Lite/Full and online/offline never m
 
     <results>/<suite>/<protocol>/
         solver/<model>/<task>/<attempt>/{records/, records.json, run.log, relative.json, row.json, score.log}
-        tracks/<model>/<item>/<attempt>/{row.json, row.log}
-        missing/<track>/<model>/<item>/<attempt>/{row.json, row.log}
+        tracks/<model>/{rows.json, rows.log}     (theorem, construction, open_conjecture rows)
+        missing/solver/<model>/<task>/<attempt>/{row.json, row.log}
         cohort.json  attempts.csv  index.json  plots/*.png
     <results>/reference/<reference id>/<task>/seed<k>/{records/, records.json, run.log}
 """
@@ -116,7 +116,18 @@ class Plan:
         return f"{self.out}/missing/{track}/{model}/{item}/{attempt}/row.json"
 
     def row_files(self, wildcards=None) -> list[str]:
-        return [p.row for p in self.planned]
+        """Solver rows (one file per attempt) + one rows file per model for the other tracks."""
+        files = [p.row for p in self.planned if p.track == "solver"]
+        files += [f"{self.out}/tracks/{model}/rows.json" for model in self.models]
+        return files
+
+    def verdict_files(self, wildcards) -> list[str]:
+        """The verdict files present for a model (inputs of its rows job, so a new one reruns it)."""
+        return [self.verdict(p.model, p.item, p.attempt) for p in self.planned
+                if p.model == wildcards.model and p.track != "solver" and "/tracks/" in p.row]
+
+    def attempts_arg(self, wildcards) -> str:
+        return " ".join(shlex.quote(a) for a in self.models[wildcards.model])
 
     def solver_runs(self) -> list[Planned]:
         return [p for p in self.planned if p.track == "solver" and "/missing/" not in p.row]

@@ -55,26 +55,59 @@ def _reachable(address: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def current_address(state_dir: str | Path) -> str | None:
-    """The address of this state folder's head when it is alive, else None."""
-    state = Path(state_dir)
+def _address_from_log(state: Path) -> str | None:
     try:
-        pid = int((state / PID_FILE).read_text().strip())
-        address = (state / ADDRESS_FILE).read_text().strip()
+        text = (state / LOG_FILE).read_text(errors="replace")
+    except OSError:
+        return None
+    match = _ADDRESS_RE.search(text)
+    return match.group(1) if match and "Ray runtime started" in text else None
+
+
+def _pid(state: Path) -> int | None:
+    try:
+        return int((state / PID_FILE).read_text().strip())
     except (OSError, ValueError):
         return None
-    if address and _alive(pid) and _reachable(address):
-        return address
-    return None
 
 
-def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0) -> tuple[str, bool]:
-    """Start (or reuse) the head; returns (address, started_now)."""
+def current_address(state_dir: str | Path, wait_s: float = 0.0) -> str | None:
+    """The address of this state folder's head when it is alive, else None.
+
+    With `wait_s`, a head that is still starting (its process alive, no address yet) is waited
+    for up to that many seconds."""
+    state = Path(state_dir)
+    deadline = time.monotonic() + wait_s
+    while True:
+        pid = _pid(state)
+        if pid is None or not _alive(pid):
+            return None
+        try:
+            address = (state / ADDRESS_FILE).read_text().strip()
+        except OSError:
+            address = _address_from_log(state)
+            if address:
+                atomic_write_text(state / ADDRESS_FILE, f"{address}\n")
+        if address:
+            return address if _reachable(address) else None
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.2)
+
+
+def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
+          wait: bool = True) -> tuple[str | None, bool]:
+    """Start (or reuse) the head; returns (address, started_now).
+
+    `wait=False` returns as soon as the head process is launched (address None when new):
+    clients then call `current_address(state, wait_s=...)`, so the head's start overlaps other work."""
     state = Path(state_dir)
     state.mkdir(parents=True, exist_ok=True)
-    address = current_address(state)
-    if address:
-        return address, False
+    pid = _pid(state)
+    if pid is not None and _alive(pid):
+        address = current_address(state, wait_s=timeout_s if wait else 0.0)
+        if address or not wait:
+            return address, False
     stop(state)  # leftovers of a dead head
     if num_cpus < 1:
         raise InputError(f"ray-head: --num-cpus must be >= 1, not {num_cpus}")
@@ -96,8 +129,11 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0) -> tup
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
-    atomic_write_text(state / PID_FILE, f"{proc.pid}\n")
+    (state / ADDRESS_FILE).unlink(missing_ok=True)
     atomic_write_text(state / TEMP_FILE, f"{temp_dir}\n")
+    atomic_write_text(state / PID_FILE, f"{proc.pid}\n")
+    if not wait:
+        return None, True
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         text = log_path.read_text(errors="replace")

@@ -191,6 +191,18 @@ def read_row(path: str | Path) -> AttemptRow:
     return AttemptRow.from_dict(read_json(path, "attempt row file"), str(path))
 
 
+def read_rows(path: str | Path) -> list[AttemptRow]:
+    """A row file holds one row (a JSON object) or several (a JSON list of row objects)."""
+    data = read_json(path, "attempt row file")
+    if isinstance(data, list):
+        return [AttemptRow.from_dict(item, f"{path}: row {i + 1}") for i, item in enumerate(data)]
+    return [AttemptRow.from_dict(data, str(path))]
+
+
+def write_rows(path: str | Path, rows: list[AttemptRow]) -> None:
+    atomic_write_json(path, [row.to_dict() for row in rows])
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -220,12 +232,14 @@ def table_text(rows: Iterable[AttemptRow]) -> str:
 
 
 def write_table(paths: Iterable[str | Path], output: str | Path) -> list[AttemptRow]:
-    paths = list(paths)
-    rows = [read_row(p) for p in paths]
+    rows: list[AttemptRow] = []
     seen: dict[tuple[str, str, str, str], str] = {}
-    for path, row in zip(paths, rows):
-        if row.identity in seen:
-            raise InputError(f"{path}: duplicate attempt identity {','.join(row.identity)} (also in {seen[row.identity]})")
-        seen[row.identity] = str(path)
+    for path in paths:
+        for row in read_rows(path):
+            if row.identity in seen:
+                raise InputError(f"{path}: duplicate attempt identity {','.join(row.identity)} "
+                                 f"(also in {seen[row.identity]})")
+            seen[row.identity] = str(path)
+            rows.append(row)
     atomic_write_text(output, table_text(rows))
     return rows

@@ -118,3 +118,22 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
 
 def verdict_row_file(path: str | Path, expect: dict[str, str] | None = None) -> AttemptRow:
     return verdict_row(read_json(path, "verdict file"), str(path), expect)
+
+
+def model_verdict_rows(model: str, suite, verdicts_dir: str | Path, attempts: list[str]) -> list[AttemptRow]:
+    """Every planned theorem / construction / open-conjecture attempt of one model, in suite order:
+    `<verdicts_dir>/<model>/<item>/<attempt>.json` converted, or a `missing` row when absent."""
+    from tcsexam.attempts.rows import failed_row
+
+    rows = []
+    for track in VERDICT_TRACKS:
+        for item in suite.tracks[track]:
+            for attempt in attempts:
+                path = Path(verdicts_dir) / model / item / f"{attempt}.json"
+                if path.is_file():
+                    expect = {"model": model, "track": track, "item": item, "attempt": str(attempt)}
+                    rows.append(verdict_row_file(path, expect))
+                else:
+                    rows.append(failed_row(model, track, item, str(attempt), "missing",
+                                           f"no checker verdict: {path} does not exist"))
+    return rows

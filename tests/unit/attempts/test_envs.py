@@ -1,0 +1,42 @@
+"""envs/tcsexam.yaml lists the same dependencies as pyproject.toml (names and lower bounds)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+
+# conda-forge names of PyPI packages whose names differ
+CONDA_NAME = {"ray": "ray-default", "docker": "docker-py"}
+
+
+def _split(spec: str) -> tuple[str, str]:
+    match = re.match(r"^\s*([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(.*)$", spec)
+    assert match, spec
+    return match.group(1).lower(), match.group(3).replace(" ", "")
+
+
+def test_conda_env_matches_pyproject(project_root):
+    project = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
+    env = yaml.safe_load((project_root / "envs" / "tcsexam.yaml").read_text())
+    conda = {}
+    pip = []
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            pip += dep.get("pip", [])
+            continue
+        name, bound = _split(dep)
+        conda[name] = bound
+    wanted = {}
+    for spec in project["dependencies"]:
+        name, bound = _split(spec)
+        wanted[CONDA_NAME.get(name, name)] = bound
+    missing = sorted(set(wanted) - set(conda))
+    assert not missing, f"envs/tcsexam.yaml lacks {missing}"
+    for name, bound in wanted.items():
+        assert conda[name] == bound, f"{name}: pyproject {bound!r}, envs/tcsexam.yaml {conda[name]!r}"
+    extra = sorted(set(conda) - set(wanted) - {"python", "pip"})
+    assert not extra, f"envs/tcsexam.yaml has dependencies pyproject.toml lacks: {extra}"
+    assert conda["python"].startswith("=" + project["requires-python"].lstrip(">=")), conda["python"]
+    assert any("--editable .." in p or p.strip() == "-e .." for p in pip), "the package itself must be pip-installed"
