@@ -47,6 +47,7 @@ class Plan:
         self.verdicts_dir = config.get("verdicts_dir", "config/verdicts")
         self.protocol = config.get("protocol", "offline")
         self.reference = config.get("reference") or self.suite.id
+        self._tasks: dict[str, Any] = {}
         self.models: dict[str, list[str]] = {}
         for spec in config["models"]:
             if spec["name"] in self.models:
@@ -76,9 +77,12 @@ class Plan:
         return self.run.get("task_files", {}).get(task) or f"config/tasks/{task}.yaml"
 
     def task(self, task: str):
+        """The task definition (loaded once per task)."""
         from tcsexam.tasks import load_task
 
-        return load_task(self.root / self.task_file(task))
+        if task not in self._tasks:
+            self._tasks[task] = load_task(self.root / self.task_file(task))
+        return self._tasks[task]
 
     def instances(self, task: str) -> list[str]:
         chosen = self.run.get("instances", {}).get(task)

@@ -1,0 +1,247 @@
+"""The Snakemake workflow for real, on the tiny config (config/test/config.yaml).
+
+Every test works in its own copy of the workflow (Snakefile, rules, workflow, config, envs, the demo
+solvers; the instance files are linked), so runs never touch the repository's results/ or
+.snakemake/. One uninterrupted local run is the baseline the other runs are compared with:
+
+(a) the tiny config run locally gives a complete Index, the attempt table, the plots and a report;
+(b) the SLURM profile on the local cluster gives an index.json equal to the local run's (skipped
+    without a cluster, but failed when TCSEXAM_REQUIRE_SLURM=1);
+(c) resume: the workflow and its jobs are SIGKILLed mid-run (process group), the rerun with
+    --rerun-incomplete runs only the unfinished instances and ends with the baseline's Index;
+(d) repair: an instance forced into infrastructure_error makes the Index incomplete; after
+    `tcsexam repair` + rerun it is complete again and only that instance ran;
+(e) `snakemake --lint` is clean; (f) `snakemake -n` builds the Full DAG of 10 models x 3 attempts.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SNAKEMAKE = str(BIN / "snakemake")
+CONFIG = "config/test/config.yaml"
+OUT = "results/test/lite/offline"
+MODELS = ("demo-strong", "demo-weak")
+SOLVER_TASKS = ("maxcut-mqlib", "sat-satlib", "tsp-tsplib", "coloring-dimacs", "maxsat-wcnf")
+
+pytestmark = pytest.mark.slow
+
+
+def _env(ws: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
+    env["TCSEXAM_ROOT"] = str(ws)
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def make_workspace(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile",):
+        shutil.copy2(ROOT / name, dest / name)
+    for name in ("rules", "workflow", "config", "envs"):
+        shutil.copytree(ROOT / name, dest / name)
+    for model in MODELS:
+        shutil.copytree(ROOT / "solvers" / model, dest / "solvers" / model)
+    (dest / "references").mkdir()
+    (dest / "references" / "instances").symlink_to(ROOT / "references" / "instances")
+    return dest
+
+
+def snakemake(ws: Path, *args: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([SNAKEMAKE, *args], cwd=ws, env=_env(ws), capture_output=True, text=True,
+                          timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def records_dirs(ws: Path) -> list[Path]:
+    return sorted((ws / OUT / "solver").glob("*/*/*/records"))
+
+
+def record_states(ws: Path) -> dict[str, tuple[int, str]]:
+    """instance record file -> (mtime_ns, content): a record rewritten by a run changes both."""
+    out = {}
+    for d in records_dirs(ws):
+        for f in d.glob("*.json"):
+            out[str(f.relative_to(ws))] = (f.stat().st_mtime_ns, f.read_text())
+    return out
+
+
+def index_of(ws: Path) -> dict:
+    return json.loads((ws / OUT / "index.json").read_text())
+
+
+def stop_ray_head(ws: Path) -> None:
+    state = ws / "results" / "test" / ".ray-head"
+    subprocess.run([str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
+                   env=_env(ws), capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> Path:
+    ws = make_workspace(tmp_path_factory.mktemp("wf-baseline") / "ws")
+    try:
+        snakemake(ws, "--cores", "2", "--configfile", CONFIG)
+    finally:
+        stop_ray_head(ws)
+    return ws
+
+
+def test_tiny_config_local_run_gives_complete_index(baseline):
+    index = index_of(baseline)
+    assert index["status"] == "complete", index
+    assert index["suite"] == "lite" and index["solver_protocol"] == "offline"
+    assert index["solver_reference_id"] == "tcsexam-bundled-k3-v1"
+    strong, weak = index["models"]["demo-strong"], index["models"]["demo-weak"]
+    assert strong["status"] == weak["status"] == "complete"
+    assert strong["index"] > weak["index"] + 10, (strong["index"], weak["index"])
+    assert strong["track_means"]["solver"] > weak["track_means"]["solver"]
+    with open(baseline / OUT / "attempts.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 20
+    assert {r["score_status"] for r in rows} == {"valid"}
+    solver_rows = [r for r in rows if r["track"] == "solver"]
+    assert len(solver_rows) == 10 and {r["solver_protocol"] for r in solver_rows} == {"offline"}
+    # every Solver row comes from a solver-score output of the right reference
+    for r in solver_rows:
+        rel = json.loads((baseline / OUT / "solver" / r["model"] / r["item"] / r["attempt"] / "relative.json").read_text())
+        assert rel["relative_score"] == float(r["score"]) and rel["reference_id"] == "tcsexam-bundled-k3-v1"
+    # the weak model's failures are data: certificate_failed TSP, crashes on MaxSAT
+    tsp = json.loads((baseline / OUT / "solver/demo-weak/tsp-tsplib/1/records.json").read_text())
+    assert {r["status"] for r in tsp} == {"certificate_failed"}
+    for name in ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png"):
+        data = (baseline / OUT / "plots" / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000
+    snakemake(baseline, "--configfile", CONFIG, "--report", "report.html", timeout=300)
+    html = (baseline / "report.html").read_text(errors="replace")
+    assert "track_means.png" in html and "status_counts.png" in html
+
+
+def _slurm_ready() -> str | None:
+    if not shutil.which("sinfo"):
+        return "sinfo not installed"
+    try:
+        out = subprocess.run(["sinfo", "--noheader", "--format=%T"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"sinfo failed: {exc}"
+    states = out.stdout.split()
+    if out.returncode != 0 or not any(s in ("idle", "mixed", "allocated") for s in states):
+        return f"no usable SLURM node (sinfo rc {out.returncode}: {out.stdout.strip() or out.stderr.strip()})"
+    return None
+
+
+@pytest.mark.slurm
+def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
+    why = _slurm_ready()
+    if why:
+        if os.environ.get("TCSEXAM_REQUIRE_SLURM") == "1":
+            pytest.fail(f"TCSEXAM_REQUIRE_SLURM=1 but {why} (run .ci/start-slurm.sh)")
+        pytest.skip(why)
+    ws = make_workspace(tmp_path / "ws")
+    snakemake(ws, "--profile", "workflow/profiles/slurm", "--configfile", CONFIG, "--jobs", "4", timeout=900)
+    assert list((ws / ".snakemake" / "slurm_logs").rglob("*.log")), "no SLURM job logs: did the jobs run under SLURM?"
+    run_log = (ws / OUT / "solver/demo-strong/maxcut-mqlib/1/run.log").read_text()
+    assert "on Ray" in run_log
+    assert index_of(ws) == index_of(baseline)
+
+
+def test_resume_after_sigkill_runs_only_unfinished_instances(baseline, tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    total = 2 * 5 * 2  # models x tasks x instances
+    proc = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", CONFIG], cwd=ws, env=_env(ws),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            done = len(record_states(ws))
+            if done >= 4 or proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the workflow finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)  # the workflow and every job it started
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    time.sleep(1.0)  # let Ray reap the killed drivers' actors
+    before = record_states(ws)
+    assert 0 < len(before) < total, len(before)
+    assert not (ws / OUT / "index.json").exists()
+    try:
+        snakemake(ws, "--unlock", "--configfile", CONFIG)  # the killed run's lock
+        snakemake(ws, "--cores", "2", "--configfile", CONFIG, "--rerun-incomplete")
+    finally:
+        stop_ray_head(ws)
+    after = record_states(ws)
+    assert len(after) == total
+    for path, state in before.items():
+        assert after[path] == state, f"{path} was executed again although it had finished"
+    assert index_of(ws) == index_of(baseline)
+
+
+def test_repair_infrastructure_error(baseline, tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(baseline, ws, symlinks=True)
+    base = ws / OUT / "solver/demo-weak/coloring-dimacs/1"
+    victim = base / "records" / "queen5_5.json"
+    rec = json.loads(victim.read_text())
+    rec.update(status="infrastructure_error", A=None, reward=None, message="ray worker lost (forced by the test)")
+    victim.write_text(json.dumps(rec))
+    records = json.loads((base / "records.json").read_text())
+    records = [rec if r["instance"] == "queen5_5" else r for r in records]
+    (base / "records.json").write_text(json.dumps(records))
+    try:
+        snakemake(ws, "--cores", "2", "--configfile", CONFIG)
+        index = index_of(ws)
+        assert index["status"] == "incomplete"
+        weak = index["models"]["demo-weak"]
+        assert weak["index"] is None
+        assert [(i["item"], i["reason"]) for i in weak["issues"]] == [("coloring-dimacs", "judge_failed")]
+        assert index["models"]["demo-strong"] == index_of(baseline)["models"]["demo-strong"]
+        row = json.loads((base / "row.json").read_text())
+        assert row["score_status"] == "judge_failed" and "infrastructure_error" in row["note"]
+
+        before = record_states(ws)
+        rep = subprocess.run([str(BIN / "tcsexam"), "repair", "--records-dir", str(base / "records"),
+                              "--output", str(base / "records.json")], cwd=ws, env=_env(ws),
+                             capture_output=True, text=True, timeout=120)
+        assert rep.returncode == 0, rep.stderr
+        assert not victim.exists() and not (base / "records.json").exists()
+        snakemake(ws, "--cores", "2", "--configfile", CONFIG)
+    finally:
+        stop_ray_head(ws)
+    after = record_states(ws)
+    changed = sorted(p for p in after if before.get(p) != after[p])
+    assert changed == [str(victim.relative_to(ws))], changed
+    assert json.loads(victim.read_text())["status"] == "ok"
+    assert index_of(ws) == index_of(baseline)
+
+
+def test_lint_is_clean():
+    proc = snakemake(ROOT, "--lint", timeout=300, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Lints for" not in text, text[-4000:]
+
+
+def test_dry_run_builds_the_full_dag_of_10_models_and_3_attempts(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "workflow_dag.py"), "--models", "10",
+                           "--attempts", "3", "--workdir", str(tmp_path)], cwd=ROOT, env=_env(ROOT),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    jobs = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("job "))
+    assert jobs["run_solver_task"] == "210" and jobs["solver_score"] == "210", proc.stdout
+    assert jobs["verdict_rows"] == "10" and jobs["index"] == "1", proc.stdout
