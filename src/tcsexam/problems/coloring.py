@@ -50,6 +50,8 @@ def parse_col_bytes(data: bytes, path: Path | str = "<col>") -> ColoringInstance
     if counts is None or counts[0] < 1 or counts[1] < 0:
         raise InputError(f"{path}: line {header_line}: 'p edge' needs two non-negative integers")
     n, m = int(counts[0]), int(counts[1])
+    if n >= 2**31:
+        raise InputError(f"{path}: line {header_line}: {n} vertices is more than supported (2^31)")
     if text[: match.start()].strip():
         raise InputError(f"{path}: lines before the 'p edge' line that are not comments")
     body = text[match.end():]

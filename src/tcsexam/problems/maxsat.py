@@ -52,6 +52,10 @@ class WcnfInstance:
     path: Path | None = None
 
     @property
+    def used_vars(self) -> int:
+        return max([int(x.var.max()) for x in (self.hard, self.soft) if x.var.size] or [0])
+
+    @property
     def total_soft_weight(self) -> int:
         return int(self.weights.sum())
 
@@ -214,12 +218,12 @@ class MaxSat(Problem):
         tokens = b" ".join(vparts).split()
         if not tokens:
             raise c.invalid("no 'v' line", claimed)
-        value = np.zeros(inst.nvars + 1, dtype=np.int8)
         if len(tokens) == 1 and _BITS.match(tokens[0]) and not (inst.nvars > 1 and tokens[0] == b"0"):
             bits = tokens[0]
             if len(bits) != inst.nvars:
                 raise c.failed(f"'v' string has {len(bits)} values, the instance has "
                                f"{inst.nvars} variables", claimed)
+            value = np.zeros(inst.nvars + 1, dtype=np.int8)
             value[1:] = np.frombuffer(bits, dtype=np.uint8).astype(np.int8) * 2 - 97
             return answer, claimed, value
         lits = c.certificate_ints(tokens, claimed, "literal")
@@ -231,6 +235,8 @@ class MaxSat(Problem):
         if var.size and int(var.max()) > inst.nvars:
             k = int(np.argmax(var > inst.nvars))
             raise c.failed(f"literal {int(lits[k])} outside 1..{inst.nvars}", claimed)
+        # sized by the variables actually used, so a huge declared count costs nothing
+        value = np.zeros(max(inst.used_vars, int(var.max()) if var.size else 0) + 1, dtype=np.int8)
         pos = lits > 0
         value[var[pos]] = 1
         clash = value[var[~pos]] == 1

@@ -199,7 +199,8 @@ class Sat(Problem):
             if var.size and int(var.max()) > instance.nvars:
                 k = int(np.argmax(var > instance.nvars))
                 raise c.failed(f"literal {int(lits[k])} outside 1..{instance.nvars}", answer)
-            value = np.zeros(instance.nvars + 1, dtype=np.int8)
+            used = int(instance.var.max()) if instance.var.size else 0
+            value = np.zeros(max(used, int(var.max()) if var.size else 0) + 1, dtype=np.int8)
             pos = lits > 0
             value[var[pos]] = 1
             clash = value[var[~pos]] == 1

@@ -131,3 +131,30 @@ def test_fuzz_certificates_never_raise(case, lines):
         assert r.value is not None
     else:
         assert r.value is None and r.message
+
+
+INSTANCE_LINE = st.one_of(
+    st.binary(max_size=30),
+    st.lists(st.integers(-3, 99999999999), min_size=1, max_size=5).map(
+        lambda xs: " ".join(map(str, xs)).encode()),
+    st.sampled_from([b"p cnf 3 2", b"p cnf 99999999999 1", b"p edge 4 2", b"p wcnf 3 2 10",
+                     b"h 1 -2 0", b"e 1 2", b"%", b"DIMENSION: 3", b"EDGE_WEIGHT_TYPE: GEO",
+                     b"EDGE_WEIGHT_TYPE: EXPLICIT", b"EDGE_WEIGHT_FORMAT: FULL_MATRIX",
+                     b"NODE_COORD_SECTION", b"EDGE_WEIGHT_SECTION", b"EOF", b"TYPE: TSP",
+                     b"1 0 0", b"2 3 4", b"3 2", b"4 2", b"1 2 1", b"0"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(INSTANCE_LINE, max_size=8))
+def test_fuzz_instance_parsers_raise_only_input_error(case, tmp_path, lines):
+    c, problem, _ = case
+    path = tmp_path / f"fuzz{c.suffix}"
+    path.write_bytes(b"\n".join(lines))
+    try:
+        inst = problem.parse_instance(path)
+    except InputError as exc:
+        assert "\n" not in str(exc)
+        return
+    r = problem.check_certificate(inst, b"1 0 1\n", {})  # parsed: checking must not raise either
+    assert r.status in VERDICTS
