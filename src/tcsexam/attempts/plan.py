@@ -150,9 +150,20 @@ class Plan:
 
     # ---- Solver jobs ----------------------------------------------------------------------
 
+    def candidate_files(self, candidate: str) -> list[str]:
+        """Every file of a candidate folder (a changed source reruns its job; `tcsexam run` then
+        reruns the instances, whose record keys hash the same files)."""
+        files = []
+        absolute = os.path.isabs(candidate)
+        for dirpath, dirnames, filenames in os.walk(self.root / candidate, followlinks=True):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".git"))
+            rel = dirpath if absolute else os.path.relpath(dirpath, self.root)
+            files += [os.path.normpath(os.path.join(rel, f)) for f in sorted(filenames) if not f.endswith(".pyc")]
+        return files or [f"{candidate}/solver.yaml"]
+
     def run_inputs(self, wildcards) -> list[str]:
         cand = self.candidate(wildcards.model, wildcards.task, wildcards.attempt)
-        return [f"{cand}/solver.yaml", self.task_file(wildcards.task)]
+        return [*self.candidate_files(cand), self.task_file(wildcards.task)]
 
     def instances_arg(self, task: str) -> str:
         """`--instances ...` when the config runs a subset of the task's instances."""
