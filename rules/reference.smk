@@ -43,7 +43,7 @@ rule reference_task:
         runs=lambda w: PLAN.reference_runs(w.task),
         task=lambda w: PLAN.task_file(w.task),
     output:
-        f"{PLAN.reference_out}/{{task}}/reference.json",
+        f"{PLAN.reference_out}/{{task}}/reference-{{task}}.json",
     params:
         ref_id=PLAN.reference_build["id"],
     threads: 1
@@ -66,7 +66,7 @@ for _suite_name, _suite in PLAN.reference_suites.items():
         name:
             f"reference_merge_{_suite_name}"
         input:
-            [f"{PLAN.reference_out}/{t}/reference.json" for t in _suite.tracks["solver"]],
+            [f"{PLAN.reference_out}/{t}/reference-{t}.json" for t in _suite.tracks["solver"]],
         output:
             protected(PLAN.reference_build["outputs"][_suite_name]),
         params:
