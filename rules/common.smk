@@ -11,7 +11,6 @@ PLAN.check()
 OUT = PLAN.out
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
-SHARED_RAY = config["run"]["ray"] == "shared" or (config["run"]["ray"] == "auto" and workflow.local_exec)
 
 
 wildcard_constraints:
@@ -26,7 +25,7 @@ wildcard_constraints:
 # One Ray head for a local run's Solver jobs (saves a Ray start per job); cluster jobs start their
 # own. A head left by a killed run is reused by the next one and stopped at the end.
 onstart:
-    if SHARED_RAY:
+    if config["run"]["ray"] == "shared" or (config["run"]["ray"] == "auto" and workflow.local_exec):
         shell(f"tcsexam attempts ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}")
     else:
         shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
