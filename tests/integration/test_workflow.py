@@ -153,7 +153,9 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
         pytest.skip(why)
     ws = make_workspace(tmp_path / "ws")
     snakemake(ws, "--profile", "workflow/profiles/slurm", "--configfile", CONFIG, "--jobs", "4", timeout=900)
-    assert list((ws / ".snakemake" / "slurm_logs").rglob("*.log")), "no SLURM job logs: did the jobs run under SLURM?"
+    log = "".join(p.read_text() for p in (ws / ".snakemake" / "log").glob("*.log"))
+    submitted = log.count("has been submitted with SLURM jobid")
+    assert submitted == 26, f"{submitted} jobs went through sbatch (expected every job but `all`)"
     run_log = (ws / OUT / "solver/demo-strong/maxcut-mqlib/1/run.log").read_text()
     assert "on Ray" in run_log
     assert index_of(ws) == index_of(baseline)
