@@ -2,7 +2,7 @@
 
 
 rule cohort:
-    priority: 10
+    priority: 1000
     output:
         f"{OUT}/cohort.json",
     params:

@@ -20,6 +20,8 @@ rule run_solver_task:
         retries=config["run"]["max_retries"],
         ray_state=RAY_STATE,
     threads: config["run"]["threads"]
+    # longest possible jobs first (instances x wall limit), so no long job starts last
+    priority: lambda w: PLAN.priority(w.task)
     resources:
         runtime=lambda w, threads, attempt: PLAN.runtime_min(w.task, threads, attempt=attempt),
         mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),

@@ -5,7 +5,7 @@
 
 
 rule verdict_rows:
-    priority: 10
+    priority: 1000
     input:
         PLAN.verdict_files,
     output:
@@ -29,7 +29,7 @@ rule verdict_rows:
 
 
 rule missing_row:
-    priority: 10
+    priority: 1000
     output:
         row=f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.json",
     params:

@@ -33,7 +33,7 @@ BIN = Path(sys.executable).parent
 SNAKEMAKE = str(BIN / "snakemake")
 CONFIG = "config/test/config.yaml"
 OUT = "results/test/lite/offline"
-MODELS = ("demo-strong", "demo-weak")
+MODELS = ("demo-fast", "demo-weak")  # the reproducible demo models of config/test/config.yaml
 SOLVER_TASKS = ("maxcut-mqlib", "sat-satlib", "tsp-tsplib", "coloring-dimacs", "maxsat-wcnf")
 
 pytestmark = pytest.mark.slow
@@ -106,7 +106,7 @@ def test_tiny_config_local_run_gives_complete_index(baseline):
     assert index["status"] == "complete", index
     assert index["suite"] == "lite" and index["solver_protocol"] == "offline"
     assert index["solver_reference_id"] == "tcsexam-test-k3-v1"
-    strong, weak = index["models"]["demo-strong"], index["models"]["demo-weak"]
+    strong, weak = index["models"]["demo-fast"], index["models"]["demo-weak"]
     assert strong["status"] == weak["status"] == "complete"
     assert strong["index"] > weak["index"] + 10, (strong["index"], weak["index"])
     assert strong["track_means"]["solver"] > weak["track_means"]["solver"]
@@ -156,7 +156,7 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
     log = "".join(p.read_text() for p in (ws / ".snakemake" / "log").glob("*.log"))
     submitted = log.count("has been submitted with SLURM jobid")
     assert submitted == 26, f"{submitted} jobs went through sbatch (expected every job but `all`)"
-    run_log = (ws / OUT / "solver/demo-strong/maxcut-mqlib/1/run.log").read_text()
+    run_log = (ws / OUT / "solver/demo-fast/maxcut-mqlib/1/run.log").read_text()
     assert "on Ray" in run_log
     assert index_of(ws) == index_of(baseline)
 
@@ -213,7 +213,7 @@ def test_repair_infrastructure_error(baseline, tmp_path):
         weak = index["models"]["demo-weak"]
         assert weak["index"] is None
         assert [(i["item"], i["reason"]) for i in weak["issues"]] == [("coloring-dimacs", "judge_failed")]
-        assert index["models"]["demo-strong"] == index_of(baseline)["models"]["demo-strong"]
+        assert index["models"]["demo-fast"] == index_of(baseline)["models"]["demo-fast"]
         row = json.loads((base / "row.json").read_text())
         assert row["score_status"] == "judge_failed" and "infrastructure_error" in row["note"]
 

@@ -180,6 +180,11 @@ class Plan:
         seconds = n * t.limits.wall_s * 1.2 / max(1, threads) + 120
         return max(5, math.ceil(seconds * min(tries, attempt + 1) / 60))
 
+    def priority(self, task: str) -> int:
+        """Scheduling priority of a Solver job: its worst-case length in seconds (longest first)."""
+        t = self.task(task)
+        return int(len(self.instances(task)) * t.limits.wall_s)
+
     def mem_mb(self, task: str, threads: int) -> int:
         return int(self.task(task).limits.mem_mb) * threads + int(self.run.get("mem_mb", 1536))
 
