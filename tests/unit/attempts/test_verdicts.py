@@ -71,3 +71,26 @@ def test_identity_must_match_the_planned_file(tmp_path):
     path.write_text("{ nope")
     with pytest.raises(InputError, match="1.json"):
         verdict_row_file(path)
+
+
+def test_model_verdict_rows_fill_in_missing(tmp_path):
+    from tcsexam.attempts.verdicts import model_verdict_rows
+    from tcsexam.suites import load_suite
+
+    suite = load_suite("lite")
+    item = suite.tracks["theorem"][0]
+    path = tmp_path / "m" / item / "1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(V(item=item, complete=True)))
+    rows = model_verdict_rows("m", suite, tmp_path, ["1", "2"])
+    n_items = sum(len(suite.tracks[t]) for t in ("theorem", "construction", "open_conjecture"))
+    assert len(rows) == 2 * n_items
+    assert rows[0].identity == ("m", "theorem", item, "1") and rows[0].score == 1.0
+    assert rows[1].score_status == "missing" and rows[1].attempt == "2" and "2.json does not exist" in rows[1].note
+    assert {r.score_status for r in rows[2:]} == {"missing"}
+    # a verdict filed under the wrong item is refused, naming the file
+    wrong = tmp_path / "m" / suite.tracks["construction"][0] / "1.json"
+    wrong.parent.mkdir(parents=True)
+    wrong.write_text(json.dumps(V(item=item)))
+    with pytest.raises(InputError, match="planned for"):
+        model_verdict_rows("m", suite, tmp_path, ["1"])
