@@ -28,6 +28,21 @@ include: "rules/reference.smk"
 include: "rules/orspace.smk"
 
 
+# Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue;
+# only the Solver and reference runs go to the executor (SLURM).
+localrules:
+    all,
+    reference,
+    cohort,
+    verdict_rows,
+    missing_row,
+    solver_score,
+    attempt_table,
+    index,
+    plots,
+    reference_task,
+
+
 rule all:
     default_target: True
     input:
