@@ -43,6 +43,8 @@ rule orspace_execute:
         cpus_per_task=lambda w, threads: threads,
     log:
         f"{ORSPACE_OUT}/{{run}}/execute.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam orspace execute --workspaces {params.workspaces:q} --output-dir {params.outdir:q}"
         " --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem}"
@@ -65,6 +67,8 @@ rule orspace_score_objectives:
         cpus_per_task=1,
     log:
         f"{ORSPACE_OUT}/{{run}}/objectives.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam orspace score-objectives --release {params.release:q} --predictions {input.predictions:q}"
         " --workspaces {params.workspaces:q} --modes {params.modes} --output {output:q} > {log:q} 2>&1"
@@ -84,5 +88,7 @@ rule orspace_explain:
         cpus_per_task=1,
     log:
         f"{ORSPACE_OUT}/{{run}}/explain.log",
+    conda:
+        "../envs/tcsexam.yaml"
     shell:
         "tcsexam orspace explain-score {params.args} --output {output:q} > {log:q} 2>&1"

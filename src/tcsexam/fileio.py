@@ -16,6 +16,11 @@ from typing import Any
 
 from tcsexam.errors import InputError
 
+# mkstemp creates files with mode 0600; written files get the usual mode (0666 less the umask).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     path = Path(path)
@@ -23,6 +28,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), _FILE_MODE)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

@@ -124,10 +124,18 @@ def run_task(
     if not selected:
         raise InputError(f"{task_obj.source}: task {task_obj.id} has no instances")
 
-    candidate = load_candidate(Path(candidate_dir))
+    # A submitted solver.yaml that cannot be used is the submission's failure (every instance
+    # `invalid`), not the operator's; a missing candidate folder or solver.yaml is bad input.
+    candidate_error = None
+    try:
+        candidate = load_candidate(Path(candidate_dir))
+    except InputError as exc:
+        if not (Path(candidate_dir) / "solver.yaml").is_file():
+            raise
+        candidate, candidate_error = None, str(exc)
     sandbox_obj = get_sandbox(sandbox)
     sandbox_obj.check_available()
-    threads = _threads(candidate)
+    threads = _threads(candidate) if candidate is not None else 1
     limits = Limits.from_task(task_obj.limits, threads, limiter=limiter)
 
     candidate_hash = hash_candidate(candidate_dir)
@@ -167,7 +175,16 @@ def run_task(
         say(f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
             f"({summary.reused} reused from {records_dir})")
         built, build_dir = candidate, None
-        if getattr(candidate, "build", None):
+        if candidate_error is not None:
+            say(f"{task_obj.id}: the candidate cannot start ({candidate_error}); every instance is invalid")
+            for name in pending:
+                finish(name, InstanceRecord(
+                    instance=name, status=Status.INVALID.value,
+                    message=f"candidate cannot start: {candidate_error}"[:1000],
+                    sandbox=sandbox, termination="candidate",
+                ))
+            pending = []
+        elif getattr(candidate, "build", None):
             build_dir = records_dir / ".build"
             shutil.rmtree(build_dir, ignore_errors=True)
             log_path = records_dir / "build.log"

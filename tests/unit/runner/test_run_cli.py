@@ -173,6 +173,19 @@ def test_build_step_runs_once_and_its_failure_makes_every_instance_invalid(tmp_p
     assert executed(bad) == []
 
 
+def test_unusable_solver_yaml_makes_every_instance_invalid(setup, capsys):
+    root, task, cand = setup
+    (cand / "solver.yaml").write_text("command: python3 solve.py\nthreads: one\n")
+    out = root / "out" / "records.json"
+    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(out),
+               "--no-progress", "--no-ray"])
+    assert rc == 0
+    recs = json.loads(out.read_text())
+    assert recs and {r["status"] for r in recs} == {"invalid"}
+    assert all("candidate cannot start" in r["message"] and "solver.yaml" in r["message"] for r in recs)
+    assert executed(root) == []
+
+
 @pytest.mark.parametrize(
     "args, code, needle",
     [
