@@ -17,9 +17,9 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.suites import TRACKS
 
 PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png")
-TRACKS = ("theorem", "solver", "construction", "open_conjecture")
 STATUS_ORDER = ("ok", "timeout", "memout", "crash", "invalid", "certificate_failed", "infrastructure_error")
 STATUS_COLORS = {
     "ok": "#2ca02c", "timeout": "#ff7f0e", "memout": "#9467bd", "crash": "#d62728", "invalid": "#7f7f7f",
