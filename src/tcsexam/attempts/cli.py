@@ -104,7 +104,9 @@ def register(subparsers) -> None:
     p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
     p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
     p.add_argument("--no-wait", action="store_true",
-                   help="start: return once the head process is launched (clients wait with address --wait)")
+                   help="start: return once the head process is launched (clients wait with address --wait); "
+                        "stop: hand the stop to a detached process and return at once")
+    p.add_argument("--remove-state", action="store_true", help="stop: also remove the state folder")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="address: wait this long for a head that is still starting")
     p.set_defaults(handler=_ray_head)
@@ -206,7 +208,10 @@ def _ray_head(args: argparse.Namespace) -> int:
         if address:
             print(address)
     elif args.action == "stop":
-        stopped = ray_head.stop(args.state_dir)
+        if args.no_wait:
+            stopped = ray_head.stop_detached(args.state_dir)
+        else:
+            stopped = ray_head.stop(args.state_dir, remove_state=args.remove_state)
         print(f"ray head {'stopped' if stopped else 'was not running'} ({args.state_dir})", file=sys.stderr)
     else:
         address = ray_head.current_address(args.state_dir, wait_s=args.wait)

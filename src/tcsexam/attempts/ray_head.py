@@ -150,7 +150,30 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
     raise InputError(f"ray-head: the Ray head did not start within {timeout_s:.0f}s (log {log_path}: {tail})")
 
 
-def stop(state_dir: str | Path, timeout_s: float = 20.0) -> bool:
+def stop_detached(state_dir: str | Path) -> bool:
+    """Hand the head to a detached `stop` and return at once; True when there was a state to stop.
+
+    The state folder is renamed first, so no later `start` or `address` can see the dying head;
+    the detached process stops the tree and removes the renamed folder.
+    """
+    state = Path(state_dir)
+    if not (state / PID_FILE).exists():
+        return False
+    stopping = state.with_name(f"{state.name}.stopping-{os.getpid()}-{time.time_ns()}")
+    try:
+        state.rename(stopping)
+    except OSError:
+        return False
+    subprocess.Popen(
+        [sys.executable, "-m", "tcsexam", "attempts", "ray-head", "stop", "--state-dir", str(stopping),
+         "--remove-state"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return True
+
+
+def stop(state_dir: str | Path, timeout_s: float = 20.0, remove_state: bool = False) -> bool:
     """Stop this state folder's head and its whole process tree; True when one was running."""
     import psutil
 
@@ -187,4 +210,6 @@ def stop(state_dir: str | Path, timeout_s: float = 20.0) -> bool:
         shutil.rmtree(temp_dir, ignore_errors=True)
     for name in (ADDRESS_FILE, PID_FILE, TEMP_FILE):
         (state / name).unlink(missing_ok=True)
+    if remove_state:
+        shutil.rmtree(state, ignore_errors=True)
     return was_running

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import psutil
 import pytest
 
@@ -29,3 +31,22 @@ def test_start_reuse_address_and_stop(tmp_path):
     assert ray_head.current_address(state) is None
     assert not (state / "pid").exists()
     assert not ray_head.stop(state)
+
+
+@pytest.mark.slow
+def test_detached_stop_forgets_the_head_at_once_and_ends_its_tree(tmp_path):
+    state = tmp_path / "head"
+    address, _ = ray_head.start(state, 1)
+    pid = int((state / "pid").read_text())
+    tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    assert ray_head.stop_detached(state)
+    # no later run can reuse the dying head: its state is gone before the tree has ended
+    assert ray_head.current_address(state) is None
+    gone, alive = psutil.wait_procs(tree, timeout=30)
+    assert not alive, alive
+    for _ in range(200):  # the detached stopper removes its renamed state folder last
+        if not list(tmp_path.glob("head.stopping-*")):
+            break
+        time.sleep(0.1)
+    assert not list(tmp_path.glob("head.stopping-*"))
+    assert not ray_head.stop_detached(state)
