@@ -15,10 +15,10 @@ import subprocess
 
 from tcsexam.errors import InputError
 from tcsexam.runner.limits import Launch
-from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.base import WrappingSandbox
 
 
-class ApptainerSandbox(Sandbox):
+class ApptainerSandbox(WrappingSandbox):
     name = "apptainer"
 
     def __init__(self, image: str | None = None, executable: str | None = None):

@@ -14,11 +14,37 @@ from tcsexam.runner.limits import Launch, Limits, ProcessOutcome, execute_limite
 
 
 class Sandbox(ABC):
+    """Runs one program under limits inside an isolation layer."""
+
     name: str = ""
 
     @abstractmethod
     def check_available(self) -> None:
         """Raise `InputError` (one line) when this sandbox cannot run on this machine."""
+
+    @abstractmethod
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        limits: Limits,
+        env: dict[str, str],
+        stdout_path=None,
+        stderr_path=None,
+        readonly_paths: Sequence[str] = (),
+        writable_paths: Sequence[str] = (),
+        output_paths: Sequence[str] = (),
+    ) -> ProcessOutcome:
+        """Run `argv` under `limits`; the outcome says how it ended and which limiter ran."""
+
+    def __repr__(self) -> str:
+        return f"<sandbox {self.name}>"
+
+
+class WrappingSandbox(Sandbox):
+    """A sandbox that is a command-line wrapper (local, bwrap, apptainer): the host's limiter runs
+    the wrapped command, so limits, measurement and the whole-tree kill are the same for all."""
 
     @abstractmethod
     def prepare(
@@ -70,6 +96,3 @@ class Sandbox(ABC):
                 except OSError:
                     pass
             launch.close_after.clear()
-
-    def __repr__(self) -> str:
-        return f"<sandbox {self.name}>"

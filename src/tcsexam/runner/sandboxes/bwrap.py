@@ -19,10 +19,10 @@ from pathlib import PurePath
 
 from tcsexam.errors import InputError
 from tcsexam.runner.limits import Launch, ProcessOutcome
-from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.base import WrappingSandbox
 
 
-class BwrapSandbox(Sandbox):
+class BwrapSandbox(WrappingSandbox):
     name = "bwrap"
 
     def __init__(self, executable: str = "bwrap"):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import MiB, Launch, LaunchError, Limits, ProcessOutcome
+from tcsexam.runner.limits import MiB, LaunchError, Limits, ProcessOutcome
 from tcsexam.runner.sandboxes.base import Sandbox
 
 DEFAULT_IMAGE = "python:3.11-slim"
@@ -119,9 +119,6 @@ class DockerSandbox(Sandbox):
                 docker.types.Ulimit(name="cpu", soft=int(limits.cpu_s) + 1, hard=int(limits.cpu_s) + 2)
             )
         return config
-
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
-        raise NotImplementedError("the docker sandbox runs containers itself (see run)")
 
     def run(
         self,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from tcsexam.runner.limits import Launch
-from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.base import WrappingSandbox
 
 
-class LocalSandbox(Sandbox):
+class LocalSandbox(WrappingSandbox):
     name = "local"
 
     def check_available(self) -> None:
