@@ -46,12 +46,23 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def dumps_json(obj: Any) -> str:
-    """JSON as the pipeline writes it: indented, sorted keys kept in insertion order, no NaN."""
+    """JSON as the pipeline writes it: indented, keys in insertion order, no NaN."""
     return json.dumps(obj, indent=2, allow_nan=False) + "\n"
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_text(path, dumps_json(obj))
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """A UTF-8 text file; a missing or unreadable file raises `InputError` naming it."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
 
 
 def _reject_constant(name: str) -> float:
@@ -61,12 +72,7 @@ def _reject_constant(name: str) -> float:
 def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
     """Load a JSON file; NaN/Infinity, malformed JSON, a missing or empty file raise `InputError`."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    text = read_text(path, what)
     if not text.strip():
         raise InputError(f"{path}: {what} is empty")
     try:
@@ -78,12 +84,7 @@ def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
 def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Any]:
     """Load a JSON-lines file; blank lines are skipped; errors name the line number."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    lines = read_text(path, what).splitlines()
     rows = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -99,12 +100,7 @@ def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
     import yaml
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    text = read_text(path, what)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json, read_jsonl
+from tcsexam.fileio import read_json, read_jsonl, read_text
 
 MODES = ("build", "revise", "explain")
 OBJECTIVE_MODES = ("build", "revise")
@@ -266,12 +266,7 @@ def load_rubrics(path: str | Path, schema: dict[str, Any] | None = None) -> dict
 
 
 def _numbered_jsonl(path: Path, what: str):
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    lines = read_text(path, what).splitlines()
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
