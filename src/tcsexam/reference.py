@@ -37,10 +37,9 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.paths import references_dir
+from tcsexam.tasks import DIRECTIONS, KINDS
 
 SCHEMA_VERSION = 1
-KINDS = ("objective", "solve")
-DIRECTIONS = ("maximize", "minimize")
 STANDARD_FLOORS = {"relative": 0.02, "absolute": 1e-9}
 NAMED_REFERENCES = {"lite": "lite.json", "full": "full.json"}
 _TOP_KEYS = {

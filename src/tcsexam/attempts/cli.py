@@ -16,6 +16,7 @@ import argparse
 import sys
 
 from tcsexam.errors import InputError
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS
 
 
 def register(subparsers) -> None:
@@ -39,8 +40,8 @@ def register(subparsers) -> None:
     p.add_argument("--reference", required=True, help="lite, full or a reference file")
     p.add_argument("--model", required=True)
     p.add_argument("--attempt", required=True)
-    p.add_argument("--protocol", required=True, choices=("online", "offline"))
-    p.add_argument("--adoption-status", default="selected", choices=("selected", "selected_provisional", "excluded"))
+    p.add_argument("--protocol", required=True, choices=PROTOCOLS)
+    p.add_argument("--adoption-status", default="selected", choices=ADOPTION_STATUSES)
     p.add_argument("--relative-output", required=True, metavar="FILE",
                    help="where the solver-score output goes (removed when scoring fails)")
     p.add_argument("--output", required=True, metavar="ROW.json")
@@ -84,7 +85,7 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("cohort", help="write cohort.json (reference id read from the reference file)")
     p.add_argument("--suite", required=True)
-    p.add_argument("--protocol", required=True, choices=("online", "offline"))
+    p.add_argument("--protocol", required=True, choices=PROTOCOLS)
     p.add_argument("--reference", required=True, help="lite, full or a reference file")
     p.add_argument("--model", nargs="+", required=True, metavar="NAME=N",
                    help="model and its planned adopted repetitions per task")

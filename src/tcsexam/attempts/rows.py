@@ -28,14 +28,11 @@ from typing import Any, Iterable
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
-from tcsexam.scoring.index import COLUMNS
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES
 from tcsexam.suites import TRACKS
 
 #: Extra column kept by the scorer and ignored by the aggregate: why a row is not valid, provenance.
 NOTE_COLUMN = "note"
-ADOPTION_STATUSES = ("selected", "selected_provisional", "excluded")
-SCORE_STATUSES = ("valid", "judge_failed", "not_finished", "missing")
-PROTOCOLS = ("online", "offline")
 ROW_SCHEMA_VERSION = 1
 
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tcsexam.attempts.rows import ADOPTION_STATUSES, AttemptRow
+from tcsexam.attempts.rows import AttemptRow
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 

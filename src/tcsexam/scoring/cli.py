@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tcsexam.tasks import DIRECTIONS, KINDS
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -55,8 +57,8 @@ def register(subparsers) -> None:
         "kept with their observed outcomes under unscored_reference_instances.",
     )
     b.add_argument("--task", required=True)
-    b.add_argument("--kind", choices=("objective", "solve"), help="default: the task's kind from config/tasks/<task>.yaml")
-    b.add_argument("--direction", choices=("maximize", "minimize"), help="default: the task's direction from config/tasks")
+    b.add_argument("--kind", choices=KINDS, help="default: the task's kind from config/tasks/<task>.yaml")
+    b.add_argument("--direction", choices=DIRECTIONS, help="default: the task's direction from config/tasks")
     b.add_argument("--runs", nargs="+", required=True, metavar="RECORDS", help="K >= 2 records files (JSON lists)")
     b.add_argument("--id", required=True, dest="reference_id", help="the reference_id (a changed reference is a new id)")
     b.add_argument("--suite", help="the suite field to write (optional)")

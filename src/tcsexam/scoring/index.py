@@ -24,25 +24,11 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
 from tcsexam.suites import TRACKS, WEIGHTS, Suite, normalize_track
 
 METRIC_ID = "tcsexam-index-original-30303010-v0.1"
 OUTPUT_SCHEMA_VERSION = 1
-COLUMNS = (
-    "model",
-    "track",
-    "item",
-    "attempt",
-    "score",
-    "adoption_status",
-    "score_status",
-    "score_type",
-    "solver_protocol",
-)
-ADOPTION_STATUSES = ("selected", "selected_provisional", "excluded")
-SCORE_STATUSES = ("valid", "judge_failed", "not_finished", "missing")
-SCORE_TYPES = ("fixed_reference_relative", "original_task_score")
-PROTOCOLS = ("online", "offline")
 SOLVER_SCORE_FILE = "relative.json"
 _STATUS_RANK = {"complete": 0, "provisional": 1, "incomplete": 2}
 

@@ -1,0 +1,21 @@
+"""The attempt table's closed vocabularies (the scoring specification's "Attempt table").
+
+Kept apart from `index.py` (numpy, pandas) so the CLI and the workflow's row writers can use them
+without importing the aggregator.
+"""
+
+COLUMNS = (
+    "model",
+    "track",
+    "item",
+    "attempt",
+    "score",
+    "adoption_status",
+    "score_status",
+    "score_type",
+    "solver_protocol",
+)
+ADOPTION_STATUSES = ("selected", "selected_provisional", "excluded")
+SCORE_STATUSES = ("valid", "judge_failed", "not_finished", "missing")
+SCORE_TYPES = ("fixed_reference_relative", "original_task_score")
+PROTOCOLS = ("online", "offline")
