@@ -91,13 +91,11 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
 
 
 def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, Any]) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(workspace.rglob("*")):
-        rel = path.relative_to(workspace)
-        if any(part in IGNORED for part in rel.parts) or not path.is_file() or path.suffix == ".pyc":
-            continue
-        digest.update(str(rel).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    """The record's reuse key: the workspace's files (hashed like a Solver candidate's), the
+    limits, the interpreter, the sandbox and the harness version."""
+    from tcsexam.runner.store import hash_candidate
+
+    digest = hashlib.sha256(hash_candidate(workspace).encode())
     digest.update(json.dumps({"limits": limits, "python": settings.python, "sandbox": settings.sandbox,
                               "harness": HARNESS_VERSION}, sort_keys=True).encode())
     return digest.hexdigest()
