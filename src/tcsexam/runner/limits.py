@@ -1092,8 +1092,7 @@ def _run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, outpu
         for path in (out_file, err_file):
             try:
                 with open(path, "rb") as fh:
-                    fh.seek(max(0, os.path.getsize(path) - TAIL_BYTES))
-                    tails.append(fh.read().decode("utf-8", "replace"))
+                    tails.append(_tail(fh))
             except OSError:
                 tails.append("")
         if stdout_path is not None and stdout_path == stderr_path:

@@ -16,12 +16,12 @@ Rules (the spec's "From instance records to a task score"):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import is_finite_number
 from tcsexam.records import FAILURE_STATUSES, REFUSED_STATUSES, STATUSES
 
 _FAILURES = frozenset(str(s) for s in FAILURE_STATUSES)
@@ -42,10 +42,6 @@ class Outcomes:
 
     def __len__(self) -> int:
         return len(self.names)
-
-
-def _finite(value) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
 
 
 def _solve_value(rec: dict, where: str) -> float:
@@ -94,7 +90,7 @@ def parse_outcomes(records, kind: str, source: str) -> Outcomes:
         if status == "ok":
             if objective:
                 a = rec.get("A")
-                if not _finite(a):
+                if not is_finite_number(a):
                     raise InputError(f"{source}: instance {name!r}: status ok but A={a!r} is not a finite number")
                 values[i] = a
             else:
@@ -109,7 +105,7 @@ def parse_outcomes(records, kind: str, source: str) -> Outcomes:
             raise InputError(f"{source}: instance {name!r}: unknown status {status!r} (expected one of {_KNOWN})")
         reward = rec.get("reward")
         if reward is not None:
-            if not _finite(reward):
+            if not is_finite_number(reward):
                 raise InputError(f"{source}: instance {name!r}: reward={reward!r} is not a finite number or null")
             rewards[i] = reward
         names.append(name)
