@@ -15,6 +15,7 @@ the jobs' run.log) and the number of jobs. With --ray job every job starts its o
 from __future__ import annotations
 
 import argparse
+import base64
 import glob
 import json
 import os
@@ -27,6 +28,26 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def job_times(metadata: Path, results: Path) -> list[tuple[float, float, str]]:
+    """(start, end, rule) of every job whose output lies under `results`, from Snakemake's own
+    metadata (.snakemake/metadata: one JSON per output file, named by its urlsafe-base64 path,
+    split into "@"-prefixed folders when long). One entry per job (its first output)."""
+    jobs = {}
+    for path in metadata.rglob("*"):
+        if not path.is_file():
+            continue
+        encoded = "".join(part.lstrip("@") for part in path.relative_to(metadata).parts)
+        try:
+            name = base64.urlsafe_b64decode(encoded).decode()
+            meta = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not name.startswith(str(results)) or meta.get("starttime") is None:
+            continue
+        jobs.setdefault((meta["starttime"], meta["endtime"], meta["rule"]), None)
+    return sorted(jobs)
 
 
 def main() -> int:
@@ -42,9 +63,10 @@ def main() -> int:
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     cmd = [str(bindir / "snakemake"), "--cores", str(args.cores), "--configfile", args.configfile,
            "--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
-    start = time.perf_counter()
+    start, start_epoch = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    end_epoch = start_epoch + wall
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         return 1
@@ -69,6 +91,18 @@ def main() -> int:
     if ray_s:
         print(f"Ray start/connect per job {sum(ray_s) / len(ray_s):8.2f} s mean over {len(ray_s)} Solver jobs "
               f"(sum {sum(ray_s):.1f} s)")
+    jobs = job_times(ROOT / ".snakemake" / "metadata", results)
+    solver_jobs = [(s, e) for s, e, rule in jobs if rule == "run_solver_task"]
+    if jobs and solver_jobs:
+        first_start = min(s for s, _, _ in jobs)
+        solver_end = max(e for _, e in solver_jobs)
+        slot_s = sum(e - s for s, e in solver_jobs)
+        print(f"  Snakemake start to first job     {first_start - start_epoch:6.1f} s")
+        print(f"  first job to last Solver job end {solver_end - first_start:6.1f} s "
+              f"(Solver jobs occupy {slot_s:.1f} core-s: {slot_s - solver_s:.1f} s beyond their "
+              f"solver time, {(slot_s - solver_s) / len(solver_jobs):.2f} s per job)")
+        print(f"  after the last Solver job        {end_epoch - solver_end:6.1f} s "
+              f"(scoring, attempt table, Index, plots, exit)")
     print(f"efficiency ratio          {wall / ideal if ideal else float('inf'):8.3f}  (target <= 1.2)")
     if not args.keep and not args.results_dir:
         shutil.rmtree(results, ignore_errors=True)

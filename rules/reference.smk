@@ -31,11 +31,10 @@ rule reference_run:
     conda:
         "../envs/tcsexam.yaml"
     shell:
-        'RAY="$(tcsexam attempts ray-head address --wait 120 --state-dir {params.ray_state:q})"; '
         "tcsexam run --task {input.task:q} --candidate {params.candidate:q} --attempt seed{wildcards.seed}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads} --sandbox {params.sandbox}"
         " --seed {wildcards.seed} --no-progress {params.instances}"
-        ' ${{RAY:+--ray-address "$RAY"}} > {log:q} 2>&1'
+        " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 
 
 rule reference_task:

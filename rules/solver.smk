@@ -31,12 +31,11 @@ rule run_solver_task:
     conda:
         "../envs/tcsexam.yaml"
     shell:
-        'RAY="$(tcsexam attempts ray-head address --wait 120 --state-dir {params.ray_state:q})"; '
         "tcsexam run --task {params.task_file:q} --candidate {params.candidate:q} --attempt {wildcards.attempt:q}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
         " --sandbox {params.sandbox} --limiter {params.limiter} --seed {params.seed}"
         " --max-retries {params.retries} --no-progress {params.instances}"
-        ' ${{RAY:+--ray-address "$RAY"}} > {log:q} 2>&1'
+        " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 
 
 # Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row.

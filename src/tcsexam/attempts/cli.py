@@ -199,7 +199,7 @@ def _plots(args: argparse.Namespace) -> int:
 def _ray_head(args: argparse.Namespace) -> int:
     import os
 
-    from tcsexam.attempts import ray_head
+    from tcsexam.runner import ray_head
 
     if args.action == "start":
         cpus = args.num_cpus or len(os.sched_getaffinity(0))

@@ -30,8 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=int, default=None, metavar="N",
                      help="concurrent runs (default: this job's CPUs // the candidate's threads; "
                           "with --ray-address: the cluster's CPUs // threads)")
-    run.add_argument("--ray-address", default=None, metavar="ADDR",
-                     help="use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray")
+    ray_where = run.add_mutually_exclusive_group()
+    ray_where.add_argument("--ray-address", default=None, metavar="ADDR",
+                           help="use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray")
+    ray_where.add_argument("--ray-head", default=None, metavar="DIR",
+                           help="use the shared Ray head whose state folder is DIR (`tcsexam attempts "
+                                "ray-head start`), waiting for it while it starts; a local Ray when "
+                                "none is alive there")
     run.add_argument("--no-ray", action="store_true",
                      help="run in this process, one instance at a time (same executor; debugging)")
     run.add_argument("--sandbox", default="local", choices=["local", "bwrap", "docker", "apptainer"])
@@ -85,6 +90,7 @@ def _run(args: argparse.Namespace) -> int:
             records_dir=args.records_dir,
             workers=args.workers,
             ray_address=args.ray_address,
+            ray_head=args.ray_head,
             sandbox=args.sandbox,
             seed=args.seed,
             instances=args.instances,

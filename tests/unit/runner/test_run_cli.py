@@ -233,3 +233,43 @@ def test_run_on_local_ray_with_two_workers(setup, capsys):
     assert sorted(executed(root)) == ["a", "b", "c"]
     err = capsys.readouterr().err
     assert "3/3" in err  # the progress bar reached the end
+
+
+@pytest.mark.slow
+def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
+    import subprocess
+
+    from tcsexam.runner import ray_head
+
+    root, task, cand = setup
+    state = root / "head"
+
+    def run_with_head(out: str) -> str:  # one `tcsexam run` process per job, as in the workflow
+        proc = subprocess.run(
+            [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand),
+             "--attempt", "1", "--output", str(root / out / "records.json"), "--no-progress",
+             "--ray-head", str(state)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3
+        return proc.stderr
+
+    err = run_with_head("alone")  # no head in the state folder: Ray starts inside the job
+    assert f"no shared Ray head alive in {state}" in err and "on local Ray" in err
+    address, _ = ray_head.start(state, 2)
+    try:
+        err = run_with_head("shared")
+        assert f"on Ray at {address}" in err and "no shared Ray head" not in err
+        assert ray_head.current_address(state) == address  # the job left the head running
+    finally:
+        ray_head.stop(state)
+
+
+def test_ray_head_excludes_ray_address_and_no_ray(setup, capsys):
+    root, task, cand = setup
+    with pytest.raises(SystemExit) as exc:  # argparse: mutually exclusive options
+        main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(root / "o.json"),
+              "--ray-head", str(root / "head"), "--ray-address", "127.0.0.1:1"])
+    assert exc.value.code == 2
+    assert run(root, task, cand, "--ray-head", str(root / "head")) == 2
+    assert "--no-ray and --ray-address/--ray-head exclude each other" in capsys.readouterr().err
+    assert not (root / "out" / "records.json").exists()

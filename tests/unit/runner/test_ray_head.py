@@ -7,7 +7,7 @@ import time
 import psutil
 import pytest
 
-from tcsexam.attempts import ray_head
+from tcsexam.runner import ray_head
 
 
 @pytest.mark.slow
