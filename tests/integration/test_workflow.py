@@ -105,7 +105,7 @@ def test_tiny_config_local_run_gives_complete_index(baseline):
     index = index_of(baseline)
     assert index["status"] == "complete", index
     assert index["suite"] == "lite" and index["solver_protocol"] == "offline"
-    assert index["solver_reference_id"] == "tcsexam-test-k3-v1"
+    assert index["solver_reference_id"] == "tcsexam-test-k3-v2"
     strong, weak = index["models"]["demo-fast"], index["models"]["demo-weak"]
     assert strong["status"] == weak["status"] == "complete"
     assert strong["index"] > weak["index"] + 10, (strong["index"], weak["index"])
@@ -119,7 +119,7 @@ def test_tiny_config_local_run_gives_complete_index(baseline):
     # every Solver row comes from a solver-score output of the right reference
     for r in solver_rows:
         rel = json.loads((baseline / OUT / "solver" / r["model"] / r["item"] / r["attempt"] / "relative.json").read_text())
-        assert rel["relative_score"] == float(r["score"]) and rel["reference_id"] == "tcsexam-test-k3-v1"
+        assert rel["relative_score"] == float(r["score"]) and rel["reference_id"] == "tcsexam-test-k3-v2"
     # the weak model's failures are data: certificate_failed TSP, crashes on MaxSAT
     tsp = json.loads((baseline / OUT / "solver/demo-weak/tsp-tsplib/1/records.json").read_text())
     assert {r["status"] for r in tsp} == {"certificate_failed"}

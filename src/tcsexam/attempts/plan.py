@@ -210,7 +210,7 @@ class Plan:
 
     @property
     def reference_out(self) -> str:
-        return f"{self.results}/reference/{self.reference_build.get('id', 'tcsexam-bundled-k3-v1')}"
+        return f"{self.results}/reference/{self.reference_build.get('id', 'tcsexam-bundled-k3-v2')}"
 
     def reference_candidate(self, task: str) -> str:
         return f"{self.reference_build.get('solvers_dir', 'solvers/reference')}/{task}"

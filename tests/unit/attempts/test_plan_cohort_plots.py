@@ -63,7 +63,7 @@ def test_plan_instances_and_checks(tmp_path, project_root):
 def test_cohort_reads_the_reference_id(project_root):
     cohort = build_cohort("lite", "offline", str(project_root / "config/test/reference.json"),
                           parse_model_plans(["m=2", "n=1"]))
-    assert cohort["solver_reference_id"] == "tcsexam-test-k3-v1"
+    assert cohort["solver_reference_id"] == "tcsexam-test-k3-v2"
     assert cohort["models"] == {"m": {"attempts_per_task": 2}, "n": {"attempts_per_task": 1}}
     for bad in (["m"], ["m=0"], ["m=x"], ["m=1", "m=2"]):
         with pytest.raises(UsageError):

@@ -274,8 +274,8 @@ def test_rejects_cohort_with_nan(h, tmp_path, capsys, lite):
     "content, needle",
     [
         (None, "no solver-score output at"),
-        ({"task": "sat-satlib", "reference_id": "tcsexam-bundled-k3-v1", "relative_score": 0.25},
-         "was scored against reference 'tcsexam-bundled-k3-v1', but the cohort declares 'paper-k3-fixed-260925'"),
+        ({"task": "sat-satlib", "reference_id": "tcsexam-bundled-k3-v2", "relative_score": 0.25},
+         "was scored against reference 'tcsexam-bundled-k3-v2', but the cohort declares 'paper-k3-fixed-260925'"),
         ({"task": "tsp-tsplib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25}, "is for task 'tsp-tsplib'"),
         ({"task": "sat-satlib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.2500001}, "differs from relative_score 0.2500001"),
     ],
