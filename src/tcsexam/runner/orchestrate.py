@@ -15,6 +15,7 @@ Solver failures are records; only bad input raises (`InputError`, exit 1).
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import sys
 import time
@@ -261,13 +262,15 @@ def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, t
         if use_ray:
             head_wait_s = 0.0
             if ray_head is not None:
-                from tcsexam.runner.ray_head import current_address
+                from tcsexam.runner.ray_head import CLIENT_ENV, current_address
 
                 t_wait = time.perf_counter()
                 ray_address = current_address(ray_head, wait_s=RAY_HEAD_WAIT_S)
                 head_wait_s = time.perf_counter() - t_wait
                 if ray_address is None:
                     log(f"{task_obj.id}: no shared Ray head alive in {ray_head}; starting Ray in this job")
+                else:
+                    os.environ.update(CLIENT_ENV)
             wanted = workers if workers is not None else max(1, job_cpus() // threads)
             handle = start_ray(num_cpus=wanted * threads, address=ray_address)
             summary.ray_startup_s = handle.startup_s

@@ -27,6 +27,11 @@ from pathlib import Path
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
 
+#: What a client of the head must use: the head runs without token authentication (it is
+#: reached on this machine by the user's own jobs), and a client whose environment asks for
+#: tokens (RAY_AUTH_MODE=token, which a local `ray.init` also sets in its process) cannot use it.
+CLIENT_ENV = {"RAY_AUTH_MODE": "disabled"}
+
 ADDRESS_FILE = "address"
 PID_FILE = "pid"
 TEMP_FILE = "temp_dir"
@@ -132,7 +137,7 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
     log_path = state / LOG_FILE
     from tcsexam.runner.pool import RAY_ENV
 
-    env = {**RAY_ENV, **os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    env = {**RAY_ENV, **os.environ, "RAY_USAGE_STATS_ENABLED": "0", **CLIENT_ENV}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)

@@ -26,7 +26,7 @@ def test_task_files_load_and_every_instance_parses(task_id):
     assert (task.kind, task.direction) == (problem.kind, problem.direction)
     assert 256 <= task.limits.mem_mb <= 4096
     if task_id in LITE:
-        assert 10 <= len(task.instances) <= 20 and task.limits.wall_s <= 3
+        assert 10 <= len(task.instances) <= 20 and task.limits.wall_s <= 5  # Lite: minutes on a laptop
     for ti in task.instances:
         assert ti.path.is_file(), ti.path
         assert REWARD_KEY[task.problem] in ti.meta, ti.name

@@ -8,6 +8,7 @@ the tests see exactly which instances ran.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -245,10 +246,13 @@ def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
     state = root / "head"
 
     def run_with_head(out: str) -> str:  # one `tcsexam run` process per job, as in the workflow
+        # RAY_AUTH_MODE=token (what a local ray.init leaves in its process's environment) must not
+        # keep a job off the head, which runs without tokens
         proc = subprocess.run(
             [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand),
              "--attempt", "1", "--output", str(root / out / "records.json"), "--no-progress",
-             "--ray-head", str(state)], capture_output=True, text=True, timeout=300)
+             "--ray-head", str(state)], capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, RAY_AUTH_MODE="token"))
         assert proc.returncode == 0, proc.stderr
         assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3
         return proc.stderr
