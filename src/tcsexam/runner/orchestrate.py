@@ -15,7 +15,6 @@ Solver failures are records; only bad input raises (`InputError`, exit 1).
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import sys
 import time
@@ -176,19 +175,20 @@ def run_task(
         results[name] = record
         summary.executed += 1
 
+    def all_invalid(message: str, termination: str) -> list[str]:
+        """Record every pending instance `invalid` (the submission cannot run); none is left."""
+        for name in pending:
+            finish(name, InstanceRecord(instance=name, status=Status.INVALID.value, message=message[:1000],
+                                        sandbox=sandbox, termination=termination))
+        return []
+
     if pending:
         say(f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
             f"({summary.reused} reused from {records_dir})")
         built, build_dir = candidate, None
         if candidate_error is not None:
             say(f"{task_obj.id}: the candidate cannot start ({candidate_error}); every instance is invalid")
-            for name in pending:
-                finish(name, InstanceRecord(
-                    instance=name, status=Status.INVALID.value,
-                    message=f"candidate cannot start: {candidate_error}"[:1000],
-                    sandbox=sandbox, termination="candidate",
-                ))
-            pending = []
+            pending = all_invalid(f"candidate cannot start: {candidate_error}", "candidate")
         elif getattr(candidate, "build", None):
             build_dir = records_dir / ".build"
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -203,13 +203,7 @@ def run_task(
             summary.build_message = message
             if built is None:
                 say(f"{task_obj.id}: build failed ({message}); every instance is invalid, log: {log_path}")
-                for name in pending:
-                    finish(name, InstanceRecord(
-                        instance=name, status=Status.INVALID.value,
-                        message=f"build failed: {message} (log: {log_path})"[:1000],
-                        sandbox=sandbox, termination="build",
-                    ))
-                pending = []
+                pending = all_invalid(f"build failed: {message} (log: {log_path})", "build")
         try:
             if pending:
                 _run_pool(
@@ -262,15 +256,13 @@ def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, t
         if use_ray:
             head_wait_s = 0.0
             if ray_head is not None:
-                from tcsexam.runner.ray_head import CLIENT_ENV, current_address
+                from tcsexam.runner.ray_head import join
 
                 t_wait = time.perf_counter()
-                ray_address = current_address(ray_head, wait_s=RAY_HEAD_WAIT_S)
+                ray_address = join(ray_head, wait_s=RAY_HEAD_WAIT_S)
                 head_wait_s = time.perf_counter() - t_wait
                 if ray_address is None:
                     log(f"{task_obj.id}: no shared Ray head alive in {ray_head}; starting Ray in this job")
-                else:
-                    os.environ.update(CLIENT_ENV)
             wanted = workers if workers is not None else max(1, job_cpus() // threads)
             handle = start_ray(num_cpus=wanted * threads, address=ray_address)
             summary.ray_startup_s = handle.startup_s

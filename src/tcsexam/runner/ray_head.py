@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
+from tcsexam.runner.pool import RAY_ENV
 
 #: What a client of the head must use: the head runs without token authentication (it is
 #: reached on this machine by the user's own jobs), and a client whose environment asks for
@@ -104,6 +105,15 @@ def current_address(state_dir: str | Path, wait_s: float = 0.0) -> str | None:
         time.sleep(0.2)
 
 
+def join(state_dir: str | Path, wait_s: float) -> str | None:
+    """The address of this state folder's live head (waiting up to `wait_s` while it starts),
+    with this process's environment set to reach it (CLIENT_ENV); None when no head is alive."""
+    address = current_address(state_dir, wait_s=wait_s)
+    if address is not None:
+        os.environ.update(CLIENT_ENV)
+    return address
+
+
 def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
           wait: bool = True) -> tuple[str | None, bool]:
     """Start (or reuse) the head; returns (address, started_now).
@@ -135,9 +145,7 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
         "--node-ip-address=127.0.0.1",
     ]
     log_path = state / LOG_FILE
-    from tcsexam.runner.pool import RAY_ENV
-
-    env = {**RAY_ENV, **os.environ, "RAY_USAGE_STATS_ENABLED": "0", **CLIENT_ENV}
+    env = {**RAY_ENV, **os.environ, **CLIENT_ENV}  # usage stats: off by --disable-usage-stats
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
