@@ -184,7 +184,7 @@ def main() -> None:
     assert status == "Optimal", status
     add_revise(103, "Demo_Shift", "R5", "Objective Function Transformation",
                "The objective changes from maximising day-shift load to minimising deviation from targets.",
-               "Hard", shift_obj, shift_ws, shift_ws, "shift_legacy.py", "shift_pulp_timelimit.py")
+               "Hard", shift_obj, shift_ws, shift_ws, "shift_legacy.py", "shift_pulp_nodelimit.py")
 
     header = ["workspace_id", "task_type", "instance_number", "instance_id", "reference_objective", "relative_tolerance"]
     write_csv(REF / "evaluation" / "build_evaluation" / "reference_objectives.csv", header, oracle_build)
