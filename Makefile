@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test bench clean-results
+.PHONY: setup run test lint bench clean-results
 
 setup: $(VENV)/.installed
 
@@ -19,6 +19,13 @@ run: setup
 
 test: setup
 	$(BIN)/pytest
+
+# The lint gates CI applies: ruff (rules and format, configured in pyproject.toml), snakefmt, snakemake --lint.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/snakemake --lint
 
 clean-results:
 	rm -rf results/* .snakemake

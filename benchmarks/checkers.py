@@ -33,6 +33,7 @@ def best_of(fn, repeat):
 
 # -- pure-Python baselines: the obvious loop a first checker would use -------------------------
 
+
 def py_parse_maxcut(path):
     with open(path) as fh:
         n, m = map(int, fh.readline().split())
@@ -100,8 +101,7 @@ def py_check_tsp(coords, cert):
 
 def row(name, ours, theirs):
     ratio = theirs / ours if ours > 0 else float("inf")
-    print(f"  {name:<22} ours {ours * 1000:9.1f} ms   pure Python {theirs * 1000:9.1f} ms   "
-          f"ratio {ratio:6.1f}x")
+    print(f"  {name:<22} ours {ours * 1000:9.1f} ms   pure Python {theirs * 1000:9.1f} ms   ratio {ratio:6.1f}x")
 
 
 def main():
@@ -130,8 +130,10 @@ def main():
     assert res.value == py_val
     row("parse instance", t_parse, t_py_parse)
     row("check certificate", t_check, t_py_check)
-    print(f"  targets: parse < 1 s: {t_parse < 1.0}; check < 0.1 s: {t_check < 0.1}; "
-          f"check >= 20x: {t_py_check / t_check >= 20}")
+    print(
+        f"  targets: parse < 1 s: {t_parse < 1.0}; check < 0.1 s: {t_check < 0.1}; "
+        f"check >= 20x: {t_py_check / t_check >= 20}"
+    )
 
     # SAT: 1M clauses
     nv, nc = int(1_000_000 / scale / 4.26), 1_000_000 // scale
@@ -146,8 +148,9 @@ def main():
     path = tmp / "big.cnf"
     path.write_text(f"p cnf {nv} {nc}\n" + "\n".join(f"{a} {b} {c} 0" for a, b, c in lits) + "\n")
     vals = np.where(model[1:], np.arange(1, nv + 1), -np.arange(1, nv + 1))
-    cert = "s SATISFIABLE\n" + "\n".join("v " + " ".join(map(str, vals[k:k + 10]))
-                                         for k in range(0, nv, 10)) + "\nv 0\n"
+    cert = (
+        "s SATISFIABLE\n" + "\n".join("v " + " ".join(map(str, vals[k : k + 10])) for k in range(0, nv, 10)) + "\nv 0\n"
+    )
     p = get_problem("sat")
     print(f"SAT: {nv} variables, {nc} clauses ({path.stat().st_size / 1e6:.1f} MB)")
     t_parse, inst = best_of(lambda: p.parse_instance(path), args.repeat)
@@ -184,16 +187,17 @@ def main():
     cert = " ".join(map(str, np.arange(n))).encode()
     t_check, res = best_of(lambda: p.check_certificate(inst, cert, {}), args.repeat)
     assert res.status == "ok"
-    print(f"Colouring: {n} vertices, {m} edge lines: parse {t_parse * 1000:.1f} ms, "
-          f"check {t_check * 1000:.1f} ms")
+    print(f"Colouring: {n} vertices, {m} edge lines: parse {t_parse * 1000:.1f} ms, check {t_check * 1000:.1f} ms")
     p = get_problem("maxsat")
     path = tmp / "big.wcnf"
     path.write_text(p.generate(rng, 200_000 // 3 // scale))
     t_parse, inst = best_of(lambda: p.parse_instance(path), 1)
     cert = ("v " + "0" * inst.nvars).encode()
     t_check, res = best_of(lambda: p.check_certificate(inst, cert, {}), args.repeat)
-    print(f"MaxSAT: {inst.nvars} variables, {inst.hard.count} hard + {inst.soft.count} soft: "
-          f"parse {t_parse * 1000:.1f} ms, check {t_check * 1000:.1f} ms ({res.status})")
+    print(
+        f"MaxSAT: {inst.nvars} variables, {inst.hard.count} hard + {inst.soft.count} soft: "
+        f"parse {t_parse * 1000:.1f} ms, check {t_check * 1000:.1f} ms ({res.status})"
+    )
 
 
 if __name__ == "__main__":

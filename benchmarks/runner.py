@@ -97,25 +97,25 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
     statuses = set()
     scratch_root = root / "scratch"
     scratch_root.mkdir()
-    for k, inst in enumerate(task_obj.instances[:runs]):
+    for _k, inst in enumerate(task_obj.instances[:runs]):
         t0 = time.perf_counter()
         scratch = tempfile.mkdtemp(dir=scratch_root)
-        rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0,
-                           scratch_dir=scratch)
+        rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch)
         store.write(rec)
         inproc.append(time.perf_counter() - t0)
         statuses.add(rec.status)
     in_med = statistics.median(inproc)
-    print("1. added time per instance (trivial command, median over %d runs)" % runs)
+    print(f"1. added time per instance (trivial command, median over {runs} runs)")
     print(f"   bare subprocess.run:            {_ms(bare_med)}")
-    print(f"   run_instance + record write:    {_ms(in_med)}  (added {_ms(in_med - bare_med)}; "
-          f"statuses {sorted(statuses)}; limiter {rec.limiter})")
+    print(
+        f"   run_instance + record write:    {_ms(in_med)}  (added {_ms(in_med - bare_med)}; "
+        f"statuses {sorted(statuses)}; limiter {rec.limiter})"
+    )
 
     t0 = time.perf_counter()
     handle = start_ray(num_cpus=workers)
     ray_s = time.perf_counter() - t0
-    ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits,
-                     executor=timed_run_instance)
+    ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits, executor=timed_run_instance)
     pool = RayPool(ctx, workers=workers, max_retries=0)
     try:
         names = [inst.name for inst in task_obj.instances[:runs]]
@@ -138,12 +138,16 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
         pool_wall = time.perf_counter() - t0
         per = pool_wall * workers / len(names)
         in_actor = statistics.mean(inside)
-        print(f"   Ray pool, {workers} workers:         {_ms(per)} worker-time per instance "
-              f"(added {_ms(per - bare_med)}; throughput {len(names) / pool_wall:.0f} instances/s; "
-              f"{seen.count('ok')}/{len(seen)} ok)")
-        print(f"     of which run_instance in the actor {_ms(in_actor)} (median "
-              f"{_ms(statistics.median(inside))}); pool dispatch + result + record write "
-              f"{_ms(per - in_actor)} per instance")
+        print(
+            f"   Ray pool, {workers} workers:         {_ms(per)} worker-time per instance "
+            f"(added {_ms(per - bare_med)}; throughput {len(names) / pool_wall:.0f} instances/s; "
+            f"{seen.count('ok')}/{len(seen)} ok)"
+        )
+        print(
+            f"     of which run_instance in the actor {_ms(in_actor)} (median "
+            f"{_ms(statistics.median(inside))}); pool dispatch + result + record write "
+            f"{_ms(per - in_actor)} per instance"
+        )
         print(f"   one-off: Ray start {ray_s:.2f} s, {workers} actors ready {actors_s:.2f} s")
         return pool, handle
     except BaseException:
@@ -164,13 +168,14 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) ->
         for _ in range(reps):
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
-            rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0,
-                               scratch_dir=scratch)
+            rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch)
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         note = "target < 0.2 s" if name == "sleep" else f"ignores SIGTERM: pays the {limits.grace_s:g} s grace"
-        print(f"   {name:9s} dead by T + {max(over):.3f} s (median T + {statistics.median(over):.3f} s; "
-              f"statuses {sorted(statuses)}; {note})")
+        print(
+            f"   {name:9s} dead by T + {max(over):.3f} s (median T + {statistics.median(over):.3f} s; "
+            f"statuses {sorted(statuses)}; {note})"
+        )
 
 
 def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int, limiter: str) -> None:
@@ -188,9 +193,11 @@ def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int,
     pool.run(names, lambda name, data, tries: statuses.append(data["status"]))
     wall = time.perf_counter() - t0
     ideal = math.ceil(n / workers) * t
-    print(f"3. efficiency: {n} instances x limit {t:g} s on {workers} workers: "
-          f"{wall:.2f} s against ideal {ideal:.2f} s -> {ideal / wall:.3f} (target >= 0.95; "
-          f"{statuses.count('timeout')}/{n} timeout)")
+    print(
+        f"3. efficiency: {n} instances x limit {t:g} s on {workers} workers: "
+        f"{wall:.2f} s against ideal {ideal:.2f} s -> {ideal / wall:.3f} (target >= 0.95; "
+        f"{statuses.count('timeout')}/{n} timeout)"
+    )
 
 
 def main(argv=None) -> int:
@@ -208,10 +215,11 @@ def main(argv=None) -> int:
         root = Path(tmp)
         task, cands = _setup(root, max(args.runs, n, workers), wall_s=10.0)
         load = os.getloadavg()[0]
-        print(f"runner benchmark: {workers} workers, {job_cpus()} CPUs in this job, limiter "
-              f"{args.limiter}, load average {load:.1f}, python {sys.version.split()[0]}")
-        pool, handle = bench_overhead(task, cands["trivial"], root, args.runs, workers,
-                                      args.limiter)
+        print(
+            f"runner benchmark: {workers} workers, {job_cpus()} CPUs in this job, limiter "
+            f"{args.limiter}, load average {load:.1f}, python {sys.version.split()[0]}"
+        )
+        pool, handle = bench_overhead(task, cands["trivial"], root, args.runs, workers, args.limiter)
         try:
             bench_timeout(task, cands, root, args.t, args.timeout_reps, args.limiter)
             bench_efficiency(pool, task, cands, n, args.t, workers, args.limiter)

@@ -50,7 +50,9 @@ def make_solver_task(folder: Path, rng: np.random.Generator) -> tuple[Path, Path
     instances = {f"inst{i:05d}": values[i].tolist() for i in range(n)}
     unscored = {f"hard{i:03d}": [float(rng.integers(1e3, 1e5)), None, None] for i in range(n_unscored)}
     reference = {
-        "schema_version": 1, "reference_id": "bench-k3", "suite": "full",
+        "schema_version": 1,
+        "reference_id": "bench-k3",
+        "suite": "full",
         "scale_floors": {"relative": 0.02, "absolute": 1e-9},
         "tasks": {"bench-task": {"kind": "objective", "direction": "maximize", "instances": instances}},
         "unscored_reference_instances": {"bench-task": unscored},
@@ -91,7 +93,19 @@ def make_attempts(folder: Path, rng: np.random.Generator) -> tuple[Path, Path]:
     path = folder / "attempts.csv"
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["model", "track", "item", "attempt", "score", "adoption_status", "score_status", "score_type", "solver_protocol"])
+        w.writerow(
+            [
+                "model",
+                "track",
+                "item",
+                "attempt",
+                "score",
+                "adoption_status",
+                "score_status",
+                "score_type",
+                "solver_protocol",
+            ]
+        )
         for model in models:
             for track, items in suite.tracks.items():
                 for item in items:
@@ -103,11 +117,25 @@ def make_attempts(folder: Path, rng: np.random.Generator) -> tuple[Path, Path]:
                         else:
                             score = float(rng.uniform(0, 1))
                         adoption = "excluded" if a == k else "selected"  # 4 adopted + 1 excluded per task
-                        w.writerow([model, track, item, a, repr(score), adoption, "valid",
-                                    "fixed_reference_relative" if track == "solver" else "original_task_score",
-                                    "offline" if track == "solver" else ""])
-    cohort = {"suite": "lite", "solver_protocol": "offline", "solver_reference_id": "bench-k3",
-              "models": {m: {"attempts_per_task": k - 1} for m in models}}
+                        w.writerow(
+                            [
+                                model,
+                                track,
+                                item,
+                                a,
+                                repr(score),
+                                adoption,
+                                "valid",
+                                "fixed_reference_relative" if track == "solver" else "original_task_score",
+                                "offline" if track == "solver" else "",
+                            ]
+                        )
+    cohort = {
+        "suite": "lite",
+        "solver_protocol": "offline",
+        "solver_reference_id": "bench-k3",
+        "models": {m: {"attempts_per_task": k - 1} for m in models},
+    }
     cohort_path = folder / "cohort.json"
     cohort_path.write_text(json.dumps(cohort))
     return path, cohort_path
@@ -134,9 +162,11 @@ def main() -> None:
         t_base, base = best_of(lambda: baseline_solver_score(ref_path, rec_path), args.repeat)
         assert ours["n_eligible"] == 1860 and len(ours["unscored_instances"]) == 32
         assert abs(ours["relative_score"] - base) <= 1e-12, (ours["relative_score"], base)
-        print(f"solver-score, 1,860 eligible x 3 values (+32 unscored): {t_ours * 1e3:.1f} ms; "
-              f"plain numpy baseline {t_base * 1e3:.1f} ms; ratio {t_ours / t_base:.2f}x "
-              f"(relative_score {ours['relative_score']:.6f})")
+        print(
+            f"solver-score, 1,860 eligible x 3 values (+32 unscored): {t_ours * 1e3:.1f} ms; "
+            f"plain numpy baseline {t_base * 1e3:.1f} ms; ratio {t_ours / t_base:.2f}x "
+            f"(relative_score {ours['relative_score']:.6f})"
+        )
 
         attempts, cohort = make_attempts(folder, rng)
         t_ours, ours = best_of(lambda: score_files(suite, attempts, cohort), args.repeat)
@@ -144,9 +174,11 @@ def main() -> None:
         got = pd.Series({m: v["index"] for m, v in ours["models"].items()})
         diff = float((got - base.reindex(got.index)).abs().max())
         assert diff <= 1e-9, diff
-        print(f"Index, 100,000 attempt rows (1,000 models x 20 tasks x 5 attempts): {t_ours * 1e3:.1f} ms; "
-              f"plain pandas baseline {t_base * 1e3:.1f} ms; ratio {t_ours / t_base:.2f}x "
-              f"(max |difference| {diff:.1e})")
+        print(
+            f"Index, 100,000 attempt rows (1,000 models x 20 tasks x 5 attempts): {t_ours * 1e3:.1f} ms; "
+            f"plain pandas baseline {t_base * 1e3:.1f} ms; ratio {t_ours / t_base:.2f}x "
+            f"(max |difference| {diff:.1e})"
+        )
 
 
 if __name__ == "__main__":

@@ -61,14 +61,19 @@ def main() -> int:
     config = setup(workdir, args.models, args.attempts)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     start = time.perf_counter()
-    proc = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "-n", "--quiet", "rules",
-                           "--configfile", str(config)], cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "-n", "--quiet", "rules", "--configfile", str(config)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
         return 1
     text = proc.stdout + proc.stderr
-    table = text[text.index("Job stats:"):] if "Job stats:" in text else text
+    table = text[text.index("Job stats:") :] if "Job stats:" in text else text
     total = 0
     for line in table.splitlines()[3:]:
         if not line.strip():
@@ -78,8 +83,10 @@ def main() -> int:
             print(f"job {m.group(1)} {m.group(2)}")
             if m.group(1) == "total":
                 total = int(m.group(2))
-    print(f"snakemake -n: Full suite, {args.models} models x {args.attempts} attempts: "
-          f"{total} jobs, DAG built in {elapsed:.2f} s")
+    print(
+        f"snakemake -n: Full suite, {args.models} models x {args.attempts} attempts: "
+        f"{total} jobs, DAG built in {elapsed:.2f} s"
+    )
     return 0
 
 

@@ -61,8 +61,16 @@ def main() -> int:
     results = Path(args.results_dir or tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    cmd = [str(bindir / "snakemake"), "--cores", str(args.cores), "--configfile", args.configfile,
-           "--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
+    cmd = [
+        str(bindir / "snakemake"),
+        "--cores",
+        str(args.cores),
+        "--configfile",
+        args.configfile,
+        "--config",
+        f"results_dir={results}",
+        f"run={{'ray': '{args.ray}'}}",
+    ]
     start, start_epoch = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -77,20 +85,26 @@ def main() -> int:
             solver_s += rec.get("wall_s") or 0.0
             n_records += 1
         log = Path(path).with_name("run.log").read_text(errors="replace")
-        m = re.search(r"on Ray .*\((?:started|connected) in ([0-9.]+) s\)", log) or re.search(r"started in ([0-9.]+) s", log)
+        m = re.search(r"on Ray .*\((?:started|connected) in ([0-9.]+) s\)", log) or re.search(
+            r"started in ([0-9.]+) s", log
+        )
         if m:
             ray_s.append(float(m.group(1)))
     ideal = solver_s / args.cores
     jobs = re.findall(r"^(?:local)?rule (\w+):", proc.stdout + proc.stderr, flags=re.M)
     index = next(iter(glob.glob(str(results / "*" / "*" / "index.json"))), None)
     status = json.loads(Path(index).read_text())["status"] if index else "no index"
-    print(f"config {args.configfile}, {args.cores} cores, ray {args.ray}: {len(jobs)} jobs, "
-          f"{n_records} instance records, index {status}")
+    print(
+        f"config {args.configfile}, {args.cores} cores, ray {args.ray}: {len(jobs)} jobs, "
+        f"{n_records} instance records, index {status}"
+    )
     print(f"wall time                 {wall:8.1f} s")
     print(f"solver time (sum wall_s)  {solver_s:8.1f} s  -> / {args.cores} cores = {ideal:.1f} s")
     if ray_s:
-        print(f"Ray start/connect per job {sum(ray_s) / len(ray_s):8.2f} s mean over {len(ray_s)} Solver jobs "
-              f"(sum {sum(ray_s):.1f} s)")
+        print(
+            f"Ray start/connect per job {sum(ray_s) / len(ray_s):8.2f} s mean over {len(ray_s)} Solver jobs "
+            f"(sum {sum(ray_s):.1f} s)"
+        )
     jobs = job_times(ROOT / ".snakemake" / "metadata", results)
     solver_jobs = [(s, e) for s, e, rule in jobs if rule == "run_solver_task"]
     if jobs and solver_jobs:
@@ -98,11 +112,15 @@ def main() -> int:
         solver_end = max(e for _, e in solver_jobs)
         slot_s = sum(e - s for s, e in solver_jobs)
         print(f"  Snakemake start to first job     {first_start - start_epoch:6.1f} s")
-        print(f"  first job to last Solver job end {solver_end - first_start:6.1f} s "
-              f"(Solver jobs occupy {slot_s:.1f} core-s: {slot_s - solver_s:.1f} s beyond their "
-              f"solver time, {(slot_s - solver_s) / len(solver_jobs):.2f} s per job)")
-        print(f"  after the last Solver job        {end_epoch - solver_end:6.1f} s "
-              f"(scoring, attempt table, Index, plots, exit)")
+        print(
+            f"  first job to last Solver job end {solver_end - first_start:6.1f} s "
+            f"(Solver jobs occupy {slot_s:.1f} core-s: {slot_s - solver_s:.1f} s beyond their "
+            f"solver time, {(slot_s - solver_s) / len(solver_jobs):.2f} s per job)"
+        )
+        print(
+            f"  after the last Solver job        {end_epoch - solver_end:6.1f} s "
+            f"(scoring, attempt table, Index, plots, exit)"
+        )
     print(f"efficiency ratio          {wall / ideal if ideal else float('inf'):8.3f}  (target <= 1.2)")
     if not args.keep and not args.results_dir:
         shutil.rmtree(results, ignore_errors=True)

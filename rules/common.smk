@@ -25,8 +25,12 @@ wildcard_constraints:
 # One Ray head for a local run's Solver jobs (saves a Ray start per job); cluster jobs start their
 # own. A head left by a killed run is reused by the next one and stopped at the end.
 onstart:
-    if config["run"]["ray"] == "shared" or (config["run"]["ray"] == "auto" and workflow.local_exec):
-        shell(f"tcsexam attempts ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}")
+    if config["run"]["ray"] == "shared" or (
+        config["run"]["ray"] == "auto" and workflow.local_exec
+    ):
+        shell(
+            f"tcsexam attempts ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
+        )
     else:
         shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
 

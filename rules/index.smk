@@ -2,24 +2,24 @@
 
 
 rule cohort:
-    priority: 1000
     output:
         f"{OUT}/cohort.json",
+    log:
+        f"{OUT}/logs/cohort.log",
+    priority: 1000
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=512,
+        cpus_per_task=1,
     params:
         suite=PLAN.config["suite"],
         protocol=PLAN.protocol,
         reference=PLAN.reference,
         models=PLAN.cohort_models(),
         policy=config["adoption_policy"],
-    threads: 1
-    resources:
-        runtime=5,
-        mem_mb=512,
-        cpus_per_task=1,
-    log:
-        f"{OUT}/logs/cohort.log",
-    conda:
-        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts cohort --suite {params.suite:q} --protocol {params.protocol} --reference {params.reference:q}"
         " --model {params.models} --adoption-policy {params.policy:q} --output {output:q} > {log:q} 2>&1"
@@ -30,15 +30,15 @@ rule attempt_table:
         PLAN.row_files,
     output:
         f"{OUT}/attempts.csv",
+    log:
+        f"{OUT}/logs/attempt_table.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=10,
         mem_mb=1024,
         cpus_per_task=1,
-    log:
-        f"{OUT}/logs/attempt_table.log",
-    conda:
-        "../envs/tcsexam.yaml"
     shell:
         "tcsexam attempts table --rows {input:q} --output {output:q} > {log:q} 2>&1"
 
@@ -54,18 +54,18 @@ rule index:
             category="Index",
             labels={"file": "index.json"},
         ),
-    params:
-        suite=PLAN.config["suite"],
-        solver_dir=f"{OUT}/solver",
+    log:
+        f"{OUT}/logs/index.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=10,
         mem_mb=1024,
         cpus_per_task=1,
-    log:
-        f"{OUT}/logs/index.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        suite=PLAN.config["suite"],
+        solver_dir=f"{OUT}/solver",
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
         " --output {output:q} --solver-scores {params.solver_dir:q} > {log:q} 2>&1"
@@ -101,18 +101,18 @@ rule plots:
             category="Solver track",
             labels={"plot": "status counts per task"},
         ),
-    params:
-        solver_dir=f"{OUT}/solver",
-        plots_dir=lambda w, output: os.path.dirname(output[0]),
+    log:
+        f"{OUT}/logs/plots.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=10,
         mem_mb=2048,
         cpus_per_task=1,
-    log:
-        f"{OUT}/logs/plots.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        solver_dir=f"{OUT}/solver",
+        plots_dir=lambda w, output: os.path.dirname(output[0]),
     shell:
         "tcsexam attempts plots --index {input.index:q} --attempts {input.attempts:q}"
         " --solver-dir {params.solver_dir:q} --output-dir {params.plots_dir:q} > {log:q} 2>&1"

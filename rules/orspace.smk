@@ -10,7 +10,10 @@ from snakemake.utils import validate
 from tcsexam.orspace.smk import OrspaceRuns
 
 if config.get("orspace") is not None:
-    validate(config["orspace"], os.path.join(workflow.basedir, "workflow", "schemas", "orspace.schema.yaml"))
+    validate(
+        config["orspace"],
+        os.path.join(workflow.basedir, "workflow", "schemas", "orspace.schema.yaml"),
+    )
 ORSPACE = OrspaceRuns(config.get("orspace"))
 ORSPACE_OUT = ORSPACE.out
 
@@ -29,6 +32,15 @@ rule orspace_all:
 rule orspace_execute:
     output:
         predictions=f"{ORSPACE_OUT}/{{run}}/predictions.jsonl",
+    log:
+        f"{ORSPACE_OUT}/{{run}}/execute.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: lambda w: ORSPACE.runs[w.run]["workers"]
+    resources:
+        runtime=ORSPACE.execute_runtime,
+        mem_mb=lambda w, threads: 1024 + threads * ORSPACE.runs[w.run]["mem_mb"],
+        cpus_per_task=lambda w, threads: threads,
     params:
         workspaces=lambda w: ORSPACE.run(w)["workspaces"],
         outdir=lambda w: f"{ORSPACE_OUT}/{w.run}",
@@ -36,15 +48,6 @@ rule orspace_execute:
         limit=lambda w: ORSPACE.run(w)["time_limit_s"],
         mem=lambda w: ORSPACE.run(w)["mem_mb"],
         sandbox=lambda w: ORSPACE.run(w)["sandbox"],
-    threads: lambda w: ORSPACE.runs[w.run]["workers"]
-    resources:
-        runtime=ORSPACE.execute_runtime,
-        mem_mb=lambda w, threads: 1024 + threads * ORSPACE.runs[w.run]["mem_mb"],
-        cpus_per_task=lambda w, threads: threads,
-    log:
-        f"{ORSPACE_OUT}/{{run}}/execute.log",
-    conda:
-        "../envs/tcsexam.yaml"
     shell:
         "tcsexam orspace execute --workspaces {params.workspaces:q} --output-dir {params.outdir:q}"
         " --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem}"
@@ -56,19 +59,19 @@ rule orspace_score_objectives:
         predictions=f"{ORSPACE_OUT}/{{run}}/predictions.jsonl",
     output:
         f"{ORSPACE_OUT}/{{run}}/objectives.json",
-    params:
-        release=lambda w: ORSPACE.run(w)["release"],
-        workspaces=lambda w: ORSPACE.run(w)["workspaces"],
-        modes=lambda w: " ".join(ORSPACE.run(w)["modes"]),
+    log:
+        f"{ORSPACE_OUT}/{{run}}/objectives.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=10,
         mem_mb=1024,
         cpus_per_task=1,
-    log:
-        f"{ORSPACE_OUT}/{{run}}/objectives.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        release=lambda w: ORSPACE.run(w)["release"],
+        workspaces=lambda w: ORSPACE.run(w)["workspaces"],
+        modes=lambda w: " ".join(ORSPACE.run(w)["modes"]),
     shell:
         "tcsexam orspace score-objectives --release {params.release:q} --predictions {input.predictions:q}"
         " --workspaces {params.workspaces:q} --modes {params.modes} --output {output:q} > {log:q} 2>&1"
@@ -79,16 +82,16 @@ rule orspace_explain:
         answers=lambda w: ORSPACE.run(w)["explain"]["answers"],
     output:
         f"{ORSPACE_OUT}/{{run}}/explain.json",
-    params:
-        args=ORSPACE.explain_args,
+    log:
+        f"{ORSPACE_OUT}/{{run}}/explain.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=120,
         mem_mb=1024,
         cpus_per_task=1,
-    log:
-        f"{ORSPACE_OUT}/{{run}}/explain.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        args=ORSPACE.explain_args,
     shell:
         "tcsexam orspace explain-score {params.args} --output {output:q} > {log:q} 2>&1"

@@ -15,21 +15,23 @@ rule reference_run:
         task=lambda w: PLAN.task_file(w.task),
     output:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/records.json",
+    log:
+        f"{PLAN.reference_out}/{{task}}/seed{{seed}}/run.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: config["run"]["threads"]
+    resources:
+        runtime=lambda w, threads, attempt: PLAN.runtime_min(
+            w.task, threads, attempt=attempt
+        ),
+        mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),
+        cpus_per_task=lambda w, threads: threads,
     params:
         candidate=lambda w: PLAN.reference_candidate(w.task),
         records_dir=lambda w: f"{PLAN.reference_out}/{w.task}/seed{w.seed}/records",
         instances=lambda w: PLAN.instances_arg(w.task),
         sandbox=config["run"]["sandbox"],
         ray_state=RAY_STATE,
-    threads: config["run"]["threads"]
-    resources:
-        runtime=lambda w, threads, attempt: PLAN.runtime_min(w.task, threads, attempt=attempt),
-        mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),
-        cpus_per_task=lambda w, threads: threads,
-    log:
-        f"{PLAN.reference_out}/{{task}}/seed{{seed}}/run.log",
-    conda:
-        "../envs/tcsexam.yaml"
     shell:
         "tcsexam run --task {input.task:q} --candidate {params.candidate:q} --attempt seed{wildcards.seed}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads} --sandbox {params.sandbox}"
@@ -43,17 +45,17 @@ rule reference_task:
         task=lambda w: PLAN.task_file(w.task),
     output:
         f"{PLAN.reference_out}/{{task}}/reference-{{task}}.json",
-    params:
-        ref_id=PLAN.reference_build["id"],
+    log:
+        f"{PLAN.reference_out}/{{task}}/reference.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=10,
         mem_mb=1024,
         cpus_per_task=1,
-    log:
-        f"{PLAN.reference_out}/{{task}}/reference.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        ref_id=PLAN.reference_build["id"],
     shell:
         "tcsexam reference build --task {wildcards.task:q} --runs {input.runs:q} --id {params.ref_id:q}"
         " --output {output:q} > {log:q} 2>&1"
@@ -65,21 +67,24 @@ for _suite_name, _suite in PLAN.reference_suites.items():
         name:
             f"reference_merge_{_suite_name}"
         input:
-            [f"{PLAN.reference_out}/{t}/reference-{t}.json" for t in _suite.tracks["solver"]],
+            [
+                f"{PLAN.reference_out}/{t}/reference-{t}.json"
+                for t in _suite.tracks["solver"]
+            ],
         output:
             protected(PLAN.reference_build["outputs"][_suite_name]),
-        params:
-            suite=_suite.id,
-            tasks=" ".join(_suite.tracks["solver"]),
+        log:
+            f"{PLAN.reference_out}/merge-{_suite_name}.log",
+        conda:
+            "../envs/tcsexam.yaml"
         threads: 1
         resources:
             runtime=10,
             mem_mb=1024,
             cpus_per_task=1,
-        log:
-            f"{PLAN.reference_out}/merge-{_suite_name}.log",
-        conda:
-            "../envs/tcsexam.yaml"
+        params:
+            suite=_suite.id,
+            tasks=" ".join(_suite.tracks["solver"]),
         shell:
             "tcsexam reference merge {input:q} --suite {params.suite:q} --tasks {params.tasks}"
             " --output {output:q} > {log:q} 2>&1"

@@ -9,6 +9,19 @@ rule run_solver_task:
         PLAN.run_inputs,
     output:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
+    log:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
+    # longest possible jobs first (instances x wall limit), so no long job starts last
+    priority: lambda w: PLAN.priority(w.task)
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: config["run"]["threads"]
+    resources:
+        runtime=lambda w, threads, attempt: PLAN.runtime_min(
+            w.task, threads, attempt=attempt
+        ),
+        mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),
+        cpus_per_task=lambda w, threads: threads,
     params:
         task_file=lambda w: PLAN.task_file(w.task),
         candidate=lambda w: PLAN.candidate(w.model, w.task, w.attempt),
@@ -19,17 +32,6 @@ rule run_solver_task:
         seed=config["run"]["seed"],
         retries=config["run"]["max_retries"],
         ray_state=RAY_STATE,
-    threads: config["run"]["threads"]
-    # longest possible jobs first (instances x wall limit), so no long job starts last
-    priority: lambda w: PLAN.priority(w.task)
-    resources:
-        runtime=lambda w, threads, attempt: PLAN.runtime_min(w.task, threads, attempt=attempt),
-        mem_mb=lambda w, threads: PLAN.mem_mb(w.task, threads),
-        cpus_per_task=lambda w, threads: threads,
-    log:
-        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
-    conda:
-        "../envs/tcsexam.yaml"
     shell:
         "tcsexam run --task {params.task_file:q} --candidate {params.candidate:q} --attempt {wildcards.attempt:q}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
@@ -44,19 +46,19 @@ rule solver_score:
         records=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
     output:
         row=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/row.json",
-    params:
-        reference=PLAN.reference,
-        protocol=PLAN.protocol,
-        relative=lambda w: f"{OUT}/solver/{w.model}/{w.task}/{w.attempt}/relative.json",
+    log:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/score.log",
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=10,
         mem_mb=1024,
         cpus_per_task=1,
-    log:
-        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/score.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        reference=PLAN.reference,
+        protocol=PLAN.protocol,
+        relative=lambda w: f"{OUT}/solver/{w.model}/{w.task}/{w.attempt}/relative.json",
     shell:
         "tcsexam attempts solver-row --records {input.records:q} --task {wildcards.task:q}"
         " --reference {params.reference:q} --model {wildcards.model:q} --attempt {wildcards.attempt:q}"

@@ -5,45 +5,45 @@
 
 
 rule verdict_rows:
-    priority: 1000
     input:
         PLAN.verdict_files,
     output:
         f"{OUT}/tracks/{{model}}/rows.json",
-    params:
-        suite=PLAN.config["suite"],
-        verdicts_dir=PLAN.verdicts_dir,
-        attempts=PLAN.attempts_arg,
+    log:
+        f"{OUT}/tracks/{{model}}/rows.log",
+    priority: 1000
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=5,
         mem_mb=512,
         cpus_per_task=1,
-    log:
-        f"{OUT}/tracks/{{model}}/rows.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        suite=PLAN.config["suite"],
+        verdicts_dir=PLAN.verdicts_dir,
+        attempts=PLAN.attempts_arg,
     shell:
         "tcsexam attempts verdict-rows --model {wildcards.model:q} --suite {params.suite:q}"
         " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} --output {output:q} > {log:q} 2>&1"
 
 
 rule missing_row:
-    priority: 1000
     output:
         row=f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.json",
-    params:
-        reason=PLAN.missing_reason,
-        protocol=lambda w: PLAN.protocol if w.track == "solver" else "",
+    log:
+        f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.log",
+    priority: 1000
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         runtime=5,
         mem_mb=512,
         cpus_per_task=1,
-    log:
-        f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.log",
-    conda:
-        "../envs/tcsexam.yaml"
+    params:
+        reason=PLAN.missing_reason,
+        protocol=lambda w: PLAN.protocol if w.track == "solver" else "",
     shell:
         "tcsexam attempts missing-row --model {wildcards.model:q} --track {wildcards.track}"
         " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --protocol '{params.protocol}'"

@@ -38,8 +38,9 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def write_task(task_id: str, problem: str, kind: str, direction: str, limits: dict,
-               instances: list[dict], description: str) -> None:
+def write_task(
+    task_id: str, problem: str, kind: str, direction: str, limits: dict, instances: list[dict], description: str
+) -> None:
     doc = {
         "id": task_id,
         "problem": problem,
@@ -66,14 +67,27 @@ def maxcut() -> None:
     table = rows(SHARED / "maxcut" / "gset" / "best_known.csv")
     lite, large = [], []
     for r in table:
-        entry = {"name": r["instance"], "file": None, "n": int(r["n"]), "m": int(r["m"]),
-                 "best_known": int(r["best_known"])}
+        entry = {
+            "name": r["instance"],
+            "file": None,
+            "n": int(r["n"]),
+            "m": int(r["m"]),
+            "best_known": int(r["best_known"]),
+        }
         (lite if int(r["n"]) == 800 else large).append(entry)
     for task_id, entries, limits, desc in (
-        ("maxcut-mqlib", lite, {"wall_s": LITE_ANYTIME_WALL_S, "mem_mb": 1024},
-         "MaxCut on the 800-vertex G-set graphs (MQLib/rudy format); reward = cut / best known"),
-        ("maxcut-gset-large", large, {"wall_s": 10, "mem_mb": 2048},
-         "MaxCut on the G-set graphs with 1,000 to 20,000 vertices; reward = cut / best known"),
+        (
+            "maxcut-mqlib",
+            lite,
+            {"wall_s": LITE_ANYTIME_WALL_S, "mem_mb": 1024},
+            "MaxCut on the 800-vertex G-set graphs (MQLib/rudy format); reward = cut / best known",
+        ),
+        (
+            "maxcut-gset-large",
+            large,
+            {"wall_s": 10, "mem_mb": 2048},
+            "MaxCut on the G-set graphs with 1,000 to 20,000 vertices; reward = cut / best known",
+        ),
     ):
         for e in entries:
             e["file"] = copy(SHARED / "maxcut" / "gset" / f"{e['name']}.txt", task_id)
@@ -83,32 +97,73 @@ def maxcut() -> None:
 def sat() -> None:
     table = {r["instance"]: r for r in rows(SHARED / "sat" / "labels.csv")}
     # a mix of sizes and both answers; uf50-011 and uf100-011 lack SATLIB's '%' trailer
-    names = ["uf50-01", "uf50-02", "uf50-011", "uf75-01", "uf75-02", "uf75-03", "uf100-01",
-             "uf100-02", "uf100-03", "uf100-011", "uuf50-01", "uuf50-02", "uuf75-01", "uuf75-02",
-             "uuf100-01", "uuf100-02"]
+    names = [
+        "uf50-01",
+        "uf50-02",
+        "uf50-011",
+        "uf75-01",
+        "uf75-02",
+        "uf75-03",
+        "uf100-01",
+        "uf100-02",
+        "uf100-03",
+        "uf100-011",
+        "uuf50-01",
+        "uuf50-02",
+        "uuf75-01",
+        "uuf75-02",
+        "uuf100-01",
+        "uuf100-02",
+    ]
     entries = []
     for name in names:
         r = table[name]
-        entries.append({"name": name, "file": copy(SHARED / "sat" / f"{name}.cnf", "sat-satlib"),
-                        "label": r["expected"], "variables": int(r["variables"]),
-                        "clauses": int(r["clauses"])})
-    write_task("sat-satlib", "sat", "solve", "maximize", {"wall_s": 2, "mem_mb": 1024}, entries,
-               "SATLIB uniform random 3-SAT (uf/uuf 50-100 variables); solved = verified model "
-               "or UNSAT on an instance labelled UNSAT")
+        entries.append(
+            {
+                "name": name,
+                "file": copy(SHARED / "sat" / f"{name}.cnf", "sat-satlib"),
+                "label": r["expected"],
+                "variables": int(r["variables"]),
+                "clauses": int(r["clauses"]),
+            }
+        )
+    write_task(
+        "sat-satlib",
+        "sat",
+        "solve",
+        "maximize",
+        {"wall_s": 2, "mem_mb": 1024},
+        entries,
+        "SATLIB uniform random 3-SAT (uf/uuf 50-100 variables); solved = verified model "
+        "or UNSAT on an instance labelled UNSAT",
+    )
 
 
 def tsp() -> None:
     table = rows(SHARED / "tsp" / "optimal.csv")
     lite, large = [], []
     for r in table:
-        entry = {"name": r["instance"], "file": None, "dimension": int(r["dimension"]),
-                 "edge_weight_type": r["edge_weight_type"], "optimal": int(r["optimal"])}
+        entry = {
+            "name": r["instance"],
+            "file": None,
+            "dimension": int(r["dimension"]),
+            "edge_weight_type": r["edge_weight_type"],
+            "optimal": int(r["optimal"]),
+        }
         (lite if int(r["dimension"]) <= 76 else large).append(entry)
     for task_id, entries, limits, desc in (
-        ("tsp-tsplib", lite, {"wall_s": LITE_ANYTIME_WALL_S, "mem_mb": 1024},
-         "Symmetric TSPLIB instances with 14 to 76 cities; reward = optimal / length"),
-        ("tsp-tsplib-large", large, {"wall_s": 10, "mem_mb": 2048},
-         "Symmetric TSPLIB instances with 96 to 130 cities; reward = optimal / length"),
+        (
+            "tsp-tsplib",
+            lite,
+            {"wall_s": LITE_ANYTIME_WALL_S, "mem_mb": 1024},
+            "Symmetric TSPLIB instances with 14 to 76 cities; reward = optimal / length",
+        ),
+        (
+            "tsp-tsplib-large",
+            large,
+            {"wall_s": 10, "mem_mb": 2048},
+            "Symmetric TSPLIB instances with 96 to 130 cities; reward = optimal / length",
+        ),
     ):
         for e in entries:
             e["file"] = copy(SHARED / "tsp" / f"{e['name']}.tsp", task_id)
@@ -119,18 +174,37 @@ def coloring() -> None:
     entries = []
     for r in rows(SHARED / "coloring" / "known.csv"):
         name = r["instance"]
-        entries.append({"name": name, "file": copy(SHARED / "coloring" / f"{name}.col",
-                                                    "coloring-dimacs"),
-                        "n": int(r["n"]), "m": int(r["m"]),
-                        "chromatic": int(r["chromatic_or_best"])})
-    write_task("coloring-dimacs", "coloring", "objective", "minimize",
-               {"wall_s": LITE_ANYTIME_WALL_S, "mem_mb": 1024}, entries,
-               "DIMACS graph colouring (Trick's collection); reward = chromatic number / colours")
+        entries.append(
+            {
+                "name": name,
+                "file": copy(SHARED / "coloring" / f"{name}.col", "coloring-dimacs"),
+                "n": int(r["n"]),
+                "m": int(r["m"]),
+                "chromatic": int(r["chromatic_or_best"]),
+            }
+        )
+    write_task(
+        "coloring-dimacs",
+        "coloring",
+        "objective",
+        "minimize",
+        {"wall_s": LITE_ANYTIME_WALL_S, "mem_mb": 1024},
+        entries,
+        "DIMACS graph colouring (Trick's collection); reward = chromatic number / colours",
+    )
 
 
 #: generated MaxSAT instances: (form, variables, seed); optima computed exactly with RC2
-GENERATED_MAXSAT = [("old", 30, 101), ("old", 40, 102), ("old", 50, 103), ("old", 45, 105),
-                    ("new", 30, 201), ("new", 40, 202), ("new", 50, 203), ("new", 45, 205)]
+GENERATED_MAXSAT = [
+    ("old", 30, 101),
+    ("old", 40, 102),
+    ("old", 50, 103),
+    ("old", 45, 105),
+    ("new", 30, 201),
+    ("new", 40, 202),
+    ("new", 50, 203),
+    ("new", 45, 205),
+]
 
 
 def maxsat() -> None:
@@ -146,9 +220,15 @@ def maxsat() -> None:
     entries = []
     for r in rows(SHARED / "maxsat" / "optima.csv"):
         name = r["instance"].removesuffix(".wcnf")
-        entries.append({"name": name, "file": copy(SHARED / "maxsat" / r["instance"], task_id),
-                        "format": "new", "optimum": int(r["optimal_cost"]),
-                        "optimum_source": "shared data (RC2 and LSU agree)"})
+        entries.append(
+            {
+                "name": name,
+                "file": copy(SHARED / "maxsat" / r["instance"], task_id),
+                "format": "new",
+                "optimum": int(r["optimal_cost"]),
+                "optimum_source": "shared data (RC2 and LSU agree)",
+            }
+        )
     for form, size, seed in GENERATED_MAXSAT:
         name = f"gen-{form}-n{size}-s{seed}"
         text = problem.generate(np.random.default_rng(seed), size, form=form)
@@ -158,16 +238,29 @@ def maxsat() -> None:
             if rc2.compute() is None:
                 raise SystemExit(f"{path}: generated instance has unsatisfiable hard clauses")
             cost = rc2.cost
-        entries.append({"name": name, "file": path.name, "format": form, "optimum": int(cost),
-                        "optimum_source": "RC2 (exact) at assembly"})
-    write_task(task_id, "maxsat", "objective", "minimize", {"wall_s": 3, "mem_mb": 1024}, entries,
-               "Weighted partial MaxSAT (WCNF, old 'p wcnf' and new 'h' forms); "
-               "reward = (optimum + 1) / (cost + 1)")
+        entries.append(
+            {
+                "name": name,
+                "file": path.name,
+                "format": form,
+                "optimum": int(cost),
+                "optimum_source": "RC2 (exact) at assembly",
+            }
+        )
+    write_task(
+        task_id,
+        "maxsat",
+        "objective",
+        "minimize",
+        {"wall_s": 3, "mem_mb": 1024},
+        entries,
+        "Weighted partial MaxSAT (WCNF, old 'p wcnf' and new 'h' forms); reward = (optimum + 1) / (cost + 1)",
+    )
 
 
 STEPS = {"maxcut": maxcut, "sat": sat, "tsp": tsp, "coloring": coloring, "maxsat": maxsat}
 
 if __name__ == "__main__":
     TASKS.mkdir(parents=True, exist_ok=True)
-    for step in (sys.argv[2:] or STEPS):
+    for step in sys.argv[2:] or STEPS:
         STEPS[step]()

@@ -9,7 +9,7 @@ package was installed from.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 
@@ -17,7 +17,7 @@ def _is_root(path: Path) -> bool:
     return (path / "config" / "suites").is_dir()
 
 
-@lru_cache(maxsize=None)
+@cache
 def project_root() -> Path:
     env = os.environ.get("TCSEXAM_ROOT")
     if env:

@@ -72,7 +72,7 @@ class InstanceRecord:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "InstanceRecord":
+    def from_dict(cls, data: dict[str, Any]) -> InstanceRecord:
         names = {f.name for f in dataclasses.fields(cls)}
         known = {k: v for k, v in data.items() if k in names}
         extra = dict(known.pop("extra", None) or {})

@@ -27,10 +27,11 @@ A reference file (JSON) freezes K repeated reference runs per instance::
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -151,9 +152,7 @@ class Reference:
             out["description"] = self.description
         out["scale_floors"] = dict(self.scale_floors)
         out["tasks"] = {name: t.to_dict(self.scale_floors) for name, t in self.tasks.items()}
-        out["unscored_reference_instances"] = {
-            name: t.unscored for name, t in self.tasks.items() if t.unscored
-        }
+        out["unscored_reference_instances"] = {name: t.unscored for name, t in self.tasks.items() if t.unscored}
         if self.metadata is not None:
             out["metadata"] = self.metadata
         return out
@@ -458,4 +457,6 @@ def check_subset(sub: Reference, full: Reference) -> None:
 def _same_values(a: list, b: list) -> bool:
     if len(a) != len(b):
         return False
-    return all((x is None and y is None) or (x is not None and y is not None and float(x) == float(y)) for x, y in zip(a, b))
+    return all(
+        (x is None and y is None) or (x is not None and y is not None and float(x) == float(y)) for x, y in zip(a, b)
+    )

@@ -27,9 +27,25 @@ def _first_instances(task: str, k: int) -> list[str]:
 
 def _run(task, cand, out, *extra) -> list[dict]:
     res = subprocess.run(
-        [*TCSEXAM, "run", "--task", task, "--candidate", str(cand), "--attempt", "ref",
-         "--output", str(out), "--no-progress", *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+        [
+            *TCSEXAM,
+            "run",
+            "--task",
+            task,
+            "--candidate",
+            str(cand),
+            "--attempt",
+            "ref",
+            "--output",
+            str(out),
+            "--no-progress",
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(Path(out).read_text())
 
@@ -74,8 +90,7 @@ def test_debian_cadical_through_tcsexam_run_on_ray(tmp_path):
     rows = data["instances"]
     names = [str(r["name"]) for r in rows if r.get("label") == "SAT"][:2]
     names += [str(r["name"]) for r in rows if r.get("label") == "UNSAT"][:2]
-    recs = _run("sat-satlib", cand, tmp_path / "records.json", "--workers", "2",
-                "--instances", *names)
+    recs = _run("sat-satlib", cand, tmp_path / "records.json", "--workers", "2", "--instances", *names)
     assert sorted(r["instance"] for r in recs) == sorted(names)
     assert [(r["instance"], r["status"]) for r in recs] == [(r["instance"], "ok") for r in recs]
     assert all(r["solved"] is True for r in recs)

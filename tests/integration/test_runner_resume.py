@@ -42,13 +42,13 @@ def _setup(root: Path, sleep: float) -> tuple[Path, Path]:
     for k, name in enumerate(NAMES):
         n = 5 + k
         edges = [(i, i + 1) for i in range(1, n)] + [(1, n)]
-        (inst_dir / f"{name}.txt").write_text(
-            f"{n} {len(edges)}\n" + "".join(f"{u} {v} 1\n" for u, v in edges))
+        (inst_dir / f"{name}.txt").write_text(f"{n} {len(edges)}\n" + "".join(f"{u} {v} 1\n" for u, v in edges))
         rows.append(f"- {{name: {name}, file: {name}.txt, best_known: {n}}}")
     task = root / "task.yaml"
-    task.write_text("id: resume-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
-                    f"limits: {{wall_s: 10, mem_mb: 1024}}\ninstance_dir: {inst_dir}\ninstances:\n"
-                    + "\n".join(rows) + "\n")
+    task.write_text(
+        "id: resume-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+        f"limits: {{wall_s: 10, mem_mb: 1024}}\ninstance_dir: {inst_dir}\ninstances:\n" + "\n".join(rows) + "\n"
+    )
     cand = root / "cand"
     cand.mkdir()
     (cand / "solve.py").write_text(SOLVE)
@@ -58,8 +58,20 @@ def _setup(root: Path, sleep: float) -> tuple[Path, Path]:
 
 
 def _argv(task, cand, out: Path, *extra) -> list[str]:
-    return [*TCSEXAM, "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1",
-            "--output", str(out), "--no-progress", *extra]
+    return [
+        *TCSEXAM,
+        "run",
+        "--task",
+        str(task),
+        "--candidate",
+        str(cand),
+        "--attempt",
+        "1",
+        "--output",
+        str(out),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def _marked(marker: str) -> list[psutil.Process]:
@@ -100,9 +112,14 @@ def test_killed_run_resumes_with_only_the_unfinished_instances(tmp_path):
     records_dir = out.parent / "records"
     marker = uuid.uuid4().hex
     env = dict(os.environ, TCSEXAM_TEST_MARK=marker)
-    proc = subprocess.Popen(_argv(task, cand, out, "--workers", "2"), env=env, cwd=ROOT,
-                            start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        _argv(task, cand, out, "--workers", "2"),
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -135,8 +152,9 @@ def test_killed_run_resumes_with_only_the_unfinished_instances(tmp_path):
     first = _executed(tmp_path)
     assert set(done_before) <= set(first)
 
-    res = subprocess.run(_argv(task, cand, out, "--workers", "2"), cwd=ROOT, capture_output=True,
-                         text=True, timeout=180)
+    res = subprocess.run(
+        _argv(task, cand, out, "--workers", "2"), cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     second = _executed(tmp_path)
     assert sorted(second) == sorted(set(NAMES) - set(done_before)), (first, done_before, second, res.stderr[-3000:])
@@ -144,8 +162,7 @@ def test_killed_run_resumes_with_only_the_unfinished_instances(tmp_path):
 
     # an uninterrupted run (in-process) gives the same records
     ref_out = tmp_path / "ref" / "records.json"
-    res = subprocess.run(_argv(task, cand, ref_out, "--no-ray"), cwd=ROOT, capture_output=True,
-                         text=True, timeout=180)
+    res = subprocess.run(_argv(task, cand, ref_out, "--no-ray"), cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads(out.read_text())
     ref = json.loads(ref_out.read_text())

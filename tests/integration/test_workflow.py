@@ -61,8 +61,7 @@ def make_workspace(dest: Path) -> Path:
 
 
 def snakemake(ws: Path, *args: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([SNAKEMAKE, *args], cwd=ws, env=_env(ws), capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run([SNAKEMAKE, *args], cwd=ws, env=_env(ws), capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return proc
@@ -87,8 +86,12 @@ def index_of(ws: Path) -> dict:
 
 def stop_ray_head(ws: Path) -> None:
     state = ws / "results" / "test" / ".ray-head"
-    subprocess.run([str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
-                   env=_env(ws), capture_output=True, timeout=60)
+    subprocess.run(
+        [str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
+        env=_env(ws),
+        capture_output=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +121,9 @@ def test_tiny_config_local_run_gives_complete_index(baseline):
     assert len(solver_rows) == 10 and {r["solver_protocol"] for r in solver_rows} == {"offline"}
     # every Solver row comes from a solver-score output of the right reference
     for r in solver_rows:
-        rel = json.loads((baseline / OUT / "solver" / r["model"] / r["item"] / r["attempt"] / "relative.json").read_text())
+        rel = json.loads(
+            (baseline / OUT / "solver" / r["model"] / r["item"] / r["attempt"] / "relative.json").read_text()
+        )
         assert rel["relative_score"] == float(r["score"]) and rel["reference_id"] == "tcsexam-test-k3-v2"
     # the weak model's failures are data: certificate_failed TSP, crashes on MaxSAT
     tsp = json.loads((baseline / OUT / "solver/demo-weak/tsp-tsplib/1/records.json").read_text())
@@ -152,12 +157,25 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
             pytest.fail(f"TCSEXAM_REQUIRE_SLURM=1 but {why} (run .ci/start-slurm.sh)")
         pytest.skip(why)
     ws = make_workspace(tmp_path / "ws")
-    snakemake(ws, "--profile", "workflow/profiles/slurm", "--configfile", CONFIG, "--jobs", "4",
-              "--seconds-between-status-checks", "2", "--slurm-init-seconds-before-status-checks", "1",
-              timeout=900)
+    snakemake(
+        ws,
+        "--profile",
+        "workflow/profiles/slurm",
+        "--configfile",
+        CONFIG,
+        "--jobs",
+        "4",
+        "--seconds-between-status-checks",
+        "2",
+        "--slurm-init-seconds-before-status-checks",
+        "1",
+        timeout=900,
+    )
     log = "".join(p.read_text() for p in (ws / ".snakemake" / "log").glob("*.log"))
     submitted = log.count("has been submitted with SLURM jobid")
-    assert submitted == 10, f"{submitted} jobs went through sbatch (expected the 10 Solver jobs; the rest are localrules)"
+    assert submitted == 10, (
+        f"{submitted} jobs went through sbatch (expected the 10 Solver jobs; the rest are localrules)"
+    )
     run_log = (ws / OUT / "solver/demo-fast/maxcut-mqlib/1/run.log").read_text()
     assert "on local Ray" in run_log  # cluster jobs start their own Ray inside the job
     assert index_of(ws) == index_of(baseline)
@@ -166,8 +184,14 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
 def test_resume_after_sigkill_runs_only_unfinished_instances(baseline, tmp_path):
     ws = make_workspace(tmp_path / "ws")
     total = 2 * 5 * 2  # models x tasks x instances
-    proc = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", CONFIG], cwd=ws, env=_env(ws),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [SNAKEMAKE, "--cores", "2", "--configfile", CONFIG],
+        cwd=ws,
+        env=_env(ws),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -220,14 +244,28 @@ def test_repair_infrastructure_error(baseline, tmp_path):
         assert row["score_status"] == "judge_failed" and "infrastructure_error" in row["note"]
 
         before = record_states(ws)
-        rep = subprocess.run([str(BIN / "tcsexam"), "repair", "--records-dir", str(base / "records"),
-                              "--output", str(base / "records.json")], cwd=ws, env=_env(ws),
-                             capture_output=True, text=True, timeout=120)
+        rep = subprocess.run(
+            [
+                str(BIN / "tcsexam"),
+                "repair",
+                "--records-dir",
+                str(base / "records"),
+                "--output",
+                str(base / "records.json"),
+            ],
+            cwd=ws,
+            env=_env(ws),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert rep.returncode == 0, rep.stderr
         assert not victim.exists() and not (base / "records.json").exists()
         # the documented rerun: force the repaired job (Snakemake does not rebuild a missing
         # intermediate file whose downstream outputs exist)
-        snakemake(ws, "--cores", "2", "--configfile", CONFIG, "--forcerun", str((base / "records.json").relative_to(ws)))
+        snakemake(
+            ws, "--cores", "2", "--configfile", CONFIG, "--forcerun", str((base / "records.json").relative_to(ws))
+        )
     finally:
         stop_ray_head(ws)
     after = record_states(ws)
@@ -244,9 +282,23 @@ def test_lint_is_clean():
 
 
 def test_dry_run_builds_the_full_dag_of_10_models_and_3_attempts(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "workflow_dag.py"), "--models", "10",
-                           "--attempts", "3", "--workdir", str(tmp_path)], cwd=ROOT, env=_env(ROOT),
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "workflow_dag.py"),
+            "--models",
+            "10",
+            "--attempts",
+            "3",
+            "--workdir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        env=_env(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     jobs = dict(line.split()[1:3] for line in proc.stdout.splitlines() if line.startswith("job "))
     assert jobs["run_solver_task"] == "210" and jobs["solver_score"] == "210", proc.stdout

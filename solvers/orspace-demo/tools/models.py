@@ -37,9 +37,11 @@ def solve(c, A, lo, hi, lb, ub, integrality=None, sense="min", time_limit=None):
         idx = np.nonzero(A[i])[0].astype(np.int32)
         h.addRow(-inf if np.isinf(lo[i]) else lo[i], inf if np.isinf(hi[i]) else hi[i], len(idx), idx, A[i, idx])
     if integrality is not None:
-        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
-                                np.array([highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
-                                          for v in integrality]))
+        h.changeColsIntegrality(
+            n,
+            np.arange(n, dtype=np.int32),
+            np.array([highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous for v in integrality]),
+        )
     if sense == "max":
         h.changeObjectiveSense(highspy.ObjSense.kMaximize)
     h.run()
@@ -58,16 +60,33 @@ def bakery(folder: Path, exclusive: tuple[str, str] | None = None):
     demand = [float(r["Max_Demand"]) for r in rows]
     inf = float("inf")
     if exclusive is None:
-        return solve(profit, [oven, labour], [-inf, -inf], [p["oven_hours_available"], p["labour_hours_available"]],
-                     [0] * n, demand, sense="max")
+        return solve(
+            profit,
+            [oven, labour],
+            [-inf, -inf],
+            [p["oven_hours_available"], p["labour_hours_available"]],
+            [0] * n,
+            demand,
+            sense="max",
+        )
     names = [r["Product"] for r in rows]
     a, b = names.index(exclusive[0]), names.index(exclusive[1])
     # variables: x (n) then y (binary: 1 = produce a, 0 = produce b)
     c = profit + [0.0]
     A = [oven + [0.0], labour + [0.0]]
     lo, hi = [-inf, -inf], [p["oven_hours_available"], p["labour_hours_available"]]
-    row = [0.0] * (n + 1); row[a] = 1.0; row[n] = -demand[a]; A.append(row); lo.append(-inf); hi.append(0.0)
-    row = [0.0] * (n + 1); row[b] = 1.0; row[n] = demand[b]; A.append(row); lo.append(-inf); hi.append(demand[b])
+    row = [0.0] * (n + 1)
+    row[a] = 1.0
+    row[n] = -demand[a]
+    A.append(row)
+    lo.append(-inf)
+    hi.append(0.0)
+    row = [0.0] * (n + 1)
+    row[b] = 1.0
+    row[n] = demand[b]
+    A.append(row)
+    lo.append(-inf)
+    hi.append(demand[b])
     return solve(c, A, lo, hi, [0] * (n + 1), demand + [1.0], integrality=[0] * n + [1], sense="max")
 
 
@@ -81,20 +100,25 @@ def facility(folder: Path):
     # variables: open[w] (binary), ship[w,c]
     nvar = W + W * C
     cost = [float(s["Fixed_Cost"]) for s in sites] + [
-        float(costs[w][c]) * p.get("transport_cost_multiplier", 1.0) for w in range(W) for c in customers]
+        float(costs[w][c]) * p.get("transport_cost_multiplier", 1.0) for w in range(W) for c in customers
+    ]
     A, lo, hi = [], [], []
     inf = float("inf")
     for j, c in enumerate(customers):
         row = [0.0] * nvar
         for w in range(W):
             row[W + w * C + j] = 1.0
-        A.append(row); lo.append(demand[c]); hi.append(inf)
+        A.append(row)
+        lo.append(demand[c])
+        hi.append(inf)
     for w, s in enumerate(sites):
         row = [0.0] * nvar
         for j in range(C):
             row[W + w * C + j] = 1.0
         row[w] = -float(s["Capacity"]) * p.get("max_utilisation", 1.0)
-        A.append(row); lo.append(-inf); hi.append(0.0)
+        A.append(row)
+        lo.append(-inf)
+        hi.append(0.0)
     return solve(cost, A, lo, hi, [0] * nvar, [1.0] * W + [inf] * (W * C), integrality=[1] * W + [0] * (W * C))
 
 
@@ -111,11 +135,22 @@ def shift_balance(folder: Path, time_limit=None):
     A, lo, hi = [], [], []
     for i, r in enumerate(resources):
         row = [float(j[r]) for j in jobs] + [0.0] * (2 * m)
-        row[n + i] = 1.0; row[n + m + i] = -1.0
+        row[n + i] = 1.0
+        row[n + m + i] = -1.0
         target = p[f"day_target_{r}"]
-        A.append(row); lo.append(target); hi.append(target)
-    return solve(c, A, lo, hi, [0] * nvar, [1.0] * n + [inf] * (2 * m), integrality=[1] * n + [0] * (2 * m),
-                 time_limit=time_limit)
+        A.append(row)
+        lo.append(target)
+        hi.append(target)
+    return solve(
+        c,
+        A,
+        lo,
+        hi,
+        [0] * nvar,
+        [1.0] * n + [inf] * (2 * m),
+        integrality=[1] * n + [0] * (2 * m),
+        time_limit=time_limit,
+    )
 
 
 def market_split_data(m: int, n: int, seed: int):

@@ -23,7 +23,7 @@ START = time.monotonic()
 
 def read_wcnf(path):
     hard, soft, weights = [], [], []
-    nvars, top, new_form = 0, None, True
+    nvars, top, _new_form = 0, None, True
     with open(path, "rb") as fh:
         for line in fh:
             parts = line.split()
@@ -32,7 +32,6 @@ def read_wcnf(path):
             if parts[0] == b"p":
                 nvars = int(parts[2])
                 top = int(parts[4]) if len(parts) > 4 else None
-                new_form = False
                 continue
             lits = [int(x) for x in parts[1:-1]]
             if parts[0] == b"h":
@@ -92,8 +91,8 @@ def main():
 
     recv, send = mp.get_context("fork").Pipe(duplex=False)
     child = mp.get_context("fork").Process(
-        target=rc2_child, args=(hard, soft, weights, rng.permutation(len(soft)).tolist(), send),
-        daemon=True)
+        target=rc2_child, args=(hard, soft, weights, rng.permutation(len(soft)).tolist(), send), daemon=True
+    )
     child.start()
     send.close()
     try:

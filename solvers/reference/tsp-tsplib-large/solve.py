@@ -6,7 +6,6 @@ Reads TSPLIB (EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT matrices), writes `value <leng
 (cities 1..n) to SOLUTION atomically. An independent program: imports only numpy.
 """
 
-import math
 import os
 import sys
 import time
@@ -44,10 +43,16 @@ def read_tsplib(path):
         d = np.zeros((n, n), dtype=np.int64)
         if fmt == "FULL_MATRIX":
             return vals.reshape(n, n)
-        idx = {"UPPER_ROW": np.triu_indices(n, 1), "LOWER_COL": np.triu_indices(n, 1),
-               "LOWER_ROW": np.tril_indices(n, -1), "UPPER_COL": np.tril_indices(n, -1),
-               "UPPER_DIAG_ROW": np.triu_indices(n, 0), "LOWER_DIAG_COL": np.triu_indices(n, 0),
-               "LOWER_DIAG_ROW": np.tril_indices(n, 0), "UPPER_DIAG_COL": np.tril_indices(n, 0)}[fmt]
+        idx = {
+            "UPPER_ROW": np.triu_indices(n, 1),
+            "LOWER_COL": np.triu_indices(n, 1),
+            "LOWER_ROW": np.tril_indices(n, -1),
+            "UPPER_COL": np.tril_indices(n, -1),
+            "UPPER_DIAG_ROW": np.triu_indices(n, 0),
+            "LOWER_DIAG_COL": np.triu_indices(n, 0),
+            "LOWER_DIAG_ROW": np.tril_indices(n, 0),
+            "UPPER_DIAG_COL": np.tril_indices(n, 0),
+        }[fmt]
         d[idx] = vals
         d[idx[1], idx[0]] = vals
         return d

@@ -1,13 +1,13 @@
 """CLI: `tcsexam attempts ...`, the glue commands the Snakemake workflow calls.
 
-  solver-row    score one Solver attempt's records (fixed reference) -> relative.json + its row
-  verdict-row   a theorem / construction / open-conjecture checker verdict -> its row
-  verdict-rows  every such planned attempt of one model (absent verdicts -> missing rows)
-  missing-row   a planned attempt without any result -> a row with score_status missing (or another)
-  table         row files -> attempts.csv (the spec's nine columns + note)
-  cohort        cohort.json for a run (the reference id is read from the reference file)
-  plots         report plots (PNG) from index.json, attempts.csv and the solver results
-  ray-head      start | stop | address: one Ray head shared by a local workflow run's jobs
+solver-row    score one Solver attempt's records (fixed reference) -> relative.json + its row
+verdict-row   a theorem / construction / open-conjecture checker verdict -> its row
+verdict-rows  every such planned attempt of one model (absent verdicts -> missing rows)
+missing-row   a planned attempt without any result -> a row with score_status missing (or another)
+table         row files -> attempts.csv (the spec's nine columns + note)
+cohort        cohort.json for a run (the reference id is read from the reference file)
+plots         report plots (PNG) from index.json, attempts.csv and the solver results
+ray-head      start | stop | address: one Ray head shared by a local workflow run's jobs
 """
 
 from __future__ import annotations
@@ -42,8 +42,12 @@ def register(subparsers) -> None:
     p.add_argument("--attempt", required=True)
     p.add_argument("--protocol", required=True, choices=PROTOCOLS)
     p.add_argument("--adoption-status", default="selected", choices=ADOPTION_STATUSES)
-    p.add_argument("--relative-output", required=True, metavar="FILE",
-                   help="where the solver-score output goes (removed when scoring fails)")
+    p.add_argument(
+        "--relative-output",
+        required=True,
+        metavar="FILE",
+        help="where the solver-score output goes (removed when scoring fails)",
+    )
     p.add_argument("--output", required=True, metavar="ROW.json")
     p.set_defaults(handler=_solver_row)
 
@@ -87,8 +91,9 @@ def register(subparsers) -> None:
     p.add_argument("--suite", required=True)
     p.add_argument("--protocol", required=True, choices=PROTOCOLS)
     p.add_argument("--reference", required=True, help="lite, full or a reference file")
-    p.add_argument("--model", nargs="+", required=True, metavar="NAME=N",
-                   help="model and its planned adopted repetitions per task")
+    p.add_argument(
+        "--model", nargs="+", required=True, metavar="NAME=N", help="model and its planned adopted repetitions per task"
+    )
     p.add_argument("--adoption-policy", default=None)
     p.add_argument("--output", required=True, metavar="cohort.json")
     p.set_defaults(handler=_cohort)
@@ -104,12 +109,20 @@ def register(subparsers) -> None:
     p.add_argument("action", choices=("start", "stop", "address"))
     p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
     p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
-    p.add_argument("--no-wait", action="store_true",
-                   help="start: return once the head process is launched (clients wait with address --wait); "
-                        "stop: hand the stop to a detached process and return at once")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="start: return once the head process is launched (clients wait with address --wait); "
+        "stop: hand the stop to a detached process and return at once",
+    )
     p.add_argument("--remove-state", action="store_true", help="stop: also remove the state folder")
-    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                   help="address: wait this long for a head that is still starting")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="address: wait this long for a head that is still starting",
+    )
     p.set_defaults(handler=_ray_head)
 
 
@@ -117,8 +130,13 @@ def _solver_row(args: argparse.Namespace) -> int:
     from tcsexam.attempts.rows import solver_row, write_row
 
     row, _ = solver_row(
-        model=args.model, task=args.task, attempt=args.attempt, protocol=args.protocol,
-        records=args.records, reference=args.reference, relative_output=args.relative_output,
+        model=args.model,
+        task=args.task,
+        attempt=args.attempt,
+        protocol=args.protocol,
+        records=args.records,
+        reference=args.reference,
+        relative_output=args.relative_output,
         adoption_status=args.adoption_status,
     )
     write_row(args.output, row)
@@ -149,7 +167,9 @@ def _verdict_rows(args: argparse.Namespace) -> int:
     rows = model_verdict_rows(args.model, load_suite(args.suite), args.verdicts_dir, args.attempts)
     write_rows(args.output, rows)
     counts = Counter(r.score_status for r in rows)
-    print(f"{args.model}: {len(rows)} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}")
+    print(
+        f"{args.model}: {len(rows)} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}"
+    )
     return 0
 
 
@@ -183,8 +203,10 @@ def _cohort(args: argparse.Namespace) -> int:
 
     data = build_cohort(args.suite, args.protocol, args.reference, parse_model_plans(args.model), args.adoption_policy)
     atomic_write_json(args.output, data)
-    print(f"cohort {data['suite']}/{data['solver_protocol']} against {data['solver_reference_id']}: "
-          f"{len(data['models'])} model(s) -> {args.output}")
+    print(
+        f"cohort {data['suite']}/{data['solver_protocol']} against {data['solver_reference_id']}: "
+        f"{len(data['models'])} model(s) -> {args.output}"
+    )
     return 0
 
 

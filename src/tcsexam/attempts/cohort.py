@@ -26,8 +26,9 @@ def parse_model_plans(specs: list[str]) -> dict[str, int]:
     return plans
 
 
-def build_cohort(suite: str, protocol: str, reference: str, plans: dict[str, int],
-                 adoption_policy: str | None = None) -> dict[str, Any]:
+def build_cohort(
+    suite: str, protocol: str, reference: str, plans: dict[str, int], adoption_policy: str | None = None
+) -> dict[str, Any]:
     """The cohort dict, validated with the scorer's own schema; the reference id is read from
     the reference file the Solver rows were scored against."""
     from tcsexam.reference import load_reference
@@ -38,8 +39,10 @@ def build_cohort(suite: str, protocol: str, reference: str, plans: dict[str, int
     ref = load_reference(reference)
     missing = [t for t in suite_obj.tracks["solver"] if t not in ref.tasks]
     if missing:
-        raise InputError(f"{ref.source}: reference {ref.reference_id!r} lacks suite {suite_obj.id!r} "
-                         f"Solver task(s) {', '.join(missing)}")
+        raise InputError(
+            f"{ref.source}: reference {ref.reference_id!r} lacks suite {suite_obj.id!r} "
+            f"Solver task(s) {', '.join(missing)}"
+        )
     data: dict[str, Any] = {
         "suite": suite_obj.id,
         "solver_protocol": protocol,

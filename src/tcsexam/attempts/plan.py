@@ -127,8 +127,11 @@ class Plan:
 
     def verdict_files(self, wildcards) -> list[str]:
         """The verdict files present for a model (inputs of its rows job, so a new one reruns it)."""
-        return [self.verdict(p.model, p.item, p.attempt) for p in self.planned
-                if p.model == wildcards.model and p.track != "solver" and "/tracks/" in p.row]
+        return [
+            self.verdict(p.model, p.item, p.attempt)
+            for p in self.planned
+            if p.model == wildcards.model and p.track != "solver" and "/tracks/" in p.row
+        ]
 
     def attempts_arg(self, wildcards) -> str:
         return " ".join(shlex.quote(a) for a in self.models[wildcards.model])
@@ -198,8 +201,10 @@ class Plan:
     def reference_suites(self) -> dict[str, Any]:
         from tcsexam.suites import load_suite
 
-        return {name: load_suite(self.root / name if name.endswith((".yaml", ".yml")) else name)
-                for name in self.reference_build.get("outputs", {})}
+        return {
+            name: load_suite(self.root / name if name.endswith((".yaml", ".yml")) else name)
+            for name in self.reference_build.get("outputs", {})
+        }
 
     @property
     def reference_tasks(self) -> list[str]:
@@ -216,7 +221,9 @@ class Plan:
         return f"{self.reference_build.get('solvers_dir', 'solvers/reference')}/{task}"
 
     def reference_runs(self, task: str) -> list[str]:
-        return [f"{self.reference_out}/{task}/seed{s}/records.json" for s in self.reference_build.get("seeds", [1, 2, 3])]
+        return [
+            f"{self.reference_out}/{task}/seed{s}/records.json" for s in self.reference_build.get("seeds", [1, 2, 3])
+        ]
 
     def reference_outputs(self) -> list[str]:
         return list(self.reference_build.get("outputs", {}).values())

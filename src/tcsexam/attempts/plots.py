@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
@@ -22,8 +21,13 @@ from tcsexam.suites import TRACKS
 PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png")
 STATUS_ORDER = ("ok", "timeout", "memout", "crash", "invalid", "certificate_failed", "infrastructure_error")
 STATUS_COLORS = {
-    "ok": "#2ca02c", "timeout": "#ff7f0e", "memout": "#9467bd", "crash": "#d62728", "invalid": "#7f7f7f",
-    "certificate_failed": "#8c564b", "infrastructure_error": "#000000",
+    "ok": "#2ca02c",
+    "timeout": "#ff7f0e",
+    "memout": "#9467bd",
+    "crash": "#d62728",
+    "invalid": "#7f7f7f",
+    "certificate_failed": "#8c564b",
+    "infrastructure_error": "#000000",
 }
 
 
@@ -37,8 +41,9 @@ def _solver_files(solver_dir: Path, name: str) -> list[tuple[str, str, str, Path
     return out
 
 
-def make_plots(index_path: str | Path, attempts_path: str | Path, solver_dir: str | Path,
-               output_dir: str | Path) -> list[Path]:
+def make_plots(
+    index_path: str | Path, attempts_path: str | Path, solver_dir: str | Path, output_dir: str | Path
+) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -52,8 +57,7 @@ def make_plots(index_path: str | Path, attempts_path: str | Path, solver_dir: st
     if not isinstance(index, dict) or not isinstance(index.get("models"), dict):
         raise InputError(f"{index_path}: not an index.json (no 'models' object)")
     try:
-        table = pd.read_csv(attempts_path, dtype={"attempt": str, "model": str, "item": str},
-                            keep_default_na=False)
+        table = pd.read_csv(attempts_path, dtype={"attempt": str, "model": str, "item": str}, keep_default_na=False)
     except Exception as exc:  # pandas raises many types for bad CSV
         raise InputError(f"{attempts_path}: cannot read the attempt table: {' '.join(str(exc).split())}") from None
     solver_dir = Path(solver_dir)
@@ -96,8 +100,9 @@ def make_plots(index_path: str | Path, attempts_path: str | Path, solver_dir: st
     save(fig, PLOTS[0])
 
     # 2. relative score per Solver task
-    solver = table[(table["track"] == "solver") & (table["score_status"] == "valid")
-                   & (table["adoption_status"] != "excluded")].copy()
+    solver = table[
+        (table["track"] == "solver") & (table["score_status"] == "valid") & (table["adoption_status"] != "excluded")
+    ].copy()
     solver["score"] = pd.to_numeric(solver["score"], errors="coerce")
     tasks = sorted(set(table.loc[table["track"] == "solver", "item"]))
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(tasks) + 2), 4))
@@ -129,8 +134,13 @@ def make_plots(index_path: str | Path, attempts_path: str | Path, solver_dir: st
         pos = np.arange(len(tasks3)) + (i - (len(models) - 1) / 2) * width
         keep = [(p, d) for p, d in zip(pos, data) if d]
         if keep:
-            parts = ax.boxplot([d for _, d in keep], positions=[p for p, _ in keep], widths=width * 0.8,
-                               patch_artist=True, manage_ticks=False)
+            parts = ax.boxplot(
+                [d for _, d in keep],
+                positions=[p for p, _ in keep],
+                widths=width * 0.8,
+                patch_artist=True,
+                manage_ticks=False,
+            )
             color = f"C{i}"
             for box in parts["boxes"]:
                 box.set_facecolor(color)

@@ -22,9 +22,10 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
@@ -55,7 +56,7 @@ class AttemptRow:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise InputError(f"{where}: {name} must be a non-empty string")
-            if any(c in value for c in ",\n\r\""):
+            if any(c in value for c in ',\n\r"'):
                 raise InputError(f"{where}: {name} {value!r} must not contain commas, quotes or newlines")
         if self.track not in TRACKS:
             raise InputError(f"{where}: unknown track {self.track!r} (tracks: {', '.join(TRACKS)})")
@@ -92,7 +93,7 @@ class AttemptRow:
         return {"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}
 
     @classmethod
-    def from_dict(cls, data: Any, source: str) -> "AttemptRow":
+    def from_dict(cls, data: Any, source: str) -> AttemptRow:
         if not isinstance(data, dict):
             raise InputError(f"{source}: an attempt row must be a JSON object")
         missing = [c for c in COLUMNS if c not in data]
@@ -108,15 +109,30 @@ class AttemptRow:
 # constructors
 
 
-def failed_row(model: str, track: str, item: str, attempt: str, score_status: str, note: str,
-               protocol: str = "", adoption_status: str = "selected") -> AttemptRow:
+def failed_row(
+    model: str,
+    track: str,
+    item: str,
+    attempt: str,
+    score_status: str,
+    note: str,
+    protocol: str = "",
+    adoption_status: str = "selected",
+) -> AttemptRow:
     """A planned attempt without a valid score: judge_failed, not_finished or missing."""
     if score_status == "valid":
         raise ValueError("failed_row needs a failure status")
     return AttemptRow(
-        model, track, item, str(attempt), None, adoption_status, score_status,
+        model,
+        track,
+        item,
+        str(attempt),
+        None,
+        adoption_status,
+        score_status,
         "fixed_reference_relative" if track == "solver" else "original_task_score",
-        protocol if track == "solver" else "", note,
+        protocol if track == "solver" else "",
+        note,
     )
 
 
@@ -161,8 +177,18 @@ def solver_row(
     note = f"reference {result['reference_id']}; {result['n_ok']}/{result['n_eligible']} ok"
     if reward is not None:
         note += f"; checker_reward {reward:.6g}"
-    row = AttemptRow(model, "solver", task, str(attempt), float(result["relative_score"]), adoption_status,
-                     "valid", "fixed_reference_relative", protocol, note)
+    row = AttemptRow(
+        model,
+        "solver",
+        task,
+        str(attempt),
+        float(result["relative_score"]),
+        adoption_status,
+        "valid",
+        "fixed_reference_relative",
+        protocol,
+        note,
+    )
     return row, result
 
 
@@ -224,8 +250,9 @@ def write_table(paths: Iterable[str | Path], output: str | Path) -> list[Attempt
     for path in paths:
         for row in read_rows(path):
             if row.identity in seen:
-                raise InputError(f"{path}: duplicate attempt identity {','.join(row.identity)} "
-                                 f"(also in {seen[row.identity]})")
+                raise InputError(
+                    f"{path}: duplicate attempt identity {','.join(row.identity)} (also in {seen[row.identity]})"
+                )
             seen[row.identity] = str(path)
             rows.append(row)
     atomic_write_text(output, table_text(rows))

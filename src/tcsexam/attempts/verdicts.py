@@ -29,13 +29,22 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow
-from tcsexam.scoring.vocabulary import ADOPTION_STATUSES
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES
 
 VERDICT_KEYS = {
-    "model", "track", "item", "attempt", "original_reward", "complete", "status", "checker",
-    "message", "adoption_status", "schema_version",
+    "model",
+    "track",
+    "item",
+    "attempt",
+    "original_reward",
+    "complete",
+    "status",
+    "checker",
+    "message",
+    "adoption_status",
+    "schema_version",
 }
 VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
 VERDICT_TRACKS = ("theorem", "construction", "open_conjecture")
@@ -54,14 +63,18 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
         raise InputError(f"{source}: a verdict must be a JSON object")
     unknown = sorted(set(data) - VERDICT_KEYS)
     if unknown:
-        raise InputError(f"{source}: unknown verdict key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(VERDICT_KEYS))})")
+        raise InputError(
+            f"{source}: unknown verdict key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(VERDICT_KEYS))})"
+        )
     for key in ("model", "track", "item", "attempt"):
         if key not in data:
             raise InputError(f"{source}: verdict lacks {key!r}")
     track = _canon_track(data["track"])
     if track is None:
-        raise InputError(f"{source}: track {data['track']!r} is not one of {', '.join(VERDICT_TRACKS)} "
-                         "(solver attempts are scored from their records)")
+        raise InputError(
+            f"{source}: track {data['track']!r} is not one of {', '.join(VERDICT_TRACKS)} "
+            "(solver attempts are scored from their records)"
+        )
     attempt = data["attempt"]
     if isinstance(attempt, bool) or not isinstance(attempt, (str, int)):
         raise InputError(f"{source}: 'attempt' must be a string or an integer")
@@ -95,8 +108,18 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
     message = data.get("message", "")
     base_note = "; ".join(x for x in (f"checker {checker}" if checker else "", message) if x)
     if status != "judged":
-        return AttemptRow(ident["model"], track, ident["item"], ident["attempt"], None, adoption, status,
-                          "original_task_score", "", base_note or f"checker status {status}")
+        return AttemptRow(
+            ident["model"],
+            track,
+            ident["item"],
+            ident["attempt"],
+            None,
+            adoption,
+            status,
+            "original_task_score",
+            "",
+            base_note or f"checker status {status}",
+        )
 
     if track == "construction":
         if reward is None:
@@ -112,9 +135,21 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
         what = "complete proof accepted" if complete else "no complete proof accepted"
         if track == "open_conjecture":
             what = "complete resolution accepted" if complete else "no complete resolution accepted"
-        note = "; ".join(x for x in (what, f"original_reward {reward:.6g}" if reward is not None else "", base_note) if x)
-    return AttemptRow(ident["model"], track, ident["item"], ident["attempt"], score, adoption, "valid",
-                      "original_task_score", "", note)
+        note = "; ".join(
+            x for x in (what, f"original_reward {reward:.6g}" if reward is not None else "", base_note) if x
+        )
+    return AttemptRow(
+        ident["model"],
+        track,
+        ident["item"],
+        ident["attempt"],
+        score,
+        adoption,
+        "valid",
+        "original_task_score",
+        "",
+        note,
+    )
 
 
 def verdict_row_file(path: str | Path, expect: dict[str, str] | None = None) -> AttemptRow:
@@ -135,6 +170,9 @@ def model_verdict_rows(model: str, suite, verdicts_dir: str | Path, attempts: li
                     expect = {"model": model, "track": track, "item": item, "attempt": str(attempt)}
                     rows.append(verdict_row_file(path, expect))
                 else:
-                    rows.append(failed_row(model, track, item, str(attempt), "missing",
-                                           f"no checker verdict: {path} does not exist"))
+                    rows.append(
+                        failed_row(
+                            model, track, item, str(attempt), "missing", f"no checker verdict: {path} does not exist"
+                        )
+                    )
     return rows

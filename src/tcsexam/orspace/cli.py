@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -12,8 +11,11 @@ MODE_CHOICES = ("build", "revise", "explain")
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("orspace", help="OR-Space: stage, execute and score workspaces",
-                                   description="OR-Space evaluation (Build/Revise execution, Explain judging).")
+    parser = subparsers.add_parser(
+        "orspace",
+        help="OR-Space: stage, execute and score workspaces",
+        description="OR-Space evaluation (Build/Revise execution, Explain judging).",
+    )
     sub = parser.add_subparsers(dest="orspace_command", metavar="SUBCOMMAND", required=True)
 
     p = sub.add_parser("stage", help="participant workspaces from a release (evaluator-only files left out)")
@@ -26,8 +28,12 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("execute", help="run Build/Revise submissions in the sandbox")
     p.add_argument("--workspaces", required=True, type=Path, help="submissions (release or staged layout)")
-    p.add_argument("--output-dir", required=True, type=Path,
-                   help="writes records/<id>.json and predictions.jsonl (records are reused on rerun)")
+    p.add_argument(
+        "--output-dir",
+        required=True,
+        type=Path,
+        help="writes records/<id>.json and predictions.jsonl (records are reused on rerun)",
+    )
     p.add_argument("--modes", nargs="+", choices=("build", "revise"), default=["build", "revise"])
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--time-limit", type=float, default=180.0, help="wall-clock seconds per program (default 180)")
@@ -39,8 +45,12 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_execute)
 
     p = sub.add_parser("score-objectives", help="predictions + oracle -> pass@1 and failure modes")
-    p.add_argument("--release", required=True, type=Path,
-                   help="release root with evaluation/<mode>_evaluation/reference_objectives.csv")
+    p.add_argument(
+        "--release",
+        required=True,
+        type=Path,
+        help="release root with evaluation/<mode>_evaluation/reference_objectives.csv",
+    )
     p.add_argument("--predictions", required=True, type=Path, help="JSONL: workspace_id, status, objective")
     p.add_argument("--output", required=True, type=Path, help="summary JSON")
     p.add_argument("--modes", nargs="+", choices=("build", "revise"), default=["build", "revise"])
@@ -52,10 +62,15 @@ def register(subparsers) -> None:
     p.add_argument("--answers", required=True, type=Path, help="JSONL: workspace_id, answer")
     p.add_argument("--output", required=True, type=Path, help="summary JSON with one row per rubric")
     p.add_argument("--workspaces", type=Path, help="explain workspaces: enables the evidence number check")
-    p.add_argument("--penalty-setting", choices=("paper", "release"), default="release",
-                   help="hallucination penalty cap: paper=12, release=20 (default release)")
-    p.add_argument("--no-judge", action="store_true",
-                   help="no judge: exact-match units and the evidence check only (scores null)")
+    p.add_argument(
+        "--penalty-setting",
+        choices=("paper", "release"),
+        default="release",
+        help="hallucination penalty cap: paper=12, release=20 (default release)",
+    )
+    p.add_argument(
+        "--no-judge", action="store_true", help="no judge: exact-match units and the evidence check only (scores null)"
+    )
     p.add_argument("--judge-base-url", help="default $TCSEXAM_JUDGE_BASE_URL or $OPENAI_BASE_URL")
     p.add_argument("--judge-model", help="default $TCSEXAM_JUDGE_MODEL or $OPENAI_MODEL")
     p.add_argument("--judge-timeout", type=float, default=120.0)
@@ -71,10 +86,13 @@ def _progress(message: str) -> None:
 def _stage(args) -> int:
     from tcsexam.orspace.stage import stage
 
-    manifest = stage(args.release, args.output, modes=tuple(args.modes),
-                     workspace_ids=args.workspaces, split=args.split)
+    manifest = stage(
+        args.release, args.output, modes=tuple(args.modes), workspace_ids=args.workspaces, split=args.split
+    )
     excluded = sum(len(w["excluded"]) for w in manifest["workspaces"].values())
-    print(f"staged {len(manifest['workspaces'])} workspaces to {args.output} ({excluded} evaluator-only files left out)")
+    print(
+        f"staged {len(manifest['workspaces'])} workspaces to {args.output} ({excluded} evaluator-only files left out)"
+    )
     return 0
 
 
@@ -85,12 +103,21 @@ def _execute(args) -> int:
         raise UsageError("--workers must be at least 1")
     if args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
-    settings = ExecuteSettings(time_limit_s=args.time_limit, mem_mb=args.mem_mb, sandbox=args.sandbox,
-                               limiter=args.limiter, python=args.python, workers=args.workers)
-    summary = execute(args.workspaces, args.output_dir, settings, modes=tuple(args.modes),
-                      workspace_ids=args.ids, progress=_progress)
-    print(f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces; "
-          f"failure modes {summary['failure_modes'] or 'none'}; predictions in {args.output_dir / 'predictions.jsonl'}")
+    settings = ExecuteSettings(
+        time_limit_s=args.time_limit,
+        mem_mb=args.mem_mb,
+        sandbox=args.sandbox,
+        limiter=args.limiter,
+        python=args.python,
+        workers=args.workers,
+    )
+    summary = execute(
+        args.workspaces, args.output_dir, settings, modes=tuple(args.modes), workspace_ids=args.ids, progress=_progress
+    )
+    print(
+        f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces; "
+        f"failure modes {summary['failure_modes'] or 'none'}; predictions in {args.output_dir / 'predictions.jsonl'}"
+    )
     return 0
 
 
@@ -106,8 +133,11 @@ def _score_objectives(args) -> int:
     summary["predictions"] = str(args.predictions)
     atomic_write_json(args.output, summary)
     by_mode = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in summary["by_mode"].items())
-    print(f"pass@1 {summary['passed']}/{summary['n']} = {summary['pass_at_1']:.4f} ({by_mode})"
-          if summary["n"] else "no oracle rows to score")
+    print(
+        f"pass@1 {summary['passed']}/{summary['n']} = {summary['pass_at_1']:.4f} ({by_mode})"
+        if summary["n"]
+        else "no oracle rows to score"
+    )
     return 0
 
 
@@ -123,25 +153,35 @@ def _explain_score(args) -> int:
         from tcsexam.orspace.judge import JudgeClient, JudgeError, JudgeSettings
 
         try:
-            settings = JudgeSettings.from_env(base_url=args.judge_base_url, model=args.judge_model,
-                                              timeout_s=args.judge_timeout, max_attempts=args.judge_attempts,
-                                              cache_dir=args.judge_cache)
+            settings = JudgeSettings.from_env(
+                base_url=args.judge_base_url,
+                model=args.judge_model,
+                timeout_s=args.judge_timeout,
+                max_attempts=args.judge_attempts,
+                cache_dir=args.judge_cache,
+            )
         except JudgeError as exc:
             raise UsageError(f"{exc} (or pass --no-judge)") from None
         judge = JudgeClient(settings)
     if args.workspaces is not None and not args.workspaces.is_dir():
         raise InputError(f"{args.workspaces}: workspaces folder not found")
-    summary = score_explain(rubrics, answers, judge=judge, penalty_setting=args.penalty_setting,
-                            workspaces_root=args.workspaces)
+    summary = score_explain(
+        rubrics, answers, judge=judge, penalty_setting=args.penalty_setting, workspaces_root=args.workspaces
+    )
     atomic_write_json(args.output, summary)
     if summary["judge_errors"]:
         first = next(r for r in summary["rows"] if r["status"] == "judge_error")
-        print(f"tcsexam orspace explain-score: {len(summary['judge_errors'])} judge error(s), first "
-              f"{first['workspace_id']}: {first['error']}; rerun to retry (valid judgments are cached "
-              f"with --judge-cache)", file=sys.stderr)
+        print(
+            f"tcsexam orspace explain-score: {len(summary['judge_errors'])} judge error(s), first "
+            f"{first['workspace_id']}: {first['error']}; rerun to retry (valid judgments are cached "
+            f"with --judge-cache)",
+            file=sys.stderr,
+        )
         return 1
     mean = summary["mean_score"]
-    print(f"explain: {summary['n']} items, {summary['answered']} answered, mean score "
-          f"{'n/a (not judged)' if mean is None else f'{mean:.2f}'}, penalty cap {summary['penalty_cap']:g} "
-          f"({summary['penalty_setting']}), {summary['possible_hallucinations']} unmatched cited numbers")
+    print(
+        f"explain: {summary['n']} items, {summary['answered']} answered, mean score "
+        f"{'n/a (not judged)' if mean is None else f'{mean:.2f}'}, penalty cap {summary['penalty_cap']:g} "
+        f"({summary['penalty_setting']}), {summary['possible_hallucinations']} unmatched cited numbers"
+    )
     return 0

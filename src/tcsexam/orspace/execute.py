@@ -33,10 +33,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
@@ -87,7 +88,10 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
         return ["{python}", programs[0]], f"{(src / programs[0]).relative_to(workspace)}"
     if not programs:
         return None, f"no program in {src.relative_to(workspace)}/"
-    return None, f"{len(programs)} programs in {src.relative_to(workspace)}/ and none is called {' or '.join(ENTRY_POINTS)}"
+    return (
+        None,
+        f"{len(programs)} programs in {src.relative_to(workspace)}/ and none is called {' or '.join(ENTRY_POINTS)}",
+    )
 
 
 def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, Any]) -> str:
@@ -96,8 +100,12 @@ def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, 
     from tcsexam.runner.store import hash_candidate
 
     digest = hashlib.sha256(hash_candidate(workspace).encode())
-    digest.update(json.dumps({"limits": limits, "python": settings.python, "sandbox": settings.sandbox,
-                              "harness": HARNESS_VERSION}, sort_keys=True).encode())
+    digest.update(
+        json.dumps(
+            {"limits": limits, "python": settings.python, "sandbox": settings.sandbox, "harness": HARNESS_VERSION},
+            sort_keys=True,
+        ).encode()
+    )
     return digest.hexdigest()
 
 
@@ -112,18 +120,34 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
     mode = parse_workspace_id(wid)[1]
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
     record: dict[str, Any] = {
-        "schema_version": RECORD_SCHEMA_VERSION, "workspace_id": wid, "mode": mode,
-        "workspace": str(workspace), "time_limit_s": settings.time_limit_s, "limits": limits.as_dict(),
-        "sandbox": settings.sandbox, "harness_version": HARNESS_VERSION,
+        "schema_version": RECORD_SCHEMA_VERSION,
+        "workspace_id": wid,
+        "mode": mode,
+        "workspace": str(workspace),
+        "time_limit_s": settings.time_limit_s,
+        "limits": limits.as_dict(),
+        "sandbox": settings.sandbox,
+        "harness_version": HARNESS_VERSION,
         "key": workspace_key(workspace, settings, limits.as_dict()),
     }
     template, entry = find_entry(workspace, mode)
     record["entry_point"] = entry
     if template is None:
-        record.update(status="Missing", objective=None, failure_mode="missing_output",
-                      exit_code=None, signal=None, termination=None, wall_s=0.0, cpu_s=None,
-                      peak_mem_mb=None, stdout_tail="", stderr_tail="", status_source="none",
-                      message=f"no submission: {entry}")
+        record.update(
+            status="Missing",
+            objective=None,
+            failure_mode="missing_output",
+            exit_code=None,
+            signal=None,
+            termination=None,
+            wall_s=0.0,
+            cpu_s=None,
+            peak_mem_mb=None,
+            stdout_tail="",
+            stderr_tail="",
+            status_source="none",
+            message=f"no submission: {entry}",
+        )
         return record
     scratch = Path(tempfile.mkdtemp(prefix=f"orspace-{wid}-"))
     try:
@@ -132,59 +156,117 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
         root = task_root(copy, mode)
         src = root / "src"
         result_file = scratch / "result.json"
-        values = {"python": settings.python, "src": str(src), "root": str(root),
-                  "result_file": str(result_file), "time_limit": f"{settings.time_limit_s:g}"}
+        values = {
+            "python": settings.python,
+            "src": str(src),
+            "root": str(root),
+            "result_file": str(result_file),
+            "time_limit": f"{settings.time_limit_s:g}",
+        }
         try:
             argv = [part.format(**values) for part in template]
         except (KeyError, IndexError, ValueError) as exc:
             raise InputError(f"{workspace}: {entry}: bad placeholder in command: {exc}") from None
         env = {
             "PATH": os.pathsep.join([str(Path(settings.python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": str(scratch), "TMPDIR": str(scratch), "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-            "OMP_NUM_THREADS": "1", RESULT_ENV: str(result_file),
+            "HOME": str(scratch),
+            "TMPDIR": str(scratch),
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            "OMP_NUM_THREADS": "1",
+            RESULT_ENV: str(result_file),
             "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
         }
         readonly = sorted({sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])})
         try:
-            outcome = sandbox.run(argv, cwd=str(src if src.is_dir() else root), limits=limits, env=env,
-                                  stdout_path=scratch / "stdout.log", stderr_path=scratch / "stderr.log",
-                                  readonly_paths=readonly, writable_paths=[str(scratch)],
-                                  output_paths=[str(result_file)])
+            outcome = sandbox.run(
+                argv,
+                cwd=str(src if src.is_dir() else root),
+                limits=limits,
+                env=env,
+                stdout_path=scratch / "stdout.log",
+                stderr_path=scratch / "stderr.log",
+                readonly_paths=readonly,
+                writable_paths=[str(scratch)],
+                output_paths=[str(result_file)],
+            )
         except LaunchError as exc:
             if not exc.candidate_fault:
-                record.update(failure_mode="infrastructure_error", status=None, objective=None,
-                              message=f"harness could not start the program: {exc}")
+                record.update(
+                    failure_mode="infrastructure_error",
+                    status=None,
+                    objective=None,
+                    message=f"harness could not start the program: {exc}",
+                )
                 return record
-            record.update(status="Error", objective=None, failure_mode="execution_error",
-                          exit_code=None, signal=None, termination=None, wall_s=0.0, cpu_s=None,
-                          peak_mem_mb=None, stdout_tail="", stderr_tail="", status_source="none",
-                          message=f"cannot start: {exc}")
+            record.update(
+                status="Error",
+                objective=None,
+                failure_mode="execution_error",
+                exit_code=None,
+                signal=None,
+                termination=None,
+                wall_s=0.0,
+                cpu_s=None,
+                peak_mem_mb=None,
+                stdout_tail="",
+                stderr_tail="",
+                status_source="none",
+                message=f"cannot start: {exc}",
+            )
             return record
         if outcome.sandbox_error:
-            record.update(failure_mode="infrastructure_error", status=None, objective=None,
-                          message=f"sandbox failed: {outcome.sandbox_error}")
+            record.update(
+                failure_mode="infrastructure_error",
+                status=None,
+                objective=None,
+                message=f"sandbox failed: {outcome.sandbox_error}",
+            )
             return record
         stdout = _read(scratch / "stdout.log")
-        record.update(exit_code=outcome.exit_code, signal=outcome.signal, termination=outcome.termination,
-                      wall_s=outcome.wall_s, cpu_s=outcome.cpu_s, peak_mem_mb=outcome.peak_mem_mb,
-                      stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail,
-                      limiter=outcome.limiter)
+        record.update(
+            exit_code=outcome.exit_code,
+            signal=outcome.signal,
+            termination=outcome.termination,
+            wall_s=outcome.wall_s,
+            cpu_s=outcome.cpu_s,
+            peak_mem_mb=outcome.peak_mem_mb,
+            stdout_tail=outcome.stdout_tail,
+            stderr_tail=outcome.stderr_tail,
+            limiter=outcome.limiter,
+        )
         result_text = _read(result_file) if result_file.exists() else None
         exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
         derived = derive(result_text, stdout, exit_ok)
         record.update(status_source=derived["status_source"], message=derived["note"])
         if outcome.termination in ("walltime", "cputime"):
-            record.update(status="Timeout", objective=None, failure_mode="timeout",
-                          message=f"{outcome.termination} limit exceeded ({settings.time_limit_s:g} s wall); any answer after the limit is ignored")
+            record.update(
+                status="Timeout",
+                objective=None,
+                failure_mode="timeout",
+                message=f"{outcome.termination} limit exceeded ({settings.time_limit_s:g} s wall); any answer after the limit is ignored",
+            )
         elif not exit_ok:
-            what = {"memory": "memory limit exceeded", "output": "output limit exceeded",
-                    "signal": f"killed by signal {outcome.signal}", "nproc": "process limit exceeded"}
-            record.update(status="Error", objective=None, failure_mode="execution_error",
-                          message=what.get(outcome.termination, f"exit code {outcome.exit_code}"))
+            what = {
+                "memory": "memory limit exceeded",
+                "output": "output limit exceeded",
+                "signal": f"killed by signal {outcome.signal}",
+                "nproc": "process limit exceeded",
+            }
+            record.update(
+                status="Error",
+                objective=None,
+                failure_mode="execution_error",
+                message=what.get(outcome.termination, f"exit code {outcome.exit_code}"),
+            )
         elif derived["status"] is None:
-            record.update(status="Missing", objective=derived["objective"], failure_mode="missing_output",
-                          message=derived["note"] or "no result file, no OBJECTIVE_VALUE/status line")
+            record.update(
+                status="Missing",
+                objective=derived["objective"],
+                failure_mode="missing_output",
+                message=derived["note"] or "no result file, no OBJECTIVE_VALUE/status line",
+            )
         else:
             status = derived["status"]
             failure = None
@@ -205,9 +287,15 @@ def _read(path: Path) -> str:
         return ""
 
 
-def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, *,
-            modes: tuple[str, ...] = OBJECTIVE_MODES, workspace_ids: list[str] | None = None,
-            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def execute(
+    workspaces_root: Path,
+    out_dir: Path,
+    settings: ExecuteSettings,
+    *,
+    modes: tuple[str, ...] = OBJECTIVE_MODES,
+    workspace_ids: list[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Run every selected submission; returns a summary. Writes records and predictions.jsonl."""
     from tcsexam.runner.limits import Limits
     from tcsexam.runner.sandboxes import get_sandbox
@@ -236,8 +324,11 @@ def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, *,
                 old = read_json(existing, "execution record")
             except InputError:
                 old = None
-            if (isinstance(old, dict) and old.get("failure_mode") != "infrastructure_error"
-                    and old.get("key") == workspace_key(path, settings, limits)):
+            if (
+                isinstance(old, dict)
+                and old.get("failure_mode") != "infrastructure_error"
+                and old.get("key") == workspace_key(path, settings, limits)
+            ):
                 records[wid] = old
                 continue
         todo.append(wid)
@@ -252,9 +343,14 @@ def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, *,
         except InputError:
             raise
         except Exception as exc:  # the harness failed, not the program
-            record = {"schema_version": RECORD_SCHEMA_VERSION, "workspace_id": wid,
-                      "failure_mode": "infrastructure_error", "status": None, "objective": None,
-                      "message": f"harness error: {type(exc).__name__}: {exc}"}
+            record = {
+                "schema_version": RECORD_SCHEMA_VERSION,
+                "workspace_id": wid,
+                "failure_mode": "infrastructure_error",
+                "status": None,
+                "objective": None,
+                "message": f"harness error: {type(exc).__name__}: {exc}",
+            }
         atomic_write_json(records_dir / f"{wid}.json", record)
         with lock:
             done[0] += 1
@@ -262,8 +358,10 @@ def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, *,
             if progress:
                 elapsed = time.monotonic() - started
                 eta = elapsed / done[0] * (len(todo) - done[0])
-                progress(f"[{done[0]}/{len(todo)}] {wid}: {record.get('status')} "
-                         f"({record.get('failure_mode') or 'ok'}); failures {done[1]}; ETA {eta:.0f} s")
+                progress(
+                    f"[{done[0]}/{len(todo)}] {wid}: {record.get('status')} "
+                    f"({record.get('failure_mode') or 'ok'}); failures {done[1]}; ETA {eta:.0f} s"
+                )
         return record
 
     with ThreadPoolExecutor(max_workers=max(1, settings.workers)) as pool:
@@ -274,14 +372,22 @@ def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, *,
 
     infra = sorted(w for w, r in records.items() if r.get("failure_mode") == "infrastructure_error")
     if infra:
-        raise InputError(f"{len(infra)} workspace(s) hit a harness failure, first {infra[0]}: "
-                         f"{records[infra[0]].get('message')}; rerun to retry them (records in {records_dir})")
-    lines = [json.dumps(_prediction(w, r.get("status"), r.get("objective"), r.get("failure_mode")))
-             for w, r in sorted(records.items())]
+        raise InputError(
+            f"{len(infra)} workspace(s) hit a harness failure, first {infra[0]}: "
+            f"{records[infra[0]].get('message')}; rerun to retry them (records in {records_dir})"
+        )
+    lines = [
+        json.dumps(_prediction(w, r.get("status"), r.get("objective"), r.get("failure_mode")))
+        for w, r in sorted(records.items())
+    ]
     atomic_write_text(out_dir / "predictions.jsonl", "\n".join(lines) + "\n")
     failures: dict[str, int] = {}
     for r in records.values():
         if r.get("failure_mode"):
             failures[r["failure_mode"]] = failures.get(r["failure_mode"], 0) + 1
-    return {"workspaces": len(records), "executed": len(todo), "reused": len(records) - len(todo),
-            "failure_modes": failures}
+    return {
+        "workspaces": len(records),
+        "executed": len(todo),
+        "reused": len(records) - len(todo),
+        "failure_modes": failures,
+    }

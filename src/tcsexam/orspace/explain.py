@@ -67,8 +67,7 @@ def exact_match_units(rubric: dict[str, Any], answer: NormalizedAnswer) -> list[
         if item["checklist_type"] != "exact_match":
             continue
         for entity in item.get("target_entities", []):
-            units.append({"criterion_id": item["criterion_id"], "entity": entity,
-                          "satisfied": answer.contains(entity)})
+            units.append({"criterion_id": item["criterion_id"], "entity": entity, "satisfied": answer.contains(entity)})
     return units
 
 
@@ -95,14 +94,25 @@ def judge_payload(rubric: dict[str, Any], answer: str, cap: float) -> dict[str, 
 def combine(coverage: float, judgment: dict[str, Any], cap: float) -> tuple[float, float]:
     """(score, applied penalty) by the formula in the module docstring."""
     penalty = min(float(judgment["hallucination_penalty"]), cap)
-    raw = 35.0 * coverage + float(judgment["reasoning"]) + float(judgment["grounding"]) \
-        + float(judgment["answer_quality"]) - penalty
+    raw = (
+        35.0 * coverage
+        + float(judgment["reasoning"])
+        + float(judgment["grounding"])
+        + float(judgment["answer_quality"])
+        - penalty
+    )
     return float(np.clip(raw, 0.0, 100.0)), penalty
 
 
-def score_explain(rubrics: dict[str, dict[str, Any]], answers: dict[str, str], *, judge=None,
-                  penalty_setting: str = DEFAULT_PENALTY_SETTING,
-                  workspaces_root: Path | None = None, progress=None) -> dict[str, Any]:
+def score_explain(
+    rubrics: dict[str, dict[str, Any]],
+    answers: dict[str, str],
+    *,
+    judge=None,
+    penalty_setting: str = DEFAULT_PENALTY_SETTING,
+    workspaces_root: Path | None = None,
+    progress=None,
+) -> dict[str, Any]:
     """Score every rubric row. `judge` is a JudgeClient or None (no judge: exact-match units and
     the evidence check only, scores null, status `not_judged`)."""
     from tcsexam.orspace.evidence import check_numbers, evidence_numbers
@@ -124,13 +134,29 @@ def score_explain(rubrics: dict[str, dict[str, Any]], answers: dict[str, str], *
             "penalty_cap": cap,
         }
         if answer is None or not answer.strip():
-            units = [u for item in rubric["checklist"] if item["checklist_type"] == "exact_match"
-                     for u in item.get("target_entities", [])]
+            units = [
+                u
+                for item in rubric["checklist"]
+                if item["checklist_type"] == "exact_match"
+                for u in item.get("target_entities", [])
+            ]
             total = len(units) + len(sem)
-            row.update(status="scored", answer_status="missing", score=0.0, coverage=0.0,
-                       units_total=total, units_satisfied=0, exact_match=[], criteria={},
-                       reasoning=0.0, grounding=0.0, answer_quality=0.0,
-                       hallucination_penalty=0.0, unsupported_claims=[], evidence=None)
+            row.update(
+                status="scored",
+                answer_status="missing",
+                score=0.0,
+                coverage=0.0,
+                units_total=total,
+                units_satisfied=0,
+                exact_match=[],
+                criteria={},
+                reasoning=0.0,
+                grounding=0.0,
+                answer_quality=0.0,
+                hallucination_penalty=0.0,
+                unsupported_claims=[],
+                evidence=None,
+            )
             rows.append(row)
             if progress:
                 progress(wid)
@@ -149,12 +175,17 @@ def score_explain(rubrics: dict[str, dict[str, Any]], answers: dict[str, str], *
         row["units_total"] = total
         if judge is None:
             satisfied = sum(u["satisfied"] for u in em)
-            row.update(status="not_judged", score=None, coverage=None, units_satisfied=None,
-                       exact_match_satisfied=satisfied, criteria=None)
+            row.update(
+                status="not_judged",
+                score=None,
+                coverage=None,
+                units_satisfied=None,
+                exact_match_satisfied=satisfied,
+                criteria=None,
+            )
         else:
             try:
-                judgment = judge.judge(judge_payload(rubric, answer, cap),
-                                       [i["criterion_id"] for i in sem], cap)
+                judgment = judge.judge(judge_payload(rubric, answer, cap), [i["criterion_id"] for i in sem], cap)
             except JudgeError as exc:
                 row.update(status="judge_error", error=str(exc), score=None, coverage=None)
             else:
@@ -162,13 +193,19 @@ def score_explain(rubrics: dict[str, dict[str, Any]], answers: dict[str, str], *
                 satisfied = sum(u["satisfied"] for u in em) + sum(bool(v["verdict"]) for v in verdicts.values())
                 coverage = satisfied / total if total else 0.0
                 score, penalty = combine(coverage, judgment, cap)
-                row.update(status="scored", score=score, coverage=coverage, units_satisfied=satisfied,
-                           criteria=verdicts, reasoning=float(judgment["reasoning"]),
-                           grounding=float(judgment["grounding"]),
-                           answer_quality=float(judgment["answer_quality"]),
-                           hallucination_penalty_raw=float(judgment["hallucination_penalty"]),
-                           hallucination_penalty=penalty,
-                           unsupported_claims=list(judgment["unsupported_claims"]))
+                row.update(
+                    status="scored",
+                    score=score,
+                    coverage=coverage,
+                    units_satisfied=satisfied,
+                    criteria=verdicts,
+                    reasoning=float(judgment["reasoning"]),
+                    grounding=float(judgment["grounding"]),
+                    answer_quality=float(judgment["answer_quality"]),
+                    hallucination_penalty_raw=float(judgment["hallucination_penalty"]),
+                    hallucination_penalty=penalty,
+                    unsupported_claims=list(judgment["unsupported_claims"]),
+                )
         rows.append(row)
         if progress:
             progress(wid)

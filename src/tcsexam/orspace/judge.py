@@ -18,13 +18,13 @@ import email.utils
 import hashlib
 import json
 import os
-import socket
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tcsexam.fileio import atomic_write_json
 from tcsexam.orspace.judge_prompt import PROMPT_SHA256, PROMPT_VERSION, SYSTEM_PROMPT
@@ -48,7 +48,7 @@ class JudgeSettings:
     cache_dir: Path | None = None
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "JudgeSettings":
+    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> JudgeSettings:
         env = dict(os.environ if env is None else env)
         values = {
             "base_url": env.get("TCSEXAM_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL") or "",
@@ -79,8 +79,14 @@ def judgment_schema(criterion_ids: list[str], penalty_cap: float) -> dict[str, A
     }
     return {
         "type": "object",
-        "required": ["criteria", "reasoning", "grounding", "answer_quality",
-                     "hallucination_penalty", "unsupported_claims"],
+        "required": [
+            "criteria",
+            "reasoning",
+            "grounding",
+            "answer_quality",
+            "hallucination_penalty",
+            "unsupported_claims",
+        ],
         "properties": {
             "criteria": {
                 "type": "object",
@@ -164,23 +170,33 @@ class JudgeClient:
                 pass  # a damaged cache entry is ignored and rewritten
         judgment = self._request_valid(payload, criterion_ids, penalty_cap)
         if path is not None:
-            atomic_write_json(path, {"model": self.settings.model, "prompt_version": PROMPT_VERSION,
-                                     "prompt_sha256": PROMPT_SHA256, "key": key, "judgment": judgment})
+            atomic_write_json(
+                path,
+                {
+                    "model": self.settings.model,
+                    "prompt_version": PROMPT_VERSION,
+                    "prompt_sha256": PROMPT_SHA256,
+                    "key": key,
+                    "judgment": judgment,
+                },
+            )
         return judgment
 
     def _request_body(self, payload: dict[str, Any]) -> bytes:
-        return json.dumps({
-            "model": self.settings.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)},
-            ],
-        }).encode("utf-8")
+        return json.dumps(
+            {
+                "model": self.settings.model,
+                "temperature": 0,
+                "response_format": {"type": "json_object"},
+                "messages": [
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)},
+                ],
+            }
+        ).encode("utf-8")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> None:
-        delay = min(self.settings.max_backoff_s, self.settings.backoff_s * (2 ** attempt))
+        delay = min(self.settings.max_backoff_s, self.settings.backoff_s * (2**attempt))
         if retry_after is not None:
             delay = min(max(delay, retry_after), max(self.settings.max_backoff_s, retry_after))
         self.sleep(delay)
@@ -205,7 +221,7 @@ class JudgeClient:
                 last = f"HTTP {status} {' '.join(detail.split())}".strip()
                 if status != 429 and status < 500:
                     raise JudgeError(f"judge endpoint {self.settings.endpoint}: {last}") from None
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
                 last = f"{type(reason).__name__}: {reason}"
             else:

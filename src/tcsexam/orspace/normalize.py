@@ -31,8 +31,18 @@ import numpy as np
 REL_TOL = 1e-6
 
 _QUOTES = {
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"',
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u201b": "'",
+    "\u2032": "'",
+    "\u00b4": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\u201f": '"',
+    "\u2033": '"',
+    "\u00ab": '"',
     "\u00bb": '"',
 }
 _DASHES = {c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"}
@@ -40,9 +50,7 @@ _TRANSLATE = str.maketrans({**_QUOTES, **_DASHES, "`": None})
 _SPACE = re.compile(r"\s+")
 # a grouped number: 1-3 digits, then ,ddd groups; not inside a comma list ({900,1300,600,650})
 _THOUSANDS = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d]|,\d)")
-_NUMBER = re.compile(
-    r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?(?![\d])"
-)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?(?![\d])")
 _IDENT = re.compile(r"\w")
 
 

@@ -22,12 +22,22 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.orspace.release import (
-    OBJECTIVE_MODES, Release, find_workspace, parse_workspace_id, read_jsonl_numbered, revise_type,
+    OBJECTIVE_MODES,
+    Release,
+    find_workspace,
+    parse_workspace_id,
+    read_jsonl_numbered,
+    revise_type,
 )
 
 SCHEMA_VERSION = 1
 FAILURE_MODES = (
-    "execution_error", "timeout", "infeasible", "unbounded", "not_optimal", "wrong_objective",
+    "execution_error",
+    "timeout",
+    "infeasible",
+    "unbounded",
+    "not_optimal",
+    "wrong_objective",
     "missing_output",
 )
 RULE = "status == Optimal and abs(objective - reference) / max(1, abs(reference)) <= relative_tolerance"
@@ -102,9 +112,12 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def score_objectives(release: Release, predictions: dict[str, dict[str, Any]],
-                     modes: tuple[str, ...] = OBJECTIVE_MODES,
-                     workspaces_root: Path | None = None) -> dict[str, Any]:
+def score_objectives(
+    release: Release,
+    predictions: dict[str, dict[str, Any]],
+    modes: tuple[str, ...] = OBJECTIVE_MODES,
+    workspaces_root: Path | None = None,
+) -> dict[str, Any]:
     """Score every oracle row of `modes`; returns the summary document (rows included)."""
     ids = sorted(w for w, o in release.oracle.items() if o.task_type in modes)
     for wid in predictions:
@@ -149,19 +162,21 @@ def score_objectives(release: Release, predictions: dict[str, dict[str, Any]],
         workspace = None
         if mode == "revise":
             workspace = find_workspace(workspaces_root, wid) if workspaces_root else release.workspace_dir(wid)
-        rows.append({
-            "workspace_id": wid,
-            "mode": mode,
-            "difficulty": release.difficulty.get(wid, "unknown"),
-            "revise_type": revise_type(wid, release.index, workspace) if mode == "revise" else None,
-            "status": pred.get("status"),
-            "objective": None if np.isnan(obj[i]) else float(obj[i]),
-            "reference_objective": float(ref[i]),
-            "relative_tolerance": float(tol[i]),
-            "relative_error": None if np.isnan(rel_err[i]) else float(rel_err[i]),
-            "passed": bool(passed[i]),
-            "failure_mode": failure,
-        })
+        rows.append(
+            {
+                "workspace_id": wid,
+                "mode": mode,
+                "difficulty": release.difficulty.get(wid, "unknown"),
+                "revise_type": revise_type(wid, release.index, workspace) if mode == "revise" else None,
+                "status": pred.get("status"),
+                "objective": None if np.isnan(obj[i]) else float(obj[i]),
+                "reference_objective": float(ref[i]),
+                "relative_tolerance": float(tol[i]),
+                "relative_error": None if np.isnan(rel_err[i]) else float(rel_err[i]),
+                "passed": bool(passed[i]),
+                "failure_mode": failure,
+            }
+        )
 
     failures = Counter(r["failure_mode"] for r in rows if r["failure_mode"])
     by_mode_failures = {

@@ -27,13 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json, read_jsonl, read_text
+from tcsexam.fileio import read_json, read_text
 
 MODES = ("build", "revise", "explain")
 OBJECTIVE_MODES = ("build", "revise")
 WORKSPACE_ID = re.compile(r"^or_space_(\d{3})_(build|revise|explain)$")
 ORACLE_COLUMNS = (
-    "workspace_id", "task_type", "instance_number", "instance_id", "reference_objective",
+    "workspace_id",
+    "task_type",
+    "instance_number",
+    "instance_id",
+    "reference_objective",
     "relative_tolerance",
 )
 
@@ -148,7 +152,9 @@ def load_oracle_csv(path: str | Path, mode: str | None = None) -> dict[str, Orac
         try:
             instance_number = int(row["instance_number"])
         except (TypeError, ValueError):
-            raise InputError(f"{path}: line {line}: {wid}: instance_number {row['instance_number']!r} is not an integer") from None
+            raise InputError(
+                f"{path}: line {line}: {wid}: instance_number {row['instance_number']!r} is not an integer"
+            ) from None
         if instance_number != number:
             raise InputError(f"{path}: line {line}: {wid}: instance_number {instance_number} disagrees with the id")
         out[wid] = OracleRow(wid, task_type, instance_number, (row["instance_id"] or "").strip(), ref, tol)
@@ -222,8 +228,7 @@ def load_release(root: str | Path, modes: tuple[str, ...] = OBJECTIVE_MODES) -> 
     if not root.is_dir():
         raise InputError(f"{root}: release folder not found")
     index = load_index(root)
-    return Release(root=root, oracle=load_oracles(root, modes), index=index,
-                   difficulty=load_difficulty(root, index))
+    return Release(root=root, oracle=load_oracles(root, modes), index=index, difficulty=load_difficulty(root, index))
 
 
 def rubric_schema(rubrics_file: str | Path) -> dict[str, Any]:
@@ -282,6 +287,7 @@ def read_jsonl_numbered(path: str | Path, what: str):
 
 
 # ----------------------------------------------------------------------------- workspaces
+
 
 def find_workspace(root: str | Path, wid: str) -> Path | None:
     """The folder of workspace `wid` under `root`: a staged layout (`root/<wid>/`), the release

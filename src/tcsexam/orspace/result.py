@@ -59,9 +59,13 @@ def pulp_result(prob: Any) -> dict[str, Any]:
     sol_status = getattr(prob, "sol_status", None)
     proven = status == "Optimal" and sol_status in (None, pulp.LpSolutionOptimal)
     objective = pulp.value(prob.objective) if prob.objective is not None else None
-    return {"status": "Optimal" if proven else (NOT_OPTIMAL if status == "Optimal" else status),
-            "objective": objective, "sol_status": sol_status, "proven_optimal": proven,
-            "solver_status": status}
+    return {
+        "status": "Optimal" if proven else (NOT_OPTIMAL if status == "Optimal" else status),
+        "objective": objective,
+        "sol_status": sol_status,
+        "proven_optimal": proven,
+        "solver_status": status,
+    }
 
 
 def highs_result(h: Any) -> dict[str, Any]:
@@ -69,9 +73,12 @@ def highs_result(h: Any) -> dict[str, Any]:
     model_status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     objective = info.objective_function_value if model_status == "Optimal" else None
-    return {"status": "Optimal" if model_status == "Optimal" else model_status,
-            "objective": objective, "model_status": model_status,
-            "proven_optimal": model_status == "Optimal"}
+    return {
+        "status": "Optimal" if model_status == "Optimal" else model_status,
+        "objective": objective,
+        "model_status": model_status,
+        "proven_optimal": model_status == "Optimal",
+    }
 
 
 def write_result(result: dict[str, Any], path: str | None = None) -> str:

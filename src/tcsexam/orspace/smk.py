@@ -48,8 +48,11 @@ class OrspaceRuns:
         run = self.run(wildcards)
         ex = run["explain"]
         rubrics = ex.get("rubrics") or os.path.join(run["release"], "evaluation", "explain_evaluation", "rubrics.jsonl")
-        args = [f"--rubrics '{rubrics}'", f"--answers '{ex['answers']}'",
-                f"--workspaces '{ex.get('workspaces') or run['workspaces']}'",
-                f"--penalty-setting {ex['penalty_setting']}"]
+        args = [
+            f"--rubrics '{rubrics}'",
+            f"--answers '{ex['answers']}'",
+            f"--workspaces '{ex.get('workspaces') or run['workspaces']}'",
+            f"--penalty-setting {ex['penalty_setting']}",
+        ]
         args.append(f"--judge-cache '{ex['judge_cache']}'" if ex["judge"] else "--no-judge")
         return " ".join(args)

@@ -33,13 +33,30 @@ from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_
 
 EXCLUDED_DIRS = {"evaluation", ".git", "__pycache__", ".ipynb_checkpoints"}
 EXCLUDED_FILES = (
-    "reference_objectives*.csv", "rubrics*.jsonl", "rubric_schema.json", "judge_prompt*",
-    "normalization.md", "empirical_difficulty.csv", "predictions*.jsonl", "answers*.jsonl",
-    ".gitkeep", "*.pyc", ".DS_Store",
+    "reference_objectives*.csv",
+    "rubrics*.jsonl",
+    "rubric_schema.json",
+    "judge_prompt*",
+    "normalization.md",
+    "empirical_difficulty.csv",
+    "predictions*.jsonl",
+    "answers*.jsonl",
+    ".gitkeep",
+    "*.pyc",
+    ".DS_Store",
 )
 EVALUATOR_KEYS = {
-    "reference_objective", "reference_objectives", "expected_objective", "oracle", "checklist",
-    "rubric", "rubrics", "expected_short_answer", "target_entities", "ground_truth", "solution",
+    "reference_objective",
+    "reference_objectives",
+    "expected_objective",
+    "oracle",
+    "checklist",
+    "rubric",
+    "rubrics",
+    "expected_short_answer",
+    "target_entities",
+    "ground_truth",
+    "solution",
     "answer",
 }
 
@@ -82,8 +99,7 @@ def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
         dest.parent.mkdir(parents=True, exist_ok=True)
         if relative.name == "metadata.json":
             meta = read_json(path, "workspace metadata")
-            dest.write_text(json.dumps(sanitize_metadata(meta), indent=2, ensure_ascii=False) + "\n",
-                            encoding="utf-8")
+            dest.write_text(json.dumps(sanitize_metadata(meta), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         else:
             shutil.copy2(path, dest)
         files.append({"path": str(relative), "sha256": _sha256(dest)})
@@ -93,8 +109,14 @@ def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
     return {"files": files, "excluded": excluded}
 
 
-def stage(release_root: str | Path, output: str | Path, *, modes: tuple[str, ...] = MODES,
-          workspace_ids: list[str] | None = None, split: str | None = None) -> dict[str, Any]:
+def stage(
+    release_root: str | Path,
+    output: str | Path,
+    *,
+    modes: tuple[str, ...] = MODES,
+    workspace_ids: list[str] | None = None,
+    split: str | None = None,
+) -> dict[str, Any]:
     release_root, output = Path(release_root), Path(output)
     found = discover_workspaces(release_root, modes)
     selected = list(found)

@@ -6,7 +6,7 @@ Names: maxcut, sat, tsp, coloring, maxsat. Modules are imported on first use.
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from tcsexam.errors import InputError
 from tcsexam.problems.base import CheckResult, Problem
@@ -21,15 +21,13 @@ PROBLEMS: dict[str, tuple[str, str]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_problem(name: str) -> Problem:
     """The problem implementation called `name`; InputError for an unknown name."""
     try:
         module_name, class_name = PROBLEMS[name]
     except KeyError:
-        raise InputError(
-            f"unknown problem {name!r}; known problems: {', '.join(sorted(PROBLEMS))}"
-        ) from None
+        raise InputError(f"unknown problem {name!r}; known problems: {', '.join(sorted(PROBLEMS))}") from None
     module = importlib.import_module(module_name)
     return getattr(module, class_name)()
 

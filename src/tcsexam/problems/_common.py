@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -193,9 +194,7 @@ def parse_number(token: bytes) -> float | None:
 def split_vector_certificate(data: bytes, max_bytes: int) -> tuple[list[bytes], float | None]:
     """Tokens and claimed value of a vector certificate (grammar in the module docstring)."""
     if len(data) > max_bytes:
-        raise invalid(
-            f"certificate is {len(data)} bytes, more than the {max_bytes} allowed for this instance"
-        )
+        raise invalid(f"certificate is {len(data)} bytes, more than the {max_bytes} allowed for this instance")
     if not data.strip():
         raise invalid("empty certificate")
     if _HAS_TEXT.search(data) is None:
@@ -250,9 +249,7 @@ def values_match(claimed: float, value: float) -> bool:
 
 def claim_check(claimed: float | None, value: float) -> None:
     if claimed is not None and not values_match(claimed, value):
-        raise failed(
-            f"claimed value {fmt(claimed)} differs from the recomputed value {fmt(value)}", claimed
-        )
+        raise failed(f"claimed value {fmt(claimed)} differs from the recomputed value {fmt(value)}", claimed)
 
 
 def fmt(x: float) -> str:

@@ -8,9 +8,10 @@ recomputes the value from the certificate alone: a claimed value is only compare
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,11 +37,11 @@ class CheckResult:
     message: str = ""
 
     @classmethod
-    def invalid(cls, message: str, claimed: Any = None) -> "CheckResult":
+    def invalid(cls, message: str, claimed: Any = None) -> CheckResult:
         return cls(Status.INVALID.value, message=message, claimed=claimed)
 
     @classmethod
-    def failed(cls, message: str, claimed: Any = None) -> "CheckResult":
+    def failed(cls, message: str, claimed: Any = None) -> CheckResult:
         return cls(Status.CERTIFICATE_FAILED.value, message=message, claimed=claimed)
 
 
@@ -58,9 +59,7 @@ class Problem(ABC):
         """Parse an instance file; raise `InputError` naming the file and line on bad input."""
 
     @abstractmethod
-    def check_certificate(
-        self, instance: Any, certificate: bytes, meta: Mapping[str, Any]
-    ) -> CheckResult:
+    def check_certificate(self, instance: Any, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         """Check certificate bytes against a parsed instance. Never raises on any certificate.
 
         `meta` holds the task's per-instance metadata (labels, best-known values) used for

@@ -19,10 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--task", help="task id (config/tasks/<id>.yaml) or path to a task file")
-    which.add_argument("--problem", help="problem name (maxcut, sat, tsp, coloring, maxsat), "
-                       "for an instance outside any task (no metadata, so no reward)")
-    p.add_argument("--instance", required=True,
-                   help="an instance name of the task, or the path of an instance file")
+    which.add_argument(
+        "--problem",
+        help="problem name (maxcut, sat, tsp, coloring, maxsat), "
+        "for an instance outside any task (no metadata, so no reward)",
+    )
+    p.add_argument("--instance", required=True, help="an instance name of the task, or the path of an instance file")
     p.add_argument("--certificate", required=True, help="the certificate file the solver wrote")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     p.set_defaults(handler=check_main)
@@ -33,13 +35,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Write COUNT seeded random instances (the same seed gives the same bytes).",
     )
     g.add_argument("--problem", required=True, help="maxcut, sat, tsp, coloring or maxsat")
-    g.add_argument("--size", required=True, type=int,
-                   help="vertices (maxcut, coloring), variables (sat, maxsat) or cities (tsp)")
+    g.add_argument(
+        "--size", required=True, type=int, help="vertices (maxcut, coloring), variables (sat, maxsat) or cities (tsp)"
+    )
     g.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     g.add_argument("--output-dir", required=True, help="folder to write the instances into")
-    g.add_argument("--format", choices=("new", "old"), default="new",
-                   help="maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'")
+    g.add_argument(
+        "--format",
+        choices=("new", "old"),
+        default="new",
+        help="maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'",
+    )
     g.set_defaults(handler=generate_main)
 
 

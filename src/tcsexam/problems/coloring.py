@@ -12,9 +12,10 @@ whose ends share a colour is `certificate_failed`. Reward: chromatic / value whe
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def parse_col_bytes(data: bytes, path: Path | str = "<col>") -> ColoringInstance
         raise InputError(f"{path}: line {header_line}: {n} vertices is more than supported (2^31)")
     if text[: match.start()].strip():
         raise InputError(f"{path}: lines before the 'p edge' line that are not comments")
-    body = text[match.end():]
+    body = text[match.end() :]
     tokens = body.split()
     if len(tokens) % 3 or tokens[0::3].count(b"e") != len(tokens) // 3:
         bad = next((k for k in range(0, len(tokens), 3) if tokens[k] != b"e"), len(tokens) // 3 * 3)
@@ -99,16 +100,11 @@ class Coloring(Problem):
     def max_certificate_bytes(self, inst: ColoringInstance) -> int:
         return 65536 + 24 * inst.n
 
-    def check_certificate(
-        self, instance: ColoringInstance, certificate: bytes, meta: Mapping[str, Any]
-    ) -> CheckResult:
+    def check_certificate(self, instance: ColoringInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         try:
-            colours, claimed = c.vector_certificate(
-                certificate, self.max_certificate_bytes(instance), "colour"
-            )
+            colours, claimed = c.vector_certificate(certificate, self.max_certificate_bytes(instance), "colour")
             if colours.size != instance.n:
-                raise c.failed(f"certificate has {colours.size} colours, the graph has "
-                               f"{instance.n} vertices", claimed)
+                raise c.failed(f"certificate has {colours.size} colours, the graph has {instance.n} vertices", claimed)
             neg = colours < 0
             if neg.any():
                 k = int(np.argmax(neg))
@@ -117,16 +113,18 @@ class Coloring(Problem):
             if clash.size:
                 e = int(clash[0])
                 u, v = int(instance.u[e]) + 1, int(instance.v[e]) + 1
-                raise c.failed(f"{clash.size} conflicting edge(s), first {u}-{v} both colour "
-                               f"{int(colours[u - 1])}", claimed)
+                raise c.failed(
+                    f"{clash.size} conflicting edge(s), first {u}-{v} both colour {int(colours[u - 1])}", claimed
+                )
             value = float(np.unique(colours).size)
             c.claim_check(claimed, value)
         except c.Reject as rej:
             return rej.result()
         best = c.meta_number(meta, "chromatic", "best_known")
         reward = best / value if best is not None and value > 0 else None
-        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward,
-                           message=f"{c.fmt(value)} colours")
+        return CheckResult(
+            Status.OK.value, value=value, claimed=claimed, reward=reward, message=f"{c.fmt(value)} colours"
+        )
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A G(n, p) random graph with n = size and p = 0.1 (at least one edge)."""

@@ -7,9 +7,10 @@ endpoints lie on different sides (maximize). Reward: value / best_known when the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -122,13 +123,9 @@ class MaxCut(Problem):
     def max_certificate_bytes(self, inst: MaxCutInstance) -> int:
         return 65536 + 16 * inst.n
 
-    def check_certificate(
-        self, instance: MaxCutInstance, certificate: bytes, meta: Mapping[str, Any]
-    ) -> CheckResult:
+    def check_certificate(self, instance: MaxCutInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         try:
-            side, claimed = c.vector_certificate(
-                certificate, self.max_certificate_bytes(instance), "entry"
-            )
+            side, claimed = c.vector_certificate(certificate, self.max_certificate_bytes(instance), "entry")
             if side.size != instance.n:
                 raise c.failed(
                     f"certificate has {side.size} entries, the graph has {instance.n} vertices",
@@ -144,8 +141,7 @@ class MaxCut(Problem):
             return rej.result()
         best = c.meta_number(meta, "best_known", "optimum")
         reward = value / best if best not in (None, 0.0) else None
-        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward,
-                           message=f"cut {c.fmt(value)}")
+        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward, message=f"cut {c.fmt(value)}")
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A random graph on `size` vertices with about 4*size distinct edges, weights +-1."""

@@ -17,9 +17,10 @@ Reward: (optimum + 1) / (cost + 1) when the task gives `optimum`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -146,8 +147,9 @@ def parse_wcnf_bytes(data: bytes, path: Path | str = "<wcnf>") -> WcnfInstance:
         if used > declared_vars:
             raise InputError(f"{path}: variable {used} exceeds the header's {declared_vars}")
         if declared_clauses != len(hard) + len(soft):
-            raise InputError(f"{path}: header says {declared_clauses} clauses but the file holds "
-                             f"{len(hard) + len(soft)}")
+            raise InputError(
+                f"{path}: header says {declared_clauses} clauses but the file holds {len(hard) + len(soft)}"
+            )
         nvars = declared_vars
     else:
         nvars = used
@@ -211,8 +213,9 @@ class MaxSat(Problem):
             else:
                 raise c.invalid(f"line {number}: unknown line {c.show(line)}", claimed)
         if answer == "UNSATISFIABLE":
-            raise c.failed("claims the hard clauses are unsatisfiable; such a claim cannot be "
-                           "verified without a proof", claimed)
+            raise c.failed(
+                "claims the hard clauses are unsatisfiable; such a claim cannot be verified without a proof", claimed
+            )
         if answer == "UNKNOWN" and not vparts:
             raise c.invalid("s UNKNOWN: no solution", claimed)
         tokens = b" ".join(vparts).split()
@@ -221,8 +224,7 @@ class MaxSat(Problem):
         if len(tokens) == 1 and _BITS.match(tokens[0]) and not (inst.nvars > 1 and tokens[0] == b"0"):
             bits = tokens[0]
             if len(bits) != inst.nvars:
-                raise c.failed(f"'v' string has {len(bits)} values, the instance has "
-                               f"{inst.nvars} variables", claimed)
+                raise c.failed(f"'v' string has {len(bits)} values, the instance has {inst.nvars} variables", claimed)
             value = np.zeros(inst.nvars + 1, dtype=np.int8)
             value[1:] = np.frombuffer(bits, dtype=np.uint8).astype(np.int8) * 2 - 97
             return answer, claimed, value
@@ -246,26 +248,25 @@ class MaxSat(Problem):
         value[var[~pos]] = -1
         return answer, claimed, value
 
-    def check_certificate(
-        self, instance: WcnfInstance, certificate: bytes, meta: Mapping[str, Any]
-    ) -> CheckResult:
+    def check_certificate(self, instance: WcnfInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         optimum = c.meta_number(meta, "optimum", "optimal", "best_known")
         try:
             answer, claimed, value = self._assignment(instance, certificate)
             bad_hard = np.flatnonzero(falsified(instance.hard, value))
             if bad_hard.size:
-                raise c.failed(f"{bad_hard.size} hard clause(s) falsified, first hard clause "
-                               f"{int(bad_hard[0]) + 1}", claimed)
+                raise c.failed(
+                    f"{bad_hard.size} hard clause(s) falsified, first hard clause {int(bad_hard[0]) + 1}", claimed
+                )
             cost = float(instance.weights[falsified(instance.soft, value)].sum())
             c.claim_check(claimed, cost)
             if answer == "OPTIMUM FOUND" and optimum is not None and cost > optimum:
-                raise c.failed(f"claims OPTIMUM FOUND with cost {c.fmt(cost)} but the known "
-                               f"optimum is {c.fmt(optimum)}", claimed)
+                raise c.failed(
+                    f"claims OPTIMUM FOUND with cost {c.fmt(cost)} but the known optimum is {c.fmt(optimum)}", claimed
+                )
         except c.Reject as rej:
             return rej.result()
         reward = (optimum + 1.0) / (cost + 1.0) if optimum is not None else None
-        return CheckResult(Status.OK.value, value=cost, claimed=claimed, reward=reward,
-                           message=f"cost {c.fmt(cost)}")
+        return CheckResult(Status.OK.value, value=cost, claimed=claimed, reward=reward, message=f"cost {c.fmt(cost)}")
 
     def generate(self, rng: np.random.Generator, size: int, form: str = "new") -> str:
         """A weighted partial MaxSAT instance on `size` variables with a planted model for the

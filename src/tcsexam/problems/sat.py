@@ -16,9 +16,10 @@ not solved (accepting unlabelled UNSAT claims needs a DRAT proof checked with dr
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     nvars, nclauses = int(counts[0]), int(counts[1])
     if text[: match.start()].strip():
         raise InputError(f"{path}: line {header_line}: clauses before the 'p cnf' header")
-    body = text[match.end():]
+    body = text[match.end() :]
     lits = c.fast_ints(body)
     if lits is None:
         tokens = body.split()
@@ -106,9 +107,17 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     offsets = np.zeros(nclauses, dtype=np.int64)
     np.cumsum(lengths[:-1], out=offsets[1:])
     nonempty = np.flatnonzero(lengths > 0)
-    return CnfInstance(nvars, nclauses, var[keep].astype(np.int32), kept > 0,
-                       np.where(kept > 0, 1, -1).astype(np.int8), offsets[nonempty], nonempty,
-                       lengths, Path(path))
+    return CnfInstance(
+        nvars,
+        nclauses,
+        var[keep].astype(np.int32),
+        kept > 0,
+        np.where(kept > 0, 1, -1).astype(np.int8),
+        offsets[nonempty],
+        nonempty,
+        lengths,
+        Path(path),
+    )
 
 
 class Sat(Problem):
@@ -176,24 +185,40 @@ class Sat(Problem):
             raise c.invalid("a 0 before the end of the 'v' lines", answer)
         return answer, lits
 
-    def check_certificate(
-        self, instance: CnfInstance, certificate: bytes, meta: Mapping[str, Any]
-    ) -> CheckResult:
+    def check_certificate(self, instance: CnfInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         label = str(meta.get("label", "")).upper() if meta else ""
         try:
             answer, lits = self.parse_certificate(instance, certificate)
             if answer == "UNKNOWN":
-                return CheckResult(Status.OK.value, value=0.0, solved=False, claimed=answer,
-                                   reward=0.0, message="s UNKNOWN: not solved")
+                return CheckResult(
+                    Status.OK.value,
+                    value=0.0,
+                    solved=False,
+                    claimed=answer,
+                    reward=0.0,
+                    message="s UNKNOWN: not solved",
+                )
             if answer == "UNSAT":
                 if label == "UNSAT":
-                    return CheckResult(Status.OK.value, value=1.0, solved=True, claimed=answer,
-                                       reward=1.0, message="UNSAT claim agrees with the label")
+                    return CheckResult(
+                        Status.OK.value,
+                        value=1.0,
+                        solved=True,
+                        claimed=answer,
+                        reward=1.0,
+                        message="UNSAT claim agrees with the label",
+                    )
                 if label == "SAT":
                     raise c.failed("claims UNSATISFIABLE but the instance is satisfiable", answer)
-                return CheckResult(Status.OK.value, value=0.0, solved=False, claimed=answer,
-                                   reward=0.0, message="UNSAT claim not verifiable: the instance "
-                                   "has no label (a DRAT proof is needed); not counted as solved")
+                return CheckResult(
+                    Status.OK.value,
+                    value=0.0,
+                    solved=False,
+                    claimed=answer,
+                    reward=0.0,
+                    message="UNSAT claim not verifiable: the instance "
+                    "has no label (a DRAT proof is needed); not counted as solved",
+                )
             assert lits is not None
             var = np.abs(lits)
             if var.size and int(var.max()) > instance.nvars:
@@ -212,12 +237,12 @@ class Sat(Problem):
             if unsat.size:
                 k = int(unsat[0])
                 shown = " ".join(map(str, instance.clause(k)[:8]))
-                raise c.failed(f"{unsat.size} clause(s) falsified, first clause {k + 1}: [{shown}]",
-                               answer)
+                raise c.failed(f"{unsat.size} clause(s) falsified, first clause {k + 1}: [{shown}]", answer)
         except c.Reject as rej:
             return rej.result()
-        return CheckResult(Status.OK.value, value=1.0, solved=True, claimed=answer, reward=1.0,
-                           message="model satisfies every clause")
+        return CheckResult(
+            Status.OK.value, value=1.0, solved=True, claimed=answer, reward=1.0, message="model satisfies every clause"
+        )
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """Uniform random 3-SAT with `size` variables and round(4.26 * size) clauses."""

@@ -13,9 +13,10 @@ Value: the closed tour's length (minimize). Reward: optimal / value when the tas
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -24,17 +25,37 @@ from tcsexam.problems import _common as c
 from tcsexam.problems.base import CheckResult, Problem
 from tcsexam.records import Status
 
-COORD_TYPES = {"EUC_2D": 2, "EUC_3D": 3, "MAN_2D": 2, "MAN_3D": 3, "MAX_2D": 2, "MAX_3D": 3,
-               "CEIL_2D": 2, "ATT": 2, "GEO": 2}
+COORD_TYPES = {
+    "EUC_2D": 2,
+    "EUC_3D": 3,
+    "MAN_2D": 2,
+    "MAN_3D": 3,
+    "MAX_2D": 2,
+    "MAX_3D": 3,
+    "CEIL_2D": 2,
+    "ATT": 2,
+    "GEO": 2,
+}
 MATRIX_FORMATS = {
     "FULL_MATRIX": "full",
-    "UPPER_ROW": "upper", "LOWER_COL": "upper",
-    "LOWER_ROW": "lower", "UPPER_COL": "lower",
-    "UPPER_DIAG_ROW": "upper_diag", "LOWER_DIAG_COL": "upper_diag",
-    "LOWER_DIAG_ROW": "lower_diag", "UPPER_DIAG_COL": "lower_diag",
+    "UPPER_ROW": "upper",
+    "LOWER_COL": "upper",
+    "LOWER_ROW": "lower",
+    "UPPER_COL": "lower",
+    "UPPER_DIAG_ROW": "upper_diag",
+    "LOWER_DIAG_COL": "upper_diag",
+    "LOWER_DIAG_ROW": "lower_diag",
+    "UPPER_DIAG_COL": "lower_diag",
 }
-SECTIONS = {"NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION",
-            "FIXED_EDGES_SECTION", "TOUR_SECTION", "DEPOT_SECTION", "DEMAND_SECTION"}
+SECTIONS = {
+    "NODE_COORD_SECTION",
+    "EDGE_WEIGHT_SECTION",
+    "DISPLAY_DATA_SECTION",
+    "FIXED_EDGES_SECTION",
+    "TOUR_SECTION",
+    "DEPOT_SECTION",
+    "DEMAND_SECTION",
+}
 GEO_PI = 3.141592
 GEO_RRR = 6378.388
 _KEY = re.compile(r"^([A-Z_0-9]+)\s*:?\s*(.*)$")
@@ -98,11 +119,17 @@ def coord_distance(kind: str, p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def _matrix_from(values: np.ndarray, n: int, fmt: str, path, line: int) -> np.ndarray:
     kind = MATRIX_FORMATS[fmt]
-    need = {"full": n * n, "upper": n * (n - 1) // 2, "lower": n * (n - 1) // 2,
-            "upper_diag": n * (n + 1) // 2, "lower_diag": n * (n + 1) // 2}[kind]
+    need = {
+        "full": n * n,
+        "upper": n * (n - 1) // 2,
+        "lower": n * (n - 1) // 2,
+        "upper_diag": n * (n + 1) // 2,
+        "lower_diag": n * (n + 1) // 2,
+    }[kind]
     if values.size != need:
-        raise InputError(f"{path}: line {line}: EDGE_WEIGHT_SECTION ({fmt}) needs {need} numbers "
-                         f"for {n} cities, found {values.size}")
+        raise InputError(
+            f"{path}: line {line}: EDGE_WEIGHT_SECTION ({fmt}) needs {need} numbers for {n} cities, found {values.size}"
+        )
     if kind == "full":
         m = values.reshape(n, n)
         if not np.array_equal(m, m.T):
@@ -192,8 +219,10 @@ def parse_tsplib_bytes(data: bytes, path: Path | str = "<tsp>") -> TspInstance:
     line, tokens = sections["NODE_COORD_SECTION"]
     dims = COORD_TYPES[wtype]
     if len(tokens) != n * (dims + 1):
-        raise InputError(f"{path}: line {line}: NODE_COORD_SECTION needs {n} lines of "
-                         f"'id {' '.join('xyz'[:dims])}', found {len(tokens)} numbers")
+        raise InputError(
+            f"{path}: line {line}: NODE_COORD_SECTION needs {n} lines of "
+            f"'id {' '.join('xyz'[:dims])}', found {len(tokens)} numbers"
+        )
     values = c.floats_or_none([t.encode() for t in tokens])
     if values is None:
         raise InputError(f"{path}: line {line}: NODE_COORD_SECTION holds a non-number")
@@ -235,40 +264,42 @@ class Tsp(Problem):
     def max_certificate_bytes(self, inst: TspInstance) -> int:
         return 65536 + 24 * inst.n
 
-    def check_certificate(
-        self, instance: TspInstance, certificate: bytes, meta: Mapping[str, Any]
-    ) -> CheckResult:
+    def check_certificate(self, instance: TspInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         try:
             tour, claimed = _tour(certificate, self.max_certificate_bytes(instance))
             if tour.size != instance.n:
-                raise c.failed(f"tour has {tour.size} entries, the instance has {instance.n} "
-                               "cities", claimed)
+                raise c.failed(f"tour has {tour.size} entries, the instance has {instance.n} cities", claimed)
             out = (tour < 1) | (tour > instance.n)
             if out.any():
                 k = int(np.argmax(out))
-                raise c.failed(f"entry {k + 1} is city {int(tour[k])}, outside 1..{instance.n}",
-                               claimed)
+                raise c.failed(f"entry {k + 1} is city {int(tour[k])}, outside 1..{instance.n}", claimed)
             counts = np.bincount(tour - 1, minlength=instance.n)
             if (counts != 1).any():
                 city = int(np.argmax(counts > 1)) + 1
                 missing = int(np.argmax(counts == 0)) + 1
-                raise c.failed(f"not a permutation: city {city} repeated, city {missing} missing",
-                               claimed)
+                raise c.failed(f"not a permutation: city {city} repeated, city {missing} missing", claimed)
             value = float(instance.tour_length(tour - 1))
             c.claim_check(claimed, value)
         except c.Reject as rej:
             return rej.result()
         best = c.meta_number(meta, "optimal", "best_known")
         reward = best / value if best is not None and value > 0 else None
-        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward,
-                           message=f"tour length {c.fmt(value)}")
+        return CheckResult(
+            Status.OK.value, value=value, claimed=claimed, reward=reward, message=f"tour length {c.fmt(value)}"
+        )
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """`size` cities with integer coordinates uniform in [0, 10000), EUC_2D."""
         n = max(3, int(size))
         xy = rng.integers(0, 10000, size=(n, 2))
-        lines = [f"NAME : rand{n}", "TYPE : TSP", f"COMMENT : {n} random cities (tcsexam generate)",
-                 f"DIMENSION : {n}", "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+        lines = [
+            f"NAME : rand{n}",
+            "TYPE : TSP",
+            f"COMMENT : {n} random cities (tcsexam generate)",
+            f"DIMENSION : {n}",
+            "EDGE_WEIGHT_TYPE : EUC_2D",
+            "NODE_COORD_SECTION",
+        ]
         lines += [f"{i + 1} {int(x)} {int(y)}" for i, (x, y) in enumerate(xy)]
         lines.append("EOF")
         return "\n".join(lines) + "\n"

@@ -23,32 +23,70 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--task", required=True, help="task id (config/tasks/<id>.yaml) or a task file")
     run.add_argument("--candidate", required=True, metavar="DIR", help="candidate folder with solver.yaml")
     run.add_argument("--attempt", default=None, metavar="ID", help="attempt id stored in every record")
-    run.add_argument("--output", required=True, metavar="FILE",
-                     help="records.json: the JSON list of instance records in task order")
-    run.add_argument("--records-dir", default=None, metavar="DIR",
-                     help="per-instance record files (default: records/ beside --output)")
-    run.add_argument("--workers", type=int, default=None, metavar="N",
-                     help="concurrent runs (default: this job's CPUs // the candidate's threads; "
-                          "with --ray-address: the cluster's CPUs // threads)")
+    run.add_argument(
+        "--output", required=True, metavar="FILE", help="records.json: the JSON list of instance records in task order"
+    )
+    run.add_argument(
+        "--records-dir",
+        default=None,
+        metavar="DIR",
+        help="per-instance record files (default: records/ beside --output)",
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="concurrent runs (default: this job's CPUs // the candidate's threads; "
+        "with --ray-address: the cluster's CPUs // threads)",
+    )
     ray_where = run.add_mutually_exclusive_group()
-    ray_where.add_argument("--ray-address", default=None, metavar="ADDR",
-                           help="use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray")
-    ray_where.add_argument("--ray-head", default=None, metavar="DIR",
-                           help="use the shared Ray head whose state folder is DIR (`tcsexam attempts "
-                                "ray-head start`), waiting for it while it starts; a local Ray when "
-                                "none is alive there")
-    run.add_argument("--no-ray", action="store_true",
-                     help="run in this process, one instance at a time (same executor; debugging)")
+    ray_where.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray",
+    )
+    ray_where.add_argument(
+        "--ray-head",
+        default=None,
+        metavar="DIR",
+        help="use the shared Ray head whose state folder is DIR (`tcsexam attempts "
+        "ray-head start`), waiting for it while it starts; a local Ray when "
+        "none is alive there",
+    )
+    run.add_argument(
+        "--no-ray", action="store_true", help="run in this process, one instance at a time (same executor; debugging)"
+    )
     run.add_argument("--sandbox", default="local", choices=["local", "bwrap", "docker", "apptainer"])
     run.add_argument("--seed", type=int, default=0, help="seed passed to the candidate ({seed})")
-    run.add_argument("--instances", nargs="+", default=None, metavar="NAME",
-                     help="run only these instances (records.json then lists only them)")
-    run.add_argument("--max-retries", type=int, default=2, metavar="K",
-                     help="resubmissions after an infrastructure failure (lost actor, ...); default 2")
-    run.add_argument("--build-timeout", type=float, default=600.0, metavar="SECONDS",
-                     help="wall limit of the candidate's build step (default 600)")
-    run.add_argument("--limiter", default="auto", choices=["auto", "light", "cgroup", "benchexec"],
-                     help="process limiter (default auto: cgroups where allowed, else light)")
+    run.add_argument(
+        "--instances",
+        nargs="+",
+        default=None,
+        metavar="NAME",
+        help="run only these instances (records.json then lists only them)",
+    )
+    run.add_argument(
+        "--max-retries",
+        type=int,
+        default=2,
+        metavar="K",
+        help="resubmissions after an infrastructure failure (lost actor, ...); default 2",
+    )
+    run.add_argument(
+        "--build-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="wall limit of the candidate's build step (default 600)",
+    )
+    run.add_argument(
+        "--limiter",
+        default="auto",
+        choices=["auto", "light", "cgroup", "benchexec"],
+        help="process limiter (default auto: cgroups where allowed, else light)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     run.set_defaults(handler=_run)
 
@@ -62,13 +100,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     rep.add_argument("--records-dir", required=True, metavar="DIR")
-    rep.add_argument("--status", nargs="+", default=None, metavar="STATUS",
-                     choices=sorted(STATUSES) + ["any"],
-                     help="statuses to redo (default infrastructure_error; 'any' for all)")
-    rep.add_argument("--instances", nargs="+", default=None, metavar="NAME",
-                     help="only these instances")
-    rep.add_argument("--output", default=None, metavar="FILE",
-                     help="also remove this stale records.json (when records were moved)")
+    rep.add_argument(
+        "--status",
+        nargs="+",
+        default=None,
+        metavar="STATUS",
+        choices=sorted(STATUSES) + ["any"],
+        help="statuses to redo (default infrastructure_error; 'any' for all)",
+    )
+    rep.add_argument("--instances", nargs="+", default=None, metavar="NAME", help="only these instances")
+    rep.add_argument(
+        "--output", default=None, metavar="FILE", help="also remove this stale records.json (when records were moved)"
+    )
     rep.add_argument("--dry-run", action="store_true", help="say what would move, move nothing")
     rep.set_defaults(handler=_repair)
 
@@ -110,19 +153,16 @@ def _repair(args: argparse.Namespace) -> int:
 
     from tcsexam.runner.store import repair
 
-    result = repair(args.records_dir, statuses=args.status, instances=args.instances,
-                    dry_run=args.dry_run)
+    result = repair(args.records_dir, statuses=args.status, instances=args.instances, dry_run=args.dry_run)
     for name in result.unknown_instances:
-        print(f"tcsexam repair: warning: no record for instance {name!r} in {args.records_dir}",
-              file=sys.stderr)
+        print(f"tcsexam repair: warning: no record for instance {name!r} in {args.records_dir}", file=sys.stderr)
     if not result.moved:
         print(f"tcsexam repair: nothing to repair in {args.records_dir} ({result.kept} records kept)")
         return 0
     verb = "would move" if args.dry_run else "moved"
     where = f" to {result.destination}" if result.destination else ""
     listed = ", ".join(f"{name} ({status})" for name, status in result.moved)
-    print(f"tcsexam repair: {verb} {len(result.moved)} record(s){where}: {listed}; "
-          f"{result.kept} kept")
+    print(f"tcsexam repair: {verb} {len(result.moved)} record(s){where}: {listed}; {result.kept} kept")
     if args.output and not args.dry_run:
         out = Path(args.output)
         if out.exists():

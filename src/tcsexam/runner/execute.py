@@ -103,8 +103,10 @@ def load_candidate(directory: str | os.PathLike) -> Candidate:
     ):
         raise InputError(f"{path}: 'env' must map variable names to string or number values")
     codes = data.get("exit_codes_ok", [0])
-    if not isinstance(codes, list) or not codes or not all(
-        isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in codes
+    if (
+        not isinstance(codes, list)
+        or not codes
+        or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in codes)
     ):
         raise InputError(f"{path}: 'exit_codes_ok' must be a non-empty list of integers 0..255")
     return Candidate(
@@ -377,4 +379,6 @@ def _not_started(outcome: ProcessOutcome) -> bool:
     tail = outcome.stderr_tail.lstrip()
     if outcome.sandbox == "bwrap":  # the in-sandbox /bin/sh that execs the command
         return outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1:][0] if tail else False
-    return outcome.sandbox == "apptainer" and outcome.exit_code in (126, 127, 255) and "executable file not found" in tail
+    return (
+        outcome.sandbox == "apptainer" and outcome.exit_code in (126, 127, 255) and "executable file not found" in tail
+    )

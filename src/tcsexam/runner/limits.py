@@ -46,9 +46,10 @@ import signal as _signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from tcsexam.errors import InputError
 
@@ -59,9 +60,7 @@ TAIL_BYTES = 4096
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
-_MEM_SIGNS = re.compile(
-    rb"MemoryError|bad_alloc|Cannot allocate memory|[Oo]ut of memory|failed to allocate"
-)
+_MEM_SIGNS = re.compile(rb"MemoryError|bad_alloc|Cannot allocate memory|[Oo]ut of memory|failed to allocate")
 
 
 @dataclass(frozen=True)
@@ -85,16 +84,14 @@ class Limits:
             if value is not None and not (isinstance(value, (int, float)) and value > 0):
                 raise InputError(f"limits: {name} must be a positive number or None, not {value!r}")
         if not (isinstance(self.output_bytes, int) and self.output_bytes > 0):
-            raise InputError(f"limits: output_bytes must be a positive integer")
+            raise InputError("limits: output_bytes must be a positive integer")
         if self.grace_s < 0:
             raise InputError("limits: grace_s must not be negative")
         if self.limiter not in LIMITERS:
             raise InputError(f"limits: limiter must be one of {LIMITERS}, not {self.limiter!r}")
 
     @classmethod
-    def from_task(
-        cls, task_limits: Any, threads: int = 1, *, limiter: str = "auto", grace_s: float = 0.5
-    ) -> "Limits":
+    def from_task(cls, task_limits: Any, threads: int = 1, *, limiter: str = "auto", grace_s: float = 0.5) -> Limits:
         """The run limits of a task (`tcsexam.tasks.TaskLimits`) for a candidate using `threads`:
         CPU seconds default to wall_s * threads."""
         threads = max(1, int(threads))
@@ -163,7 +160,7 @@ class Launch:
     cwd: str
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
-    after: Callable[["ProcessOutcome"], None] | None = None
+    after: Callable[[ProcessOutcome], None] | None = None
     close_after: list[int] = field(default_factory=list)
 
 
@@ -712,14 +709,8 @@ class _Run:
         for p in table.values():
             if p.pid == self.me or p.pid in others:
                 continue
-            ours = not self.leader_reaped and (
-                p.pid == self.pid or p.sid == self.pid or p.pgrp == self.pid
-            )
-            if (
-                ours
-                or self.known.get(p.pid) == p.start
-                or (p.ppid == self.me and _has_marker(p.pid, marker))
-            ):
+            ours = not self.leader_reaped and (p.pid == self.pid or p.sid == self.pid or p.pgrp == self.pid)
+            if ours or self.known.get(p.pid) == p.start or (p.ppid == self.me and _has_marker(p.pid, marker)):
                 seeds.append(p.pid)
         seen, stack = set(), seeds
         while stack:
@@ -852,7 +843,6 @@ class _Run:
                 self.cgroup.remove()
 
     def _go(self, env, rlimits, out, err, files) -> ProcessOutcome:
-        limits = self.limits
         procs_files = self.cgroup.procs_files if self.cgroup else []
         shim = launcher()
         argv = list(self.launch.argv)

@@ -19,9 +19,9 @@ import shutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError, UsageError
@@ -62,8 +62,7 @@ def _threads(candidate) -> int:
     return max(1, int(threads))
 
 
-def _finalise(record: InstanceRecord, *, key: str, task_id: str, attempt: str | None,
-              sandbox: str) -> InstanceRecord:
+def _finalise(record: InstanceRecord, *, key: str, task_id: str, attempt: str | None, sandbox: str) -> InstanceRecord:
     record.key = key
     record.task = task_id
     record.attempt = attempt
@@ -178,13 +177,23 @@ def run_task(
     def all_invalid(message: str, termination: str) -> list[str]:
         """Record every pending instance `invalid` (the submission cannot run); none is left."""
         for name in pending:
-            finish(name, InstanceRecord(instance=name, status=Status.INVALID.value, message=message[:1000],
-                                        sandbox=sandbox, termination=termination))
+            finish(
+                name,
+                InstanceRecord(
+                    instance=name,
+                    status=Status.INVALID.value,
+                    message=message[:1000],
+                    sandbox=sandbox,
+                    termination=termination,
+                ),
+            )
         return []
 
     if pending:
-        say(f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
-            f"({summary.reused} reused from {records_dir})")
+        say(
+            f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
+            f"({summary.reused} reused from {records_dir})"
+        )
         built, build_dir = candidate, None
         if candidate_error is not None:
             say(f"{task_obj.id}: the candidate cannot start ({candidate_error}); every instance is invalid")
@@ -193,11 +202,17 @@ def run_task(
             build_dir = records_dir / ".build"
             shutil.rmtree(build_dir, ignore_errors=True)
             log_path = records_dir / "build.log"
-            build_limits = dataclasses.replace(BUILD_LIMITS, wall_s=float(build_timeout_s),
-                                               cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * build_timeout_s),
-                                               limiter=limiter)
+            build_limits = dataclasses.replace(
+                BUILD_LIMITS,
+                wall_s=float(build_timeout_s),
+                cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * build_timeout_s),
+                limiter=limiter,
+            )
             built, message = build_candidate(
-                candidate, sandbox=sandbox_obj, limits=build_limits, build_dir=build_dir,
+                candidate,
+                sandbox=sandbox_obj,
+                limits=build_limits,
+                build_dir=build_dir,
                 log_path=log_path,
             )
             summary.build_message = message
@@ -207,11 +222,26 @@ def run_task(
         try:
             if pending:
                 _run_pool(
-                    task_obj, built, pending, sandbox=sandbox, limits=limits, seed=seed,
-                    attempt=attempt, threads=threads, workers=workers, ray_address=ray_address,
-                    ray_head=ray_head, use_ray=use_ray, max_retries=max_retries, progress=progress,
-                    initial_done=summary.reused, total=len(selected), finish=finish,
-                    on_dispatch=on_dispatch, summary=summary, log=say,
+                    task_obj,
+                    built,
+                    pending,
+                    sandbox=sandbox,
+                    limits=limits,
+                    seed=seed,
+                    attempt=attempt,
+                    threads=threads,
+                    workers=workers,
+                    ray_address=ray_address,
+                    ray_head=ray_head,
+                    use_ray=use_ray,
+                    max_retries=max_retries,
+                    progress=progress,
+                    initial_done=summary.reused,
+                    total=len(selected),
+                    finish=finish,
+                    on_dispatch=on_dispatch,
+                    summary=summary,
+                    log=say,
                 )
         finally:
             if build_dir is not None:
@@ -224,20 +254,41 @@ def run_task(
     say(summary.line())
     infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR.value, 0)
     if infra:
-        say(f"{task_obj.id}: {infra} infrastructure_error record(s): the scorer refuses them; "
-            f"run `tcsexam repair --records-dir {records_dir}` and rerun")
+        say(
+            f"{task_obj.id}: {infra} infrastructure_error record(s): the scorer refuses them; "
+            f"run `tcsexam repair --records-dir {records_dir}` and rerun"
+        )
     return summary
 
 
-def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, threads, workers,
-              ray_address, ray_head, use_ray, max_retries, progress, initial_done, total, finish,
-              on_dispatch, summary, log) -> None:
+def _run_pool(
+    task_obj,
+    candidate,
+    pending,
+    *,
+    sandbox,
+    limits,
+    seed,
+    attempt,
+    threads,
+    workers,
+    ray_address,
+    ray_head,
+    use_ray,
+    max_retries,
+    progress,
+    initial_done,
+    total,
+    finish,
+    on_dispatch,
+    summary,
+    log,
+) -> None:
     from tqdm import tqdm
 
     from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, job_cpus, start_ray
 
-    ctx = RunContext(task=task_obj, candidate=candidate, sandbox=sandbox, limits=limits,
-                     seed=seed, attempt=attempt)
+    ctx = RunContext(task=task_obj, candidate=candidate, sandbox=sandbox, limits=limits, seed=seed, attempt=attempt)
     failures = 0
     bar = None
 
@@ -273,20 +324,39 @@ def _run_pool(task_obj, candidate, pending, *, sandbox, limits, seed, attempt, t
                     f"candidate needs {threads} CPUs per run but the Ray cluster has {handle.total_cpus:g}"
                 )
             watchdog = 3 * float(limits.wall_s) + 120.0
-            pool = RayPool(ctx, workers=wanted, threads=threads, max_retries=max_retries,
-                           watchdog_s=watchdog, on_dispatch=on_dispatch)
+            pool = RayPool(
+                ctx,
+                workers=wanted,
+                threads=threads,
+                max_retries=max_retries,
+                watchdog_s=watchdog,
+                on_dispatch=on_dispatch,
+            )
         else:
             pool = InProcessPool(ctx, max_retries=max_retries, on_dispatch=on_dispatch)
         summary.workers = pool.workers
         if handle is not None:
-            where = f"Ray at {handle.address}" if handle.address else (
-                "local Ray" if handle.started_here else "this process's Ray")
+            where = (
+                f"Ray at {handle.address}"
+                if handle.address
+                else ("local Ray" if handle.started_here else "this process's Ray")
+            )
             waited = f"; waited {head_wait_s:.1f} s for the shared head" if head_wait_s >= 0.1 else ""
-            log(f"{task_obj.id}: {pool.workers} worker(s) x {threads} CPU(s) on {where} "
-                f"(started in {handle.startup_s:.1f} s{waited})")
+            log(
+                f"{task_obj.id}: {pool.workers} worker(s) x {threads} CPU(s) on {where} "
+                f"(started in {handle.startup_s:.1f} s{waited})"
+            )
         # the bar starts after the one-off Ray start, so its rate and ETA are the instances'
-        bar = tqdm(total=total, initial=initial_done, desc=task_obj.id, unit="inst",
-                   file=sys.stderr, disable=not progress, dynamic_ncols=True, smoothing=0.1)
+        bar = tqdm(
+            total=total,
+            initial=initial_done,
+            desc=task_obj.id,
+            unit="inst",
+            file=sys.stderr,
+            disable=not progress,
+            dynamic_ncols=True,
+            smoothing=0.1,
+        )
         bar.set_postfix(failures=0, refresh=False)
         pool.run(pending, on_result)
     finally:

@@ -27,8 +27,9 @@ import socket
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from tcsexam.records import InstanceRecord, Status
 
@@ -74,9 +75,7 @@ class RunContext:
 
 
 def infrastructure_record(instance: str, message: str) -> InstanceRecord:
-    return InstanceRecord(
-        instance=instance, status=Status.INFRASTRUCTURE_ERROR.value, message=message
-    )
+    return InstanceRecord(instance=instance, status=Status.INFRASTRUCTURE_ERROR.value, message=message)
 
 
 def execute_instance(ctx: RunContext, name: str) -> dict:
@@ -300,9 +299,7 @@ class RayPool:
         self.orphans_killed = 0
 
     def _new_actor(self):
-        actor = _actor_class().options(
-            num_cpus=self.threads, max_restarts=0, max_task_retries=0
-        ).remote(self._ctx_ref)
+        actor = _actor_class().options(num_cpus=self.threads, max_restarts=0, max_task_retries=0).remote(self._ctx_ref)
         self.actors.append(actor)
         self._where[actor] = actor.where.remote()
         return actor
@@ -377,7 +374,7 @@ class RayPool:
                 retry.finish(name, record, tries, queue)
             if self.watchdog_s is not None:
                 now = time.monotonic()
-                for ref, (actor, name, tries, started) in inflight.items():
+                for ref, (actor, _name, _tries, started) in inflight.items():
                     if ref not in overdue and now - started > self.watchdog_s:
                         overdue.add(ref)
                         try:

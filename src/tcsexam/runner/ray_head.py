@@ -114,8 +114,7 @@ def join(state_dir: str | Path, wait_s: float) -> str | None:
     return address
 
 
-def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
-          wait: bool = True) -> tuple[str | None, bool]:
+def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: bool = True) -> tuple[str | None, bool]:
     """Start (or reuse) the head; returns (address, started_now).
 
     `wait=False` returns as soon as the head process is launched (address None when new):
@@ -138,17 +137,27 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0,
         ray_bin = Path(found)
     temp_dir = tempfile.mkdtemp(prefix="ray-wf-", dir="/tmp")  # short: Ray's socket paths are limited
     argv = [
-        str(ray_bin), "start", "--head", "--block", f"--num-cpus={num_cpus}", "--port=0",
-        "--include-dashboard=false", "--no-monitor", "--include-log-monitor=false",
-        "--disable-usage-stats", f"--temp-dir={temp_dir}",
-        f"--ray-client-server-port={_free_port()}", f"--dashboard-port={_free_port()}",
+        str(ray_bin),
+        "start",
+        "--head",
+        "--block",
+        f"--num-cpus={num_cpus}",
+        "--port=0",
+        "--include-dashboard=false",
+        "--no-monitor",
+        "--include-log-monitor=false",
+        "--disable-usage-stats",
+        f"--temp-dir={temp_dir}",
+        f"--ray-client-server-port={_free_port()}",
+        f"--dashboard-port={_free_port()}",
         "--node-ip-address=127.0.0.1",
     ]
     log_path = state / LOG_FILE
     env = {**RAY_ENV, **os.environ, **CLIENT_ENV}  # usage stats: off by --disable-usage-stats
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+        )
     (state / ADDRESS_FILE).unlink(missing_ok=True)
     atomic_write_text(state / TEMP_FILE, f"{temp_dir}\n")
     atomic_write_text(state / PID_FILE, f"{proc.pid}\n")
@@ -185,9 +194,20 @@ def stop_detached(state_dir: str | Path) -> bool:
     except OSError:
         return False
     subprocess.Popen(
-        [sys.executable, "-m", "tcsexam", "attempts", "ray-head", "stop", "--state-dir", str(stopping),
-         "--remove-state"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "attempts",
+            "ray-head",
+            "stop",
+            "--state-dir",
+            str(stopping),
+            "--remove-state",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     return True

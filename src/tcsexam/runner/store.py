@@ -18,9 +18,10 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
@@ -52,7 +53,7 @@ def record_filename(instance: str) -> str:
     return "".join(out) + ".json"
 
 
-def _hash_file_into(h: "hashlib._Hash", path: Path) -> None:
+def _hash_file_into(h: hashlib._Hash, path: Path) -> None:
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             h.update(chunk)
@@ -175,9 +176,7 @@ class RecordStore:
         if not isinstance(data, dict) or data.get("status") not in STATUSES:
             raise InputError(f"{path}: not an instance record (no valid 'status')")
         if data.get("instance") != instance:
-            raise InputError(
-                f"{path}: record is for instance {data.get('instance')!r}, not {instance!r}"
-            )
+            raise InputError(f"{path}: record is for instance {data.get('instance')!r}, not {instance!r}")
         return InstanceRecord.from_dict(data)
 
     def lookup(self, instance: str, key: str) -> Lookup:
@@ -246,15 +245,11 @@ def repair(
             elif s in STATUSES:
                 wanted.add(s)
             else:
-                raise InputError(
-                    f"unknown status {s!r}: use one of {', '.join(sorted(STATUSES))} or 'any'"
-                )
+                raise InputError(f"unknown status {s!r}: use one of {', '.join(sorted(STATUSES))} or 'any'")
     all_records = store.records()
     present = {rec.instance for _, rec in all_records}
     chosen = [
-        (path, rec)
-        for path, rec in all_records
-        if rec.status in wanted and (names is None or rec.instance in names)
+        (path, rec) for path, rec in all_records if rec.status in wanted and (names is None or rec.instance in names)
     ]
     unknown = [] if names is None else [n for n in names if n not in present]
     destination = None

@@ -60,7 +60,9 @@ def register(subparsers) -> None:
     b.add_argument("--kind", choices=KINDS, help="default: the task's kind from config/tasks/<task>.yaml")
     b.add_argument("--direction", choices=DIRECTIONS, help="default: the task's direction from config/tasks")
     b.add_argument("--runs", nargs="+", required=True, metavar="RECORDS", help="K >= 2 records files (JSON lists)")
-    b.add_argument("--id", required=True, dest="reference_id", help="the reference_id (a changed reference is a new id)")
+    b.add_argument(
+        "--id", required=True, dest="reference_id", help="the reference_id (a changed reference is a new id)"
+    )
     b.add_argument("--suite", help="the suite field to write (optional)")
     b.add_argument("--relative-floor", type=float, default=0.02, help="scale floor relative to |mu| (default 0.02)")
     b.add_argument("--absolute-floor", type=float, default=1e-9, help="absolute scale floor (default 1e-9)")

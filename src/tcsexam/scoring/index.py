@@ -16,9 +16,10 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -215,7 +216,9 @@ def _encode(df, suite: Suite, cohort: Cohort, source: str) -> _Table:
         return {v: i for i, v in enumerate(values)}.get
 
     track = _codes(col["track"], _track_code, where, f"unknown track {{value!r}} (tracks: {', '.join(TRACKS)})")
-    model = _codes(col["model"], allowed(cohort.models), where, f"model {{value!r}} is not in the cohort {cohort.source}")
+    model = _codes(
+        col["model"], allowed(cohort.models), where, f"model {{value!r}} is not in the cohort {cohort.source}"
+    )
     item = _codes(col["item"], allowed(suite.items), where, f"task {{value!r}} is not in suite {suite.id!r}")
     item_track = np.array([TRACKS.index(suite.track_of[it]) for it in suite.items], dtype=np.int64)
     wrong = np.flatnonzero(item_track[item] != track)
@@ -226,18 +229,24 @@ def _encode(df, suite: Suite, cohort: Cohort, source: str) -> _Table:
             f"{suite.id!r}, not {TRACKS[track[i]]}"
         )
     adoption = _codes(
-        col["adoption_status"], allowed(ADOPTION_STATUSES), where,
+        col["adoption_status"],
+        allowed(ADOPTION_STATUSES),
+        where,
         f"adoption_status {{value!r}} is not one of {', '.join(ADOPTION_STATUSES)}",
     )
     status = _codes(
-        col["score_status"], allowed(SCORE_STATUSES), where,
+        col["score_status"],
+        allowed(SCORE_STATUSES),
+        where,
         f"score_status {{value!r}} is not one of {', '.join(SCORE_STATUSES)}",
     )
     score_type = _codes(
         col["score_type"], allowed(SCORE_TYPES), where, f"score_type {{value!r}} is not one of {', '.join(SCORE_TYPES)}"
     )
     protocol = _codes(
-        col["solver_protocol"], {"online": 0, "offline": 1, "": -1}.get, where,
+        col["solver_protocol"],
+        {"online": 0, "offline": 1, "": -1}.get,
+        where,
         "solver_protocol {value!r} is not online, offline or empty",
     )
     attempt_code, attempt_uniques = pd.factorize(col["attempt"], sort=False)
@@ -257,7 +266,18 @@ def _encode(df, suite: Suite, cohort: Cohort, source: str) -> _Table:
         i = int(infinite[0])
         raise InputError(f"{where(i)}: score {col['score'][i]!r} is not finite")
     return _Table(
-        where, col, model, item, track, adoption, status, score_type, protocol, score, attempt_code, len(attempt_uniques)
+        where,
+        col,
+        model,
+        item,
+        track,
+        adoption,
+        status,
+        score_type,
+        protocol,
+        score,
+        attempt_code,
+        len(attempt_uniques),
     )
 
 
@@ -275,7 +295,9 @@ def _validate(t: _Table, suite: Suite, cohort: Cohort, planned: np.ndarray) -> N
     if (i := first(valid & np.isnan(t.score))) is not None:
         raise InputError(f"{where(i)}: score_status is valid but the score is empty")
     if (i := first(is_solver & (t.score_type != 0))) is not None:
-        raise InputError(f"{where(i)}: a solver row needs score_type fixed_reference_relative, not {col['score_type'][i]!r}")
+        raise InputError(
+            f"{where(i)}: a solver row needs score_type fixed_reference_relative, not {col['score_type'][i]!r}"
+        )
     if (i := first(~is_solver & (t.score_type != 1))) is not None:
         raise InputError(
             f"{where(i)}: a {TRACKS[t.track[i]]} row needs score_type original_task_score "
@@ -333,7 +355,7 @@ def _validate(t: _Table, suite: Suite, cohort: Cohort, planned: np.ndarray) -> N
 def _planned(cohort: Cohort, suite: Suite) -> np.ndarray:
     """Planned adopted repetitions, shape (models, items)."""
     out = np.empty((len(cohort.models), len(suite.items)), dtype=np.int64)
-    for m, (name, spec) in enumerate(cohort.models.items()):
+    for m, (_name, spec) in enumerate(cohort.models.items()):
         out[m, :] = spec["attempts_per_task"]
         for item, k in spec.get("tasks", {}).items():
             out[m, suite.items.index(item)] = k
@@ -348,7 +370,9 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
     for i in rows.tolist():
         parts = [str(col[c][i]) for c in ("model", "item", "attempt")]
         if any(p in (".", "..") or "/" in p or "\\" in p for p in parts):
-            raise InputError(f"{where(i)}: cannot map this row to a solver-score file (a name contains a path separator or is . or ..)")
+            raise InputError(
+                f"{where(i)}: cannot map this row to a solver-score file (a name contains a path separator or is . or ..)"
+            )
         path = directory.joinpath(*parts, SOLVER_SCORE_FILE)
         if not path.is_file():
             raise InputError(f"{where(i)}: no solver-score output at {path}")
@@ -364,12 +388,12 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
             raise InputError(f"{where(i)}: {path} is for task {data.get('task')!r}, not {parts[1]!r}")
         value = data.get("relative_score")
         if type(value) not in (int, float) or not math.isfinite(value) or float(value) != float(col["score"][i]):
-            raise InputError(
-                f"{where(i)}: score {col['score'][i]} differs from relative_score {value!r} in {path}"
-            )
+            raise InputError(f"{where(i)}: score {col['score'][i]} differs from relative_score {value!r} in {path}")
 
 
-def compute_index(df, suite: Suite, cohort: Cohort, *, source: str = "attempts", solver_scores: Path | None = None) -> dict[str, Any]:
+def compute_index(
+    df, suite: Suite, cohort: Cohort, *, source: str = "attempts", solver_scores: Path | None = None
+) -> dict[str, Any]:
     """Validate the attempt table and compute the Index for every model of the cohort."""
     t = _encode(df, suite, cohort, source)
     planned = _planned(cohort, suite)
@@ -436,7 +460,12 @@ def compute_index(df, suite: Suite, cohort: Cohort, *, source: str = "attempts",
             "index": index,
             "track_means": {tr: (None if v != v else v) for tr, v in zip(TRACKS, tmeans)},
             "coverage": {
-                tr: {"tasks_complete": cnt[0], "tasks_planned": nt, "attempts_valid": cnt[1], "attempts_planned": cnt[2]}
+                tr: {
+                    "tasks_complete": cnt[0],
+                    "tasks_planned": nt,
+                    "attempts_valid": cnt[1],
+                    "attempts_planned": cnt[2],
+                }
                 for tr, nt, cnt in zip(TRACKS, n_tasks, counts)
             },
             "issues": issues.get(m, []),
@@ -492,7 +521,14 @@ def _issues(t: _Table, suite: Suite, cohort: Cohort, planned, n_adopted, complet
                 }
             )
     for m in out:
-        out[m].sort(key=lambda r: (TRACKS.index(r["track"]), suite.items.index(r["item"]), r["attempt"] is None, r["attempt"] or ""))
+        out[m].sort(
+            key=lambda r: (
+                TRACKS.index(r["track"]),
+                suite.items.index(r["item"]),
+                r["attempt"] is None,
+                r["attempt"] or "",
+            )
+        )
     return out
 
 

@@ -15,8 +15,13 @@ REF = {
     "schema_version": 1,
     "reference_id": "test-ref-v1",
     "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-    "tasks": {"maxcut-mqlib": {"kind": "objective", "direction": "maximize",
-                               "instances": {"a": [10, 12, 14], "b": [100, 100, 100]}}},
+    "tasks": {
+        "maxcut-mqlib": {
+            "kind": "objective",
+            "direction": "maximize",
+            "instances": {"a": [10, 12, 14], "b": [100, 100, 100]},
+        }
+    },
 }
 
 
@@ -34,11 +39,19 @@ def _records(tmp_path, records):
 
 
 def test_solver_row_valid_uses_the_scorer(tmp_path, ref):
-    recs = _records(tmp_path, [{"instance": "a", "status": "ok", "A": 12, "reward": 0.5},
-                               {"instance": "b", "status": "timeout"}])
+    recs = _records(
+        tmp_path, [{"instance": "a", "status": "ok", "A": 12, "reward": 0.5}, {"instance": "b", "status": "timeout"}]
+    )
     rel = tmp_path / "out" / "relative.json"
-    row, result = solver_row(model="m", task="maxcut-mqlib", attempt="1", protocol="offline",
-                             records=recs, reference=ref, relative_output=rel)
+    row, result = solver_row(
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="offline",
+        records=recs,
+        reference=ref,
+        relative_output=rel,
+    )
     assert row.score_status == "valid" and row.score == 0.25  # the spec's worked example
     assert row.score_type == "fixed_reference_relative" and row.solver_protocol == "offline"
     assert json.loads(rel.read_text())["relative_score"] == 0.25
@@ -49,10 +62,18 @@ def test_solver_row_valid_uses_the_scorer(tmp_path, ref):
 def test_solver_row_infrastructure_error_is_judge_failed_and_removes_stale_output(tmp_path, ref):
     rel = tmp_path / "relative.json"
     rel.write_text("{}")  # stale output of an earlier, successful scoring
-    recs = _records(tmp_path, [{"instance": "a", "status": "infrastructure_error"},
-                               {"instance": "b", "status": "ok", "A": 100}])
-    row, result = solver_row(model="m", task="maxcut-mqlib", attempt="1", protocol="offline",
-                             records=recs, reference=ref, relative_output=rel)
+    recs = _records(
+        tmp_path, [{"instance": "a", "status": "infrastructure_error"}, {"instance": "b", "status": "ok", "A": 100}]
+    )
+    row, result = solver_row(
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="offline",
+        records=recs,
+        reference=ref,
+        relative_output=rel,
+    )
     assert result is None and row.score is None
     assert row.score_status == "judge_failed"
     assert "infrastructure" in row.note
@@ -61,14 +82,28 @@ def test_solver_row_infrastructure_error_is_judge_failed_and_removes_stale_outpu
 
 def test_solver_row_missing_instance_is_judge_failed(tmp_path, ref):
     recs = _records(tmp_path, [{"instance": "a", "status": "ok", "A": 12}])
-    row, _ = solver_row(model="m", task="maxcut-mqlib", attempt="1", protocol="online",
-                        records=recs, reference=ref, relative_output=tmp_path / "r.json")
+    row, _ = solver_row(
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="online",
+        records=recs,
+        reference=ref,
+        relative_output=tmp_path / "r.json",
+    )
     assert row.score_status == "judge_failed" and "b" in row.note
 
 
 def test_solver_row_without_records_is_not_finished(tmp_path, ref):
-    row, _ = solver_row(model="m", task="maxcut-mqlib", attempt="2", protocol="offline",
-                        records=tmp_path / "nope.json", reference=ref, relative_output=tmp_path / "r.json")
+    row, _ = solver_row(
+        model="m",
+        task="maxcut-mqlib",
+        attempt="2",
+        protocol="offline",
+        records=tmp_path / "nope.json",
+        reference=ref,
+        relative_output=tmp_path / "r.json",
+    )
     assert row.score_status == "not_finished" and row.attempt == "2"
 
 
@@ -76,8 +111,15 @@ def test_solver_row_broken_reference_is_an_input_error(tmp_path):
     bad = tmp_path / "ref.json"
     bad.write_text('{"reference_id": "x"}')
     with pytest.raises(InputError, match="ref.json"):
-        solver_row(model="m", task="maxcut-mqlib", attempt="1", protocol="offline",
-                   records=tmp_path / "r.json", reference=bad, relative_output=tmp_path / "o.json")
+        solver_row(
+            model="m",
+            task="maxcut-mqlib",
+            attempt="1",
+            protocol="offline",
+            records=tmp_path / "r.json",
+            reference=bad,
+            relative_output=tmp_path / "o.json",
+        )
 
 
 @pytest.mark.parametrize(
@@ -96,8 +138,17 @@ def test_solver_row_broken_reference_is_an_input_error(tmp_path):
     ],
 )
 def test_row_validation(kwargs, match):
-    base = dict(model="m", track="solver", item="sat-satlib", attempt="1", score=0.5, adoption_status="selected",
-                score_status="valid", score_type="fixed_reference_relative", solver_protocol="offline")
+    base = dict(
+        model="m",
+        track="solver",
+        item="sat-satlib",
+        attempt="1",
+        score=0.5,
+        adoption_status="selected",
+        score_status="valid",
+        score_type="fixed_reference_relative",
+        solver_protocol="offline",
+    )
     base.update(kwargs)
     with pytest.raises(InputError, match=match):
         AttemptRow(**base)
@@ -110,8 +161,10 @@ def test_construction_may_exceed_one():
 
 def test_table_full_precision_and_duplicates(tmp_path):
     score = 0.1 + 0.2  # 0.30000000000000004: must survive the CSV exactly
-    rows = [AttemptRow("m", "solver", "sat-satlib", "1", score, "selected", "valid", "fixed_reference_relative", "offline"),
-            failed_row("m", "theorem", "t", "1", "missing", "no verdict")]
+    rows = [
+        AttemptRow("m", "solver", "sat-satlib", "1", score, "selected", "valid", "fixed_reference_relative", "offline"),
+        failed_row("m", "theorem", "t", "1", "missing", "no verdict"),
+    ]
     paths = []
     for i, row in enumerate(rows):
         paths.append(tmp_path / f"row{i}.json")
@@ -121,8 +174,17 @@ def test_table_full_precision_and_duplicates(tmp_path):
     got = list(csv.DictReader(out.open()))
     assert float(got[0]["score"]) == score
     assert got[1]["score"] == "" and got[1]["score_status"] == "missing" and got[1]["note"] == "no verdict"
-    assert list(got[0])[:9] == ["model", "track", "item", "attempt", "score", "adoption_status",
-                                "score_status", "score_type", "solver_protocol"]
+    assert list(got[0])[:9] == [
+        "model",
+        "track",
+        "item",
+        "attempt",
+        "score",
+        "adoption_status",
+        "score_status",
+        "score_type",
+        "solver_protocol",
+    ]
     with pytest.raises(InputError, match="duplicate"):
         write_table([paths[0], paths[0]], tmp_path / "dup.csv")
     assert not (tmp_path / "dup.csv").exists()
@@ -134,14 +196,52 @@ def test_table_full_precision_and_duplicates(tmp_path):
 def test_cli_solver_row_and_table(tmp_path, ref, capsys):
     recs = _records(tmp_path, [{"instance": "a", "status": "ok", "A": 14}, {"instance": "b", "status": "ok", "A": 100}])
     row = tmp_path / "row.json"
-    rc = main(["attempts", "solver-row", "--records", str(recs), "--task", "maxcut-mqlib", "--reference", str(ref),
-               "--model", "m", "--attempt", "1", "--protocol", "offline",
-               "--relative-output", str(tmp_path / "rel.json"), "--output", str(row)])
+    rc = main(
+        [
+            "attempts",
+            "solver-row",
+            "--records",
+            str(recs),
+            "--task",
+            "maxcut-mqlib",
+            "--reference",
+            str(ref),
+            "--model",
+            "m",
+            "--attempt",
+            "1",
+            "--protocol",
+            "offline",
+            "--relative-output",
+            str(tmp_path / "rel.json"),
+            "--output",
+            str(row),
+        ]
+    )
     assert rc == 0
     assert json.loads(row.read_text())["score_status"] == "valid"
     miss = tmp_path / "miss.json"
-    assert main(["attempts", "missing-row", "--model", "m", "--track", "Open-Conjecture", "--item", "c",
-                 "--attempt", "1", "--reason", "no verdict file", "--output", str(miss)]) == 0
+    assert (
+        main(
+            [
+                "attempts",
+                "missing-row",
+                "--model",
+                "m",
+                "--track",
+                "Open-Conjecture",
+                "--item",
+                "c",
+                "--attempt",
+                "1",
+                "--reason",
+                "no verdict file",
+                "--output",
+                str(miss),
+            ]
+        )
+        == 0
+    )
     assert json.loads(miss.read_text())["track"] == "open_conjecture"
     assert main(["attempts", "table", "--rows", str(row), str(miss), "--output", str(tmp_path / "a.csv")]) == 0
     assert "2 attempt rows" in capsys.readouterr().out

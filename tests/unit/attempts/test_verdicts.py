@@ -18,7 +18,12 @@ def V(**kw):
 
 def test_theorem_partial_credit_becomes_zero():
     row = verdict_row(V(), "v.json")
-    assert (row.score, row.score_status, row.score_type, row.solver_protocol) == (0.0, "valid", "original_task_score", "")
+    assert (row.score, row.score_status, row.score_type, row.solver_protocol) == (
+        0.0,
+        "valid",
+        "original_task_score",
+        "",
+    )
     assert row.attempt == "1" and "original_reward 0.75" in row.note
 
 

@@ -22,13 +22,17 @@ def release(shared_data) -> Path:
 
 @pytest.fixture(scope="session")
 def demo(project_root) -> dict[str, Path]:
-    return {"workspaces": project_root / "solvers" / "orspace-demo",
-            "release": project_root / "references" / "orspace"}
+    return {"workspaces": project_root / "solvers" / "orspace-demo", "release": project_root / "references" / "orspace"}
 
 
 def chat_body(content: str) -> bytes:
-    return json.dumps({"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        }
+    ).encode()
 
 
 class ScriptedServer:
@@ -43,8 +47,9 @@ class ScriptedServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
-                server.requests.append({"path": self.path, "headers": dict(self.headers),
-                                        "body": json.loads(self.rfile.read(length))})
+                server.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(self.rfile.read(length))}
+                )
                 index = min(len(server.requests) - 1, len(server.script) - 1)
                 status, headers, body, delay = server.script[index]
                 if delay:

@@ -13,11 +13,17 @@ from tcsexam.orspace.objectives import load_predictions, score_objectives
 from tcsexam.orspace.release import load_release
 
 EXPECTED = {
-    "or_space_101_build": None, "or_space_102_build": None, "or_space_103_build": "infeasible",
+    "or_space_101_build": None,
+    "or_space_102_build": None,
+    "or_space_103_build": "infeasible",
     "or_space_104_build": None,  # Optimal but the wrong objective: found by scoring
-    "or_space_105_build": "execution_error", "or_space_106_build": "timeout",
-    "or_space_107_build": "missing_output", "or_space_108_build": "unbounded",
-    "or_space_101_revise": None, "or_space_102_revise": None, "or_space_103_revise": "not_optimal",
+    "or_space_105_build": "execution_error",
+    "or_space_106_build": "timeout",
+    "or_space_107_build": "missing_output",
+    "or_space_108_build": "unbounded",
+    "or_space_101_revise": None,
+    "or_space_102_revise": None,
+    "or_space_103_revise": "not_optimal",
 }
 
 
@@ -47,12 +53,18 @@ def test_every_failure_mode_of_the_demo(demo, demo_run):
 
 def test_rerun_reuses_records_and_a_changed_submission_runs_again(demo, demo_run, tmp_path):
     out, _ = demo_run
-    again = execute(demo["workspaces"], out, ExecuteSettings(time_limit_s=3.0),
-                    workspace_ids=["or_space_101_build", "or_space_105_build"])
+    again = execute(
+        demo["workspaces"],
+        out,
+        ExecuteSettings(time_limit_s=3.0),
+        workspace_ids=["or_space_101_build", "or_space_105_build"],
+    )
     assert again["executed"] == 0 and again["reused"] == 2
     copy = tmp_path / "ws"
-    shutil.copytree(demo["workspaces"] / "Workspace_OR" / "build_workspaces" / "instance_101",
-                    copy / "Workspace_OR" / "build_workspaces" / "instance_101")
+    shutil.copytree(
+        demo["workspaces"] / "Workspace_OR" / "build_workspaces" / "instance_101",
+        copy / "Workspace_OR" / "build_workspaces" / "instance_101",
+    )
     shutil.copytree(out / "records", tmp_path / "out" / "records")
     prog = copy / "Workspace_OR" / "build_workspaces" / "instance_101" / "src" / "solve.py"
     prog.write_text(prog.read_text() + "\nraise SystemExit(3)\n")

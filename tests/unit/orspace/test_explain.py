@@ -15,19 +15,42 @@ from tcsexam.orspace.judge_prompt import PROMPT_SHA256
 
 
 def judgment(c3=True, c4=False, penalty=5):
-    return {"criteria": {"c3": {"verdict": c3, "justification": "j"}, "c4": {"verdict": c4, "justification": "j"}},
-            "reasoning": 30, "grounding": 18, "answer_quality": 9, "hallucination_penalty": penalty,
-            "unsupported_claims": []}
+    return {
+        "criteria": {"c3": {"verdict": c3, "justification": "j"}, "c4": {"verdict": c4, "justification": "j"}},
+        "reasoning": 30,
+        "grounding": 18,
+        "answer_quality": 9,
+        "hallucination_penalty": penalty,
+        "unsupported_claims": [],
+    }
 
 
 def run_cli(demo, tmp_path, server, *extra, answers="answers.jsonl"):
     out = tmp_path / "ex.json"
     env = {"PATH": "/usr/bin:/bin", "TCSEXAM_JUDGE_BASE_URL": server.base_url, "TCSEXAM_JUDGE_MODEL": "judge-x"}
-    proc = subprocess.run([sys.executable, "-m", "tcsexam", "orspace", "explain-score",
-                           "--rubrics", str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
-                           "--answers", str(demo["workspaces"] / answers), "--workspaces", str(demo["workspaces"]),
-                           "--output", str(out), "--judge-attempts", "2", *extra],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "orspace",
+            "explain-score",
+            "--rubrics",
+            str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
+            "--answers",
+            str(demo["workspaces"] / answers),
+            "--workspaces",
+            str(demo["workspaces"]),
+            "--output",
+            str(out),
+            "--judge-attempts",
+            "2",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return proc, out
 
 
@@ -72,23 +95,46 @@ def test_no_judge_mode_and_missing_endpoint(demo, tmp_path, judge_server):
     assert proc.returncode == 0 and judge_server.requests == []
     row = json.loads(out.read_text())["rows"][0]
     assert row["status"] == "not_judged" and row["score"] is None
-    env_less = subprocess.run([sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--rubrics",
-                               str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
-                               "--answers", str(demo["workspaces"] / "answers.jsonl"), "--output", str(tmp_path / "n.json")],
-                              capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    env_less = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "orspace",
+            "explain-score",
+            "--rubrics",
+            str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
+            "--answers",
+            str(demo["workspaces"] / "answers.jsonl"),
+            "--output",
+            str(tmp_path / "n.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert env_less.returncode == 2 and "TCSEXAM_JUDGE_BASE_URL" in env_less.stderr
     assert not (tmp_path / "n.json").exists()
 
 
 def test_combine_clips():
-    assert combine(1.0, {**judgment(), "reasoning": 35, "grounding": 20, "answer_quality": 10, "hallucination_penalty": 0}, 20)[0] == 100.0
-    assert combine(0.0, {**judgment(), "reasoning": 0, "grounding": 0, "answer_quality": 0, "hallucination_penalty": 20}, 20) == (0.0, 20.0)
+    assert (
+        combine(
+            1.0, {**judgment(), "reasoning": 35, "grounding": 20, "answer_quality": 10, "hallucination_penalty": 0}, 20
+        )[0]
+        == 100.0
+    )
+    assert combine(
+        0.0, {**judgment(), "reasoning": 0, "grounding": 0, "answer_quality": 0, "hallucination_penalty": 20}, 20
+    ) == (0.0, 20.0)
 
 
 def test_evidence_check(tmp_path):
     (tmp_path / "log.txt").write_text("objective 263,280.0 and 219384 ; x_B3_I = 571.4285714285714; dual -0.6")
     ev = evidence_numbers(tmp_path)
-    r = check_numbers("Cost rises from 219,384 to 263280 (+43896); x is 571.43, dual 0.6; week 2; 99999 invented; bII_7", ev)
+    r = check_numbers(
+        "Cost rises from 219,384 to 263280 (+43896); x is 571.43, dual 0.6; week 2; 99999 invented; bII_7", ev
+    )
     assert r["matched"] == ["219384", "263280", "571.43", "0.6"]
     assert r["derived"] == [{"number": "+43896", "as": "263280 - 219384"}]
     assert r["unmatched"] == ["99999"] and r["trivial_skipped"] == 1
@@ -107,11 +153,20 @@ def test_bad_rubric_rows_name_the_line_and_id(tmp_path):
     from tcsexam.errors import InputError
     from tcsexam.orspace.release import load_rubrics
 
-    good = {"workspace_id": "or_space_001_explain", "question": "q", "expected_short_answer": "a",
-            "checklist": [{"criterion_id": "c1", "checklist_type": "exact_match", "criterion": "x", "target_entities": ["A"]}]}
+    good = {
+        "workspace_id": "or_space_001_explain",
+        "question": "q",
+        "expected_short_answer": "a",
+        "checklist": [
+            {"criterion_id": "c1", "checklist_type": "exact_match", "criterion": "x", "target_entities": ["A"]}
+        ],
+    }
     path = tmp_path / "rubrics.jsonl"
-    bad_type = dict(good, workspace_id="or_space_002_explain",
-                    checklist=[{"criterion_id": "c1", "checklist_type": "fuzzy", "criterion": "x"}])
+    bad_type = dict(
+        good,
+        workspace_id="or_space_002_explain",
+        checklist=[{"criterion_id": "c1", "checklist_type": "fuzzy", "criterion": "x"}],
+    )
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad_type) + "\n")
     with pytest.raises(InputError, match=r"line 2: or_space_002_explain: checklist/0/checklist_type"):
         load_rubrics(path)

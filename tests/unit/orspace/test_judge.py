@@ -9,21 +9,39 @@ import pytest
 from tcsexam.orspace.judge import JudgeClient, JudgeError, JudgeSettings, _retry_after
 from tcsexam.orspace.judge_prompt import PROMPT_SHA256
 
-
 CRITERIA = ["c3", "c4"]
-GOOD = {"criteria": {"c3": {"verdict": True, "justification": "gives both demands"},
-                     "c4": {"verdict": False, "justification": "no dual"}},
-        "reasoning": 20, "grounding": 15, "answer_quality": 8, "hallucination_penalty": 2,
-        "unsupported_claims": ["claims a dual of 3"]}
-PAYLOAD = {"question": "q", "criteria": [{"criterion_id": "c3", "criterion": "x"},
-                                         {"criterion_id": "c4", "criterion": "y"}], "answer": "a", "penalty_cap": 20}
+GOOD = {
+    "criteria": {
+        "c3": {"verdict": True, "justification": "gives both demands"},
+        "c4": {"verdict": False, "justification": "no dual"},
+    },
+    "reasoning": 20,
+    "grounding": 15,
+    "answer_quality": 8,
+    "hallucination_penalty": 2,
+    "unsupported_claims": ["claims a dual of 3"],
+}
+PAYLOAD = {
+    "question": "q",
+    "criteria": [{"criterion_id": "c3", "criterion": "x"}, {"criterion_id": "c4", "criterion": "y"}],
+    "answer": "a",
+    "penalty_cap": 20,
+}
 
 
 def client(server, tmp_path=None, **kw) -> tuple[JudgeClient, list[float]]:
     sleeps: list[float] = []
-    settings = JudgeSettings(base_url=server.base_url, model="judge-1", api_key="k", timeout_s=kw.pop("timeout_s", 5),
-                             max_attempts=kw.pop("max_attempts", 3), backoff_s=0.01, max_backoff_s=30,
-                             cache_dir=tmp_path, **kw)
+    settings = JudgeSettings(
+        base_url=server.base_url,
+        model="judge-1",
+        api_key="k",
+        timeout_s=kw.pop("timeout_s", 5),
+        max_attempts=kw.pop("max_attempts", 3),
+        backoff_s=0.01,
+        max_backoff_s=30,
+        cache_dir=tmp_path,
+        **kw,
+    )
     return JudgeClient(settings, sleep=sleeps.append), sleeps
 
 
@@ -42,8 +60,11 @@ def test_good_answer_and_request_shape(judge_server):
 
 
 def test_malformed_json_is_retried_then_accepted(judge_server):
-    judge_server.script = [(200, {}, judge_server.chat("{not json"), 0), (200, {}, b"<html>oops</html>", 0),
-                           (200, {}, judge_server.chat("```json\n" + json.dumps(GOOD) + "\n```"), 0)]
+    judge_server.script = [
+        (200, {}, judge_server.chat("{not json"), 0),
+        (200, {}, b"<html>oops</html>", 0),
+        (200, {}, judge_server.chat("```json\n" + json.dumps(GOOD) + "\n```"), 0),
+    ]
     c, sleeps = client(judge_server)
     assert c.judge(PAYLOAD, CRITERIA, 20) == GOOD
     assert c.calls == 3 and len(sleeps) == 2
@@ -58,12 +79,18 @@ def test_missing_criterion_is_an_error_after_retries(judge_server):
     assert c.calls == 3
 
 
-@pytest.mark.parametrize("mutation", [
-    {"reasoning": 36}, {"grounding": -1}, {"answer_quality": "9"}, {"hallucination_penalty": -2},
-    {"unsupported_claims": "none"},
-    {"criteria": {"c3": {"verdict": "yes", "justification": ""}, "c4": GOOD["criteria"]["c4"]}},
-    {"criteria": {**GOOD["criteria"], "c9": {"verdict": True, "justification": ""}}},
-])
+@pytest.mark.parametrize(
+    "mutation",
+    [
+        {"reasoning": 36},
+        {"grounding": -1},
+        {"answer_quality": "9"},
+        {"hallucination_penalty": -2},
+        {"unsupported_claims": "none"},
+        {"criteria": {"c3": {"verdict": "yes", "justification": ""}, "c4": GOOD["criteria"]["c4"]}},
+        {"criteria": {**GOOD["criteria"], "c9": {"verdict": True, "justification": ""}}},
+    ],
+)
 def test_incomplete_or_out_of_range_judgments_are_errors(judge_server, mutation):
     judge_server.script = [(200, {}, judge_server.chat(json.dumps({**GOOD, **mutation})), 0)]
     c, _ = client(judge_server, max_attempts=1)
@@ -72,21 +99,31 @@ def test_incomplete_or_out_of_range_judgments_are_errors(judge_server, mutation)
 
 
 def test_429_honours_retry_after_then_succeeds(judge_server):
-    judge_server.script = [(429, {"Retry-After": "7"}, b'{"error": "rate"}', 0), (200, {}, judge_server.chat(json.dumps(GOOD)), 0)]
+    judge_server.script = [
+        (429, {"Retry-After": "7"}, b'{"error": "rate"}', 0),
+        (200, {}, judge_server.chat(json.dumps(GOOD)), 0),
+    ]
     c, sleeps = client(judge_server)
     assert c.judge(PAYLOAD, CRITERIA, 20) == GOOD
     assert sleeps == [7.0]  # Retry-After wins over the 0.01 s backoff
 
 
 def test_500_then_success_with_exponential_backoff(judge_server):
-    judge_server.script = [(500, {}, b"boom", 0), (503, {}, b"busy", 0), (200, {}, judge_server.chat(json.dumps(GOOD)), 0)]
+    judge_server.script = [
+        (500, {}, b"boom", 0),
+        (503, {}, b"busy", 0),
+        (200, {}, judge_server.chat(json.dumps(GOOD)), 0),
+    ]
     c, sleeps = client(judge_server, max_attempts=4)
     assert c.judge(PAYLOAD, CRITERIA, 20) == GOOD
     assert sleeps == [0.01, 0.02]
 
 
 def test_timeout_is_retried(judge_server):
-    judge_server.script = [(200, {}, judge_server.chat(json.dumps(GOOD)), 1.5), (200, {}, judge_server.chat(json.dumps(GOOD)), 0)]
+    judge_server.script = [
+        (200, {}, judge_server.chat(json.dumps(GOOD)), 1.5),
+        (200, {}, judge_server.chat(json.dumps(GOOD)), 0),
+    ]
     c, sleeps = client(judge_server, timeout_s=0.3)
     assert c.judge(PAYLOAD, CRITERIA, 20) == GOOD
     assert "attempt 1" in c.log[0] and "timed out" in c.log[0].lower()
@@ -126,8 +163,9 @@ def test_cache_hit_skips_the_server(judge_server, tmp_path):
 
 
 def test_settings_from_env_and_fallbacks(tmp_path):
-    s = JudgeSettings.from_env({"OPENAI_BASE_URL": "http://h/v1", "OPENAI_MODEL": "m", "OPENAI_API_KEY": "o",
-                                "TCSEXAM_JUDGE_MODEL": "t"})
+    s = JudgeSettings.from_env(
+        {"OPENAI_BASE_URL": "http://h/v1", "OPENAI_MODEL": "m", "OPENAI_API_KEY": "o", "TCSEXAM_JUDGE_MODEL": "t"}
+    )
     assert (s.base_url, s.model, s.api_key, s.endpoint) == ("http://h/v1", "t", "o", "http://h/v1/chat/completions")
     assert JudgeSettings.from_env({}, base_url="http://x", model="y").model == "y"
     with pytest.raises(JudgeError, match="TCSEXAM_JUDGE_BASE_URL"):

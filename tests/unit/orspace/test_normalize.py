@@ -9,24 +9,27 @@ import pytest
 from tcsexam.orspace.normalize import NormalizedAnswer, contains_entity, normalize_text
 
 
-@pytest.mark.parametrize("answer, entity, expected", [
-    ("Food II is made in week 2", "I", False),  # the release's example
-    ("Food I and Food II", "I", True),
-    ("Food II", "II", True),
-    ("uses `mut_excl_I_20`", "mut_excl_I_2", False),
-    ("uses `mut_excl_I_2`.", "mut_excl_I_2", True),
-    ("the cost is 19,000 yuan", "19000", True),
-    ("the cost is 19000.0000001 yuan", "19000", True),  # relative 1e-6
-    ("the cost is 19001 yuan", "19000", False),
-    ("bII_7 = 12000", "7", False),  # a digit inside an identifier is no cited number
-    ("143.9999999999999 units", "144", True),
-    ("\u201cProduction_Quota\u201d column", '"production_quota"', True),  # quotes folded, casefold
-    ("x \u2013 y", "x - y", True),  # dashes folded
-    ("coverage[(i, p,  j)]", "coverage[(i, p, j)]", True),  # white space collapsed
-    ("\uff21BC", "abc", True),  # NFKC
-    ("slack: 0.0 on c2", "slack: 0.0", True),
-    ("children {900,1300,600,650}", "1300", True),  # a comma list is not a grouped number
-])
+@pytest.mark.parametrize(
+    "answer, entity, expected",
+    [
+        ("Food II is made in week 2", "I", False),  # the release's example
+        ("Food I and Food II", "I", True),
+        ("Food II", "II", True),
+        ("uses `mut_excl_I_20`", "mut_excl_I_2", False),
+        ("uses `mut_excl_I_2`.", "mut_excl_I_2", True),
+        ("the cost is 19,000 yuan", "19000", True),
+        ("the cost is 19000.0000001 yuan", "19000", True),  # relative 1e-6
+        ("the cost is 19001 yuan", "19000", False),
+        ("bII_7 = 12000", "7", False),  # a digit inside an identifier is no cited number
+        ("143.9999999999999 units", "144", True),
+        ("\u201cProduction_Quota\u201d column", '"production_quota"', True),  # quotes folded, casefold
+        ("x \u2013 y", "x - y", True),  # dashes folded
+        ("coverage[(i, p,  j)]", "coverage[(i, p, j)]", True),  # white space collapsed
+        ("\uff21BC", "abc", True),  # NFKC
+        ("slack: 0.0 on c2", "slack: 0.0", True),
+        ("children {900,1300,600,650}", "1300", True),  # a comma list is not a grouped number
+    ],
+)
 def test_entities(answer, entity, expected):
     assert contains_entity(answer, entity) is expected
 

@@ -39,7 +39,10 @@ def test_every_oracle_row_and_rubric_loads(release):
 def test_oracle_predictions_pass_and_2_percent_fails(release, tmp_path):
     rows = list(oracle_rows(release))
     rel = load_release(release)
-    exact = [{"workspace_id": r["workspace_id"], "status": "Optimal", "objective": float(r["reference_objective"])} for r in rows]
+    exact = [
+        {"workspace_id": r["workspace_id"], "status": "Optimal", "objective": float(r["reference_objective"])}
+        for r in rows
+    ]
     summary = score_objectives(rel, load_predictions(write_jsonl(tmp_path / "p.jsonl", exact), set(rel.oracle)))
     assert summary["pass_at_1"] == 1.0 and summary["n"] == 180
     assert summary["by_mode"]["build"]["n"] == 90 and summary["by_mode"]["revise"]["n"] == 90
@@ -78,17 +81,40 @@ def test_rule_details(demo, tmp_path):
 def test_unknown_and_duplicate_ids_are_errors(demo, tmp_path):
     rel = load_release(demo["release"])
     with pytest.raises(InputError, match="line 2: unknown workspace id or_space_999_build"):
-        load_predictions(write_jsonl(tmp_path / "u.jsonl", [{"workspace_id": "or_space_101_build"},
-                                                             {"workspace_id": "or_space_999_build"}]), set(rel.oracle))
+        load_predictions(
+            write_jsonl(
+                tmp_path / "u.jsonl", [{"workspace_id": "or_space_101_build"}, {"workspace_id": "or_space_999_build"}]
+            ),
+            set(rel.oracle),
+        )
     with pytest.raises(InputError, match="line 2: duplicate workspace id or_space_101_build"):
-        load_predictions(write_jsonl(tmp_path / "d.jsonl", [{"workspace_id": "or_space_101_build"}] * 2), set(rel.oracle))
+        load_predictions(
+            write_jsonl(tmp_path / "d.jsonl", [{"workspace_id": "or_space_101_build"}] * 2), set(rel.oracle)
+        )
 
 
 def test_cli_error_is_one_line_and_leaves_no_output(demo, tmp_path):
-    preds = write_jsonl(tmp_path / "p.jsonl", [{"workspace_id": "or_space_007_build", "status": "Optimal", "objective": 1}])
+    preds = write_jsonl(
+        tmp_path / "p.jsonl", [{"workspace_id": "or_space_007_build", "status": "Optimal", "objective": 1}]
+    )
     out = tmp_path / "o.json"
-    proc = subprocess.run([sys.executable, "-m", "tcsexam", "orspace", "score-objectives", "--release", str(demo["release"]),
-                           "--predictions", str(preds), "--output", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "orspace",
+            "score-objectives",
+            "--release",
+            str(demo["release"]),
+            "--predictions",
+            str(preds),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "or_space_007_build" in proc.stderr
     assert not out.exists()

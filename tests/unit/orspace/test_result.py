@@ -34,7 +34,11 @@ def test_node_limited_cbc_optimal_lpstatus_is_not_optimal():
     result = pulp_result(prob)
     assert result["status"] == "Not Optimal" and result["proven_optimal"] is False
     # a program that naively reports LpStatus but passes sol_status along is caught by the harness
-    naive = {"status": pulp.LpStatus[prob.status], "objective": pulp.value(prob.objective), "sol_status": prob.sol_status}
+    naive = {
+        "status": pulp.LpStatus[prob.status],
+        "objective": pulp.value(prob.objective),
+        "sol_status": prob.sol_status,
+    }
     assert derive(json.dumps(naive), "", True)["status"] == "Not Optimal"
 
 
@@ -58,6 +62,7 @@ def test_highs_node_limit_is_not_optimal():
     rng = random.Random(1)
     a = [[rng.randint(0, 99) for _ in range(30)] for _ in range(4)]
     import numpy as np
+
     n = 30 + 8
     h.addVars(n, np.zeros(n), np.array([1.0] * 30 + [highspy.kHighsInf] * 8))
     h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array([0.0] * 30 + [1.0] * 8))
@@ -69,22 +74,50 @@ def test_highs_node_limit_is_not_optimal():
     h.run()
     result = highs_result(h)
     assert result["status"] != "Optimal" and result["proven_optimal"] is False
-    assert derive(json.dumps({"status": "Optimal", "objective": 1.0, "model_status": result["model_status"]}), "", True)["status"] == "Not Optimal"
+    assert (
+        derive(json.dumps({"status": "Optimal", "objective": 1.0, "model_status": result["model_status"]}), "", True)[
+            "status"
+        ]
+        == "Not Optimal"
+    )
 
 
-@pytest.mark.parametrize("result_text, stdout, exit_ok, expected", [
-    (None, "Set parameter\nOBJECTIVE_VALUE: 263280.0\n", True, ("Optimal", 263280.0, "objective_line_only")),
-    (None, "OBJECTIVE_VALUE: 263280.0\n", False, (None, 263280.0, "none")),
-    (None, "Status: Optimal\nOBJECTIVE_VALUE: 5\nOBJECTIVE_VALUE: 7\n", True, ("Optimal", 7.0, "stdout_status_line")),
-    (None, "OBJECTIVE_STATUS: Infeasible\n", True, ("Infeasible", None, "stdout_status_line")),
-    (None, "Result - Stopped on time limit\nStatus: Optimal\nOBJECTIVE_VALUE: 3\n", True, ("Not Optimal", 3.0, "stdout_status_line")),
-    (None, "nothing here\n", True, (None, None, "none")),
-    ('{"status": "Optimal", "objective": 4}', "", True, ("Optimal", 4.0, "result_file")),
-    ('{"status": "Optimal", "objective": 4, "proven_optimal": false}', "", True, ("Not Optimal", 4.0, "result_file")),
-    ('{"status": "Optimal", "objective": 4, "model_status": "Time limit reached"}', "", True, ("Not Optimal", 4.0, "result_file")),
-    ('{"status": "Optimal", "objective": "NaN"}', "", True, ("Optimal", None, "result_file")),
-    ("garbage", "Status: Optimal\nOBJECTIVE_VALUE: 2\n", True, ("Optimal", 2.0, "stdout_status_line")),
-])
+@pytest.mark.parametrize(
+    "result_text, stdout, exit_ok, expected",
+    [
+        (None, "Set parameter\nOBJECTIVE_VALUE: 263280.0\n", True, ("Optimal", 263280.0, "objective_line_only")),
+        (None, "OBJECTIVE_VALUE: 263280.0\n", False, (None, 263280.0, "none")),
+        (
+            None,
+            "Status: Optimal\nOBJECTIVE_VALUE: 5\nOBJECTIVE_VALUE: 7\n",
+            True,
+            ("Optimal", 7.0, "stdout_status_line"),
+        ),
+        (None, "OBJECTIVE_STATUS: Infeasible\n", True, ("Infeasible", None, "stdout_status_line")),
+        (
+            None,
+            "Result - Stopped on time limit\nStatus: Optimal\nOBJECTIVE_VALUE: 3\n",
+            True,
+            ("Not Optimal", 3.0, "stdout_status_line"),
+        ),
+        (None, "nothing here\n", True, (None, None, "none")),
+        ('{"status": "Optimal", "objective": 4}', "", True, ("Optimal", 4.0, "result_file")),
+        (
+            '{"status": "Optimal", "objective": 4, "proven_optimal": false}',
+            "",
+            True,
+            ("Not Optimal", 4.0, "result_file"),
+        ),
+        (
+            '{"status": "Optimal", "objective": 4, "model_status": "Time limit reached"}',
+            "",
+            True,
+            ("Not Optimal", 4.0, "result_file"),
+        ),
+        ('{"status": "Optimal", "objective": "NaN"}', "", True, ("Optimal", None, "result_file")),
+        ("garbage", "Status: Optimal\nOBJECTIVE_VALUE: 2\n", True, ("Optimal", 2.0, "stdout_status_line")),
+    ],
+)
 def test_derive(result_text, stdout, exit_ok, expected):
     d = derive(result_text, stdout, exit_ok)
     assert (d["status"], d["objective"], d["status_source"]) == expected

@@ -33,8 +33,9 @@ def test_stage_drops_evaluator_only_files_and_keys(tmp_path):
     (ws / "evaluation" / "x.csv").write_text("secret")
     (ws / "rubrics.jsonl").write_text("{}")
     (ws / "notes.md").write_text("keep")
-    (ws / "metadata.json").write_text(json.dumps({"question": "q", "expected_short_answer": "secret",
-                                                  "nested": {"checklist": [1], "keep": 2}}))
+    (ws / "metadata.json").write_text(
+        json.dumps({"question": "q", "expected_short_answer": "secret", "nested": {"checklist": [1], "keep": 2}})
+    )
     manifest = stage(tmp_path / "rel", tmp_path / "out", split=None)
     out = tmp_path / "out" / "or_space_007_explain"
     assert json.loads((out / "metadata.json").read_text()) == {"question": "q", "nested": {"keep": 2}}

@@ -93,8 +93,7 @@ TSP = Case(
 
 COLORING = Case(
     "coloring",
-    "c triangle plus pendant, edges listed twice\np edge 4 8\ne 1 2\ne 2 1\ne 2 3\ne 3 2\n"
-    "e 1 3\ne 3 1\ne 3 4\ne 4 3\n",
+    "c triangle plus pendant, edges listed twice\np edge 4 8\ne 1 2\ne 2 1\ne 2 3\ne 3 2\ne 1 3\ne 3 1\ne 3 4\ne 4 3\n",
     {"chromatic": 3},
     b"value 3\n7 0 3 7\n",
     3.0,

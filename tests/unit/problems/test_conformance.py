@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cases import CASES, FAILED, INVALID, OK
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases import CASES, FAILED, INVALID, OK
 from tcsexam.errors import InputError
 from tcsexam.problems import PROBLEMS, get_problem
 from tcsexam.problems.base import Problem
@@ -66,9 +66,7 @@ def test_bad_certificates(c, label, cert, status, tmp_path):
     assert r.value is None and r.message and "\n" not in r.message
 
 
-@pytest.mark.parametrize(
-    "data", [b"", b"   \n\t\n", b"\x00\xff\xfe garbage \x80", "çà€".encode(), b"\n" * 1000]
-)
+@pytest.mark.parametrize("data", [b"", b"   \n\t\n", b"\x00\xff\xfe garbage \x80", "çà€".encode(), b"\n" * 1000])
 def test_garbage_and_empty(case, data):
     c, problem, inst = case
     r = problem.check_certificate(inst, data, c.meta)
@@ -115,9 +113,26 @@ def test_generate_is_seeded_and_parses(case, tmp_path):
 LINE = st.one_of(
     st.binary(max_size=40),
     st.lists(st.integers(-5, 9), max_size=12).map(lambda xs: " ".join(map(str, xs)).encode()),
-    st.sampled_from([b"s SATISFIABLE", b"s UNSATISFIABLE", b"s OPTIMUM FOUND", b"s UNKNOWN",
-                     b"value 9", b"value -1e309", b"o 4", b"v 011", b"v 1 -2 3 0", b"c hi",
-                     b"TOUR_SECTION", b"-1", b"v", b"s", b"o", b"value"]),
+    st.sampled_from(
+        [
+            b"s SATISFIABLE",
+            b"s UNSATISFIABLE",
+            b"s OPTIMUM FOUND",
+            b"s UNKNOWN",
+            b"value 9",
+            b"value -1e309",
+            b"o 4",
+            b"v 011",
+            b"v 1 -2 3 0",
+            b"c hi",
+            b"TOUR_SECTION",
+            b"-1",
+            b"v",
+            b"s",
+            b"o",
+            b"value",
+        ]
+    ),
 )
 
 
@@ -135,13 +150,32 @@ def test_fuzz_certificates_never_raise(case, lines):
 
 INSTANCE_LINE = st.one_of(
     st.binary(max_size=30),
-    st.lists(st.integers(-3, 99999999999), min_size=1, max_size=5).map(
-        lambda xs: " ".join(map(str, xs)).encode()),
-    st.sampled_from([b"p cnf 3 2", b"p cnf 99999999999 1", b"p edge 4 2", b"p wcnf 3 2 10",
-                     b"h 1 -2 0", b"e 1 2", b"%", b"DIMENSION: 3", b"EDGE_WEIGHT_TYPE: GEO",
-                     b"EDGE_WEIGHT_TYPE: EXPLICIT", b"EDGE_WEIGHT_FORMAT: FULL_MATRIX",
-                     b"NODE_COORD_SECTION", b"EDGE_WEIGHT_SECTION", b"EOF", b"TYPE: TSP",
-                     b"1 0 0", b"2 3 4", b"3 2", b"4 2", b"1 2 1", b"0"]),
+    st.lists(st.integers(-3, 99999999999), min_size=1, max_size=5).map(lambda xs: " ".join(map(str, xs)).encode()),
+    st.sampled_from(
+        [
+            b"p cnf 3 2",
+            b"p cnf 99999999999 1",
+            b"p edge 4 2",
+            b"p wcnf 3 2 10",
+            b"h 1 -2 0",
+            b"e 1 2",
+            b"%",
+            b"DIMENSION: 3",
+            b"EDGE_WEIGHT_TYPE: GEO",
+            b"EDGE_WEIGHT_TYPE: EXPLICIT",
+            b"EDGE_WEIGHT_FORMAT: FULL_MATRIX",
+            b"NODE_COORD_SECTION",
+            b"EDGE_WEIGHT_SECTION",
+            b"EOF",
+            b"TYPE: TSP",
+            b"1 0 0",
+            b"2 3 4",
+            b"3 2",
+            b"4 2",
+            b"1 2 1",
+            b"0",
+        ]
+    ),
 )
 
 

@@ -40,8 +40,7 @@ def _tsplib95_matrix(path, tsplib_pi: bool):
 
     original = utils.RadianGeo.parse_component
     if tsplib_pi:  # TSPLIB's FAQ uses PI = 3.141592 where tsplib95 uses math.radians
-        utils.RadianGeo.parse_component = staticmethod(
-            lambda c: 3.141592 * utils.parse_degrees(c) / 180.0)
+        utils.RadianGeo.parse_component = staticmethod(lambda c: 3.141592 * utils.parse_degrees(c) / 180.0)
     try:
         prob = tsplib95.load(str(path))
         nodes = list(prob.get_nodes())
@@ -85,15 +84,15 @@ def test_tsp_tour_lengths_agree_with_tsplib95_trace_tours():
 @pytest.mark.skipif(shutil.which("cadical") is None, reason="Debian's cadical is not installed")
 def test_debian_cadical_certificates_are_accepted_and_agree_with_labels(shared_data):
     problem = get_problem("sat")
-    labels = {r["instance"]: r["expected"]
-              for r in csv.DictReader((shared_data / "sat" / "labels.csv").open())}
+    labels = {r["instance"]: r["expected"] for r in csv.DictReader((shared_data / "sat" / "labels.csv").open())}
     assert len(labels) == 60
     for name, label in sorted(labels.items()):
         path = shared_data / "sat" / f"{name}.cnf"
         # Debian's cadical (sc2021) rejects SATLIB's '%' trailer, so it is stripped as in the
         # bundled external candidate solvers/reference/sat-satlib-cadical/solver.yaml
-        out = subprocess.run(["sh", "-c", "sed '/^%/,$d' \"$1\" | cadical -q", "sh", str(path)],
-                             capture_output=True, timeout=60)
+        out = subprocess.run(
+            ["sh", "-c", "sed '/^%/,$d' \"$1\" | cadical -q", "sh", str(path)], capture_output=True, timeout=60
+        )
         assert out.returncode == (10 if label == "SAT" else 20), (name, out.stderr)
         r = problem.check_certificate(problem.parse_instance(path), out.stdout, {"label": label})
         assert r.status == "ok" and r.solved is True, (name, r)
@@ -103,8 +102,7 @@ def test_debian_cadical_certificates_are_accepted_and_agree_with_labels(shared_d
 @pytest.mark.skipif(shutil.which("cadical") is None, reason="Debian's cadical is not installed")
 def test_debian_cadical_rejects_the_satlib_trailer(shared_data):
     """Why the external candidate needs its sed: a recorded fact about the Debian binary."""
-    out = subprocess.run(["cadical", "-q", str(shared_data / "sat" / "uf50-01.cnf")],
-                         capture_output=True, timeout=60)
+    out = subprocess.run(["cadical", "-q", str(shared_data / "sat" / "uf50-01.cnf")], capture_output=True, timeout=60)
     assert out.returncode == 1 and b"parse error" in out.stderr
 
 

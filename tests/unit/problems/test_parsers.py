@@ -43,8 +43,7 @@ def test_maxcut_float_weights_and_crlf(tmp_path):
 
 
 def test_sat_satlib_trailer_and_spacing(tmp_path):
-    inst = get_problem("sat").parse_instance(
-        write(tmp_path, "a.cnf", "c x\np cnf 3  2 \n 1 -2 0\n2 3 0\n%\n0\n\n"))
+    inst = get_problem("sat").parse_instance(write(tmp_path, "a.cnf", "c x\np cnf 3  2 \n 1 -2 0\n2 3 0\n%\n0\n\n"))
     assert (inst.nvars, inst.nclauses) == (3, 2)
 
 
@@ -104,13 +103,18 @@ def test_tsp_explicit_formats_agree(tmp_path):
     m = np.array([[0, 1, 2, 3], [1, 0, 4, 5], [2, 4, 0, 6], [3, 5, 6, 0]])
     iu, il = np.triu_indices(4, 1), np.tril_indices(4, -1)
     bodies = {
-        "FULL_MATRIX": m.ravel(), "UPPER_ROW": m[iu], "LOWER_ROW": m[il],
-        "UPPER_DIAG_ROW": m[np.triu_indices(4)], "LOWER_DIAG_ROW": m[np.tril_indices(4)],
+        "FULL_MATRIX": m.ravel(),
+        "UPPER_ROW": m[iu],
+        "LOWER_ROW": m[il],
+        "UPPER_DIAG_ROW": m[np.triu_indices(4)],
+        "LOWER_DIAG_ROW": m[np.tril_indices(4)],
     }
     p = get_problem("tsp")
     for fmt, body in bodies.items():
-        text = (f"NAME: t\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
-                f"EDGE_WEIGHT_FORMAT: {fmt}\nEDGE_WEIGHT_SECTION\n{' '.join(map(str, body))}\nEOF\n")
+        text = (
+            f"NAME: t\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
+            f"EDGE_WEIGHT_FORMAT: {fmt}\nEDGE_WEIGHT_SECTION\n{' '.join(map(str, body))}\nEOF\n"
+        )
         inst = p.parse_instance(write(tmp_path, f"{fmt}.tsp", text))
         assert np.array_equal(inst.full_matrix(), m), fmt
         assert p.check_certificate(inst, b"1 2 3 4", {}).value == 1 + 4 + 6 + 3
@@ -122,12 +126,15 @@ def test_tsp_explicit_formats_agree(tmp_path):
         ("NAME: x\nTYPE: ATSP\nDIMENSION: 2\n", "TYPE ATSP is not supported"),
         ("NAME: x\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\n", "DIMENSION"),
         ("NAME: x\nDIMENSION: 2\nEDGE_WEIGHT_TYPE: XRAY1\n", "XRAY1 is not supported"),
-        ("DIMENSION: 2\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n",
-         "line 3: NODE_COORD_SECTION needs 2 lines"),
-        ("DIMENSION: 2\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n1 1 1\nEOF\n",
-         "node ids must be"),
-        ("DIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\n"
-         "EDGE_WEIGHT_SECTION\n1 2\nEOF\n", "needs 3 numbers"),
+        (
+            "DIMENSION: 2\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n",
+            "line 3: NODE_COORD_SECTION needs 2 lines",
+        ),
+        ("DIMENSION: 2\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n1 1 1\nEOF\n", "node ids must be"),
+        (
+            "DIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\nEDGE_WEIGHT_SECTION\n1 2\nEOF\n",
+            "needs 3 numbers",
+        ),
     ],
 )
 def test_tsp_bad_instances(tmp_path, text, match):
@@ -137,8 +144,11 @@ def test_tsp_bad_instances(tmp_path, text, match):
 
 def test_tsp_accepts_tsplib_tour_files(tmp_path):
     p = get_problem("tsp")
-    inst = p.parse_instance(write(tmp_path, "s.tsp", "DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n"
-                                  "NODE_COORD_SECTION\n1 0 0\n2 3 0\n3 3 4\nEOF\n"))
+    inst = p.parse_instance(
+        write(
+            tmp_path, "s.tsp", "DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 3 0\n3 3 4\nEOF\n"
+        )
+    )
     tour = b"NAME : s.tour\nTYPE : TOUR\nDIMENSION : 3\nTOUR_SECTION\n1\n3\n2\n-1\nEOF\n"
     assert p.check_certificate(inst, tour, {}).value == 12
 

@@ -36,12 +36,23 @@ RUNS = [  # (solver folder, task, instance)
 
 def run_candidate(folder: str, instance: Path, solution: Path, time_limit: float, seed: int):
     spec = yaml.safe_load((REF / folder / "solver.yaml").read_text())
-    values = {"instance": str(instance), "solution": str(solution), "time_limit": str(time_limit),
-              "seed": str(seed), "threads": "1", "workdir": str(solution.parent)}
-    argv = [part.format(**values) if "{" in part and "}" in part and part.strip("{}") in values
-            else part for part in spec["command"]]
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-               TCSEXAM_TIME_LIMIT=str(time_limit))
+    values = {
+        "instance": str(instance),
+        "solution": str(solution),
+        "time_limit": str(time_limit),
+        "seed": str(seed),
+        "threads": "1",
+        "workdir": str(solution.parent),
+    }
+    argv = [
+        part.format(**values) if "{" in part and "}" in part and part.strip("{}") in values else part
+        for part in spec["command"]
+    ]
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        TCSEXAM_TIME_LIMIT=str(time_limit),
+    )
     proc = subprocess.run(argv, cwd=REF / folder, env=env, capture_output=True, timeout=60)
     return spec, proc
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,7 @@ from tcsexam.tasks import load_task
 
 LITE = ["maxcut-mqlib", "sat-satlib", "tsp-tsplib", "coloring-dimacs", "maxsat-wcnf"]
 FULL_EXTRA = ["maxcut-gset-large", "tsp-tsplib-large"]
-REWARD_KEY = {"maxcut": "best_known", "tsp": "optimal", "coloring": "chromatic",
-              "maxsat": "optimum", "sat": "label"}
+REWARD_KEY = {"maxcut": "best_known", "tsp": "optimal", "coloring": "chromatic", "maxsat": "optimum", "sat": "label"}
 
 
 @pytest.mark.parametrize("task_id", LITE + FULL_EXTRA)
@@ -45,8 +43,7 @@ def test_sat_task_mixes_sat_and_unsat_and_maxsat_both_forms():
 def test_check_prints_the_verdict(tmp_path, capsys):
     cert = tmp_path / "cut.txt"
     cert.write_text("value 5\n" + "0 1 " * 400)
-    assert main(["check", "--task", "maxcut-mqlib", "--instance", "G1",
-                 "--certificate", str(cert)]) == 0
+    assert main(["check", "--task", "maxcut-mqlib", "--instance", "G1", "--certificate", str(cert)]) == 0
     out = capsys.readouterr().out
     assert "status: certificate_failed" in out and "claimed: 5.0" in out
     assert "differs from the recomputed value 9602" in out
@@ -56,18 +53,21 @@ def test_check_json_by_instance_path(tmp_path, capsys, project_root):
     cert = tmp_path / "tour.txt"
     cert.write_text(" ".join(map(str, range(1, 15))))
     inst = project_root / "references/instances/tsp-tsplib/burma14.tsp"
-    assert main(["check", "--task", "tsp-tsplib", "--instance", str(inst), "--certificate",
-                 str(cert), "--json"]) == 0
+    assert main(["check", "--task", "tsp-tsplib", "--instance", str(inst), "--certificate", str(cert), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["instance"] == "burma14" and out["status"] == "ok"
     assert out["reward"] == pytest.approx(3323 / out["value"])
 
 
 def test_check_bad_input_exits_1_with_one_line(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "tcsexam", *a],  # noqa: E731
-                                    capture_output=True, text=True)
-    r = run("check", "--task", "maxcut-mqlib", "--instance", "G1", "--certificate",
-            str(tmp_path / "none.txt"))
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "tcsexam", *a],  # noqa: E731
+            capture_output=True,
+            text=True,
+        )
+
+    r = run("check", "--task", "maxcut-mqlib", "--instance", "G1", "--certificate", str(tmp_path / "none.txt"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "certificate file not found" in r.stderr
     r = run("check", "--task", "maxcut-mqlib", "--instance", "G999", "--certificate", "x")
     assert r.returncode == 1 and "neither an instance of task maxcut-mqlib nor a file" in r.stderr
@@ -88,17 +88,17 @@ def test_generate_is_reproducible(problem, tmp_path, capsys):
     b = sorted((tmp_path / "b").iterdir())
     assert len(a) == 2 and [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
     assert a[0].read_bytes() != a[1].read_bytes()
-    assert main(["check", "--problem", problem, "--instance", str(a[0]),
-                 "--certificate", str(a[0])]) == 0  # an instance is no certificate: still exit 0
+    assert (
+        main(["check", "--problem", problem, "--instance", str(a[0]), "--certificate", str(a[0])]) == 0
+    )  # an instance is no certificate: still exit 0
 
 
 def test_generate_old_wcnf_and_usage_errors(tmp_path, capsys):
-    assert main(["generate", "--problem", "maxsat", "--size", "10", "--format", "old",
-                 "--output-dir", str(tmp_path)]) == 0
+    assert (
+        main(["generate", "--problem", "maxsat", "--size", "10", "--format", "old", "--output-dir", str(tmp_path)]) == 0
+    )
     (path,) = tmp_path.iterdir()
     assert b"p wcnf 10 " in path.read_bytes()
-    assert main(["generate", "--problem", "tsp", "--size", "10", "--format", "old",
-                 "--output-dir", str(tmp_path)]) == 2
+    assert main(["generate", "--problem", "tsp", "--size", "10", "--format", "old", "--output-dir", str(tmp_path)]) == 2
     assert main(["generate", "--problem", "tsp", "--size", "0", "--output-dir", str(tmp_path)]) == 2
-    assert main(["generate", "--problem", "knapsack", "--size", "3",
-                 "--output-dir", str(tmp_path)]) == 1
+    assert main(["generate", "--problem", "knapsack", "--size", "3", "--output-dir", str(tmp_path)]) == 1

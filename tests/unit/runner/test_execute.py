@@ -85,7 +85,9 @@ def test_environment_and_placeholders(task, tmp_path):
 
     os.environ["SECRET"] = "leak"
     try:
-        rec = run_instance(task, "g", cand, sandbox="local", limits=Limits(wall_s=5), seed=42, scratch_dir=tmp_path / "s")
+        rec = run_instance(
+            task, "g", cand, sandbox="local", limits=Limits(wall_s=5), seed=42, scratch_dir=tmp_path / "s"
+        )
     finally:
         del os.environ["SECRET"]
     assert rec.status == "ok", rec.message
@@ -98,12 +100,17 @@ def test_environment_and_placeholders(task, tmp_path):
 
 def test_exit_codes_ok(task, tmp_path):
     files = {"s.py": GOOD + "raise SystemExit(10)\n"}
-    plain = load_candidate(make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", files))
+    plain = load_candidate(
+        make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", files)
+    )
     ok10 = load_candidate(make_candidate(
         tmp_path / "b", "command: [python3, s.py, '{instance}', '{solution}']\nexit_codes_ok: [0, 10]\n", files
     ))  # fmt: skip
     lim = Limits(wall_s=5)
-    assert run_instance(task, "g", plain, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s1").status == "crash"
+    assert (
+        run_instance(task, "g", plain, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s1").status
+        == "crash"
+    )
     rec = run_instance(task, "g", ok10, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s2")
     assert rec.status == "ok" and rec.A == 4.0 and rec.exit_code == 10
 
@@ -119,7 +126,9 @@ def test_missing_program_and_missing_certificate_are_invalid(task, tmp_path):
 
 
 def test_checker_failure_is_infrastructure_error(task, tmp_path, monkeypatch):
-    cand = load_candidate(make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", {"s.py": GOOD}))
+    cand = load_candidate(
+        make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", {"s.py": GOOD})
+    )
     problem = task.problem_impl
 
     def boom(*args, **kwargs):
@@ -135,9 +144,13 @@ def test_bwrap_sandbox_failure_is_infrastructure_error(task, tmp_path, monkeypat
         pytest.skip("bwrap not installed")
     from tcsexam.runner.sandboxes.bwrap import BwrapSandbox
 
-    cand = load_candidate(make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", {"s.py": GOOD}))
+    cand = load_candidate(
+        make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", {"s.py": GOOD})
+    )
     monkeypatch.setattr(BwrapSandbox, "base_args", staticmethod(lambda: ["--ro-bind", "/no/such/dir", "/x"]))
-    rec = run_instance(task, "g", cand, sandbox=BwrapSandbox(), limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s")
+    rec = run_instance(
+        task, "g", cand, sandbox=BwrapSandbox(), limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s"
+    )
     assert rec.status == "infrastructure_error" and "bwrap did not start" in rec.message
 
 
@@ -149,14 +162,20 @@ def test_build_step(task, tmp_path):
         {"solver.sh": "#!/bin/sh\necho '0 1 0 1 1' > \"$2\"\n"},
     )
     cand = load_candidate(src)
-    built, message = build_candidate(cand, sandbox="local", limits=lim, build_dir=tmp_path / "b", log_path=tmp_path / "build.log")
+    built, message = build_candidate(
+        cand, sandbox="local", limits=lim, build_dir=tmp_path / "b", log_path=tmp_path / "build.log"
+    )
     assert built is not None and built.dir == (tmp_path / "b").resolve() and "built" in message
     assert not (src / "solver").exists()  # the build ran in a copy
     rec = run_instance(task, "g", built, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s")
     assert rec.status == "ok", rec.message
 
-    broken = load_candidate(make_candidate(tmp_path / "d", "command: [x]\nbuild: [sh, -c, 'echo compiler says no; exit 2']\n"))
-    built, message = build_candidate(broken, sandbox="local", limits=lim, build_dir=tmp_path / "b2", log_path=tmp_path / "b2.log")
+    broken = load_candidate(
+        make_candidate(tmp_path / "d", "command: [x]\nbuild: [sh, -c, 'echo compiler says no; exit 2']\n")
+    )
+    built, message = build_candidate(
+        broken, sandbox="local", limits=lim, build_dir=tmp_path / "b2", log_path=tmp_path / "b2.log"
+    )
     assert built is None and "exit code 2" in message
     assert "compiler says no" in (tmp_path / "b2.log").read_text()
 

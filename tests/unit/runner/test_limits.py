@@ -21,9 +21,7 @@ from tcsexam.runner.limits import (
 from tcsexam.tasks import TaskLimits
 
 LIMITERS = [
-    pytest.param(
-        "cgroup", marks=pytest.mark.skipif(cgroup_support() is None, reason="cannot create cgroups here")
-    ),
+    pytest.param("cgroup", marks=pytest.mark.skipif(cgroup_support() is None, reason="cannot create cgroups here")),
     "light",
 ]
 PY = sys.executable
@@ -130,5 +128,7 @@ def test_benchexec_limiter(tmp_path):
     pytest.importorskip("benchexec.runexecutor")
     if cgroup_support() is None:
         pytest.skip("BenchExec needs cgroups")
-    out = run_limited(["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=128, limiter="benchexec"))
+    out = run_limited(
+        ["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=128, limiter="benchexec")
+    )
     assert (out.exit_code, out.termination, out.limiter, out.stdout_tail) == (4, "exit", "benchexec", "hi\n")

@@ -29,22 +29,30 @@ def fake_run_instance(task, instance, candidate, *, sandbox, limits, seed, scrat
     time.sleep(float(instance.meta.get("sleep", 0)))
     if instance.meta.get("raise"):
         raise RuntimeError("boom in the harness")
-    return InstanceRecord(instance=instance.name, status=instance.meta.get("status", "ok"),
-                          A=float(len(instance.name)), sandbox=sandbox)
+    return InstanceRecord(
+        instance=instance.name, status=instance.meta.get("status", "ok"), A=float(len(instance.name)), sandbox=sandbox
+    )
 
 
 def _ctx(tmp_path, rows) -> RunContext:
     inst = tmp_path / "g.txt"
     inst.write_text("2 1\n1 2 1\n")
-    lines = [f"id: t\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
-             f"limits: {{wall_s: 1}}\ninstance_dir: {tmp_path}\ninstances:"]
+    lines = [
+        f"id: t\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+        f"limits: {{wall_s: 1}}\ninstance_dir: {tmp_path}\ninstances:"
+    ]
     for row in rows:
         extra = "".join(f", {k}: {v}" for k, v in row.items() if k != "name")
         lines.append(f"- {{name: {row['name']}, file: g.txt{extra}}}")
     (tmp_path / "t.yaml").write_text("\n".join(lines) + "\n")
     task = load_task(tmp_path / "t.yaml")
-    return RunContext(task=task, candidate={"log": str(tmp_path / "exec.log")}, sandbox="local",
-                      limits=None, executor=fake_run_instance)
+    return RunContext(
+        task=task,
+        candidate={"log": str(tmp_path / "exec.log")},
+        sandbox="local",
+        limits=None,
+        executor=fake_run_instance,
+    )
 
 
 def _log(tmp_path) -> list[str]:
@@ -60,8 +68,9 @@ def test_execute_instance_turns_harness_exceptions_into_records(tmp_path):
 
 
 def test_in_process_pool_retries_infrastructure_errors(tmp_path):
-    ctx = _ctx(tmp_path, [{"name": "a"}, {"name": "bad", "status": "infrastructure_error"},
-                          {"name": "c", "status": "timeout"}])
+    ctx = _ctx(
+        tmp_path, [{"name": "a"}, {"name": "bad", "status": "infrastructure_error"}, {"name": "c", "status": "timeout"}]
+    )
     got = {}
     InProcessPool(ctx, max_retries=2).run(["a", "bad", "c"], lambda n, r, t: got.setdefault(n, (r, t)))
     assert got["a"][0]["status"] == "ok" and got["a"][1] == 1
@@ -112,8 +121,7 @@ def _killer(times: int):
 
 
 def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
-    ctx = _ctx(tmp_path, [{"name": "a", "sleep": 0.1}, {"name": "victim", "sleep": 1.5},
-                          {"name": "b", "sleep": 0.1}])
+    ctx = _ctx(tmp_path, [{"name": "a", "sleep": 0.1}, {"name": "victim", "sleep": 1.5}, {"name": "b", "sleep": 0.1}])
     hook, kills = _killer(times=1)
     got = {}
     pool = RayPool(ctx, workers=2, max_retries=2, on_dispatch=hook)

@@ -36,14 +36,13 @@ def write_task(root: Path, names=("a", "b", "c"), wall_s=5, sizes=None) -> Path:
     for k, name in enumerate(names):
         n = (sizes or {}).get(name, 4 + k)
         edges = [(i, i + 1) for i in range(1, n)]
-        (inst_dir / f"{name}.txt").write_text(
-            f"{n} {len(edges)}\n" + "".join(f"{u} {v} 1\n" for u, v in edges))
+        (inst_dir / f"{name}.txt").write_text(f"{n} {len(edges)}\n" + "".join(f"{u} {v} 1\n" for u, v in edges))
         rows.append(f"- {{name: {name}, file: {name}.txt, best_known: {n - 1}}}")
     task = root / "task.yaml"
     task.write_text(
         "id: tiny-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
-        f"limits: {{wall_s: {wall_s}, mem_mb: 1024}}\ninstance_dir: {inst_dir}\ninstances:\n"
-        + "\n".join(rows) + "\n")
+        f"limits: {{wall_s: {wall_s}, mem_mb: 1024}}\ninstance_dir: {inst_dir}\ninstances:\n" + "\n".join(rows) + "\n"
+    )
     return task
 
 
@@ -70,9 +69,22 @@ def executed(root: Path) -> list[str]:
 
 
 def run(root, task, cand, *extra) -> int:
-    return main(["run", "--task", str(task), "--candidate", str(cand), "--attempt", "1",
-                 "--output", str(root / "out" / "records.json"), "--no-progress", "--no-ray",
-                 *extra])
+    return main(
+        [
+            "run",
+            "--task",
+            str(task),
+            "--candidate",
+            str(cand),
+            "--attempt",
+            "1",
+            "--output",
+            str(root / "out" / "records.json"),
+            "--no-progress",
+            "--no-ray",
+            *extra,
+        ]
+    )
 
 
 def records(root) -> list[dict]:
@@ -91,8 +103,7 @@ def test_run_writes_records_in_task_order_and_reuses_them(setup, capsys):
     assert [r["instance"] for r in recs] == ["a", "b", "c"]
     assert [r["status"] for r in recs] == ["ok"] * 3
     assert [r["A"] for r in recs] == [3.0, 4.0, 5.0]  # path graphs, alternating sides cut all
-    assert all(r["key"].startswith("sha256:") and r["attempt"] == "1" and r["task"] == "tiny-maxcut"
-               for r in recs)
+    assert all(r["key"].startswith("sha256:") and r["attempt"] == "1" and r["task"] == "tiny-maxcut" for r in recs)
     assert sorted(executed(root)) == ["a", "b", "c"]
     store = RecordStore(root / "out" / "records")
     assert [store.load(n).to_dict() for n in "abc"] == recs
@@ -155,8 +166,7 @@ def test_subset_of_instances(setup):
 
 def test_build_step_runs_once_and_its_failure_makes_every_instance_invalid(tmp_path):
     task = write_task(tmp_path)
-    cand = write_candidate(tmp_path, build=["/bin/sh", "-c", "cp solve.py built.py && echo built"],
-                           script="built.py")
+    cand = write_candidate(tmp_path, build=["/bin/sh", "-c", "cp solve.py built.py && echo built"], script="built.py")
     assert run(tmp_path, task, cand) == 0
     assert [r["status"] for r in records(tmp_path)] == ["ok"] * 3
     assert not (cand / "built.py").exists()  # the build ran in a copy
@@ -178,8 +188,7 @@ def test_unusable_solver_yaml_makes_every_instance_invalid(setup, capsys):
     root, task, cand = setup
     (cand / "solver.yaml").write_text("command: python3 solve.py\nthreads: one\n")
     out = root / "out" / "records.json"
-    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(out),
-               "--no-progress", "--no-ray"])
+    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(out), "--no-progress", "--no-ray"])
     assert rc == 0
     recs = json.loads(out.read_text())
     assert recs and {r["status"] for r in recs} == {"invalid"}
@@ -210,8 +219,20 @@ def test_bad_input_is_one_line_and_leaves_no_output(setup, capsys, args, code, n
         else:
             rest += [opt, val]
     out = root / "out" / "records.json"
-    rc = main(["run", "--task", argv["--task"], "--candidate", argv["--candidate"], "--output",
-               str(out), "--no-progress", "--no-ray", *rest])
+    rc = main(
+        [
+            "run",
+            "--task",
+            argv["--task"],
+            "--candidate",
+            argv["--candidate"],
+            "--output",
+            str(out),
+            "--no-progress",
+            "--no-ray",
+            *rest,
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == code
     assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
@@ -220,15 +241,41 @@ def test_bad_input_is_one_line_and_leaves_no_output(setup, capsys, args, code, n
 
 def test_output_inside_records_dir_is_a_usage_error(setup, capsys):
     root, task, cand = setup
-    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--no-ray", "--no-progress",
-               "--output", str(root / "r" / "records.json"), "--records-dir", str(root / "r")])
+    rc = main(
+        [
+            "run",
+            "--task",
+            str(task),
+            "--candidate",
+            str(cand),
+            "--no-ray",
+            "--no-progress",
+            "--output",
+            str(root / "r" / "records.json"),
+            "--records-dir",
+            str(root / "r"),
+        ]
+    )
     assert rc == 2 and "--records-dir" in capsys.readouterr().err
 
 
 def test_run_on_local_ray_with_two_workers(setup, capsys):
     root, task, cand = setup
-    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--attempt", "1",
-               "--output", str(root / "out" / "records.json"), "--workers", "2"])
+    rc = main(
+        [
+            "run",
+            "--task",
+            str(task),
+            "--candidate",
+            str(cand),
+            "--attempt",
+            "1",
+            "--output",
+            str(root / "out" / "records.json"),
+            "--workers",
+            "2",
+        ]
+    )
     assert rc == 0
     assert [r["status"] for r in records(root)] == ["ok"] * 3
     assert sorted(executed(root)) == ["a", "b", "c"]
@@ -249,10 +296,28 @@ def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
         # RAY_AUTH_MODE=token (what a local ray.init leaves in its process's environment) must not
         # keep a job off the head, which runs without tokens
         proc = subprocess.run(
-            [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand),
-             "--attempt", "1", "--output", str(root / out / "records.json"), "--no-progress",
-             "--ray-head", str(state)], capture_output=True, text=True, timeout=300,
-            env=dict(os.environ, RAY_AUTH_MODE="token"))
+            [
+                sys.executable,
+                "-m",
+                "tcsexam",
+                "run",
+                "--task",
+                str(task),
+                "--candidate",
+                str(cand),
+                "--attempt",
+                "1",
+                "--output",
+                str(root / out / "records.json"),
+                "--no-progress",
+                "--ray-head",
+                str(state),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, RAY_AUTH_MODE="token"),
+        )
         assert proc.returncode == 0, proc.stderr
         assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3
         return proc.stderr
@@ -271,8 +336,21 @@ def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
 def test_ray_head_excludes_ray_address_and_no_ray(setup, capsys):
     root, task, cand = setup
     with pytest.raises(SystemExit) as exc:  # argparse: mutually exclusive options
-        main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(root / "o.json"),
-              "--ray-head", str(root / "head"), "--ray-address", "127.0.0.1:1"])
+        main(
+            [
+                "run",
+                "--task",
+                str(task),
+                "--candidate",
+                str(cand),
+                "--output",
+                str(root / "o.json"),
+                "--ray-head",
+                str(root / "head"),
+                "--ray-address",
+                "127.0.0.1:1",
+            ]
+        )
     assert exc.value.code == 2
     assert run(root, task, cand, "--ray-head", str(root / "head")) == 2
     assert "--no-ray and --ray-address/--ray-head exclude each other" in capsys.readouterr().err

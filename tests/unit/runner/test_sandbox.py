@@ -100,7 +100,9 @@ def test_docker_without_engine_fails_at_start():
 
 def test_apptainer_argv_and_unavailable():
     box = get_sandbox("apptainer", image="/img.sif", executable="apptainer")
-    cmd = box.command(["python3", "s.py"], cwd="/c", env={"PATH": "/p", "X": "1"}, readonly_paths=["/i"], writable_paths=["/w"])
+    cmd = box.command(
+        ["python3", "s.py"], cwd="/c", env={"PATH": "/p", "X": "1"}, readonly_paths=["/i"], writable_paths=["/w"]
+    )
     joined = " ".join(cmd)
     for part in ("exec --containall --no-home --net --network none", "--bind /w:/w:rw", "--bind /i:/i:ro",
                  "--env X=1", "--env PATH=/p", "--pwd /c /img.sif python3 s.py"):  # fmt: skip

@@ -201,7 +201,10 @@ def test_repair_by_status_and_instances(tmp_path):
     # both filters together
     assert repair(store.dir, statuses=["timeout"], instances=["b"]).moved == []
     assert sorted(repair(store.dir, statuses=["any"]).moved) == [
-        ("b", "infrastructure_error"), ("c", "timeout"), ("d", "infrastructure_error")]
+        ("b", "infrastructure_error"),
+        ("c", "timeout"),
+        ("d", "infrastructure_error"),
+    ]
     assert list(store.dir.glob("*.json")) == []
     with pytest.raises(InputError, match="unknown status"):
         repair(store.dir, statuses=["bogus"])

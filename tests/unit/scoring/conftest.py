@@ -47,7 +47,9 @@ def example_rows(suite, model="my-model", attempts=1, protocol="offline"):
     rows = []
     for track, items in suite.tracks.items():
         for j, item in enumerate(items):
-            score = {"theorem": [1, 1, 0, 0, 0][j % 5], "solver": 0.25, "construction": 1.2, "open_conjecture": 0}[track]
+            score = {"theorem": [1, 1, 0, 0, 0][j % 5], "solver": 0.25, "construction": 1.2, "open_conjecture": 0}[
+                track
+            ]
             for a in range(1, attempts + 1):
                 rows.append(
                     [

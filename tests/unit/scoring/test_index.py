@@ -16,8 +16,20 @@ def _run(h, tmp_path, rows, cohort=None, suite="lite", extra=(), header=None):
     attempts = h.write_csv(tmp_path / "attempts.csv", rows, header=header or h.COLUMNS)
     cohort_path = h.write_json(tmp_path / "cohort.json", cohort or h.cohort_dict())
     out = tmp_path / "build" / "index.json"
-    rc = main(["score", "--suite", suite, "--attempts", str(attempts), "--cohort", str(cohort_path),
-               "--output", str(out), *extra])
+    rc = main(
+        [
+            "score",
+            "--suite",
+            suite,
+            "--attempts",
+            str(attempts),
+            "--cohort",
+            str(cohort_path),
+            "--output",
+            str(out),
+            *extra,
+        ]
+    )
     return rc, out
 
 
@@ -34,8 +46,17 @@ def test_spec_example_is_55_5(h, tmp_path, lite):
     assert model["track_means"] == {"theorem": 0.4, "solver": 0.25, "construction": 1.2, "open_conjecture": 0.0}
     assert model["status"] == "complete" and model["issues"] == [] and data["status"] == "complete"
     assert data["metric_id"] == "tcsexam-index-original-30303010-v0.1"
-    assert (data["suite"], data["solver_protocol"], data["solver_reference_id"]) == ("lite", "offline", "paper-k3-fixed-260925")
-    assert model["coverage"]["solver"] == {"tasks_complete": 5, "tasks_planned": 5, "attempts_valid": 5, "attempts_planned": 5}
+    assert (data["suite"], data["solver_protocol"], data["solver_reference_id"]) == (
+        "lite",
+        "offline",
+        "paper-k3-fixed-260925",
+    )
+    assert model["coverage"]["solver"] == {
+        "tasks_complete": 5,
+        "tasks_planned": 5,
+        "attempts_valid": 5,
+        "attempts_planned": 5,
+    }
 
 
 def test_missing_task_makes_model_incomplete_with_null_index(h, tmp_path, lite):
@@ -45,8 +66,16 @@ def test_missing_task_makes_model_incomplete_with_null_index(h, tmp_path, lite):
     assert data["status"] == "incomplete" and model["status"] == "incomplete" and model["index"] is None
     assert model["coverage"]["solver"]["tasks_complete"] == 4 and model["track_means"]["solver"] is None
     assert model["track_means"]["theorem"] == 0.4  # complete tracks are still reported
-    assert model["issues"] == [{"model": "my-model", "track": "solver", "item": "sat-satlib", "attempt": None,
-                                "reason": "missing", "message": "planned repetition 1 of 1 has no adopted attempt row"}]
+    assert model["issues"] == [
+        {
+            "model": "my-model",
+            "track": "solver",
+            "item": "sat-satlib",
+            "attempt": None,
+            "reason": "missing",
+            "message": "planned repetition 1 of 1 has no adopted attempt row",
+        }
+    ]
 
 
 @pytest.mark.parametrize("state", ["judge_failed", "not_finished", "missing"])
@@ -60,8 +89,12 @@ def test_failed_adopted_attempt_is_an_issue(h, tmp_path, lite, state):
 
 def test_excluded_rows_are_retained_not_aggregated(h, tmp_path, lite):
     rows = h.example_rows(lite)
-    rows.append(["my-model", "solver", "maxcut-mqlib", "old", "0.9", "excluded", "valid", "fixed_reference_relative", "online"])
-    rows.append(["my-model", "theorem", rows[0][2], "broken", "", "excluded", "judge_failed", "original_task_score", ""])
+    rows.append(
+        ["my-model", "solver", "maxcut-mqlib", "old", "0.9", "excluded", "valid", "fixed_reference_relative", "online"]
+    )
+    rows.append(
+        ["my-model", "theorem", rows[0][2], "broken", "", "excluded", "judge_failed", "original_task_score", ""]
+    )
     model = _ok(h, tmp_path, rows)["models"]["my-model"]
     assert model["index"] == 55.5 and model["status"] == "complete" and model["attempts"]["excluded"] == 2
 
@@ -104,8 +137,10 @@ def test_solver_scores_dir_matches_rows(h, tmp_path, lite):
     root = tmp_path / "solver"
     for r in rows:
         if r[1] == "solver":
-            h.write_json((root / r[0] / r[2] / r[3]).mkdir(parents=True) or root / r[0] / r[2] / r[3] / "relative.json",
-                         {"task": r[2], "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25})
+            h.write_json(
+                (root / r[0] / r[2] / r[3]).mkdir(parents=True) or root / r[0] / r[2] / r[3] / "relative.json",
+                {"task": r[2], "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25},
+            )
     data = _ok(h, tmp_path, rows, extra=["--solver-scores", str(root)])
     assert data["models"]["my-model"]["index"] == 55.5
 
@@ -119,13 +154,18 @@ def _rejected(h, tmp_path, capsys, rows, needle, **kw):
     assert rc == 1, err
     assert not out.exists() and not out.parent.exists()
     assert err.count("\n") == 1 and "Traceback" not in err
-    for part in ([needle] if isinstance(needle, str) else needle):
+    for part in [needle] if isinstance(needle, str) else needle:
         assert part in err, err
     return err
 
 
 def _edit(rows, i, **cells):
-    index = {c: k for k, c in enumerate("model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol".split(","))}
+    index = {
+        c: k
+        for k, c in enumerate(
+            "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol".split(",")
+        )
+    }
     for key, value in cells.items():
         rows[i][index[key]] = value
     return rows
@@ -145,7 +185,22 @@ def test_rejects_empty_and_malformed_csv(h, tmp_path, capsys, lite):
     (tmp_path / "attempts.csv").write_text("")
     cohort = h.write_json(tmp_path / "cohort.json", h.cohort_dict())
     out = tmp_path / "o.json"
-    assert main(["score", "--suite", "lite", "--attempts", str(tmp_path / "attempts.csv"), "--cohort", str(cohort), "--output", str(out)]) == 1
+    assert (
+        main(
+            [
+                "score",
+                "--suite",
+                "lite",
+                "--attempts",
+                str(tmp_path / "attempts.csv"),
+                "--cohort",
+                str(cohort),
+                "--output",
+                str(out),
+            ]
+        )
+        == 1
+    )
     assert "attempt table is empty" in capsys.readouterr().err and not out.exists()
     rows = h.example_rows(lite)
     rows[3] = rows[3] + ["surplus"]
@@ -153,23 +208,59 @@ def test_rejects_empty_and_malformed_csv(h, tmp_path, capsys, lite):
 
 
 def test_rejects_unknown_track(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 2, track="proofs"), ["row 3 (my-model,proofs,", "unknown track 'proofs'"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 2, track="proofs"),
+        ["row 3 (my-model,proofs,", "unknown track 'proofs'"],
+    )
 
 
 def test_rejects_model_not_in_cohort(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 4, model="stranger"), ["row 5 (stranger,", "model 'stranger' is not in the cohort"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 4, model="stranger"),
+        ["row 5 (stranger,", "model 'stranger' is not in the cohort"],
+    )
 
 
 def test_rejects_unknown_task(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 6, item="sat-bogus"), ["row 7 (", "task 'sat-bogus' is not in suite 'lite'"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 6, item="sat-bogus"),
+        ["row 7 (", "task 'sat-bogus' is not in suite 'lite'"],
+    )
 
 
 def test_rejects_task_in_the_wrong_track(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 0, item="maxcut-mqlib"), ["row 1 (", "is a solver task of suite 'lite', not theorem"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 0, item="maxcut-mqlib"),
+        ["row 1 (", "is a solver task of suite 'lite', not theorem"],
+    )
 
 
 def test_rejects_full_only_task_in_lite(h, tmp_path, capsys, lite):
-    rows = h.example_rows(lite) + [["my-model", "solver", "tsp-tsplib-large", "1", "0.5", "excluded", "valid", "fixed_reference_relative", "offline"]]
+    rows = h.example_rows(lite) + [
+        [
+            "my-model",
+            "solver",
+            "tsp-tsplib-large",
+            "1",
+            "0.5",
+            "excluded",
+            "valid",
+            "fixed_reference_relative",
+            "offline",
+        ]
+    ]
     _rejected(h, tmp_path, capsys, rows, ["row 21 (", "'tsp-tsplib-large' is not in suite 'lite'"])
 
 
@@ -192,22 +283,43 @@ def test_rejects_bad_cell(h, tmp_path, capsys, lite, column, value, needle):
 
 
 def test_rejects_solver_row_without_fixed_reference_relative(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 5, score_type="original_task_score"),
-              ["row 6 (my-model,solver,maxcut-mqlib,1)", "needs score_type fixed_reference_relative"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 5, score_type="original_task_score"),
+        ["row 6 (my-model,solver,maxcut-mqlib,1)", "needs score_type fixed_reference_relative"],
+    )
 
 
 def test_rejects_fixed_reference_relative_outside_solver(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 10, score_type="fixed_reference_relative"),
-              ["row 11 (", "a construction row needs score_type original_task_score"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 10, score_type="fixed_reference_relative"),
+        ["row 11 (", "a construction row needs score_type original_task_score"],
+    )
 
 
 def test_rejects_solver_row_without_protocol(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 5, solver_protocol=""), ["row 6 (", "must declare solver_protocol"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 5, solver_protocol=""),
+        ["row 6 (", "must declare solver_protocol"],
+    )
 
 
 def test_rejects_adopted_solver_row_of_other_protocol(h, tmp_path, capsys, lite):
-    _rejected(h, tmp_path, capsys, _edit(h.example_rows(lite), 9, solver_protocol="online"),
-              ["row 10 (my-model,solver,maxsat-wcnf,1)", "solver_protocol 'online' but the cohort declares 'offline'"])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        _edit(h.example_rows(lite), 9, solver_protocol="online"),
+        ["row 10 (my-model,solver,maxsat-wcnf,1)", "solver_protocol 'online' but the cohort declares 'offline'"],
+    )
 
 
 @pytest.mark.parametrize(
@@ -240,8 +352,12 @@ def test_rejects_duplicate_identity(h, tmp_path, capsys, lite):
 
 def test_rejects_more_adopted_attempts_than_planned(h, tmp_path, capsys, lite):
     rows = h.example_rows(lite)
-    rows.append(["my-model", "solver", "tsp-tsplib", "2", "0.3", "selected", "valid", "fixed_reference_relative", "offline"])
-    _rejected(h, tmp_path, capsys, rows, ["row 21 (my-model,solver,tsp-tsplib,2)", "has 2 adopted attempts but 1 are planned"])
+    rows.append(
+        ["my-model", "solver", "tsp-tsplib", "2", "0.3", "selected", "valid", "fixed_reference_relative", "offline"]
+    )
+    _rejected(
+        h, tmp_path, capsys, rows, ["row 21 (my-model,solver,tsp-tsplib,2)", "has 2 adopted attempts but 1 are planned"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -253,7 +369,10 @@ def test_rejects_more_adopted_attempts_than_planned(h, tmp_path, capsys, lite):
         (lambda c: c["models"]["my-model"].update(attempts_per_task="3"), "models/my-model/attempts_per_task"),
         (lambda c: c.update(reference="x"), "Additional properties are not allowed"),
         (lambda c: c.update(suite="full"), "suite 'full' does not match the suite being scored ('lite')"),
-        (lambda c: c["models"]["my-model"].update(tasks={"nope": 2}), "models/my-model/tasks: task 'nope' is not in suite"),
+        (
+            lambda c: c["models"]["my-model"].update(tasks={"nope": 2}),
+            "models/my-model/tasks: task 'nope' is not in suite",
+        ),
     ],
 )
 def test_rejects_bad_cohort(h, tmp_path, capsys, lite, cohort_edit, needle):
@@ -266,7 +385,22 @@ def test_rejects_cohort_with_nan(h, tmp_path, capsys, lite):
     h.write_csv(tmp_path / "attempts.csv", h.example_rows(lite))
     (tmp_path / "cohort.json").write_text('{"suite": NaN}')
     out = tmp_path / "o.json"
-    assert main(["score", "--suite", "lite", "--attempts", str(tmp_path / "attempts.csv"), "--cohort", str(tmp_path / "cohort.json"), "--output", str(out)]) == 1
+    assert (
+        main(
+            [
+                "score",
+                "--suite",
+                "lite",
+                "--attempts",
+                str(tmp_path / "attempts.csv"),
+                "--cohort",
+                str(tmp_path / "cohort.json"),
+                "--output",
+                str(out),
+            ]
+        )
+        == 1
+    )
     assert "cohort.json: malformed cohort file" in capsys.readouterr().err and not out.exists()
 
 
@@ -274,10 +408,18 @@ def test_rejects_cohort_with_nan(h, tmp_path, capsys, lite):
     "content, needle",
     [
         (None, "no solver-score output at"),
-        ({"task": "sat-satlib", "reference_id": "tcsexam-bundled-k3-v2", "relative_score": 0.25},
-         "was scored against reference 'tcsexam-bundled-k3-v2', but the cohort declares 'paper-k3-fixed-260925'"),
-        ({"task": "tsp-tsplib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25}, "is for task 'tsp-tsplib'"),
-        ({"task": "sat-satlib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.2500001}, "differs from relative_score 0.2500001"),
+        (
+            {"task": "sat-satlib", "reference_id": "tcsexam-bundled-k3-v2", "relative_score": 0.25},
+            "was scored against reference 'tcsexam-bundled-k3-v2', but the cohort declares 'paper-k3-fixed-260925'",
+        ),
+        (
+            {"task": "tsp-tsplib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25},
+            "is for task 'tsp-tsplib'",
+        ),
+        (
+            {"task": "sat-satlib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.2500001},
+            "differs from relative_score 0.2500001",
+        ),
     ],
 )
 def test_rejects_solver_rows_not_backed_by_solver_score_outputs(h, tmp_path, capsys, lite, content, needle):
@@ -292,7 +434,14 @@ def test_rejects_solver_rows_not_backed_by_solver_score_outputs(h, tmp_path, cap
                 body = content
             if body is not None:
                 h.write_json(d / "relative.json", body)
-    _rejected(h, tmp_path, capsys, rows, ["row 7 (my-model,solver,sat-satlib,1)", needle], extra=["--solver-scores", str(root)])
+    _rejected(
+        h,
+        tmp_path,
+        capsys,
+        rows,
+        ["row 7 (my-model,solver,sat-satlib,1)", needle],
+        extra=["--solver-scores", str(root)],
+    )
 
 
 # --- the real console script -------------------------------------------------------------------
@@ -307,7 +456,18 @@ def test_subprocess_exit_codes(h, tmp_path, lite):
     attempts = h.write_csv(tmp_path / "attempts.csv", h.example_rows(lite))
     cohort = h.write_json(tmp_path / "cohort.json", h.cohort_dict())
     out = tmp_path / "index.json"
-    base = [_script(), "score", "--suite", "lite", "--attempts", str(attempts), "--cohort", str(cohort), "--output", str(out)]
+    base = [
+        _script(),
+        "score",
+        "--suite",
+        "lite",
+        "--attempts",
+        str(attempts),
+        "--cohort",
+        str(cohort),
+        "--output",
+        str(out),
+    ]
     done = subprocess.run(base, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["models"]["my-model"]["index"] == 55.5
@@ -322,11 +482,31 @@ def test_subprocess_exit_codes(h, tmp_path, lite):
 
 def test_subprocess_solver_score_refusal(h, tmp_path):
     ref = h.write_json(tmp_path / "ref.json", h.reference_dict())
-    rec = h.write_json(tmp_path / "r.json", [{"instance": "example-1", "status": "ok", "A": 12},
-                                             {"instance": "example-2", "status": "infrastructure_error"}])
+    rec = h.write_json(
+        tmp_path / "r.json",
+        [
+            {"instance": "example-1", "status": "ok", "A": 12},
+            {"instance": "example-2", "status": "infrastructure_error"},
+        ],
+    )
     out = tmp_path / "o.json"
-    done = subprocess.run([_script(), "solver-score", "--task", "t", "--records", str(rec), "--reference", str(ref),
-                           "--output", str(out)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            _script(),
+            "solver-score",
+            "--task",
+            "t",
+            "--records",
+            str(rec),
+            "--reference",
+            str(ref),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and "'example-2'" in done.stderr and not out.exists()
 
 
@@ -340,10 +520,24 @@ def test_header_only_table_leaves_every_model_incomplete(h, tmp_path, lite):
 def test_unwritable_output_and_directory_input_are_one_line_errors(h, tmp_path, capsys, lite):
     attempts = h.write_csv(tmp_path / "attempts.csv", h.example_rows(lite))
     cohort = h.write_json(tmp_path / "cohort.json", h.cohort_dict())
-    rc = main(["score", "--suite", "lite", "--attempts", str(attempts), "--cohort", str(cohort), "--output", str(tmp_path)])
+    rc = main(
+        ["score", "--suite", "lite", "--attempts", str(attempts), "--cohort", str(cohort), "--output", str(tmp_path)]
+    )
     err = capsys.readouterr().err
     assert rc == 1 and "cannot write the output" in err and err.count("\n") == 1
-    rc = main(["score", "--suite", "lite", "--attempts", str(tmp_path), "--cohort", str(cohort), "--output", str(tmp_path / "o.json")])
+    rc = main(
+        [
+            "score",
+            "--suite",
+            "lite",
+            "--attempts",
+            str(tmp_path),
+            "--cohort",
+            str(cohort),
+            "--output",
+            str(tmp_path / "o.json"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 1 and "cannot read attempt table" in err and not (tmp_path / "o.json").exists()
 

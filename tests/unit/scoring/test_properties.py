@@ -22,12 +22,20 @@ def reference_and_records(draw):
     direction = draw(st.sampled_from(["maximize", "minimize"]))
     instances = {f"i{k}": draw(st.lists(finite, min_size=2, max_size=4)) for k in range(n)}
     records = [
-        {"instance": name, "status": (s := draw(st.sampled_from(STATUSES))), **({"A": draw(finite)} if s == "ok" else {})}
+        {
+            "instance": name,
+            "status": (s := draw(st.sampled_from(STATUSES))),
+            **({"A": draw(finite)} if s == "ok" else {}),
+        }
         for name in instances
     ]
     records += [{"instance": f"extra{k}", "status": "ok", "A": 1.0} for k in range(draw(st.integers(0, 3)))]
-    data = {"schema_version": 1, "reference_id": "r", "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-            "tasks": {"t": {"kind": "objective", "direction": direction, "instances": instances}}}
+    data = {
+        "schema_version": 1,
+        "reference_id": "r",
+        "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+        "tasks": {"t": {"kind": "objective", "direction": direction, "instances": instances}},
+    }
     return reference_from_dict(data), records, draw(st.randoms(use_true_random=False))
 
 
@@ -49,8 +57,14 @@ def test_solver_score_ignores_record_order(case):
 @given(st.lists(finite, min_size=2, max_size=5), finite, finite, st.sampled_from(["maximize", "minimize"]))
 def test_instance_score_is_monotone_in_a(values, a1, a2, direction):
     lo, hi = sorted((a1, a2))
-    ref = reference_from_dict({"schema_version": 1, "reference_id": "r", "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-                               "tasks": {"t": {"kind": "objective", "direction": direction, "instances": {"x": values}}}})
+    ref = reference_from_dict(
+        {
+            "schema_version": 1,
+            "reference_id": "r",
+            "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+            "tasks": {"t": {"kind": "objective", "direction": direction, "instances": {"x": values}}},
+        }
+    )
     s_lo = solver_score("t", [{"instance": "x", "status": "ok", "A": lo}], ref)["relative_score"]
     s_hi = solver_score("t", [{"instance": "x", "status": "ok", "A": hi}], ref)["relative_score"]
     if direction == "maximize":
@@ -70,15 +84,32 @@ def _table(lite, reps, scores_for, provisional=()):
             for a in range(reps.get(item, 1)):
                 s = scores_for(track, item, a)
                 adoption = "selected_provisional" if (item, a) in provisional else "selected"
-                rows.append(["m", track, item, f"a{a}", repr(s), adoption, "valid",
-                             "fixed_reference_relative" if track == "solver" else "original_task_score",
-                             "offline" if track == "solver" else ""])
+                rows.append(
+                    [
+                        "m",
+                        track,
+                        item,
+                        f"a{a}",
+                        repr(s),
+                        adoption,
+                        "valid",
+                        "fixed_reference_relative" if track == "solver" else "original_task_score",
+                        "offline" if track == "solver" else "",
+                    ]
+                )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def _cohort(lite, reps):
-    return cohort_from_dict({"suite": "lite", "solver_protocol": "offline", "solver_reference_id": "r",
-                             "models": {"m": {"attempts_per_task": 1, "tasks": dict(reps)}}}, lite)
+    return cohort_from_dict(
+        {
+            "suite": "lite",
+            "solver_protocol": "offline",
+            "solver_reference_id": "r",
+            "models": {"m": {"attempts_per_task": 1, "tasks": dict(reps)}},
+        },
+        lite,
+    )
 
 
 @st.composite
@@ -121,7 +152,9 @@ def test_index_ignores_row_order(lite_suite, data):
 @given(data=st.data())
 def test_each_task_weighs_the_same_whatever_its_repetitions(lite_suite, data):
     reps, values, _ = data.draw(tables(lite_suite))
-    model = compute_index(_table(lite_suite, reps, lambda t, i, a: values[i, a]), lite_suite, _cohort(lite_suite, reps))["models"]["m"]
+    model = compute_index(
+        _table(lite_suite, reps, lambda t, i, a: values[i, a]), lite_suite, _cohort(lite_suite, reps)
+    )["models"]["m"]
     task_mean = {item: sum(values[item, a] for a in range(reps[item])) / reps[item] for item in lite_suite.items}
     for track, items in lite_suite.tracks.items():
         expected = sum(task_mean[i] for i in items) / len(items)
@@ -130,10 +163,12 @@ def test_each_task_weighs_the_same_whatever_its_repetitions(lite_suite, data):
     expected_index = sum(w * sum(task_mean[i] for i in lite_suite.tracks[t]) / 5 for t, w in weights.items())
     assert model["index"] == pytest.approx(expected_index, rel=1e-12, abs=1e-12)
 
+
 def test_more_repetitions_do_not_change_a_task_weight(lite):
     """Explicit case: one task repeated three times (1, 1, 1) vs once (1) gives the same Index."""
     once = compute_index(_table(lite, {}, lambda t, i, a: 1.0 if i == lite.items[0] else 0.0), lite, _cohort(lite, {}))
     reps = {lite.items[0]: 3}
-    thrice = compute_index(_table(lite, reps, lambda t, i, a: 1.0 if i == lite.items[0] else 0.0), lite, _cohort(lite, reps))
+    thrice = compute_index(
+        _table(lite, reps, lambda t, i, a: 1.0 if i == lite.items[0] else 0.0), lite, _cohort(lite, reps)
+    )
     assert once["models"]["m"]["index"] == thrice["models"]["m"]["index"] == 6.0
-

@@ -14,10 +14,13 @@ from tcsexam.reference import build_reference, check_subset, merge_references, r
 
 def test_loads_the_issue_example():
     data = {
-        "schema_version": 1, "reference_id": "r", "suite": "lite",
+        "schema_version": 1,
+        "reference_id": "r",
+        "suite": "lite",
         "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-        "tasks": {"maxcut-mqlib": {"kind": "objective", "direction": "maximize",
-                                   "instances": {"G1": [11500, 11510, 11490]}}},
+        "tasks": {
+            "maxcut-mqlib": {"kind": "objective", "direction": "maximize", "instances": {"G1": [11500, 11510, 11490]}}
+        },
         "unscored_reference_instances": {"maxcut-mqlib": {"G81": [14000]}},
     }
     ref = reference_from_dict(data)
@@ -66,12 +69,21 @@ def test_solve_values_accept_booleans_and_01_only(h):
 
 
 def _runs():
-    r1 = [{"instance": "a", "status": "ok", "A": 10}, {"instance": "b", "status": "ok", "A": 5},
-          {"instance": "c", "status": "timeout"}]
-    r2 = [{"instance": "b", "status": "ok", "A": 6.5}, {"instance": "a", "status": "ok", "A": 12},
-          {"instance": "c", "status": "crash"}]
-    r3 = [{"instance": "a", "status": "ok", "A": 14}, {"instance": "b", "status": "memout"},
-          {"instance": "c", "status": "ok", "A": 3}]
+    r1 = [
+        {"instance": "a", "status": "ok", "A": 10},
+        {"instance": "b", "status": "ok", "A": 5},
+        {"instance": "c", "status": "timeout"},
+    ]
+    r2 = [
+        {"instance": "b", "status": "ok", "A": 6.5},
+        {"instance": "a", "status": "ok", "A": 12},
+        {"instance": "c", "status": "crash"},
+    ]
+    r3 = [
+        {"instance": "a", "status": "ok", "A": 14},
+        {"instance": "b", "status": "memout"},
+        {"instance": "c", "status": "ok", "A": 3},
+    ]
     return [("r1.json", r1), ("r2.json", r2), ("r3.json", r3)]
 
 
@@ -93,8 +105,14 @@ def test_build_solve_counts_completed_failures_as_unsolved():
     "edit, needle",
     [
         (lambda runs: runs[1][1].pop(), "r2.json: instance 'c' is missing"),
-        (lambda runs: runs[2][1].append({"instance": "d", "status": "ok", "A": 1}), "r3.json: instance 'd' is not in r1.json"),
-        (lambda runs: runs[1][1][0].update(status="infrastructure_error"), "r2.json: instance 'b': status infrastructure_error"),
+        (
+            lambda runs: runs[2][1].append({"instance": "d", "status": "ok", "A": 1}),
+            "r3.json: instance 'd' is not in r1.json",
+        ),
+        (
+            lambda runs: runs[1][1][0].update(status="infrastructure_error"),
+            "r2.json: instance 'b': status infrastructure_error",
+        ),
         (lambda runs: runs[0][1].append(dict(runs[0][1][0])), "r1.json: instance 'a': duplicate"),
         (lambda runs: runs.pop() and runs.pop(), "at least two runs"),
     ],
@@ -114,9 +132,15 @@ def test_build_refuses_when_nothing_is_eligible():
 
 
 def test_merge_and_subset(h):
-    a = reference_from_dict(h.reference_dict(tasks={"t1": ("objective", "maximize", {"x": [1, 2]})}, ref_id="R"), "a.json")
-    b_data = h.reference_dict(tasks={"t2": ("solve", "maximize", {"y": [True, True]})}, ref_id="R", unscored={"t2": {"z": [None]}},
-                              floors={"relative": 0.1, "absolute": 1e-6})
+    a = reference_from_dict(
+        h.reference_dict(tasks={"t1": ("objective", "maximize", {"x": [1, 2]})}, ref_id="R"), "a.json"
+    )
+    b_data = h.reference_dict(
+        tasks={"t2": ("solve", "maximize", {"y": [True, True]})},
+        ref_id="R",
+        unscored={"t2": {"z": [None]}},
+        floors={"relative": 0.1, "absolute": 1e-6},
+    )
     b = reference_from_dict(b_data, "b.json")
     full_data = merge_references([a, b], suite="full")
     assert full_data["tasks"]["t2"]["scale_floors"] == {"relative": 0.1, "absolute": 1e-6}
@@ -130,7 +154,9 @@ def test_merge_and_subset(h):
     changed["tasks"]["t2"]["instances"]["y"] = [True, False]
     with pytest.raises(InputError, match="lite.json: task 't2' instance 'y': values"):
         check_subset(reference_from_dict(changed, "lite.json"), full)
-    other_id = reference_from_dict(h.reference_dict(tasks={"t3": ("objective", "maximize", {"x": [1, 2]})}, ref_id="S"), "c.json")
+    other_id = reference_from_dict(
+        h.reference_dict(tasks={"t3": ("objective", "maximize", {"x": [1, 2]})}, ref_id="S"), "c.json"
+    )
     with pytest.raises(InputError, match="c.json: reference_id 'S' differs"):
         merge_references([a, other_id])
     with pytest.raises(InputError, match="task 't1' is also in a.json"):
@@ -142,9 +168,31 @@ def test_reference_cli_build_merge_check(h, tmp_path, capsys):
     for name, records in _runs():
         paths.append(str(h.write_json(tmp_path / name, records)))
     one = tmp_path / "t.json"
-    assert main(["reference", "build", "--task", "t", "--kind", "objective", "--direction", "maximize",
-                 "--runs", *paths, "--id", "bundled-v1", "--output", str(one)]) == 0
-    other = h.write_json(tmp_path / "u.json", h.reference_dict(tasks={"u": ("objective", "minimize", {"q": [3, 4]})}, ref_id="bundled-v1"))
+    assert (
+        main(
+            [
+                "reference",
+                "build",
+                "--task",
+                "t",
+                "--kind",
+                "objective",
+                "--direction",
+                "maximize",
+                "--runs",
+                *paths,
+                "--id",
+                "bundled-v1",
+                "--output",
+                str(one),
+            ]
+        )
+        == 0
+    )
+    other = h.write_json(
+        tmp_path / "u.json",
+        h.reference_dict(tasks={"u": ("objective", "minimize", {"q": [3, 4]})}, ref_id="bundled-v1"),
+    )
     full = tmp_path / "full.json"
     lite = tmp_path / "lite.json"
     assert main(["reference", "merge", str(one), str(other), "--suite", "full", "--output", str(full)]) == 0
@@ -162,8 +210,27 @@ def test_reference_cli_build_merge_check(h, tmp_path, capsys):
     assert main(["reference", "check", str(bad)]) == 1
     assert "bad.json: malformed reference file" in capsys.readouterr().err
     out = tmp_path / "never.json"
-    assert main(["reference", "build", "--task", "t", "--kind", "objective", "--direction", "maximize",
-                 "--runs", paths[0], "--id", "x", "--output", str(out)]) == 1
+    assert (
+        main(
+            [
+                "reference",
+                "build",
+                "--task",
+                "t",
+                "--kind",
+                "objective",
+                "--direction",
+                "maximize",
+                "--runs",
+                paths[0],
+                "--id",
+                "x",
+                "--output",
+                str(out),
+            ]
+        )
+        == 1
+    )
     assert not out.exists()
 
 
@@ -180,12 +247,31 @@ def test_build_takes_kind_and_direction_from_the_task_file(h, tmp_path, monkeypa
     monkeypatch.setenv("TCSEXAM_ROOT", str(root))
     paths.project_root.cache_clear()
     try:
-        runs = [str(h.write_json(tmp_path / f"r{k}.json", [{"instance": "a", "status": "ok", "A": 100 + k}])) for k in range(3)]
+        runs = [
+            str(h.write_json(tmp_path / f"r{k}.json", [{"instance": "a", "status": "ok", "A": 100 + k}]))
+            for k in range(3)
+        ]
         out = tmp_path / "ref.json"
         assert main(["reference", "build", "--task", "tsp-x", "--runs", *runs, "--id", "v1", "--output", str(out)]) == 0
         task = json.loads(out.read_text())["tasks"]["tsp-x"]
         assert (task["kind"], task["direction"], task["instances"]) == ("objective", "minimize", {"a": [100, 101, 102]})
-        assert main(["reference", "build", "--task", "nope", "--runs", *runs, "--id", "v1", "--output", str(tmp_path / "n.json")]) == 1
+        assert (
+            main(
+                [
+                    "reference",
+                    "build",
+                    "--task",
+                    "nope",
+                    "--runs",
+                    *runs,
+                    "--id",
+                    "v1",
+                    "--output",
+                    str(tmp_path / "n.json"),
+                ]
+            )
+            == 1
+        )
         assert "nope.yaml: task file not found" in capsys.readouterr().err
     finally:
         paths.project_root.cache_clear()

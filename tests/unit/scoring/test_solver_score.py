@@ -28,17 +28,50 @@ def test_spec_worked_example_is_exactly_a_quarter(h):
     out = solver_score("t", SPEC_RECORDS, ref)
     first, second = out["instances"]
     assert (first["mu"], first["scale"], first["z"], first["score"]) == (12.0, 2.0, 0.0, 0.5)
-    assert second == {"instance": "example-2", "status": "timeout", "value": None, "mu": 2.0, "scale": 1.0, "z": None, "score": 0.0}
+    assert second == {
+        "instance": "example-2",
+        "status": "timeout",
+        "value": None,
+        "mu": 2.0,
+        "scale": 1.0,
+        "z": None,
+        "score": 0.0,
+    }
     assert out["relative_score"] == 0.25  # exact, as the spec says
     assert out["n_eligible"] == 2 and out["unscored_instances"] == [] and out["checker_reward"] is None
-    assert {"task", "reference_id", "relative_score", "n_eligible", "instances", "unscored_instances", "checker_reward"} <= set(out)
+    assert {
+        "task",
+        "reference_id",
+        "relative_score",
+        "n_eligible",
+        "instances",
+        "unscored_instances",
+        "checker_reward",
+    } <= set(out)
 
 
 def test_cli_worked_example(h, tmp_path, capsys):
-    ref = h.write_json(tmp_path / "ref.json", h.reference_dict(tasks={"maxcut-mqlib": ("objective", "maximize", {"example-1": [10, 12, 14], "example-2": [1, 2, 3]})}))
+    ref = h.write_json(
+        tmp_path / "ref.json",
+        h.reference_dict(
+            tasks={"maxcut-mqlib": ("objective", "maximize", {"example-1": [10, 12, 14], "example-2": [1, 2, 3]})}
+        ),
+    )
     records = h.write_json(tmp_path / "records.json", SPEC_RECORDS)
     out = tmp_path / "build" / "maxcut-relative.json"
-    rc = main(["solver-score", "--task", "maxcut-mqlib", "--records", str(records), "--reference", str(ref), "--output", str(out)])
+    rc = main(
+        [
+            "solver-score",
+            "--task",
+            "maxcut-mqlib",
+            "--records",
+            str(records),
+            "--reference",
+            str(ref),
+            "--output",
+            str(out),
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["relative_score"] == 0.25 and data["reference_id"] == "test-ref-v1" and data["task"] == "maxcut-mqlib"
@@ -49,11 +82,14 @@ def test_formula_against_scipy_for_both_directions(h):
     values = {"a": [100, 104, 96, 101], "b": [50.5, 50.5, None, 49.0], "c": [7, 7]}
     for direction, sign in (("maximize", 1), ("minimize", -1)):
         ref = _ref(h, tasks={"t": ("objective", direction, values)})
-        recs = [{"instance": "a", "status": "ok", "A": 103}, {"instance": "b", "status": "ok", "A": 50},
-                {"instance": "c", "status": "ok", "A": 7.1}]
+        recs = [
+            {"instance": "a", "status": "ok", "A": 103},
+            {"instance": "b", "status": "ok", "A": 50},
+            {"instance": "c", "status": "ok", "A": 7.1},
+        ]
         out = solver_score("t", recs, ref)
         expected = []
-        for rec, (name, vals) in zip(recs, values.items()):
+        for rec, (_name, vals) in zip(recs, values.items()):
             usable = [v for v in vals if v is not None]
             mu = sum(usable) / len(usable)
             s = math.sqrt(sum((v - mu) ** 2 for v in usable) / (len(usable) - 1))
@@ -65,12 +101,18 @@ def test_formula_against_scipy_for_both_directions(h):
 
 
 def test_scale_floors_relative_absolute_and_task_override(h):
-    data = h.reference_dict(tasks={
-        "rel": ("objective", "minimize", {"x": [1000, 1000, 1000]}),
-        "abs": ("objective", "minimize", {"x": [0, 0]}),
-    })
-    data["tasks"]["over"] = {"kind": "objective", "direction": "minimize", "scale_floors": {"relative": 0.5},
-                             "instances": {"x": [1000, 1000]}}
+    data = h.reference_dict(
+        tasks={
+            "rel": ("objective", "minimize", {"x": [1000, 1000, 1000]}),
+            "abs": ("objective", "minimize", {"x": [0, 0]}),
+        }
+    )
+    data["tasks"]["over"] = {
+        "kind": "objective",
+        "direction": "minimize",
+        "scale_floors": {"relative": 0.5},
+        "instances": {"x": [1000, 1000]},
+    }
     ref = reference_from_dict(data)
     assert ref.task("rel").scale.tolist() == [20.0]  # 0.02 * |mu|
     assert ref.task("abs").scale.tolist() == [1e-9]  # absolute floor
@@ -80,8 +122,16 @@ def test_scale_floors_relative_absolute_and_task_override(h):
 
 
 def test_solve_kind_uses_solved_or_a(h):
-    ref = _ref(h, tasks={"sat": ("solve", "maximize", {"i1": [True, False, True], "i2": [1, 1, 0], "i3": [False, False],
-                                                        "i4": [0, 1]})})
+    ref = _ref(
+        h,
+        tasks={
+            "sat": (
+                "solve",
+                "maximize",
+                {"i1": [True, False, True], "i2": [1, 1, 0], "i3": [False, False], "i4": [0, 1]},
+            )
+        },
+    )
     recs = [
         {"instance": "i1", "status": "ok", "solved": True, "A": 1.0},
         {"instance": "i2", "status": "ok", "A": 0},
@@ -100,8 +150,10 @@ def test_solve_kind_uses_solved_or_a(h):
 def test_failures_score_zero_and_unscored_are_left_out(h):
     inst = {f"i{k}": [10, 11, 12] for k in range(5)}
     ref = _ref(h, tasks={"t": ("objective", "maximize", inst)}, unscored={"t": {"u1": [3]}})
-    recs = [{"instance": f"i{k}", "status": s, "A": 1e6, "reward": 0.5}
-            for k, s in enumerate(["timeout", "memout", "crash", "invalid", "certificate_failed"])]
+    recs = [
+        {"instance": f"i{k}", "status": s, "A": 1e6, "reward": 0.5}
+        for k, s in enumerate(["timeout", "memout", "crash", "invalid", "certificate_failed"])
+    ]
     recs += [{"instance": "u1", "status": "ok", "A": 99, "reward": 1.0}, {"instance": "zz", "status": "ok", "A": 1}]
     out = solver_score("t", recs, ref)
     assert out["relative_score"] == 0.0 and [i["score"] for i in out["instances"]] == [0.0] * 5
@@ -120,7 +172,16 @@ def test_huge_z_is_clamped_not_infinite(h):
 
 
 def _refused(h, tmp_path, capsys, records, name, kind="objective", raw=None):
-    tasks = {"t": (kind, "maximize", {"example-1": [10, 12, 14] if kind == "objective" else [1, 0, 1], "example-2": [1, 2, 3] if kind == "objective" else [0, 0]})}
+    tasks = {
+        "t": (
+            kind,
+            "maximize",
+            {
+                "example-1": [10, 12, 14] if kind == "objective" else [1, 0, 1],
+                "example-2": [1, 2, 3] if kind == "objective" else [0, 0],
+            },
+        )
+    }
     ref = h.write_json(tmp_path / "ref.json", h.reference_dict(tasks=tasks, unscored={"t": {"u": [None]}}))
     rec_path = tmp_path / "records.json"
     if raw is not None:
@@ -128,7 +189,9 @@ def _refused(h, tmp_path, capsys, records, name, kind="objective", raw=None):
     else:
         h.write_json(rec_path, records)
     out = tmp_path / "out.json"
-    rc = main(["solver-score", "--task", "t", "--records", str(rec_path), "--reference", str(ref), "--output", str(out)])
+    rc = main(
+        ["solver-score", "--task", "t", "--records", str(rec_path), "--reference", str(ref), "--output", str(out)]
+    )
     err = capsys.readouterr().err
     assert rc == 1
     assert not out.exists()
@@ -138,7 +201,13 @@ def _refused(h, tmp_path, capsys, records, name, kind="objective", raw=None):
 
 
 def test_refuses_infrastructure_error(h, tmp_path, capsys):
-    err = _refused(h, tmp_path, capsys, [SPEC_RECORDS[0], {"instance": "example-2", "status": "infrastructure_error"}], "'example-2'")
+    err = _refused(
+        h,
+        tmp_path,
+        capsys,
+        [SPEC_RECORDS[0], {"instance": "example-2", "status": "infrastructure_error"}],
+        "'example-2'",
+    )
     assert "infrastructure_error" in err and "repair" in err
 
 
@@ -147,13 +216,21 @@ def test_refuses_infrastructure_error_even_on_unscored_instance(h, tmp_path, cap
 
 
 def test_refuses_unknown_status(h, tmp_path, capsys):
-    err = _refused(h, tmp_path, capsys, [SPEC_RECORDS[0], {"instance": "example-2", "status": "TIMEOUT"}], "'example-2'")
+    err = _refused(
+        h, tmp_path, capsys, [SPEC_RECORDS[0], {"instance": "example-2", "status": "TIMEOUT"}], "'example-2'"
+    )
     assert "unknown status" in err
 
 
 def test_refuses_ok_without_finite_value(h, tmp_path, capsys):
     for bad in ({}, {"A": None}, {"A": "12"}, {"A": True}):
-        err = _refused(h, tmp_path, capsys, [SPEC_RECORDS[1] | {"instance": "example-1"}, {"instance": "example-2", "status": "ok", **bad}], "'example-2'")
+        err = _refused(
+            h,
+            tmp_path,
+            capsys,
+            [SPEC_RECORDS[1] | {"instance": "example-1"}, {"instance": "example-2", "status": "ok", **bad}],
+            "'example-2'",
+        )
         assert "finite" in err
 
 
@@ -170,7 +247,10 @@ def test_refuses_duplicate_instance(h, tmp_path, capsys):
 def test_refuses_solve_value_that_is_no_indicator(h, tmp_path, capsys):
     recs = [{"instance": "example-1", "status": "ok", "A": 0.5}, {"instance": "example-2", "status": "timeout"}]
     _refused(h, tmp_path, capsys, recs, "'example-1'", kind="solve")
-    recs = [{"instance": "example-1", "status": "ok", "A": 0, "solved": True}, {"instance": "example-2", "status": "timeout"}]
+    recs = [
+        {"instance": "example-1", "status": "ok", "A": 0, "solved": True},
+        {"instance": "example-2", "status": "timeout"},
+    ]
     assert "disagrees" in _refused(h, tmp_path, capsys, recs, "'example-1'", kind="solve")
 
 
@@ -191,7 +271,10 @@ def test_refuses_task_not_in_reference(h, tmp_path, capsys):
     ref = h.write_json(tmp_path / "ref.json", h.reference_dict())
     rec = h.write_json(tmp_path / "r.json", SPEC_RECORDS)
     out = tmp_path / "o.json"
-    assert main(["solver-score", "--task", "nope", "--records", str(rec), "--reference", str(ref), "--output", str(out)]) == 1
+    assert (
+        main(["solver-score", "--task", "nope", "--records", str(rec), "--reference", str(ref), "--output", str(out)])
+        == 1
+    )
     assert "'nope'" in capsys.readouterr().err and not out.exists()
 
 
@@ -218,10 +301,17 @@ def test_accepts_the_runners_instance_records(h):
     """Records written by the runner (InstanceRecord.to_dict, with provenance fields) score as is."""
     from tcsexam.records import InstanceRecord
 
-    ref = _ref(h, tasks={"sat": ("solve", "maximize", {"a": [1, 1, 0], "b": [0, 0, 1]}),
-                         "cut": ("objective", "maximize", {"a": [10, 12, 14]})})
+    ref = _ref(
+        h,
+        tasks={
+            "sat": ("solve", "maximize", {"a": [1, 1, 0], "b": [0, 0, 1]}),
+            "cut": ("objective", "maximize", {"a": [10, 12, 14]}),
+        },
+    )
     recs = [
-        InstanceRecord("a", "ok", A=1.0, solved=True, claimed="SAT", reward=1.0, wall_s=0.1, key="k", sandbox="local").to_dict(),
+        InstanceRecord(
+            "a", "ok", A=1.0, solved=True, claimed="SAT", reward=1.0, wall_s=0.1, key="k", sandbox="local"
+        ).to_dict(),
         InstanceRecord("b", "ok", solved=False, claimed="UNKNOWN", extra={"note": "x"}).to_dict(),
     ]
     out = solver_score("sat", recs, ref)

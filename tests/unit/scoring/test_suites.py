@@ -50,9 +50,15 @@ def test_track_spellings():
     [
         ("", "a suite must be a mapping"),
         ("id: x\ntracks: {theorem: [a], solver: [b], construction: [c]}\n", "track 'open_conjecture' is missing"),
-        ("id: x\ntracks: {theorem: [a], solver: [a], construction: [c], open_conjecture: [d]}\n", "task 'a' is listed twice"),
+        (
+            "id: x\ntracks: {theorem: [a], solver: [a], construction: [c], open_conjecture: [d]}\n",
+            "task 'a' is listed twice",
+        ),
         ("id: x\ntracks: {theorem: [a], proofs: [b]}\n", "unknown track 'proofs'"),
-        ("id: x\ntracks: {theorem: [], solver: [b], construction: [c], open_conjecture: [d]}\n", "needs a non-empty list"),
+        (
+            "id: x\ntracks: {theorem: [], solver: [b], construction: [c], open_conjecture: [d]}\n",
+            "needs a non-empty list",
+        ),
         ("id: x\ntracks: {theorem: [a], Theorem: [b]}\n", "given twice"),
         ("id: x\ntracks: [\n", "malformed suite file"),
     ],

@@ -35,8 +35,8 @@ def two_opt(d, tour, deadline):
         improved = False
         for i in range(n - 2):
             a, b = tour[i], tour[i + 1]
-            c = tour[i + 2:]
-            dn = np.roll(tour, -1)[i + 2:]
+            c = tour[i + 2 :]
+            dn = np.roll(tour, -1)[i + 2 :]
             delta = d[a, c] + d[b, dn] - d[a, b] - d[c, dn]
             if i == 0:
                 delta = delta[:-1] if len(delta) > 0 else delta
@@ -45,7 +45,7 @@ def two_opt(d, tour, deadline):
             j = int(np.argmin(delta))
             if delta[j] < -1e-9:
                 j += i + 2
-                tour[i + 1:j + 1] = tour[i + 1:j + 1][::-1].copy()
+                tour[i + 1 : j + 1] = tour[i + 1 : j + 1][::-1].copy()
                 improved = True
     return tour
 

@@ -1,5 +1,7 @@
 """Bakery mix with PuLP; reads a column name that the data does not have and crashes."""
+
 import csv
+
 import pulp
 
 rows = list(csv.DictReader(open("../data/table_1.csv")))

@@ -1,5 +1,7 @@
 """Revised bakery mix (Baguette xor Muffin) as a MIP with PuLP/CBC; release-style output lines."""
+
 import csv
+
 import pulp
 
 params = {r["Parameter_Name"]: float(r["Value"]) for r in csv.DictReader(open("../data/general_parameters.csv"))}
@@ -8,8 +10,14 @@ prob = pulp.LpProblem("bakery_exclusive", pulp.LpMaximize)
 x = {p: pulp.LpVariable(f"x_{p}", 0, float(r["Max_Demand"])) for p, r in rows.items()}
 y = pulp.LpVariable("bake_baguette", cat="Binary")
 prob += pulp.lpSum(float(r["Profit_per_Batch"]) * x[p] for p, r in rows.items())
-prob += pulp.lpSum(float(r["Oven_Hours_per_Batch"]) * x[p] for p, r in rows.items()) <= params["oven_hours_available"], "oven"
-prob += pulp.lpSum(float(r["Labour_Hours_per_Batch"]) * x[p] for p, r in rows.items()) <= params["labour_hours_available"], "labour"
+prob += (
+    pulp.lpSum(float(r["Oven_Hours_per_Batch"]) * x[p] for p, r in rows.items()) <= params["oven_hours_available"],
+    "oven",
+)
+prob += (
+    pulp.lpSum(float(r["Labour_Hours_per_Batch"]) * x[p] for p, r in rows.items()) <= params["labour_hours_available"],
+    "labour",
+)
 prob += x["Baguette"] <= float(rows["Baguette"]["Max_Demand"]) * y, "excl_baguette"
 prob += x["Muffin"] <= float(rows["Muffin"]["Max_Demand"]) * (1 - y), "excl_muffin"
 prob.solve(pulp.PULP_CBC_CMD(msg=0))

@@ -1,5 +1,9 @@
 """Weekly bakery product mix (LP) with highspy; writes the structured result file."""
-import csv, json, os
+
+import csv
+import json
+import os
+
 import highspy
 import numpy as np
 

@@ -1,5 +1,9 @@
 """Bakery mix with highspy, but Max_Demand read as a minimum production: infeasible."""
-import csv, json, os
+
+import csv
+import json
+import os
+
 import highspy
 import numpy as np
 

@@ -1,5 +1,9 @@
 """Bakery mix with highspy, but the capacity rows and demand caps were forgotten: unbounded."""
-import csv, json, os
+
+import csv
+import json
+import os
+
 import highspy
 import numpy as np
 

@@ -1,5 +1,9 @@
 """Revised warehouse opening (an open warehouse ships at most max_utilisation of its capacity) as a MIP with highspy."""
-import csv, json, os
+
+import csv
+import json
+import os
+
 import highspy
 import numpy as np
 
@@ -13,8 +17,9 @@ h = highspy.Highs()
 h.setOptionValue("output_flag", False)
 n = W + W * C
 h.addVars(n, np.zeros(n), np.array([1.0] * W + [inf] * (W * C)))
-c = [float(s["Fixed_Cost"]) for s in sites] + [params["transport_cost_multiplier"] * float(cost[s["Warehouse"]][d["Customer"]])
-                                                for s in sites for d in demand]
+c = [float(s["Fixed_Cost"]) for s in sites] + [
+    params["transport_cost_multiplier"] * float(cost[s["Warehouse"]][d["Customer"]]) for s in sites for d in demand
+]
 h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array(c))
 h.changeColsIntegrality(W, np.arange(W, dtype=np.int32), np.array([highspy.HighsVarType.kInteger] * W))
 for j, d in enumerate(demand):
@@ -28,5 +33,4 @@ status = h.modelStatusToString(h.getModelStatus())
 objective = h.getInfo().objective_function_value
 print(f"OBJECTIVE_VALUE: {objective}")
 with open(os.environ["ORSPACE_RESULT_FILE"], "w") as fh:
-    json.dump({"status": status, "objective": objective, "model_status": status,
-               "mip_gap": h.getInfo().mip_gap}, fh)
+    json.dump({"status": status, "objective": objective, "model_status": status, "mip_gap": h.getInfo().mip_gap}, fh)

@@ -1,5 +1,7 @@
 """Warehouse opening (capacitated facility location MIP) with PuLP/CBC; release-style output."""
+
 import csv
+
 import pulp
 
 params = {r["Parameter_Name"]: float(r["Value"]) for r in csv.DictReader(open("../data/general_parameters.csv"))}
@@ -10,8 +12,9 @@ mult = params.get("transport_cost_multiplier", 1.0)
 prob = pulp.LpProblem("facility", pulp.LpMinimize)
 open_ = {w: pulp.LpVariable(f"open_{w}", cat="Binary") for w in sites}
 ship = {(w, c): pulp.LpVariable(f"ship_{w}_{c}", 0) for w in sites for c in demand}
-prob += pulp.lpSum(float(sites[w]["Fixed_Cost"]) * open_[w] for w in sites) + \
-    pulp.lpSum(mult * float(cost[w][c]) * ship[w, c] for w, c in ship)
+prob += pulp.lpSum(float(sites[w]["Fixed_Cost"]) * open_[w] for w in sites) + pulp.lpSum(
+    mult * float(cost[w][c]) * ship[w, c] for w, c in ship
+)
 for c, d in demand.items():
     prob += pulp.lpSum(ship[w, c] for w in sites) >= d, f"demand_{c}"
 for w in sites:

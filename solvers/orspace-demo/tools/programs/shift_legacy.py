@@ -1,5 +1,6 @@
 """Legacy heuristic: put jobs on the day shift, largest first, while no resource exceeds its target;
 reports the remaining total deviation."""
+
 import csv
 
 params = {r["Parameter_Name"]: float(r["Value"]) for r in csv.DictReader(open("../data/general_parameters.csv"))}

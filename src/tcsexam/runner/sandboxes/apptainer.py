@@ -35,13 +35,9 @@ class ApptainerSandbox(WrappingSandbox):
     def check_available(self) -> None:
         exe = self._exe()
         if exe is None:
-            raise InputError(
-                f"sandbox apptainer: {self.executable!r} not found on PATH (install Apptainer)"
-            )
+            raise InputError(f"sandbox apptainer: {self.executable!r} not found on PATH (install Apptainer)")
         if not self.image:
-            raise InputError(
-                "sandbox apptainer: no image; set TCSEXAM_APPTAINER_IMAGE to a .sif file"
-            )
+            raise InputError("sandbox apptainer: no image; set TCSEXAM_APPTAINER_IMAGE to a .sif file")
         if "://" not in self.image and not os.path.exists(self.image):
             raise InputError(f"sandbox apptainer: image {self.image} not found")
         try:

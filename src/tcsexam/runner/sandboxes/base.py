@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 from tcsexam.runner.limits import Launch, Limits, ProcessOutcome, execute_limited
 

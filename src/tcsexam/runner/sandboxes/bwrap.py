@@ -33,9 +33,7 @@ class BwrapSandbox(WrappingSandbox):
         if exe is None:
             raise InputError(f"sandbox bwrap: {self.executable!r} not found on PATH (install bubblewrap)")
         try:
-            probe = subprocess.run(
-                [exe, *self.base_args(), "--", "true"], capture_output=True, text=True, timeout=30
-            )
+            probe = subprocess.run([exe, *self.base_args(), "--", "true"], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.SubprocessError) as exc:
             raise InputError(f"sandbox bwrap: cannot run {exe}: {exc}") from None
         if probe.returncode != 0:

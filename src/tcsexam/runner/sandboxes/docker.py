@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import MiB, LaunchError, Limits, ProcessOutcome
+from tcsexam.runner.limits import LaunchError, Limits, MiB, ProcessOutcome
 from tcsexam.runner.sandboxes.base import Sandbox
 
 DEFAULT_IMAGE = "python:3.11-slim"
@@ -98,9 +98,7 @@ class DockerSandbox(Sandbox):
             "tmpfs": {"/tmp": f"rw,size={min(limits.output_bytes * 4, 1024 * MiB)}"},
             "volumes": volumes,
             "nano_cpus": int(cpus * 1e9),
-            "ulimits": [
-                docker.types.Ulimit(name="fsize", soft=limits.output_bytes + 1, hard=limits.output_bytes + 1)
-            ],
+            "ulimits": [docker.types.Ulimit(name="fsize", soft=limits.output_bytes + 1, hard=limits.output_bytes + 1)],
             "log_config": docker.types.LogConfig(
                 type="json-file", config={"max-size": str(max(limits.output_bytes, 1024))}
             ),

@@ -1,4 +1,5 @@
 """Starts 200 sleeping children (over the process limit, but bounded: safe for the light limiter)."""
+
 import os
 import time
 

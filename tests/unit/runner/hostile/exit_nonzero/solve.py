@@ -1,4 +1,5 @@
 """Writes a correct certificate, then exits with code 3."""
+
 import sys
 
 n = int(open(sys.argv[1]).read().split()[0])

@@ -1,4 +1,5 @@
 """Forks without bound (every process keeps forking; failed forks are retried)."""
+
 import os
 import time
 

@@ -1,4 +1,5 @@
 """A correct, well-behaved solver: alternating sides, with the right claimed value."""
+
 import sys
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Ignores SIGTERM and sleeps: only the harness's SIGKILL after the grace stops it."""
+
 import signal
 import time
 

@@ -1,4 +1,5 @@
 """Waits past the limit and writes a correct answer when told to stop, then exits 0."""
+
 import signal
 import sys
 import time

@@ -1,5 +1,6 @@
 """Tries a TCP connection to the port in port.txt (a listener on the host's loopback), reports the
 result on stderr, then answers correctly."""
+
 import socket
 import sys
 from pathlib import Path

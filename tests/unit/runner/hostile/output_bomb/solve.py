@@ -1,4 +1,5 @@
 """Prints a gigabyte to stdout."""
+
 import sys
 
 chunk = "x" * (1 << 20)

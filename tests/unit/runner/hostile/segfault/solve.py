@@ -1,4 +1,5 @@
 """Dereferences a null pointer."""
+
 import ctypes
 
 ctypes.string_at(0)

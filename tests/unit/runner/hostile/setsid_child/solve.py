@@ -1,4 +1,5 @@
 """Leaves a double-forked, setsid'd grandchild running, then answers correctly and exits 0."""
+
 import os
 import sys
 import time

@@ -1,4 +1,5 @@
 """Sleeps far past the wall limit without writing anything."""
+
 import time
 
 time.sleep(120)

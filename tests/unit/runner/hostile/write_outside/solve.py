@@ -1,5 +1,6 @@
 """Tries to write outside its scratch directory: its own folder, the instance, and the folder named
 in target.txt; reports each attempt on stderr, then answers correctly."""
+
 import sys
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Writes a feasible partition but claims a larger cut than it has."""
+
 import sys
 
 n = int(open(sys.argv[1]).read().split()[0])
