@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test lint bench clean-results
+.PHONY: setup run test test-under-load lint bench clean-results
 
 setup: $(VENV)/.installed
 
@@ -19,6 +19,10 @@ run: setup
 
 test: setup
 	$(BIN)/pytest
+
+# The suite with two busy processes per core in the background: no test outcome may depend on speed.
+test-under-load: setup
+	PYTEST=$(BIN)/pytest tests/under_load.sh
 
 # The lint gates CI applies: ruff (rules and format, configured in pyproject.toml), snakefmt, snakemake --lint.
 lint: setup

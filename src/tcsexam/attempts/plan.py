@@ -25,8 +25,6 @@ from typing import Any
 
 from tcsexam.errors import InputError
 
-TRACK_DIRS = ("theorem", "construction", "open_conjecture")
-
 
 @dataclass(frozen=True)
 class Planned:
@@ -227,12 +225,6 @@ class Plan:
 
     def reference_outputs(self) -> list[str]:
         return list(self.reference_build.get("outputs", {}).values())
-
-    def reference_output_suite(self, path: str) -> str:
-        for name, p in self.reference_build.get("outputs", {}).items():
-            if p == path:
-                return name
-        raise InputError(f"{path}: not a reference output of this config")
 
     def check(self) -> None:
         """Fail early, with one line, on a config the rules cannot run."""

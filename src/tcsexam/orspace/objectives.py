@@ -25,7 +25,6 @@ from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
     Release,
     find_workspace,
-    parse_workspace_id,
     read_jsonl_numbered,
     revise_type,
 )
@@ -199,7 +198,3 @@ def score_objectives(
         "failure_modes_by_mode": by_mode_failures,
         "rows": rows,
     }
-
-
-def check_prediction_modes(predictions: dict[str, dict[str, Any]]) -> set[str]:
-    return {parse_workspace_id(w)[1] for w in predictions}

@@ -165,10 +165,6 @@ def oracle_path(root: Path, mode: str) -> Path:
     return root / "evaluation" / f"{mode}_evaluation" / "reference_objectives.csv"
 
 
-def rubrics_path(root: Path) -> Path:
-    return root / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
-
-
 def load_oracles(root: str | Path, modes: tuple[str, ...] = OBJECTIVE_MODES) -> dict[str, OracleRow]:
     root = Path(root)
     oracle: dict[str, OracleRow] = {}
