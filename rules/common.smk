@@ -1,9 +1,9 @@
 # Input functions and shared settings. The planning itself (which attempts, which rows, which
-# files) lives in tcsexam.attempts.plan so that it is tested like the rest of the package.
+# files) lives in tcsexam.workflow so that it is tested like the rest of the package.
 
 import os
 
-from tcsexam.attempts.plan import Plan
+from tcsexam.workflow import Plan
 from tcsexam.attempts.plots import PLOTS
 
 PLAN = Plan(config, workflow.basedir)
@@ -29,16 +29,16 @@ onstart:
         config["run"]["ray"] == "auto" and workflow.local_exec
     ):
         shell(
-            f"tcsexam attempts ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
+            f"tcsexam runner ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
         )
     else:
-        shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
+        shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
 
 
 # The stop finishes in a detached process: the workflow's result does not wait for Ray's teardown.
 onsuccess:
-    shell(f"tcsexam attempts ray-head stop --no-wait --state-dir {RAY_STATE}")
+    shell(f"tcsexam runner ray-head stop --no-wait --state-dir {RAY_STATE}")
 
 
 onerror:
-    shell(f"tcsexam attempts ray-head stop --state-dir {RAY_STATE}")
+    shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")

@@ -7,7 +7,7 @@ import os
 
 from snakemake.utils import validate
 
-from tcsexam.orspace.smk import OrspaceRuns
+from tcsexam.workflow import OrspaceRuns
 
 if config.get("orspace") is not None:
     validate(

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "tcsexam.scoring.cli",  # solver-score, score, reference build|check
     "tcsexam.problems.cli",  # check, generate
     "tcsexam.runner.cli",  # run, repair
+    "tcsexam.runner.head_cli",  # runner ray-head
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
 )

@@ -7,15 +7,15 @@ missing-row   a planned attempt without any result -> a row with score_status mi
 table         row files -> attempts.csv (the spec's nine columns + note)
 cohort        cohort.json for a run (the reference id is read from the reference file)
 plots         report plots (PNG) from index.json, attempts.csv and the solver results
-ray-head      start | stop | address: one Ray head shared by a local workflow run's jobs
+ray-head      alias of `tcsexam runner ray-head` (the shared Ray head of a local run)
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from tcsexam.errors import InputError
+from tcsexam.runner.head_cli import add_ray_head_parser
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS
 
 
@@ -105,25 +105,7 @@ def register(subparsers) -> None:
     p.add_argument("--output-dir", required=True)
     p.set_defaults(handler=_plots)
 
-    p = sub.add_parser("ray-head", help="one Ray head shared by a local workflow run's jobs")
-    p.add_argument("action", choices=("start", "stop", "address"))
-    p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
-    p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
-    p.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="start: return once the head process is launched (clients wait with address --wait); "
-        "stop: hand the stop to a detached process and return at once",
-    )
-    p.add_argument("--remove-state", action="store_true", help="stop: also remove the state folder")
-    p.add_argument(
-        "--wait",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="address: wait this long for a head that is still starting",
-    )
-    p.set_defaults(handler=_ray_head)
+    add_ray_head_parser(sub, help="alias of `tcsexam runner ray-head`")
 
 
 def _solver_row(args: argparse.Namespace) -> int:
@@ -215,29 +197,4 @@ def _plots(args: argparse.Namespace) -> int:
 
     for path in make_plots(args.index, args.attempts, args.solver_dir, args.output_dir):
         print(path)
-    return 0
-
-
-def _ray_head(args: argparse.Namespace) -> int:
-    import os
-
-    from tcsexam.runner import ray_head
-
-    if args.action == "start":
-        cpus = args.num_cpus or len(os.sched_getaffinity(0))
-        address, started = ray_head.start(args.state_dir, cpus, wait=not args.no_wait)
-        where = address or "(starting)"
-        print(f"ray head {'started' if started else 'reused'} at {where} ({args.state_dir})", file=sys.stderr)
-        if address:
-            print(address)
-    elif args.action == "stop":
-        if args.no_wait:
-            stopped = ray_head.stop_detached(args.state_dir)
-        else:
-            stopped = ray_head.stop(args.state_dir, remove_state=args.remove_state)
-        print(f"ray head {'stopped' if stopped else 'was not running'} ({args.state_dir})", file=sys.stderr)
-    else:
-        address = ray_head.current_address(args.state_dir, wait_s=args.wait)
-        if address:
-            print(address)
     return 0

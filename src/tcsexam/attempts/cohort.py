@@ -31,8 +31,8 @@ def build_cohort(
 ) -> dict[str, Any]:
     """The cohort dict, validated with the scorer's own schema; the reference id is read from
     the reference file the Solver rows were scored against."""
-    from tcsexam.reference import load_reference
     from tcsexam.scoring.index import cohort_from_dict
+    from tcsexam.scoring.reference import load_reference
     from tcsexam.suites import load_suite
 
     suite_obj = load_suite(suite)

@@ -154,7 +154,7 @@ def solver_row(
     malformed file, ...) -> `judge_failed` with the scorer's message. On success the scorer's
     output is written to `relative_output`; on failure a stale one is removed.
     """
-    from tcsexam.reference import load_reference
+    from tcsexam.scoring.reference import load_reference
     from tcsexam.scoring.solver_score import solver_score
 
     ref = load_reference(reference)  # a broken reference is the operator's error: exit 1

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--ray-head",
         default=None,
         metavar="DIR",
-        help="use the shared Ray head whose state folder is DIR (`tcsexam attempts "
+        help="use the shared Ray head whose state folder is DIR (`tcsexam runner "
         "ray-head start`), waiting for it while it starts; a local Ray when "
         "none is alive there",
     )

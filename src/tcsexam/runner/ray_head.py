@@ -1,7 +1,7 @@
 """One Ray head per local workflow run, shared by every `tcsexam run` job.
 
 Starting Ray costs seconds per job; a workflow with many short Solver jobs on one machine starts it
-once (`tcsexam attempts ray-head start`, called by the Snakefile's `onstart`) and passes the
+once (`tcsexam runner ray-head start`, called by the Snakefile's `onstart`) and passes the
 state folder to each job (`tcsexam run --ray-head DIR`). The head runs as `ray start --head --block`
 in its own session; its state (pid, address, temp dir) lives in the state folder, so a second
 `start` reuses a live head (a rerun after a killed workflow) and `stop` ends exactly this head's
@@ -198,7 +198,7 @@ def stop_detached(state_dir: str | Path) -> bool:
             sys.executable,
             "-m",
             "tcsexam",
-            "attempts",
+            "runner",
             "ray-head",
             "stop",
             "--state-dir",

@@ -126,7 +126,7 @@ def _score(args: argparse.Namespace) -> int:
 
 def _reference_build(args: argparse.Namespace) -> int:
     from tcsexam.fileio import read_json
-    from tcsexam.reference import build_reference
+    from tcsexam.scoring.reference import build_reference
 
     kind, direction = args.kind, args.direction
     if kind is None or direction is None:
@@ -153,7 +153,7 @@ def _reference_build(args: argparse.Namespace) -> int:
 
 
 def _reference_merge(args: argparse.Namespace) -> int:
-    from tcsexam.reference import load_reference, merge_references
+    from tcsexam.scoring.reference import load_reference, merge_references
 
     refs = [load_reference(path) for path in args.inputs]
     data = merge_references(refs, suite=args.suite, tasks=args.tasks)
@@ -163,7 +163,7 @@ def _reference_merge(args: argparse.Namespace) -> int:
 
 
 def _reference_check(args: argparse.Namespace) -> int:
-    from tcsexam.reference import check_subset, load_reference
+    from tcsexam.scoring.reference import check_subset, load_reference
 
     ref = load_reference(args.file)
     line = (

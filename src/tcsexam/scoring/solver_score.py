@@ -17,8 +17,8 @@ from scipy.special import ndtr  # Phi: the function scipy.stats.norm.cdf evaluat
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
-from tcsexam.reference import Reference, load_reference
 from tcsexam.scoring.outcomes import Outcomes, parse_outcomes
+from tcsexam.scoring.reference import Reference, load_reference
 
 OUTPUT_SCHEMA_VERSION = 1
 _ZMAX = float(np.finfo(np.float64).max)

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from tcsexam.attempts.cohort import build_cohort, parse_model_plans
-from tcsexam.attempts.plan import Plan
 from tcsexam.attempts.plots import PLOTS, make_plots
 from tcsexam.attempts.rows import AttemptRow, failed_row, table_text
 from tcsexam.errors import InputError, UsageError
+from tcsexam.workflow import Plan
 
 
 def _config(tmp_path, **kw):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcsexam.reference import reference_from_dict
 from tcsexam.scoring.index import COLUMNS, cohort_from_dict, compute_index
+from tcsexam.scoring.reference import reference_from_dict
 from tcsexam.scoring.solver_score import solver_score
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -9,7 +9,7 @@ import pytest
 
 from tcsexam.cli import main
 from tcsexam.errors import InputError
-from tcsexam.reference import build_reference, check_subset, merge_references, reference_from_dict
+from tcsexam.scoring.reference import build_reference, check_subset, merge_references, reference_from_dict
 
 
 def test_loads_the_issue_example():

@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 from tcsexam.cli import main
 from tcsexam.errors import InputError
-from tcsexam.reference import reference_from_dict
+from tcsexam.scoring.reference import reference_from_dict
 from tcsexam.scoring.solver_score import solver_score
 
 SPEC_RECORDS = [
@@ -280,7 +280,7 @@ def test_refuses_task_not_in_reference(h, tmp_path, capsys):
 
 def test_named_references_resolve_under_references_dir(tmp_path, monkeypatch, h):
     from tcsexam import paths
-    from tcsexam.reference import load_reference, resolve_reference_path
+    from tcsexam.scoring.reference import load_reference, resolve_reference_path
 
     (tmp_path / "config" / "suites").mkdir(parents=True)
     (tmp_path / "references").mkdir()

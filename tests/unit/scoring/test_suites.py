@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.reference import load_reference
+from tcsexam.scoring.reference import load_reference
 from tcsexam.suites import TRACKS, load_suite, normalize_track
 
 LITE_SOLVER = ("maxcut-mqlib", "sat-satlib", "tsp-tsplib", "coloring-dimacs", "maxsat-wcnf")
@@ -27,7 +27,7 @@ def test_full_holds_lite_and_more_per_track(lite, full):
 def test_bundled_references_match_the_suites(project_root, lite, full):
     """When the workflow has built references/lite.json and full.json, their tasks are the suites'
     Solver tasks and Lite is the matching subset of Full."""
-    from tcsexam.reference import check_subset
+    from tcsexam.scoring.reference import check_subset
 
     paths = {name: project_root / "references" / f"{name}.json" for name in ("lite", "full")}
     if not all(p.exists() for p in paths.values()):

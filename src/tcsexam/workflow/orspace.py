@@ -1,4 +1,4 @@
-"""Input functions of rules/orspace.smk (kept here so the rules file holds only rules)."""
+"""Input functions of rules/orspace.smk: the validated `orspace:` config, its targets and runtimes."""
 
 from __future__ import annotations
 

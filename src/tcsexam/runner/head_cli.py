@@ -1,0 +1,61 @@
+"""CLI: `tcsexam runner ray-head start | stop | address`, the Ray head shared by the Solver jobs of a
+local workflow run (started in the workflow's onstart, stopped at its end). `tcsexam attempts
+ray-head` is kept as an alias of the same command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(subparsers) -> None:
+    top = subparsers.add_parser("runner", help="runner services (the shared Ray head of a local workflow run)")
+    sub = top.add_subparsers(dest="runner_command", metavar="ACTION", required=True)
+    add_ray_head_parser(sub, help="one Ray head shared by a local workflow run's jobs")
+
+
+def add_ray_head_parser(sub, help: str) -> argparse.ArgumentParser:
+    p = sub.add_parser("ray-head", help=help)
+    p.add_argument("action", choices=("start", "stop", "address"))
+    p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
+    p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="start: return once the head process is launched (clients wait with address --wait); "
+        "stop: hand the stop to a detached process and return at once",
+    )
+    p.add_argument("--remove-state", action="store_true", help="stop: also remove the state folder")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="address: wait this long for a head that is still starting",
+    )
+    p.set_defaults(handler=_ray_head)
+    return p
+
+
+def _ray_head(args: argparse.Namespace) -> int:
+    from tcsexam.runner import ray_head
+
+    if args.action == "start":
+        cpus = args.num_cpus or len(os.sched_getaffinity(0))
+        address, started = ray_head.start(args.state_dir, cpus, wait=not args.no_wait)
+        where = address or "(starting)"
+        print(f"ray head {'started' if started else 'reused'} at {where} ({args.state_dir})", file=sys.stderr)
+        if address:
+            print(address)
+    elif args.action == "stop":
+        if args.no_wait:
+            stopped = ray_head.stop_detached(args.state_dir)
+        else:
+            stopped = ray_head.stop(args.state_dir, remove_state=args.remove_state)
+        print(f"ray head {'stopped' if stopped else 'was not running'} ({args.state_dir})", file=sys.stderr)
+    else:
+        address = ray_head.current_address(args.state_dir, wait_s=args.wait)
+        if address:
+            print(address)
+    return 0
