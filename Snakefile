@@ -4,6 +4,7 @@
 #   snakemake --cores all --rerun-incomplete               resume after an interruption
 #   snakemake --cores all reference                        (explicit) rebuild the bundled references
 #   snakemake --report results/report.html                 HTML report with the plots
+#   snakemake compare --config baseline=DIR                compare with another run (docs/reproduce.md)
 # See docs/workflow.md.
 
 from snakemake.utils import min_version, validate
@@ -26,6 +27,7 @@ include: "rules/tracks.smk"
 include: "rules/index.smk"
 include: "rules/reference.smk"
 include: "rules/orspace.smk"
+include: "rules/compare.smk"
 
 
 # Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue;
@@ -41,6 +43,9 @@ localrules:
     index,
     plots,
     reference_task,
+    manifest,
+    compare,
+    compare_runs,
 
 
 rule all:
@@ -48,3 +53,5 @@ rule all:
     input:
         index=f"{OUT}/index.json",
         plots=PLOT_FILES,
+        manifest=f"{OUT}/manifest.json",
+        compare=COMPARE_FILES if BASELINE else [],

@@ -66,9 +66,12 @@ rule index:
     params:
         suite=PLAN.config["suite"],
         solver_dir=f"{OUT}/solver",
+        resamples=config["bootstrap"]["resamples"],
+        seed=config["bootstrap"]["seed"],
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
-        " --output {output:q} --solver-scores {params.solver_dir:q} > {log:q} 2>&1"
+        " --output {output:q} --solver-scores {params.solver_dir:q}"
+        " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
 rule plots:
@@ -116,3 +119,34 @@ rule plots:
     shell:
         "tcsexam attempts plots --index {input.index:q} --attempts {input.attempts:q}"
         " --solver-dir {params.solver_dir:q} --output-dir {params.plots_dir:q} > {log:q} 2>&1"
+
+
+# The provenance manifest of the evaluation (versions, machine, limiter, sandbox, and the sha256 of
+# the reference, task files, instances, candidates and verdict files): what `tcsexam compare` reads.
+rule manifest:
+    input:
+        index=f"{OUT}/index.json",
+        cohort=f"{OUT}/cohort.json",
+        attempts=f"{OUT}/attempts.csv",
+        records=PLAN.records_files,
+    output:
+        f"{OUT}/manifest.json",
+    log:
+        f"{OUT}/logs/manifest.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    params:
+        run_dir=lambda w, input: os.path.dirname(input.index),
+        reference=PLAN.reference,
+        solvers_dir=PLAN.solvers_dir,
+        verdicts_dir=PLAN.verdicts_dir,
+        task_files=PLAN.task_files_arg,
+    shell:
+        "tcsexam manifest {params.run_dir:q} --output {output:q} --reference {params.reference:q}"
+        " --solvers-dir {params.solvers_dir:q} --verdicts-dir {params.verdicts_dir:q} {params.task_files}"
+        " > {log:q} 2>&1"

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "tcsexam.runner.head_cli",  # runner ray-head
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
+    "tcsexam.provenance.cli",  # manifest, compare
 )
 
 

@@ -59,6 +59,7 @@ class InstanceRecord:
     sandbox: str | None = None
     limiter: str | None = None
     key: str | None = None
+    candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in `key` (provenance)
     task: str | None = None
     attempt: str | None = None
     harness_version: str | None = None

@@ -62,8 +62,11 @@ def _threads(candidate) -> int:
     return max(1, int(threads))
 
 
-def _finalise(record: InstanceRecord, *, key: str, task_id: str, attempt: str | None, sandbox: str) -> InstanceRecord:
+def _finalise(
+    record: InstanceRecord, *, key: str, candidate_hash: str, task_id: str, attempt: str | None, sandbox: str
+) -> InstanceRecord:
     record.key = key
+    record.candidate_hash = candidate_hash
     record.task = task_id
     record.attempt = attempt
     record.harness_version = HARNESS_VERSION
@@ -169,7 +172,14 @@ def run_task(
     summary.reused = len(results)
 
     def finish(name: str, record: InstanceRecord) -> None:
-        record = _finalise(record, key=keys[name], task_id=task_obj.id, attempt=attempt, sandbox=sandbox)
+        record = _finalise(
+            record,
+            key=keys[name],
+            candidate_hash=candidate_hash,
+            task_id=task_obj.id,
+            attempt=attempt,
+            sandbox=sandbox,
+        )
         store.write(record)
         results[name] = record
         summary.executed += 1

@@ -43,7 +43,18 @@ def register(subparsers) -> None:
         "--solver-scores",
         metavar="DIR",
         help="check every adopted valid solver row against DIR/<model>/<task>/<attempt>/relative.json "
-        "(same reference_id as the cohort, same task, same relative_score)",
+        "(same reference_id as the cohort, same task, same relative_score); their per-instance scores "
+        "also let the bootstrap resample instances",
+    )
+    p.add_argument(
+        "--bootstrap-resamples",
+        type=int,
+        default=None,
+        metavar="B",
+        help="resamples of the seeded bootstrap behind index_ci95 and track_ci95 (default 10000; 0: no intervals)",
+    )
+    p.add_argument(
+        "--bootstrap-seed", type=int, default=None, metavar="SEED", help="the bootstrap's seed (default 20260925)"
     )
     p.set_defaults(handler=_score)
 
@@ -115,6 +126,7 @@ def _score(args: argparse.Namespace) -> int:
 
     suite = load_suite(args.suite)
     result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
+    _add_intervals(result, suite, args)
     _write(args.output, result)
     for name, model in result["models"].items():
         index = "null" if model["index"] is None else f"{model['index']:.4f}"
@@ -122,6 +134,20 @@ def _score(args: argparse.Namespace) -> int:
         print(f"{name}: {model['status']}, index {index}{extra}")
     print(f"status {result['status']} -> {args.output}")
     return 0
+
+
+def _add_intervals(result, suite, args: argparse.Namespace) -> None:
+    """index_ci95 / track_ci95 beside the spec's fields (scoring/bootstrap.py)."""
+    from tcsexam.errors import UsageError
+    from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, add_confidence_intervals
+
+    resamples = DEFAULT_RESAMPLES if args.bootstrap_resamples is None else args.bootstrap_resamples
+    if resamples < 0:
+        raise UsageError("--bootstrap-resamples must be 0 or more")
+    seed = DEFAULT_SEED if args.bootstrap_seed is None else args.bootstrap_seed
+    if seed < 0:
+        raise UsageError("--bootstrap-seed must be 0 or more")
+    add_confidence_intervals(result, suite, args.attempts, args.solver_scores, seed=seed, resamples=resamples)
 
 
 def _reference_build(args: argparse.Namespace) -> int:

@@ -166,6 +166,11 @@ class Plan:
         cand = self.candidate(wildcards.model, wildcards.task, wildcards.attempt)
         return [*self.candidate_files(cand), self.task_file(wildcards.task)]
 
+    def task_files_arg(self, wildcards=None) -> str:
+        """`--task-file TASK=FILE ...` for the task files a config overrides (the manifest)."""
+        files = self.run.get("task_files", {})
+        return " ".join(f"--task-file {shlex.quote(f'{t}={p}')}" for t, p in sorted(files.items()))
+
     def instances_arg(self, task: str) -> str:
         """`--instances ...` when the config runs a subset of the task's instances."""
         chosen = self.run.get("instances", {}).get(task)

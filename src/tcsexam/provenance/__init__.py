@@ -1,0 +1,2 @@
+"""Provenance of an evaluation: the manifest (manifest.py) and the CLI of `tcsexam manifest` and
+`tcsexam compare` (cli.py)."""

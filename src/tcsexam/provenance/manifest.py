@@ -1,0 +1,355 @@
+"""The provenance manifest of one evaluation: `<results>/<suite>/<protocol>/manifest.json`.
+
+It says what produced the run, so that another run can be compared with it input by input
+(`tcsexam compare`): software and machine, limiter and sandbox, the reference file, every Solver
+task file with its limits and instance hashes, every candidate's hash with its status counts and
+solver time, and the other tracks' verdict files. Keys are written in a fixed order (sections in
+the order below, models / tasks / attempts / instances sorted), so two manifests of the same inputs
+on the same machine are byte-identical.
+
+Everything is read from the finished run directory (cohort.json, attempts.csv, the solver records)
+and from the inputs it names: the task files, the reference file, the candidates (only when the
+records do not carry the candidate hash themselves) and the verdict files. Where those inputs
+live comes from options, else from the run's previous manifest.json, else the bundled defaults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import is_finite_number, read_json
+
+SCHEMA_VERSION = 1
+MANIFEST_FILE = "manifest.json"
+PACKAGES = ("numpy", "scipy", "ray", "snakemake", "python-sat")
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | os.PathLike) -> str | None:
+    """sha256 of a file's bytes, None when it does not exist."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                h.update(chunk)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# software and machine
+
+
+def software_versions() -> dict[str, Any]:
+    from importlib import metadata
+
+    out: dict[str, Any] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def tcsexam_provenance() -> dict[str, Any]:
+    """The package version and, when it runs from a git checkout, the commit and whether tracked
+    files differ from it."""
+    from tcsexam import __version__
+    from tcsexam.paths import project_root
+
+    out: dict[str, Any] = {"version": __version__, "git_commit": None, "git_dirty": None}
+    # the checkout the package runs from (an editable install), else the workflow's project root
+    roots = [Path(__file__).resolve().parents[3], project_root()]
+    root = next((r for r in roots if (r / ".git").exists() and (r / "src" / "tcsexam").is_dir()), None)
+    if root is None:
+        return out
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if head.returncode == 0:
+            out["git_commit"] = head.stdout.strip()
+            dirty = subprocess.run(
+                ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            if dirty.returncode == 0:
+                out["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return out
+
+
+def _os_name() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return platform.system()
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _memory_mb() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def machine_info() -> dict[str, Any]:
+    return {
+        "os": _os_name(),
+        "kernel": platform.release(),
+        "architecture": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_mb": _memory_mb(),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the run's inputs
+
+
+@dataclass
+class Sources:
+    """Where the run's inputs live (relative paths are taken from the project root)."""
+
+    reference: str | None = None  #: lite, full or a path (default: the suite's name)
+    solvers_dir: str = "solvers"
+    verdicts_dir: str = "config/verdicts"
+    task_files: dict[str, str] = field(default_factory=dict)  #: task -> task file (default config/tasks/<task>.yaml)
+
+
+def _resolve(path: str) -> Path:
+    from tcsexam.paths import project_root
+
+    p = Path(path)
+    return p if p.is_absolute() else project_root() / p
+
+
+def sources_from_manifest(run_dir: Path) -> Sources | None:
+    """The input locations the run's existing manifest recorded (None without one)."""
+    path = run_dir / MANIFEST_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = read_json(path, "manifest")
+        src = data["sources"]
+        return Sources(
+            reference=src.get("reference"),
+            solvers_dir=src.get("solvers_dir") or "solvers",
+            verdicts_dir=src.get("verdicts_dir") or "config/verdicts",
+            task_files=dict(src.get("task_files") or {}),
+        )
+    except (InputError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _attempt_rows(run_dir: Path) -> list[dict[str, str]]:
+    import csv
+
+    path = run_dir / "attempts.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    data = read_json(path, "records file")
+    if not isinstance(data, list):
+        raise InputError(f"{path}: records file must be a JSON list")
+    return [r for r in data if isinstance(r, dict)]
+
+
+def _sum(records: list[dict[str, Any]], key: str) -> float:
+    return float(sum(r[key] for r in records if is_finite_number(r.get(key))))
+
+
+def _image_ids(record: dict[str, Any]) -> list[str]:
+    """Container image ids a record names (issue 10 adds one; any key mentioning an image)."""
+    out = []
+    for source in (record, record.get("extra") or {}):
+        if not isinstance(source, dict):
+            continue
+        for key, value in source.items():
+            if "image" in key.lower() and isinstance(value, str) and value:
+                out.append(value)
+            elif key == "sandbox_info" and isinstance(value, dict):
+                out += [v for k, v in value.items() if "image" in k.lower() and isinstance(v, str) and v]
+    return out
+
+
+def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
+    """The manifest of a finished (or partly finished) run directory."""
+    from tcsexam.reference import resolve_reference_path
+    from tcsexam.runner.store import hash_candidate
+    from tcsexam.suites import TRACKS, load_suite
+    from tcsexam.tasks import load_task
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: run directory not found")
+    cohort_path = run_dir / "cohort.json"
+    if not cohort_path.is_file():
+        raise InputError(f"{run_dir}: no cohort.json: not a finished evaluation (results/<suite>/<protocol>)")
+    cohort = read_json(cohort_path, "cohort file")
+    if not isinstance(cohort, dict) or not isinstance(cohort.get("models"), dict):
+        raise InputError(f"{cohort_path}: not a cohort file")
+    sources = sources or sources_from_manifest(run_dir) or Sources()
+    suite_id = str(cohort.get("suite"))
+    suite = load_suite(suite_id)
+    reference_spec = sources.reference or suite_id
+    reference_path = resolve_reference_path(reference_spec)
+    if not reference_path.is_absolute() and not reference_path.exists():
+        reference_path = _resolve(str(reference_path))
+    rows = _attempt_rows(run_dir)
+
+    # solver records: <run>/solver/<model>/<task>/<attempt>/records.json
+    solver_dir = run_dir / "solver"
+    runs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for path in sorted(solver_dir.glob("*/*/*/records.json")) if solver_dir.is_dir() else []:
+        attempt_dir = path.parent
+        runs[(attempt_dir.parent.parent.name, attempt_dir.parent.name, attempt_dir.name)] = _records(path)
+
+    limiters, sandboxes, images = set(), set(), set()
+    for recs in runs.values():
+        for r in recs:
+            if isinstance(r.get("limiter"), str):
+                limiters.add(r["limiter"])
+            if isinstance(r.get("sandbox"), str):
+                sandboxes.add(r["sandbox"])
+            images.update(_image_ids(r))
+
+    # Solver tasks: file hash, limits, the instances the run used (every instance of any record;
+    # the whole task when no record exists yet)
+    tasks: dict[str, Any] = {}
+    task_files: dict[str, str] = {}
+    for task in suite.tracks["solver"]:
+        spec = sources.task_files.get(task) or f"config/tasks/{task}.yaml"
+        task_files[task] = spec
+        path = _resolve(spec)
+        if not path.is_file():
+            tasks[task] = {"file": spec, "sha256": None, "limits": None, "instances": {}}
+            continue
+        t = load_task(path)
+        used = {r.get("instance") for (m, k, a), recs in runs.items() if k == task for r in recs}
+        chosen = [inst for inst in t.instances if inst.name in used] if used else list(t.instances)
+        known = {inst.name for inst in t.instances}
+        instances = {inst.name: sha256_file(inst.path) for inst in chosen}
+        for name in sorted(str(n) for n in used if n not in known and n is not None):
+            instances[name] = None  # a record of an instance the task file does not define
+        tasks[task] = {
+            "file": spec,
+            "sha256": sha256_file(path),
+            "limits": t.limits.as_dict(),
+            "instances": dict(sorted(instances.items())),
+        }
+
+    # candidates: the hash the records' keys were made from
+    candidates: dict[str, Any] = {}
+    for (model, task, attempt), recs in sorted(runs.items()):
+        hashes = sorted({r["candidate_hash"] for r in recs if isinstance(r.get("candidate_hash"), str)})
+        source = "records"
+        if not hashes:
+            folder = _resolve(sources.solvers_dir) / model / task / attempt
+            hashes = [hash_candidate(folder)] if (folder / "solver.yaml").is_file() else []
+            source = "candidate_dir" if hashes else None
+        statuses = Counter(str(r.get("status")) for r in recs)
+        candidates.setdefault(model, {}).setdefault(task, {})[attempt] = {
+            "candidate_hash": hashes[0] if len(hashes) == 1 else (hashes or None),
+            "hash_source": source,
+            "records": len(recs),
+            "statuses": dict(sorted(statuses.items())),
+            "solver_wall_s": round(_sum(recs, "wall_s"), 6),
+            "solver_cpu_s": round(_sum(recs, "cpu_s"), 6),
+        }
+
+    # the other tracks' verdict files: every planned non-solver attempt of the attempt table
+    verdicts: dict[str, Any] = {}
+    verdict_root = _resolve(sources.verdicts_dir)
+    planned = sorted(
+        {
+            (r.get("model", ""), r.get("item", ""), r.get("attempt", ""))
+            for r in rows
+            if r.get("track") in TRACKS and r.get("track") != "solver"
+        }
+    )
+    for model, item, attempt in planned:
+        verdicts.setdefault(model, {}).setdefault(item, {})[attempt] = sha256_file(
+            verdict_root / model / item / f"{attempt}.json"
+        )
+
+    models = {
+        name: {"attempts_per_task": spec.get("attempts_per_task")} for name, spec in sorted(cohort["models"].items())
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": {
+            "suite": suite_id,
+            "solver_protocol": cohort.get("solver_protocol"),
+            "solver_reference_id": cohort.get("solver_reference_id"),
+            "models": models,
+        },
+        "tcsexam": tcsexam_provenance(),
+        "software": software_versions(),
+        "machine": machine_info(),
+        "execution": {
+            "limiters": sorted(limiters),
+            "sandboxes": sorted(sandboxes),
+            "image_ids": sorted(images),
+        },
+        "reference": {
+            "id": cohort.get("solver_reference_id"),
+            "file": str(reference_spec),
+            "sha256": sha256_file(reference_path),
+        },
+        "tasks": tasks,
+        "candidates": candidates,
+        "verdicts": verdicts,
+        "sources": {
+            "reference": str(reference_spec),
+            "solvers_dir": sources.solvers_dir,
+            "verdicts_dir": sources.verdicts_dir,
+            "task_files": task_files,
+        },
+    }
+
+
+def write_manifest(run_dir: str | os.PathLike, output: str | os.PathLike | None = None, sources=None) -> Path:
+    from tcsexam.fileio import atomic_write_json
+
+    data = build_manifest(run_dir, sources)
+    out = Path(output) if output else Path(run_dir) / MANIFEST_FILE
+    try:
+        atomic_write_json(out, data)
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write the manifest: {exc.strerror or exc}") from None
+    return out

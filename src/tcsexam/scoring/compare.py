@@ -1,0 +1,570 @@
+"""`tcsexam compare BASELINE CANDIDATE`: did a run reproduce another one, and if not, why?
+
+Each argument is a run directory (`results/<suite>/<protocol>`: index.json, attempts.csv, the
+solver records and scores, manifest.json). The comparison has four parts:
+
+- `inputs`: every input that differs, by name (suite, solver_protocol, reference, task_limits,
+  instances, task_files, candidates, verdict_files, tcsexam_version, software, machine, execution,
+  models), each with the tasks / models / fields concerned;
+- `models`: per model present in both runs the Index delta, per track and per task the delta of
+  the means, each with a paired bootstrap 95% interval (scoring/bootstrap.py: instances resampled
+  within Solver tasks, attempts within tasks, the same draws for both runs);
+- `instances`: per model, task and attempt the instances whose status changed (`ok -> timeout`)
+  and those whose value changed;
+- `verdict`:
+    `incomparable`  the runs measured different things: suite, Solver protocol, reference (id or
+                    file), the instance set (names or file contents) or a task's limits differ, or
+                    no model is in both runs (`reasons` names which);
+    `identical`     every score (attempt table, per-instance scores, task and track means, Index)
+                    is equal bit for bit;
+    `differs`       some delta's interval excludes 0 (or a model is complete in one run and not in
+                    the other): `reasons` names the model and the index / track / task;
+    `reproduced`    every delta's interval contains 0.
+  A candidate, verdict file, software or machine that differs does not make runs incomparable:
+  it is named in `inputs` and its effect is measured by the deltas (a weakened candidate `differs`
+  on its own task).
+
+Exit codes (cli): 0 identical / reproduced, 3 differs, 4 incomparable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
+from tcsexam.scoring.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    METHOD,
+    TaskScores,
+    aggregate,
+    collect_scores,
+    intervals,
+    task_replicates,
+)
+from tcsexam.suites import TRACKS
+
+SCHEMA_VERSION = 1
+VERDICTS = ("identical", "reproduced", "differs", "incomparable")
+EXIT_CODES = {"identical": 0, "reproduced": 0, "differs": 3, "incomparable": 4}
+INCOMPARABLE_INPUTS = ("suite", "solver_protocol", "reference", "instances", "task_limits", "models_in_common")
+
+
+@dataclass
+class Run:
+    path: Path
+    index: dict[str, Any]
+    table: Any  #: the attempt table (pandas, strings)
+    manifest: dict[str, Any] | None
+    relative: dict[tuple[str, str, str], dict[str, Any]]  #: (model, task, attempt) -> relative.json
+    records: dict[tuple[str, str, str], list[dict[str, Any]]]  #: (model, task, attempt) -> records.json
+
+    @property
+    def suite(self) -> str:
+        return str(self.index.get("suite"))
+
+    @property
+    def protocol(self) -> str:
+        return str(self.index.get("solver_protocol"))
+
+    @property
+    def reference_id(self) -> str:
+        return str(self.index.get("solver_reference_id"))
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.index.get("models", {}))
+
+
+def load_run(path: str | Path) -> Run:
+    from tcsexam.scoring.index import read_attempts
+
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"{path}: run directory not found (expected results/<suite>/<protocol>)")
+    index_path = path / "index.json"
+    if not index_path.is_file():
+        raise InputError(f"{path}: no index.json: not a finished evaluation")
+    index = read_json(index_path, "index file")
+    if not isinstance(index, dict) or not isinstance(index.get("models"), dict):
+        raise InputError(f"{index_path}: not an index.json (no 'models' object)")
+    table = read_attempts(path / "attempts.csv")
+    manifest = None
+    if (path / "manifest.json").is_file():
+        manifest = read_json(path / "manifest.json", "manifest")
+        if not isinstance(manifest, dict):
+            raise InputError(f"{path / 'manifest.json'}: a manifest must be a JSON object")
+    relative: dict[tuple[str, str, str], dict[str, Any]] = {}
+    records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    solver = path / "solver"
+    if solver.is_dir():
+        for f in sorted(solver.glob("*/*/*/relative.json")):
+            data = read_json(f, "solver-score output")
+            if isinstance(data, dict):
+                relative[(f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)] = data
+        for f in sorted(solver.glob("*/*/*/records.json")):
+            data = read_json(f, "records file")
+            if isinstance(data, list):
+                records[(f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)] = [
+                    r for r in data if isinstance(r, dict)
+                ]
+    return Run(path, index, table, manifest, relative, records)
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+
+def _manifest_section(run: Run, key: str) -> Any:
+    return (run.manifest or {}).get(key)
+
+
+def _short(h: Any) -> str:
+    return str(h)[:12] if isinstance(h, str) else str(h)
+
+
+def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], list[str]]:
+    """(names of differing inputs, details per name, notes) between two runs."""
+    differ: dict[str, Any] = {}
+    notes: list[str] = []
+    if base.suite != cand.suite:
+        differ["suite"] = {"baseline": base.suite, "candidate": cand.suite}
+    if base.protocol != cand.protocol:
+        differ["solver_protocol"] = {"baseline": base.protocol, "candidate": cand.protocol}
+    ref_b, ref_c = _manifest_section(base, "reference") or {}, _manifest_section(cand, "reference") or {}
+    ref_diff = {}
+    if base.reference_id != cand.reference_id:
+        ref_diff["id"] = {"baseline": base.reference_id, "candidate": cand.reference_id}
+    if ref_b.get("sha256") and ref_c.get("sha256") and ref_b["sha256"] != ref_c["sha256"]:
+        ref_diff["sha256"] = {"baseline": ref_b["sha256"], "candidate": ref_c["sha256"]}
+    if ref_diff:
+        differ["reference"] = ref_diff
+    models_b, models_c = set(base.models), set(cand.models)
+    if models_b != models_c:
+        differ["models"] = {
+            "only_in_baseline": sorted(models_b - models_c),
+            "only_in_candidate": sorted(models_c - models_b),
+        }
+    if not models_b & models_c:
+        differ["models_in_common"] = {"baseline": sorted(models_b), "candidate": sorted(models_c)}
+
+    for name, run in (("baseline", base), ("candidate", cand)):
+        if run.manifest is None:
+            notes.append(
+                f"{name} {run.path} has no manifest.json: limits, instance files, candidates, verdict files, "
+                "software and machine cannot be compared (write one with `tcsexam manifest RUN_DIR`)"
+            )
+
+    # Solver tasks: instance names and hashes, limits, task files
+    tasks_b, tasks_c = _manifest_section(base, "tasks"), _manifest_section(cand, "tasks")
+    inst_names_b = _instance_names(base)
+    inst_names_c = _instance_names(cand)
+    instances: dict[str, Any] = {}
+    for task in sorted(set(inst_names_b) | set(inst_names_c)):
+        nb, nc = inst_names_b.get(task), inst_names_c.get(task)
+        entry: dict[str, Any] = {}
+        if nb is None or nc is None:
+            entry["task"] = "only in " + ("candidate" if nb is None else "baseline")
+        else:
+            if set(nb) - set(nc):
+                entry["only_in_baseline"] = sorted(set(nb) - set(nc))
+            if set(nc) - set(nb):
+                entry["only_in_candidate"] = sorted(set(nc) - set(nb))
+        if entry:
+            instances[task] = entry
+    limits: dict[str, Any] = {}
+    task_files: dict[str, Any] = {}
+    if isinstance(tasks_b, dict) and isinstance(tasks_c, dict):
+        for task in sorted(set(tasks_b) & set(tasks_c)):
+            tb, tc = tasks_b[task] or {}, tasks_c[task] or {}
+            lb, lc = tb.get("limits") or {}, tc.get("limits") or {}
+            changed = {k: {"baseline": lb.get(k), "candidate": lc.get(k)} for k in sorted(set(lb) | set(lc))}
+            changed = {k: v for k, v in changed.items() if v["baseline"] != v["candidate"]}
+            if changed:
+                limits[task] = changed
+            if tb.get("sha256") != tc.get("sha256"):
+                task_files[task] = {"baseline": tb.get("sha256"), "candidate": tc.get("sha256")}
+            ib, ic = tb.get("instances") or {}, tc.get("instances") or {}
+            changed_files = sorted(n for n in set(ib) & set(ic) if ib[n] != ic[n])
+            if changed_files:
+                instances.setdefault(task, {})["file_changed"] = changed_files
+    if instances:
+        differ["instances"] = instances
+    if limits:
+        differ["task_limits"] = limits
+    if task_files:
+        differ["task_files"] = task_files
+
+    # candidates, verdict files
+    cands_b, cands_c = _manifest_section(base, "candidates"), _manifest_section(cand, "candidates")
+    if isinstance(cands_b, dict) and isinstance(cands_c, dict):
+        changed = []
+        for model in sorted(set(cands_b) & set(cands_c)):
+            for task in sorted(set(cands_b[model]) & set(cands_c[model])):
+                for attempt in sorted(set(cands_b[model][task]) & set(cands_c[model][task])):
+                    hb = cands_b[model][task][attempt].get("candidate_hash")
+                    hc = cands_c[model][task][attempt].get("candidate_hash")
+                    if hb != hc:
+                        changed.append(
+                            {"model": model, "task": task, "attempt": attempt, "baseline": hb, "candidate": hc}
+                        )
+        if changed:
+            differ["candidates"] = changed
+    ver_b, ver_c = _manifest_section(base, "verdicts"), _manifest_section(cand, "verdicts")
+    if isinstance(ver_b, dict) and isinstance(ver_c, dict):
+        changed = []
+        for model in sorted(set(ver_b) & set(ver_c)):
+            for item in sorted(set(ver_b[model]) | set(ver_c[model])):
+                ab, ac = ver_b[model].get(item, {}), ver_c[model].get(item, {})
+                for attempt in sorted(set(ab) | set(ac)):
+                    if ab.get(attempt) != ac.get(attempt):
+                        changed.append(
+                            {
+                                "model": model,
+                                "item": item,
+                                "attempt": attempt,
+                                "baseline": ab.get(attempt),
+                                "candidate": ac.get(attempt),
+                            }
+                        )
+        if changed:
+            differ["verdict_files"] = changed
+
+    # software, machine, execution
+    tb, tc = _manifest_section(base, "tcsexam"), _manifest_section(cand, "tcsexam")
+    if isinstance(tb, dict) and isinstance(tc, dict):
+        fields = {
+            k: {"baseline": tb.get(k), "candidate": tc.get(k)}
+            for k in ("version", "git_commit", "git_dirty")
+            if tb.get(k) != tc.get(k)
+        }
+        if fields:
+            differ["tcsexam_version"] = fields
+    for section, label in (("software", "software"), ("machine", "machine"), ("execution", "execution")):
+        sb, sc = _manifest_section(base, section), _manifest_section(cand, section)
+        if isinstance(sb, dict) and isinstance(sc, dict):
+            fields = {
+                k: {"baseline": sb.get(k), "candidate": sc.get(k)}
+                for k in sorted(set(sb) | set(sc))
+                if sb.get(k) != sc.get(k)
+            }
+            if fields:
+                differ[label] = fields
+    return list(differ), differ, notes
+
+
+def _instance_names(run: Run) -> dict[str, list[str]]:
+    """Solver task -> instance names of the run (the manifest's, else the solver-score outputs')."""
+    tasks = _manifest_section(run, "tasks")
+    if isinstance(tasks, dict):
+        return {t: sorted((v or {}).get("instances") or {}) for t, v in tasks.items()}
+    out: dict[str, set[str]] = {}
+    for (_m, task, _a), data in run.relative.items():
+        names = {str(i.get("instance")) for i in data.get("instances", []) if isinstance(i, dict)}
+        names |= {str(n) for n in data.get("unscored_instances", [])}
+        out.setdefault(task, set()).update(names)
+    return {t: sorted(v) for t, v in out.items()}
+
+
+def incomparable_reasons(differ: dict[str, Any]) -> list[str]:
+    reasons = []
+    for key in INCOMPARABLE_INPUTS:
+        if key not in differ:
+            continue
+        d = differ[key]
+        if key == "suite":
+            reasons.append(f"suite: {d['baseline']} vs {d['candidate']}")
+        elif key == "solver_protocol":
+            reasons.append(f"solver protocol: {d['baseline']} vs {d['candidate']}")
+        elif key == "reference":
+            parts = [f"{k} {_short(v['baseline'])} vs {_short(v['candidate'])}" for k, v in d.items()]
+            reasons.append("reference: " + ", ".join(parts))
+        elif key == "instances":
+            for task, entry in d.items():
+                bits = []
+                for k, v in entry.items():
+                    bits.append(f"{k.replace('_', ' ')} {', '.join(v) if isinstance(v, list) else v}")
+                reasons.append(f"instance set of {task}: " + "; ".join(bits))
+        elif key == "task_limits":
+            for task, fields in d.items():
+                bits = [f"{k} {v['baseline']} -> {v['candidate']}" for k, v in fields.items()]
+                reasons.append(f"limits of {task}: " + ", ".join(bits))
+        elif key == "models_in_common":
+            reasons.append("no model is in both runs")
+    return reasons
+
+
+# ---------------------------------------------------------------------------------------------
+# scores
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Bit-for-bit equality of two JSON numbers (or both null)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) or isinstance(b, float):
+        return float(a) == float(b) and math.copysign(1, float(a)) == math.copysign(1, float(b))
+    return a == b
+
+
+def scores_identical(base: Run, cand: Run) -> tuple[bool, list[str]]:
+    """Whether every score is equal bit for bit; the first differences found, named."""
+    diffs: list[str] = []
+    if set(base.models) != set(cand.models):
+        diffs.append("model set")
+    for model in sorted(set(base.models) & set(cand.models)):
+        mb, mc = base.index["models"][model], cand.index["models"][model]
+        if not _same(mb.get("index"), mc.get("index")) or mb.get("status") != mc.get("status"):
+            diffs.append(f"{model}: index")
+        for key in ("track_means", "task_means"):
+            vb, vc = mb.get(key) or {}, mc.get(key) or {}
+            for k in sorted(set(vb) | set(vc)):
+                if not _same(vb.get(k), vc.get(k)):
+                    diffs.append(f"{model}: {key[:-6]} {k}")
+
+    def table(run: Run) -> dict[tuple, tuple]:
+        t = run.table
+        return {
+            (m, tr, it, a): (s, st, ad)
+            for m, tr, it, a, s, st, ad in zip(
+                t["model"], t["track"], t["item"], t["attempt"], t["score"], t["score_status"], t["adoption_status"]
+            )
+        }
+
+    tb, tc = table(base), table(cand)
+    for key in sorted(set(tb) | set(tc)):
+        rb, rc = tb.get(key), tc.get(key)
+        if rb is None or rc is None or rb[1:] != rc[1:] or not _same_cell(rb[0], rc[0]):
+            diffs.append(f"attempt row {','.join(key)}")
+    for key in sorted(set(base.relative) | set(cand.relative)):
+        sb = [i.get("score") for i in (base.relative.get(key) or {}).get("instances", [])]
+        sc = [i.get("score") for i in (cand.relative.get(key) or {}).get("instances", [])]
+        if len(sb) != len(sc) or not all(_same(x, y) for x, y in zip(sb, sc)):
+            diffs.append(f"instance scores {'/'.join(key)}")
+    return not diffs, diffs
+
+
+def _same_cell(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return _same(float(a), float(b))
+    except ValueError:
+        return False
+
+
+def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, int]]:
+    """Per model, task and attempt: status changes and value changes of the instances."""
+    out: dict[str, Any] = {}
+    transitions: Counter = Counter()
+    for key in sorted(set(base.records) & set(cand.records)):
+        model, task, attempt = key
+        rb = {str(r.get("instance")): r for r in base.records[key]}
+        rc = {str(r.get("instance")): r for r in cand.records[key]}
+        score_b = _instance_scores(base.relative.get(key))
+        score_c = _instance_scores(cand.relative.get(key))
+        status_changes, value_changes = [], []
+        for name in [n for n in rb if n in rc]:
+            a, b = rb[name], rc[name]
+            sa, sb = a.get("status"), b.get("status")
+            if sa != sb:
+                change = f"{sa} -> {sb}"
+                transitions[change] += 1
+                entry = {"instance": name, "baseline": sa, "candidate": sb, "change": change}
+                if name in score_b and name in score_c:
+                    entry["score_delta"] = score_c[name] - score_b[name]
+                status_changes.append(entry)
+            elif sa == "ok":
+                va, vb = _value(a), _value(b)
+                if not _same(va, vb):
+                    entry = {"instance": name, "baseline": va, "candidate": vb}
+                    if isinstance(va, (int, float)) and isinstance(vb, (int, float)):
+                        entry["delta"] = vb - va
+                    if name in score_b and name in score_c:
+                        entry["score_delta"] = score_c[name] - score_b[name]
+                    value_changes.append(entry)
+        only_b = sorted(set(rb) - set(rc))
+        only_c = sorted(set(rc) - set(rb))
+        if status_changes or value_changes or only_b or only_c:
+            entry: dict[str, Any] = {"status_changes": status_changes, "value_changes": value_changes}
+            if only_b:
+                entry["only_in_baseline"] = only_b
+            if only_c:
+                entry["only_in_candidate"] = only_c
+            out.setdefault(model, {}).setdefault(task, {})[attempt] = entry
+    return out, dict(sorted(transitions.items()))
+
+
+def _value(record: dict[str, Any]) -> Any:
+    if "A" in record and record["A"] is not None:
+        return record["A"]
+    return record.get("solved")
+
+
+def _instance_scores(data: dict[str, Any] | None) -> dict[str, float]:
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(i["instance"]): float(i["score"])
+        for i in data.get("instances", [])
+        if isinstance(i, dict) and isinstance(i.get("score"), (int, float))
+    }
+
+
+def _delta_entry(vb: Any, vc: Any, reps: np.ndarray | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"baseline": vb, "candidate": vc}
+    if vb is None or vc is None:
+        entry.update(delta=None, ci95=None, excludes_zero=(vb is None) != (vc is None))
+        return entry
+    entry["delta"] = vc - vb
+    if reps is None:
+        entry.update(ci95=None, excludes_zero=vc != vb)
+        return entry
+    lo, hi = (float(x) for x in intervals(reps))
+    entry["ci95"] = [lo, hi]
+    entry["excludes_zero"] = bool(lo > 0 or hi < 0)
+    return entry
+
+
+def model_deltas(
+    base: Run, cand: Run, suite, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Per common model: Index, track and task deltas with paired bootstrap intervals; and the
+    list of deltas whose interval excludes 0 (or whose completeness changed)."""
+    scores_b = collect_scores(base.table, suite, base.path / "solver")
+    scores_c = collect_scores(cand.table, suite, cand.path / "solver")
+    models = [m for m in base.models if m in set(cand.models)]
+    reps_b: dict[str, dict[str, np.ndarray]] = {m: {} for m in models}
+    reps_c: dict[str, dict[str, np.ndarray]] = {m: {} for m in models}
+    for item in suite.items:
+        tb, tc = scores_b.get(item), scores_c.get(item)
+        if tb is None and tc is None:
+            continue
+        rb, rc = task_replicates([_only(tb, models), _only(tc, models)], seed, resamples)
+        for m in models:
+            if m in rb:
+                reps_b[m][item] = rb[m]
+            if m in rc:
+                reps_c[m][item] = rc[m]
+    out: dict[str, Any] = {}
+    flagged: list[dict[str, Any]] = []
+    for m in models:
+        mb, mc = base.index["models"][m], cand.index["models"][m]
+        tmb, tmc = mb.get("task_means") or {}, mc.get("task_means") or {}
+        complete_b = {it: tmb.get(it) is not None for it in suite.items}
+        complete_c = {it: tmc.get(it) is not None for it in suite.items}
+        tracks_b, index_b = aggregate(suite.tracks, reps_b[m], complete_b)
+        tracks_c, index_c = aggregate(suite.tracks, reps_c[m], complete_c)
+
+        def diff(x, y):
+            return None if x is None or y is None else y - x
+
+        tasks = {}
+        for it in suite.items:
+            rb, rc = reps_b[m].get(it), reps_c[m].get(it)
+            reps = rc - rb if rb is not None and rc is not None and complete_b[it] and complete_c[it] else None
+            tasks[it] = _delta_entry(tmb.get(it), tmc.get(it), reps)
+        tracks = {
+            t: _delta_entry(
+                (mb.get("track_means") or {}).get(t),
+                (mc.get("track_means") or {}).get(t),
+                diff(tracks_b[t], tracks_c[t]),
+            )
+            for t in TRACKS
+        }
+        index = _delta_entry(mb.get("index"), mc.get("index"), diff(index_b, index_c))
+        index["status"] = {"baseline": mb.get("status"), "candidate": mc.get("status")}
+        out[m] = {"index": index, "tracks": tracks, "tasks": tasks}
+        if index["excludes_zero"]:
+            flagged.append(_flag(m, "index", "index", index))
+        for t, e in tracks.items():
+            if e["excludes_zero"]:
+                flagged.append(_flag(m, "track", t, e))
+        for it, e in tasks.items():
+            if e["excludes_zero"]:
+                flagged.append(_flag(m, "task", it, e))
+    return out, flagged
+
+
+def _only(t: TaskScores | None, models: list[str]) -> TaskScores | None:
+    if t is None:
+        return None
+    return TaskScores(t.item, t.track, t.instances, {m: a for m, a in t.attempts.items() if m in models})
+
+
+def _flag(model: str, level: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    return {"model": model, "level": level, "name": name, "delta": entry["delta"], "ci95": entry["ci95"]}
+
+
+def _flag_text(f: dict[str, Any]) -> str:
+    where = "Index" if f["level"] == "index" else f"{f['level']} {f['name']}"
+    if f["delta"] is None:
+        return f"{f['model']}: {where} is complete in one run only"
+    lo, hi = f["ci95"] if f["ci95"] else (f["delta"], f["delta"])
+    return f"{f['model']}: {where} delta {f['delta']:+.6g} (95% CI [{lo:+.6g}, {hi:+.6g}])"
+
+
+def compare_runs(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> dict[str, Any]:
+    from tcsexam.suites import load_suite
+
+    base, cand = load_run(baseline), load_run(candidate)
+    names, differ, notes = compare_inputs(base, cand)
+    reasons = incomparable_reasons(differ)
+    result: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": None,
+        "reasons": [],
+        "baseline": _describe(base),
+        "candidate": _describe(cand),
+        "inputs": {"differ": names, "details": differ, "notes": notes},
+        "bootstrap": {"method": METHOD, "confidence": 0.95, "resamples": int(resamples), "seed": int(seed)},
+        "models": {},
+        "differs_on": [],
+        "instances": {},
+        "status_changes": {},
+    }
+    if reasons:
+        result["verdict"] = "incomparable"
+        result["reasons"] = reasons
+        return result
+    suite = load_suite(base.suite)
+    identical, diffs = scores_identical(base, cand)
+    result["models"], flagged = model_deltas(base, cand, suite, seed, resamples)
+    result["instances"], result["status_changes"] = instance_changes(base, cand)
+    result["differs_on"] = flagged
+    if identical:
+        result["verdict"] = "identical"
+        result["reasons"] = ["every score is equal bit for bit"]
+    elif flagged:
+        result["verdict"] = "differs"
+        result["reasons"] = [_flag_text(f) for f in flagged]
+    else:
+        result["verdict"] = "reproduced"
+        result["reasons"] = [
+            f"scores differ ({len(diffs)} place(s), e.g. {diffs[0]}) but every delta's 95% interval contains 0"
+        ]
+    return result
+
+
+def _describe(run: Run) -> dict[str, Any]:
+    return {
+        "path": str(run.path),
+        "suite": run.suite,
+        "solver_protocol": run.protocol,
+        "solver_reference_id": run.reference_id,
+        "models": run.models,
+        "manifest": run.manifest is not None,
+    }
