@@ -115,7 +115,7 @@ def _prediction(wid: str, status: str | None, objective: float | None, failure: 
 
 def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox: Any) -> dict[str, Any]:
     """Execute one submission; returns its execution record (never raises for program faults)."""
-    from tcsexam.runner.limits import LaunchError, Limits
+    from tcsexam.runner.limiter import LaunchError, Limits
 
     mode = parse_workspace_id(wid)[1]
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
@@ -297,7 +297,7 @@ def execute(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run every selected submission; returns a summary. Writes records and predictions.jsonl."""
-    from tcsexam.runner.limits import Limits
+    from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes import get_sandbox
 
     found = discover_workspaces(workspaces_root, modes)

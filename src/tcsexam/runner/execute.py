@@ -37,7 +37,8 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.records import InstanceRecord, Status
-from tcsexam.runner.limits import LaunchError, Limits, ProcessOutcome, run_limited
+from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
+from tcsexam.runner.sandboxes import run_limited
 
 PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir"})
 KEYS = frozenset({"command", "build", "threads", "env", "exit_codes_ok"})
@@ -334,7 +335,7 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
         if exc.candidate_fault:
             record.status = Status.INVALID.value
             record.message = _short(f"the command could not be started: {exc}")
-            record.termination = "launch"
+            record.termination = Termination.LAUNCH.value
             return
         raise
     record.wall_s = outcome.wall_s

@@ -97,7 +97,7 @@ def run_task(
     log: Callable[[str], None] | None = None,
 ) -> RunSummary:
     from tcsexam.runner.execute import build_candidate, load_candidate
-    from tcsexam.runner.limits import BUILD_LIMITS, Limits
+    from tcsexam.runner.limiter import BUILD_LIMITS, Limits, Termination
     from tcsexam.runner.sandboxes import get_sandbox
     from tcsexam.tasks import load_task
 
@@ -207,7 +207,7 @@ def run_task(
         built, build_dir = candidate, None
         if candidate_error is not None:
             say(f"{task_obj.id}: the candidate cannot start ({candidate_error}); every instance is invalid")
-            pending = all_invalid(f"candidate cannot start: {candidate_error}", "candidate")
+            pending = all_invalid(f"candidate cannot start: {candidate_error}", Termination.CANDIDATE.value)
         elif getattr(candidate, "build", None):
             build_dir = records_dir / ".build"
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -228,7 +228,7 @@ def run_task(
             summary.build_message = message
             if built is None:
                 say(f"{task_obj.id}: build failed ({message}); every instance is invalid, log: {log_path}")
-                pending = all_invalid(f"build failed: {message} (log: {log_path})", "build")
+                pending = all_invalid(f"build failed: {message} (log: {log_path})", Termination.BUILD.value)
         try:
             if pending:
                 _run_pool(

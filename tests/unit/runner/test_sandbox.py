@@ -110,3 +110,40 @@ def test_apptainer_argv_and_unavailable():
     if shutil.which("apptainer") is None and shutil.which("singularity") is None:
         with pytest.raises(InputError, match="sandbox apptainer"):
             box.check_available()
+
+
+@pytest.mark.parametrize("sig", [11, 9, 6])
+def test_death_by_signal_is_a_signal_under_local_and_bwrap(tmp_path, sig):
+    """bwrap reports a death by signal N as exit code 128+N: `classify` turns it back."""
+    outcomes = {}
+    for name in ("local", "bwrap"):
+        box = get_sandbox(name)
+        try:
+            box.check_available()
+        except InputError as exc:
+            pytest.skip(str(exc))
+        outcomes[name] = run_limited(
+            ["sh", "-c", f"kill -{sig} $$"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
+            readonly_paths=[tmp_path],
+        )  # fmt: skip
+    for out in outcomes.values():
+        assert (out.termination, out.signal, out.exit_code) == ("signal", sig, None)
+    assert outcomes["local"].message == outcomes["bwrap"].message
+
+
+def test_classify_rules():
+    from tcsexam.runner.limiter import Termination, classify
+
+    lim = Limits(wall_s=2, cpu_s=2, mem_mb=100, output_bytes=10)
+    assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1, signal_from_exit_code=True).signal == 9
+    assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1).termination == Termination.EXIT
+    assert classify(limits=lim, exit_code=0, signal=None, wall_s=3).termination == "walltime"
+    assert classify(limits=lim, exit_code=None, signal=24, wall_s=1).termination == "cputime"
+    assert classify(limits=lim, exit_code=None, signal=25, wall_s=1).termination == "output"
+    assert classify(limits=lim, exit_code=1, signal=None, wall_s=1, oom_killed=True).termination == "memory"
+    v = classify(limits=lim, exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError",
+                 allocation_failures_mean_memory=True)  # fmt: skip
+    assert v.termination == "memory"
+    v = classify(limits=lim, exit_code=None, signal=9, wall_s=1, enforced="nproc", enforced_detail="x")
+    assert (v.termination, v.message) == ("nproc", "x")
+    assert {t.value for t in Termination} >= {"exit", "signal", "launch", "candidate", "build"}

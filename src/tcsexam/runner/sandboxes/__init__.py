@@ -1,14 +1,21 @@
-"""Sandboxes, one module each: local (limits only), bwrap, docker, apptainer.
+"""Sandboxes, one module each: local (limits only), bwrap, docker, apptainer; `auto` picks one.
 
 `get_sandbox(name, **options)` returns a sandbox object; call `.check_available()` once at the
 start of a run: it raises `InputError` with one clear line when the sandbox cannot run here.
+`choose_sandbox(name)` does both, and resolves ``auto`` to the strongest sandbox that works here,
+in the order bwrap, docker (engine reachable and the configured image present), apptainer, local.
+`run_limited(argv, ...)` runs one program in a sandbox under limits (`tcsexam.runner.limiter`).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.runner.limiter import Limits, ProcessOutcome
 from tcsexam.runner.sandboxes.base import Sandbox
 
 #: sandbox name -> (module, class)
@@ -19,10 +26,14 @@ SANDBOXES: dict[str, tuple[str, str]] = {
     "apptainer": ("tcsexam.runner.sandboxes.apptainer", "ApptainerSandbox"),
 }
 NAMES = tuple(SANDBOXES)
+#: what `auto` tries, strongest first (local always works)
+AUTO_ORDER = ("bwrap", "docker", "apptainer", "local")
+CHOICES = ("auto", *NAMES)
 
 
 def get_sandbox(name: str, **options) -> Sandbox:
-    """The sandbox called `name` (local|bwrap|docker|apptainer); InputError for another name."""
+    """The sandbox called `name` (local|bwrap|docker|apptainer); InputError for another name
+    (``auto`` is resolved by `choose_sandbox`)."""
     try:
         module_name, class_name = SANDBOXES[name]
     except KeyError:
@@ -31,4 +42,55 @@ def get_sandbox(name: str, **options) -> Sandbox:
     return cls(**options)
 
 
-__all__ = ["NAMES", "SANDBOXES", "Sandbox", "get_sandbox"]
+def choose_sandbox(name: str, **options) -> tuple[Sandbox, str]:
+    """(the sandbox, one line saying why) for `name`, checked to work here: an explicit name that
+    cannot run is an InputError; ``auto`` takes the first of `AUTO_ORDER` that works."""
+    if name != "auto":
+        box = get_sandbox(name, **options)
+        box.check_available()
+        return box, f"sandbox {name}"
+    skipped = []
+    for candidate in AUTO_ORDER:
+        box = get_sandbox(candidate)
+        try:
+            box.check_available()
+        except InputError as exc:
+            skipped.append(str(exc).removeprefix(f"sandbox {candidate}: "))
+            continue
+        why = f" (not {', '.join(f'{n}: {s}' for n, s in zip(AUTO_ORDER, skipped, strict=False))})" if skipped else ""
+        return box, f"sandbox auto -> {candidate}{why}"
+    raise InputError("sandbox auto: no sandbox works here")  # unreachable: local always works
+
+
+def run_limited(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike,
+    limits: Limits,
+    sandbox: Any = "local",
+    env: Mapping[str, str] | None = None,
+    stdout_path: str | os.PathLike | None = None,
+    stderr_path: str | os.PathLike | None = None,
+    readonly_paths: Iterable[str | os.PathLike] = (),
+    writable_paths: Iterable[str | os.PathLike] = (),
+    output_paths: Iterable[str | os.PathLike] = (),
+) -> ProcessOutcome:
+    """Run `argv` inside `sandbox` (a name or a Sandbox) under `limits`.
+
+    `output_paths` are extra files capped at `limits.output_bytes` (the certificate). Raises
+    `LaunchError` when the program cannot be started; never leaves a process behind."""
+    box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
+    return box.run(
+        list(argv),
+        cwd=str(cwd),
+        limits=limits,
+        env=dict(os.environ if env is None else env),
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        readonly_paths=[str(p) for p in readonly_paths],
+        writable_paths=[str(p) for p in writable_paths],
+        output_paths=[str(p) for p in output_paths],
+    )
+
+
+__all__ = ["AUTO_ORDER", "CHOICES", "NAMES", "SANDBOXES", "Sandbox", "choose_sandbox", "get_sandbox", "run_limited"]

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import Launch
+from tcsexam.runner.limiter import Launch
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 
 

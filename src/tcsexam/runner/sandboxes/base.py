@@ -10,7 +10,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from tcsexam.runner.limits import Launch, Limits, ProcessOutcome, execute_limited
+from tcsexam.runner.limiter import Launch, Limits, ProcessOutcome, execute_limited
 
 
 class Sandbox(ABC):

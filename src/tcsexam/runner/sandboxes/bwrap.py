@@ -6,7 +6,9 @@ host (`--ro-bind / /`), fresh /dev and /proc, a private tmpfs /tmp, the instance
 bound read-only at their own paths, the scratch directory the only writable place, and
 `--new-session` (no terminal injection). bwrap reports over `--json-status-fd` once the sandbox is
 up; a run without that report is a sandbox failure (`ProcessOutcome.sandbox_error`), which the
-instance level records as `infrastructure_error`, never as the candidate's crash.
+instance level records as `infrastructure_error`, never as the candidate's crash. bwrap exits
+with 128+N when the program died by signal N: `classify` records that as `termination: signal`,
+`signal: N`, as under `local` (an exit code of 129..192 chosen by the program reads the same).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import subprocess
 from pathlib import PurePath
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import Launch, ProcessOutcome
+from tcsexam.runner.limiter import Launch, ProcessOutcome
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 
 
@@ -107,8 +109,9 @@ class BwrapSandbox(WrappingSandbox):
                     data = json.loads(doc)
                 except ValueError:
                     continue
-                if isinstance(data, dict) and "exit-code" in data and outcome.signal is None:
-                    outcome.exit_code = int(data["exit-code"])
+                code = data.get("exit-code") if isinstance(data, dict) else None
+                if isinstance(code, int) and outcome.signal is None and code <= 128:
+                    outcome.exit_code = code
 
         launch = Launch(
             self.command(
@@ -123,6 +126,7 @@ class BwrapSandbox(WrappingSandbox):
             dict(env),
             pass_fds=(status_w, ready_w),
             after=after,
+            signal_from_exit_code=True,
         )
         launch.close_after.extend([status_w, ready_w, status_r, ready_r])
         return launch

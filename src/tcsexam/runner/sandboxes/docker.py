@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import LaunchError, Limits, MiB, ProcessOutcome
+from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
 from tcsexam.runner.sandboxes.base import Sandbox
 
 DEFAULT_IMAGE = "python:3.11-slim"
@@ -146,12 +146,11 @@ class DockerSandbox(Sandbox):
             raise LaunchError(f"docker could not start the container: {exc}", False) from None
         t0 = time.monotonic()
         killed = False
-        termination = None
         try:
             try:
                 container.wait(timeout=limits.wall_s)
             except Exception:  # requests' ReadTimeout / ConnectionError: the wall limit
-                killed, termination = True, "walltime"
+                killed = True
                 try:
                     container.kill(signal=_signal.SIGTERM)
                     container.wait(timeout=max(limits.grace_s, 0.1))
@@ -179,29 +178,24 @@ class DockerSandbox(Sandbox):
             if path is not None:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 Path(path).write_bytes(data)
-        exit_code = state.get("ExitCode")
-        sig = None
-        if isinstance(exit_code, int) and exit_code > 128 and not killed:
-            sig, exit_code = exit_code - 128, None
-        message = ""
-        if termination is None:
-            over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > cap]
-            if state.get("OOMKilled"):
-                termination, message = "memory", f"memory limit {limits.mem_mb} MB (OOM kill)"
-            elif wall > limits.wall_s:
-                termination = "walltime"
-            elif len(out) > cap or len(err) > cap or over or sig == _signal.SIGXFSZ:
-                termination, message = "output", f"output over {cap} bytes"
-            elif sig == _signal.SIGXCPU:
-                termination, message = "cputime", "CPU time limit (SIGXCPU)"
-            elif sig is not None:
-                termination, message = "signal", f"killed by signal {sig}"
-            else:
-                termination = "exit"
+        over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > cap]
+        over_name = "stdout" if len(out) > cap else "stderr" if len(err) > cap else Path(over[0]).name if over else None
+        verdict = classify(
+            limits=limits,
+            exit_code=state.get("ExitCode") if not killed else None,
+            signal=None,
+            wall_s=wall,
+            enforced=Termination.WALLTIME if killed else None,
+            enforced_detail=f"wall limit {limits.wall_s:g} s" if killed else "",
+            oom_killed=bool(state.get("OOMKilled")) and not killed,
+            output_over=over_name,
+            stderr_tail=err[-4096:].decode("utf-8", "replace"),
+            signal_from_exit_code=True,
+        )
         return ProcessOutcome(
-            exit_code=exit_code if not killed else None,
-            signal=sig,
-            termination=termination,
+            exit_code=verdict.exit_code,
+            signal=verdict.signal,
+            termination=verdict.termination,
             wall_s=round(wall, 6),
             cpu_s=None,
             peak_mem_mb=None,
@@ -210,5 +204,5 @@ class DockerSandbox(Sandbox):
             limiter="docker",
             sandbox=self.name,
             killed_by_harness=killed,
-            message=message,
+            message=verdict.message,
         )

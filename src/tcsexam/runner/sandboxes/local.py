@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcsexam.runner.limits import Launch
+from tcsexam.runner.limiter import Launch
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 
 

@@ -1,0 +1,92 @@
+"""One process tree under fixed limits: wall clock, CPU time, memory, output size, process count.
+
+`execute_limited(launch, limits, sandbox_name=...)` starts what a sandbox prepared (`Launch`) in
+its own session and process group, watches it, kills the whole tree at the first limit it exceeds
+(SIGTERM, then SIGKILL after `limits.grace_s`) and returns a `ProcessOutcome`. No process of the
+run is left behind: the C launcher (`limiter.launcher`) is the run's child subreaper, so descendants that
+escaped with setsid, a double fork or an emptied environment are still the run's.
+(`tcsexam.runner.sandboxes.run_limited` is the entry point that also picks the sandbox.)
+
+Limiters (`Limits.limiter`; the one that ran is `ProcessOutcome.limiter`), one module each:
+``cgroup`` (cgroups v1, or v2 where delegated), ``light`` (no cgroups: rlimits plus /proc
+tracking), ``benchexec`` (BenchExec's RunExecutor), and ``auto`` (default): ``cgroup`` when this
+machine lets us create cgroups, else ``light``.
+
+How a run ended (`Termination`) is decided by one function, `classify`, for every limiter and
+sandbox: ``exit``, ``walltime``, ``cputime``, ``memory``, ``output``, ``nproc``, ``signal`` (see
+`tcsexam.runner.limiter.classify` for the rules and their order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limiter.cgroup import cgroup_probe_error, cgroup_support
+from tcsexam.runner.limiter.classify import Verdict, classify, signal_message
+from tcsexam.runner.limiter.types import (
+    BUILD_LIMITS,
+    LIMITERS,
+    PROCESS_TERMINATIONS,
+    TAIL_BYTES,
+    Launch,
+    LaunchError,
+    Limits,
+    MiB,
+    ProcessOutcome,
+    Termination,
+)
+
+
+def resolve_limiter(name: str) -> str:
+    """The limiter that `name` selects here; InputError when an explicit one cannot run."""
+    if name == "auto":
+        return "cgroup" if cgroup_support() else "light"
+    if name == "cgroup" and not cgroup_support():
+        raise InputError(f"limiter cgroup: cannot create cgroups here ({cgroup_probe_error()})")
+    if name == "benchexec":
+        try:
+            import benchexec.runexecutor  # noqa: F401
+        except ImportError:
+            raise InputError("limiter benchexec: BenchExec is not installed (pip install benchexec)") from None
+    return name
+
+
+def execute_limited(
+    launch: Launch,
+    limits: Limits,
+    *,
+    sandbox_name: str,
+    stdout_path=None,
+    stderr_path=None,
+    output_paths: Sequence[str] = (),
+) -> ProcessOutcome:
+    """Start `launch` under `limits` with the chosen limiter and watch it to the end."""
+    limiter = resolve_limiter(limits.limiter)
+    if limiter == "benchexec":
+        from tcsexam.runner.limiter.benchexec import run_benchexec
+
+        return run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths)
+    from tcsexam.runner.limiter.process import LimitedProcess
+
+    return LimitedProcess(launch, limits, limiter, sandbox_name, stdout_path, stderr_path, output_paths).go()
+
+
+__all__ = [
+    "BUILD_LIMITS",
+    "LIMITERS",
+    "PROCESS_TERMINATIONS",
+    "TAIL_BYTES",
+    "Launch",
+    "LaunchError",
+    "Limits",
+    "MiB",
+    "ProcessOutcome",
+    "Termination",
+    "Verdict",
+    "cgroup_support",
+    "classify",
+    "execute_limited",
+    "resolve_limiter",
+    "signal_message",
+]

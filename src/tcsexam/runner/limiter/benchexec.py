@@ -1,0 +1,96 @@
+"""The ``benchexec`` limiter: BenchExec's RunExecutor (cgroups, no container mode; ~140 ms per run)
+for users who want its guarantees: its limits, its measurements, our `classify`. `nproc` is not
+applied here (BenchExec 3.x exposes no pids limit through this API)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from tcsexam.runner.limiter.classify import classify
+from tcsexam.runner.limiter.process import tail
+from tcsexam.runner.limiter.types import Launch, Limits, MiB, ProcessOutcome, Termination
+
+#: BenchExec's termination reasons -> ours
+REASONS = {
+    "cputime": Termination.CPUTIME,
+    "cputime-soft": Termination.CPUTIME,
+    "walltime": Termination.WALLTIME,
+    "memory": Termination.MEMORY,
+    "files-size": Termination.OUTPUT,
+    "files-count": Termination.OUTPUT,
+}
+_local = threading.local()
+
+
+def run_benchexec(launch: Launch, limits: Limits, sandbox_name: str, stdout_path, stderr_path,
+                  output_paths) -> ProcessOutcome:  # fmt: skip
+    from benchexec.runexecutor import RunExecutor
+
+    logging.getLogger("benchexec").setLevel(logging.WARNING)
+    executor = getattr(_local, "executor", None)
+    if executor is None:
+        executor = _local.executor = RunExecutor(use_namespaces=False)
+    with tempfile.TemporaryDirectory(prefix="tcsexam-bx-") as tmp:
+        out_file = str(stdout_path) if stdout_path else os.path.join(tmp, "stdout")
+        err_file = str(stderr_path) if stderr_path else os.path.join(tmp, "stderr")
+        if stdout_path is not None and stdout_path == stderr_path:
+            err_file = os.path.join(tmp, "stderr")
+        for path in (out_file, err_file):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        run = executor.execute_run(
+            args=list(launch.argv),
+            output_filename=out_file,
+            error_filename=err_file,
+            hardtimelimit=int(math.ceil(limits.cpu_s)) if limits.cpu_s else None,
+            walltimelimit=int(math.ceil(limits.wall_s)),
+            memlimit=int(limits.mem_mb * MiB) if limits.mem_mb else None,
+            environments={"keepEnv": {}, "newEnv": dict(launch.env)},
+            workingDir=launch.cwd,
+            maxLogfileSize=limits.output_bytes,
+            files_size_limit=limits.output_bytes,
+            write_header=False,
+        )
+        tails = []
+        for path in (out_file, err_file):
+            try:
+                with open(path, "rb") as fh:
+                    tails.append(tail(fh))
+            except OSError:
+                tails.append("")
+        if stdout_path is not None and stdout_path == stderr_path:
+            with open(stdout_path, "ab") as fh, open(err_file, "rb") as src:
+                fh.write(src.read(limits.output_bytes + 1))
+    code = run.get("exitcode")
+    reason = run.get("terminationreason")
+    wall, cpu = float(run.get("walltime", 0.0)), float(run.get("cputime", 0.0))
+    over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > limits.output_bytes]
+    verdict = classify(
+        limits=limits,
+        exit_code=getattr(code, "value", None),
+        signal=getattr(code, "signal", None),
+        wall_s=wall,
+        cpu_s=cpu,
+        enforced=REASONS.get(reason or ""),
+        enforced_detail=f"BenchExec: {reason}" if reason else "",
+        output_over=Path(over[0]).name if over else None,
+        stderr_tail=tails[1],
+    )
+    return ProcessOutcome(
+        exit_code=verdict.exit_code,
+        signal=verdict.signal,
+        termination=verdict.termination,
+        wall_s=round(wall, 6),
+        cpu_s=round(cpu, 6),
+        peak_mem_mb=round(run["memory"] / MiB, 3) if run.get("memory") is not None else None,
+        stdout_tail=tails[0],
+        stderr_tail=tails[1],
+        limiter="benchexec",
+        sandbox=sandbox_name,
+        killed_by_harness=reason is not None,
+        message=verdict.message or (f"BenchExec: {reason}" if reason else ""),
+    )

@@ -1,0 +1,285 @@
+"""The ``cgroup`` limiter: cgroups v1 (memory, pids, cpuacct, freezer) or v2 where its memory,
+pids and cpu controllers are delegated to us. Exact memory limit (the kernel's OOM killer;
+`memory.oom_control` counts the kill), exact peak (page cache included), `pids.max` for the process
+count (a fork bomb's `fork()` fails), exact CPU of the whole tree, and a whole-tree kill (freeze,
+SIGKILL every pid in `cgroup.procs`, thaw; `cgroup.kill` on v2): no process of the run can leave
+its cgroup, so nothing survives the run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal as _signal
+import time
+from pathlib import Path
+
+from tcsexam.runner.limiter.proctable import live
+from tcsexam.runner.limiter.types import Limits, MiB
+
+
+def _cgroup_mounts() -> dict[str, str]:
+    """controller -> mount point of the v1 hierarchies; 'unified' -> the v2 mount."""
+    mounts: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return mounts
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        parts, rparts = left.split(), right.split()
+        if len(parts) < 5 or len(rparts) < 3:
+            continue
+        if rparts[0] == "cgroup":
+            for opt in rparts[2].split(","):
+                mounts.setdefault(opt, parts[4])
+        elif rparts[0] == "cgroup2":
+            mounts.setdefault("unified", parts[4])
+    return mounts
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller -> this process's cgroup path (v1); '' -> the v2 path."""
+    own: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else [""]:
+            own[c] = path
+    return own
+
+
+class _CgroupV1:
+    CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
+    _counter = itertools.count()
+
+    def __init__(self, limits: Limits):
+        mounts, own = _cgroup_mounts(), _own_cgroups()
+        name = f"tcsexam-{os.getpid()}-{next(self._counter)}-{time.monotonic_ns() % 10**9}"
+        self.dirs: dict[str, Path] = {}
+        try:
+            for c in self.CONTROLLERS:
+                d = Path(mounts[c]) / own[c].lstrip("/") / name
+                d.mkdir()
+                self.dirs[c] = d
+            mem = self.dirs["memory"]
+            if limits.mem_mb:
+                (mem / "memory.limit_in_bytes").write_text(str(int(limits.mem_mb * MiB)))
+                try:  # no swap either, where swap accounting exists
+                    (mem / "memory.memsw.limit_in_bytes").write_text(str(int(limits.mem_mb * MiB)))
+                except OSError:
+                    pass
+            if limits.nproc:
+                (self.dirs["pids"] / "pids.max").write_text(str(int(limits.nproc)))
+        except BaseException:
+            self.remove()
+            raise
+        self.procs_files = [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def pids(self) -> list[int]:
+        try:
+            text = (self.dirs["pids"] / "cgroup.procs").read_text()
+        except OSError:
+            return []
+        return [int(x) for x in text.split()]
+
+    def cpu_s(self) -> float:
+        return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+
+    def peak_mb(self) -> float:
+        return int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text()) / MiB
+
+    def oom_killed(self) -> bool:
+        try:
+            for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        except OSError:
+            pass
+        return False
+
+    def nproc_hit(self) -> bool:
+        try:
+            events = (self.dirs["pids"] / "pids.events").read_text().split()
+            return len(events) >= 2 and int(events[1]) > 0
+        except (OSError, ValueError):
+            return False
+
+    def kill_all(self, sig: int) -> list[int]:
+        """Freeze, signal every process in the cgroup, thaw; returns the pids signalled."""
+        freezer = self.dirs["freezer"] / "freezer.state"
+        frozen = sig == _signal.SIGKILL
+        if frozen:
+            try:
+                freezer.write_text("FROZEN")
+            except OSError:
+                frozen = False
+        pids = self.pids()
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if frozen:
+            freezer.write_text("THAWED")
+        return pids
+
+    def remove(self) -> None:
+        for d in self.dirs.values():
+            for _ in range(200):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.005)
+
+
+class _CgroupV2:
+    """A child of this process's cgroup in the unified hierarchy; usable only where the memory,
+    pids and cpu controllers are already enabled for our subtree (delegation)."""
+
+    _counter = itertools.count()
+
+    def __init__(self, limits: Limits):
+        mounts, own = _cgroup_mounts(), _own_cgroups()
+        base = Path(mounts["unified"]) / own[""].lstrip("/")
+        enabled = (base / "cgroup.subtree_control").read_text().split()
+        if not {"memory", "pids", "cpu"} <= set(enabled):
+            raise OSError("cgroup v2 controllers memory, pids, cpu are not delegated here")
+        self.dir = base / f"tcsexam-{os.getpid()}-{next(self._counter)}"
+        self.dir.mkdir()
+        try:
+            if limits.mem_mb:
+                (self.dir / "memory.max").write_text(str(int(limits.mem_mb * MiB)))
+                (self.dir / "memory.swap.max").write_text("0")
+            if limits.nproc:
+                (self.dir / "pids.max").write_text(str(int(limits.nproc)))
+        except BaseException:
+            self.remove()
+            raise
+        self.procs_files = [str(self.dir / "cgroup.procs")]
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(x) for x in (self.dir / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def _kv(self, name: str) -> dict[str, int]:
+        out = {}
+        for line in (self.dir / name).read_text().splitlines():
+            k, _, v = line.partition(" ")
+            out[k] = int(v)
+        return out
+
+    def cpu_s(self) -> float:
+        return self._kv("cpu.stat").get("usage_usec", 0) / 1e6
+
+    def peak_mb(self) -> float:
+        try:
+            return int((self.dir / "memory.peak").read_text()) / MiB
+        except OSError:
+            return int((self.dir / "memory.current").read_text()) / MiB
+
+    def oom_killed(self) -> bool:
+        return self._kv("memory.events").get("oom_kill", 0) > 0
+
+    def nproc_hit(self) -> bool:
+        return self._kv("pids.events").get("max", 0) > 0
+
+    def kill_all(self, sig: int) -> list[int]:
+        pids = self.pids()
+        if sig == _signal.SIGKILL and (self.dir / "cgroup.kill").exists():
+            (self.dir / "cgroup.kill").write_text("1")
+            return pids
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        return pids
+
+    def remove(self) -> None:
+        for _ in range(200):
+            try:
+                self.dir.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.005)
+
+
+_cgroup_kind: str | None | bool = False  # False: not probed yet
+_cgroup_probe_error = ""
+
+
+def cgroup_support() -> str | None:
+    """'v1' or 'v2' when this process can create limiting cgroups, else None (probed once)."""
+    global _cgroup_kind, _cgroup_probe_error
+    if _cgroup_kind is False:
+        probe = Limits(wall_s=1, mem_mb=64, nproc=8)
+        _cgroup_kind = None
+        for kind, cls in (("v1", _CgroupV1), ("v2", _CgroupV2)):
+            try:
+                cls(probe).remove()
+                _cgroup_kind = kind
+                break
+            except (OSError, KeyError, ValueError) as exc:
+                _cgroup_probe_error += f"{kind}: {exc}; "
+    return _cgroup_kind  # type: ignore[return-value]
+
+
+def cgroup_probe_error() -> str:
+    """Why `cgroup_support()` found no usable cgroups ('' when it did)."""
+    cgroup_support()
+    return _cgroup_probe_error.strip()
+
+
+class CgroupTree:
+    """The run's processes as the cgroup limiter sees them: the members of one fresh cgroup."""
+
+    allocation_failures_mean_memory = False
+    uses_data_rlimit = False
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.cgroup = _CgroupV1(limits) if cgroup_support() == "v1" else _CgroupV2(limits)
+        self.procs_files = self.cgroup.procs_files
+        self.name = f"cgroup-{cgroup_support()}"
+
+    def start(self, leader: int) -> None:
+        self.leader = leader
+
+    def pids(self) -> list[int]:
+        return live(self.cgroup.pids())
+
+    def kill(self, sig: int, *, spare_leader: bool = False) -> list[int]:
+        return live(self.cgroup.kill_all(sig))  # frozen first: the leader need not be spared
+
+    def sample(self) -> tuple[float, float, int]:
+        return self.cgroup.cpu_s(), 0.0, 0
+
+    def oom_killed(self) -> bool:
+        return self.cgroup.oom_killed()
+
+    def nproc_hit(self) -> bool:
+        return self.cgroup.nproc_hit()
+
+    def pss_mb(self) -> float:
+        return 0.0
+
+    def reap_orphans(self) -> None:
+        return None
+
+    def leader_reaped(self) -> None:
+        return None
+
+    def totals(self, usage, cpu_seen: float, peak_rss: float) -> tuple[float, float]:
+        """(CPU seconds, peak memory MB) of the whole run."""
+        return self.cgroup.cpu_s(), self.cgroup.peak_mb()
+
+    def close(self) -> None:
+        self.cgroup.remove()

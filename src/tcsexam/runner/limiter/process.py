@@ -1,0 +1,293 @@
+"""One process tree under the light or cgroup limiter: start it through the launcher, watch the
+leader through a pidfd (a fast program is reaped at once, no polling tick), sample the other limits
+at growing intervals (10 ms up to 100 ms), kill the whole tree at the first limit it exceeds
+(SIGTERM, then SIGKILL after `limits.grace_s`), and classify how it ended (`classify`)."""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import select
+import signal as _signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tcsexam.runner.limiter.cgroup import CgroupTree
+from tcsexam.runner.limiter.classify import classify
+from tcsexam.runner.limiter.launcher import launcher, make_preexec
+from tcsexam.runner.limiter.light import LightTree
+from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
+from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limits, MiB, ProcessOutcome, Termination
+
+
+def tail(fh) -> str:
+    try:
+        size = os.fstat(fh.fileno()).st_size
+        fh.seek(max(0, size - TAIL_BYTES))
+        return fh.read(TAIL_BYTES).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return ""
+
+
+def open_output(path) -> Any:
+    if path is None:
+        return tempfile.TemporaryFile()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "w+b")
+
+
+class LimitedProcess:
+    def __init__(self, launch: Launch, limits: Limits, limiter: str, sandbox_name: str, stdout_path, stderr_path,
+                 output_paths):  # fmt: skip
+        self.launch, self.limits, self.limiter, self.sandbox_name = launch, limits, limiter, sandbox_name
+        self.stdout_path, self.stderr_path = stdout_path, stderr_path
+        self.output_paths = list(output_paths)
+        self.marker = f"TCSEXAM_RUN_MARKER={os.getpid()}-{time.monotonic_ns()}-{id(self)}"
+        self.peak_rss = 0.0
+        self.peak_pss = 0.0
+        self.tree: Any = None
+        self.reaper = False  # the leader is the launcher (the run's own subreaper)
+
+    def output_over(self, files) -> str | None:
+        cap = self.limits.output_bytes
+        for name, fh in files:
+            try:
+                if os.fstat(fh.fileno()).st_size > cap:
+                    return name
+            except OSError:
+                pass
+        for path in self.output_paths:
+            try:
+                if os.stat(path).st_size > cap:
+                    return Path(path).name
+            except OSError:
+                pass
+        return None
+
+    def go(self) -> ProcessOutcome:
+        limits = self.limits
+        become_subreaper()
+        if self.limiter == "cgroup":
+            try:
+                self.tree = CgroupTree(limits)
+            except OSError as exc:
+                raise LaunchError(f"cannot create the run's cgroup: {exc}", False) from None
+        else:
+            self.tree = LightTree(limits, self.marker)
+        rlimits = [(resource.RLIMIT_FSIZE, limits.output_bytes + 1, limits.output_bytes + 1)]
+        if limits.cpu_s:
+            soft = int(math.ceil(limits.cpu_s)) + 1
+            rlimits.append((resource.RLIMIT_CPU, soft, soft + 1))
+        if self.tree.uses_data_rlimit and limits.mem_mb:
+            mem = int(limits.mem_mb * MiB)
+            rlimits.append((resource.RLIMIT_DATA, mem, mem))
+        env = dict(self.launch.env)
+        key, _, value = self.marker.partition("=")
+        env[key] = value
+        out = open_output(self.stdout_path)
+        same = self.stderr_path is not None and self.stderr_path == self.stdout_path
+        err = out if same else open_output(self.stderr_path)
+        files = [("stdout", out)] + ([] if same else [("stderr", err)])
+        try:
+            return self._start(env, rlimits, out, err, files)
+        finally:
+            out.close()
+            if not same:
+                err.close()
+            for fd in self.launch.close_after:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.tree.close()
+
+    def _start(self, env, rlimits, out, err, files) -> ProcessOutcome:
+        procs_files = self.tree.procs_files
+        shim = launcher()
+        argv = list(self.launch.argv)
+        preexec = None
+        errpipe = None
+        pass_fds = tuple(self.launch.pass_fds)
+        if shim is not None:
+            want = {which: (soft, hard) for which, soft, hard in rlimits}
+            fsize = want.get(resource.RLIMIT_FSIZE, (-1, -1))[0]
+            cpu_soft, cpu_hard = want.get(resource.RLIMIT_CPU, (-1, -1))
+            data = want.get(resource.RLIMIT_DATA, (-1, -1))[0]
+            errpipe = os.pipe2(os.O_CLOEXEC)
+            pass_fds += (errpipe[1],)
+            argv = [shim, str(errpipe[1]), str(fsize), str(cpu_soft), str(cpu_hard), str(data)]
+            argv += [str(len(procs_files)), *procs_files, "--", *self.launch.argv]
+            self.reaper = True
+        else:
+            preexec = make_preexec(rlimits, procs_files)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=self.launch.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=preexec,
+                close_fds=True,
+                pass_fds=pass_fds,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            if errpipe is not None:
+                os.close(errpipe[0])
+            fault = isinstance(exc, (FileNotFoundError, PermissionError)) and exc.filename in (
+                None,
+                self.launch.argv[0],
+            )
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise LaunchError(f"cannot start {self.launch.argv[0]!r}: {detail}", fault) from None
+        finally:
+            if errpipe is not None:
+                os.close(errpipe[1])
+        if errpipe is not None:
+            failure = b""
+            while chunk := os.read(errpipe[0], 4096):
+                failure += chunk
+            os.close(errpipe[0])
+            if failure:
+                proc.wait()
+                kind, _, what = failure.decode("utf-8", "replace").partition(":")
+                raise LaunchError(f"cannot start: {what}", kind == "exec")
+        self.tree.start(proc.pid)
+        with active_lock:
+            active_leaders.add(proc.pid)
+        try:
+            return self._watch(proc, t0, out, err, files)
+        finally:
+            with active_lock:
+                active_leaders.discard(proc.pid)
+
+    def _kill_rest(self, poller) -> bool:
+        """SIGKILL whatever is left, while the leader is still unreaped (its session and group stay
+        ours); True when something was left. The launcher is spared while anything else lives:
+        it is the run's subreaper and kills and reaps its remaining children itself before it
+        exits (it is killed too when it has not after about 3 s)."""
+        leftovers = False
+        for i in range(2000):
+            spare = self.reaper and i < 1500
+            if self.tree.kill(_signal.SIGKILL, spare_leader=spare):
+                leftovers = True
+            elif not spare or poller.poll(0):
+                break  # nothing left (a spared leader has exited on its own)
+            self.tree.reap_orphans()
+            time.sleep(0.002)
+        return leftovers
+
+    def _watch(self, proc, t0, out, err, files) -> ProcessOutcome:
+        limits, tree = self.limits, self.tree
+        pidfd = os.pidfd_open(proc.pid)
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        deadline = t0 + limits.wall_s
+        interval = 0.01
+        next_sample = t0 + interval
+        enforced: Termination | None = None
+        detail = ""
+        cpu_seen = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                wait = max(0.0, min(deadline, next_sample) - now)
+                if poller.poll(wait * 1000.0):
+                    break  # the leader exited
+                now = time.monotonic()
+                if now >= deadline:
+                    enforced = Termination.WALLTIME
+                    break
+                if now < next_sample:
+                    continue
+                interval = min(interval * 2, 0.1)
+                next_sample = now + interval
+                cpu, rss, nthreads = tree.sample()
+                cpu_seen = max(cpu_seen, cpu)
+                if not self.peak_pss:
+                    self.peak_rss = max(self.peak_rss, rss)
+                if limits.cpu_s and cpu > limits.cpu_s:
+                    enforced, detail = Termination.CPUTIME, f"CPU time {cpu:.2f} s over {limits.cpu_s:g} s"
+                    break
+                if tree.oom_killed():
+                    enforced, detail = Termination.MEMORY, f"memory limit {limits.mem_mb} MB (OOM kill)"
+                    break
+                if limits.nproc and nthreads > limits.nproc:
+                    enforced, detail = Termination.NPROC, f"{nthreads} processes/threads over {limits.nproc}"
+                    break
+                if limits.mem_mb and rss > limits.mem_mb:
+                    # RSS counts pages shared after fork() once per process: decide on PSS
+                    pss = tree.pss_mb()
+                    self.peak_rss = max(self.peak_pss, pss)
+                    self.peak_pss = self.peak_rss
+                    if pss > limits.mem_mb:
+                        enforced, detail = Termination.MEMORY, f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
+                        break
+                over = self.output_over(files)
+                if over:
+                    enforced, detail = Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"
+                    break
+            end = time.monotonic()
+            killed = enforced is not None
+            if killed:
+                tree.kill(_signal.SIGTERM)
+                grace_end = time.monotonic() + limits.grace_s
+                while time.monotonic() < grace_end:
+                    if not tree.pids():
+                        break
+                    poller.poll(10)
+            leftovers = self._kill_rest(poller)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            tree.leader_reaped()
+            tree.reap_orphans()
+            if isinstance(tree, LightTree) and (leftovers or len(tree.known) > 1):
+                for _ in range(200):  # a last sweep (orphans re-parented to us while we killed)
+                    if not tree.kill(_signal.SIGKILL):
+                        break
+                    time.sleep(0.002)
+                    tree.reap_orphans()
+        finally:
+            os.close(pidfd)
+        wall = end - t0
+        cpu_total, peak = tree.totals(usage, cpu_seen, self.peak_rss)
+        stdout_tail, stderr_tail = tail(out), tail(err) if err is not out else ""
+        verdict = classify(
+            limits=limits,
+            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            wall_s=wall,
+            cpu_s=cpu_total,
+            enforced=enforced,
+            enforced_detail=detail,
+            oom_killed=tree.oom_killed(),
+            output_over=None if killed else self.output_over(files),
+            stderr_tail=stderr_tail,
+            allocation_failures_mean_memory=tree.allocation_failures_mean_memory,
+            nproc_hit=tree.nproc_hit(),
+            signal_from_exit_code=self.launch.signal_from_exit_code,
+        )
+        outcome = ProcessOutcome(
+            exit_code=verdict.exit_code,
+            signal=verdict.signal,
+            termination=verdict.termination,
+            wall_s=round(wall, 6),
+            cpu_s=round(cpu_total, 6),
+            peak_mem_mb=round(peak, 3),
+            stdout_tail=stdout_tail,
+            stderr_tail=stderr_tail,
+            limiter=tree.name,
+            sandbox=self.sandbox_name,
+            killed_by_harness=killed,
+            message=verdict.message,
+        )
+        if self.launch.after is not None:
+            self.launch.after(outcome)
+        return outcome

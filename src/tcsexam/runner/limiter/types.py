@@ -1,0 +1,138 @@
+"""The limiter's vocabulary: the limits of one run, what a sandbox hands the limiter (`Launch`),
+what comes back (`ProcessOutcome`) and how a run ended (`Termination`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from tcsexam.errors import InputError
+
+MiB = 1 << 20
+LIMITERS = ("auto", "light", "cgroup", "benchexec")
+TAIL_BYTES = 4096
+
+
+class Termination(StrEnum):
+    """How a run ended: every value an instance record's `termination` can carry."""
+
+    EXIT = "exit"  #: ended on its own (any exit code)
+    WALLTIME = "walltime"
+    CPUTIME = "cputime"
+    MEMORY = "memory"
+    OUTPUT = "output"  #: stdout, stderr or a watched file over the output cap
+    NPROC = "nproc"  #: more processes/threads than allowed
+    SIGNAL = "signal"  #: killed by a signal the harness did not send
+    LAUNCH = "launch"  #: the candidate's program could not be started (set by the runner)
+    CANDIDATE = "candidate"  #: the candidate's solver.yaml is unusable (set by the runner)
+    BUILD = "build"  #: the candidate's build step failed (set by the runner)
+    INPUT = "input"  #: the candidate changed one of its inputs (set by the runner)
+
+
+#: the values a process outcome can carry (the others are set by the runner)
+PROCESS_TERMINATIONS = tuple(Termination)[:7]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits. `cpu_s` counts children; `output_bytes` caps stdout, stderr and each
+    watched file (the certificate); `nproc` caps the processes/threads alive at once."""
+
+    wall_s: float
+    cpu_s: float | None = None
+    mem_mb: int | None = None
+    output_bytes: int = 64 * MiB
+    nproc: int | None = None
+    grace_s: float = 0.5
+    limiter: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.wall_s, (int, float)) and self.wall_s > 0):
+            raise InputError(f"limits: wall_s must be a positive number, not {self.wall_s!r}")
+        for name in ("cpu_s", "mem_mb", "nproc"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                raise InputError(f"limits: {name} must be a positive number or None, not {value!r}")
+        if not (isinstance(self.output_bytes, int) and self.output_bytes > 0):
+            raise InputError("limits: output_bytes must be a positive integer")
+        if self.grace_s < 0:
+            raise InputError("limits: grace_s must not be negative")
+        if self.limiter not in LIMITERS:
+            raise InputError(f"limits: limiter must be one of {LIMITERS}, not {self.limiter!r}")
+
+    @classmethod
+    def from_task(cls, task_limits: Any, threads: int = 1, *, limiter: str = "auto", grace_s: float = 0.5) -> Limits:
+        """The run limits of a task (`tcsexam.tasks.TaskLimits`) for a candidate using `threads`:
+        CPU seconds default to wall_s * threads."""
+        threads = max(1, int(threads))
+        cpu = task_limits.cpu_s if task_limits.cpu_s is not None else task_limits.wall_s * threads
+        return cls(
+            wall_s=float(task_limits.wall_s),
+            cpu_s=float(cpu),
+            mem_mb=int(task_limits.mem_mb) if task_limits.mem_mb else None,
+            output_bytes=int(task_limits.output_mb * MiB),
+            nproc=int(task_limits.nproc) if task_limits.nproc else None,
+            grace_s=grace_s,
+            limiter=limiter,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The limits that define a run (for record keys); the limiter choice is not one."""
+        return {
+            "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "mem_mb": self.mem_mb,
+            "output_bytes": self.output_bytes,
+            "nproc": self.nproc,
+        }
+
+
+#: limits for a candidate's optional build step (compilers need more than an instance's limits)
+BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=1200.0, mem_mb=4096, output_bytes=64 * MiB, nproc=512)
+
+
+@dataclass
+class ProcessOutcome:
+    exit_code: int | None
+    signal: int | None
+    termination: str
+    wall_s: float
+    cpu_s: float | None
+    peak_mem_mb: float | None
+    stdout_tail: str
+    stderr_tail: str
+    limiter: str
+    sandbox: str
+    killed_by_harness: bool
+    message: str = ""
+    #: set when the sandbox itself failed to start (an infrastructure failure, not the program's)
+    sandbox_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LaunchError(Exception):
+    """The program could not be started. `candidate_fault`: its executable is missing or not
+    executable (the submission's fault); otherwise the harness failed."""
+
+    def __init__(self, message: str, candidate_fault: bool):
+        super().__init__(message)
+        self.candidate_fault = candidate_fault
+
+
+@dataclass
+class Launch:
+    """What a sandbox hands the limiter: the final argv/cwd/env, fds to pass, and a hook that
+    inspects the finished run (e.g. bwrap's status fd) and may set `sandbox_error`."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+    after: Callable[[ProcessOutcome], None] | None = None
+    close_after: list[int] = field(default_factory=list)
+    #: the wrapper reports a death by signal N as exit code 128+N (bwrap): `classify` turns it back
+    signal_from_exit_code: bool = False
