@@ -209,8 +209,8 @@ def _image_ids(record: dict[str, Any]) -> list[str]:
 
 def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
     """The manifest of a finished (or partly finished) run directory."""
-    from tcsexam.scoring.reference import resolve_reference_path
     from tcsexam.runner.store import hash_candidate
+    from tcsexam.scoring.reference import resolve_reference_path
     from tcsexam.suites import TRACKS, load_suite
     from tcsexam.tasks import load_task
 
