@@ -45,11 +45,11 @@ from tcsexam.fileio import atomic_write_json, atomic_write_text, read_json, read
 from tcsexam.orspace.objectives import status_failure_mode
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
+from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate
 
 DEFAULT_TIME_LIMIT_S = 180.0
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
 RECORD_SCHEMA_VERSION = 1
-IGNORED = {"__pycache__", ".git"}
 
 
 @dataclass
@@ -97,8 +97,6 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
 def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, Any]) -> str:
     """The record's reuse key: the workspace's files (hashed like a Solver candidate's), the
     limits, the interpreter, the sandbox and the harness version."""
-    from tcsexam.runner.store import hash_candidate
-
     digest = hashlib.sha256(hash_candidate(workspace).encode())
     digest.update(
         json.dumps(
@@ -152,7 +150,12 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
     scratch = Path(tempfile.mkdtemp(prefix=f"orspace-{wid}-"))
     try:
         copy = scratch / "workspace"
-        shutil.copytree(workspace, copy, ignore=shutil.ignore_patterns(*IGNORED, "*.pyc"), symlinks=False)
+        shutil.copytree(
+            workspace,
+            copy,
+            ignore=shutil.ignore_patterns(*IGNORED_DIRS, *(f"*{s}" for s in IGNORED_SUFFIXES)),
+            symlinks=False,
+        )
         root = task_root(copy, mode)
         src = root / "src"
         result_file = scratch / "result.json"

@@ -152,14 +152,15 @@ class Plan:
     # ---- Solver jobs ----------------------------------------------------------------------
 
     def candidate_files(self, candidate: str) -> list[str]:
-        """Every file of a candidate folder (a changed source reruns its job; `tcsexam run` then
-        reruns the instances, whose record keys hash the same files)."""
-        files = []
-        absolute = os.path.isabs(candidate)
-        for dirpath, dirnames, filenames in os.walk(self.root / candidate, followlinks=True):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".git"))
-            rel = dirpath if absolute else os.path.relpath(dirpath, self.root)
-            files += [os.path.normpath(os.path.join(rel, f)) for f in sorted(filenames) if not f.endswith(".pyc")]
+        """Every file of a candidate folder, by the same rule as the record key's candidate hash
+        (`tcsexam.runner.store.candidate_files`): a changed source reruns its job, and `tcsexam run`
+        then reruns the instances; a file the hash ignores never reruns a job."""
+        from tcsexam.runner.store import candidate_files
+
+        folder = candidate if os.path.isabs(candidate) else os.path.join(self.root, candidate)
+        if not os.path.isdir(folder):
+            return [f"{candidate}/solver.yaml"]
+        files = [os.path.normpath(os.path.join(candidate, rel)) for rel in candidate_files(folder)]
         return files or [f"{candidate}/solver.yaml"]
 
     def run_inputs(self, wildcards) -> list[str]:
