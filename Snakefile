@@ -9,12 +9,16 @@
 
 from snakemake.utils import min_version, validate
 
+from tcsexam.workflow.configfix import coerce_config
+
 min_version("8.20")
 
 
 configfile: "config/config.yaml"
 
 
+# `--config run={threads: 2}`: the nested override's strings become the schema's numbers
+coerce_config(config, workflow.source_path("workflow/schemas/config.schema.yaml"))
 validate(config, "workflow/schemas/config.schema.yaml")
 
 

@@ -3,11 +3,12 @@
 
 import os
 
-from tcsexam.workflow import Plan
 from tcsexam.attempts.plots import PLOTS
+from tcsexam.workflow.startup import prepare
 
-PLAN = Plan(config, workflow.basedir)
-PLAN.check()
+# tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
+# damaged or stale derived files set aside so that this run rebuilds them
+PLAN = prepare(config, workflow.basedir, main_process=workflow.is_main_process)
 OUT = PLAN.out
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"

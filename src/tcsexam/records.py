@@ -8,6 +8,8 @@ A record keeps apart what the solver claimed (`claimed`) from what the checker v
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -65,11 +67,15 @@ class InstanceRecord:
     harness_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    digest: str | None = None  #: sha256 of the record's other fields (`record_digest`), set by to_dict
 
     def to_dict(self) -> dict[str, Any]:
+        """The record as written: every field plus `digest`, the sha256 of the rest."""
         data = dataclasses.asdict(self)
         if not data["extra"]:
             del data["extra"]
+        data.pop("digest", None)
+        data["digest"] = record_digest(data)
         return data
 
     @classmethod
@@ -79,3 +85,34 @@ class InstanceRecord:
         extra = dict(known.pop("extra", None) or {})
         extra.update({k: v for k, v in data.items() if k not in names})
         return cls(**known, extra=extra)
+
+
+#: The field that holds a record's digest of its own content.
+DIGEST_FIELD = "digest"
+
+
+def record_digest(data: dict[str, Any]) -> str:
+    """sha256 of a record's canonical content: every field but `digest`, keys sorted, compact JSON.
+
+    A record read back from its file gives the same digest (JSON floats round-trip exactly), so a
+    mismatch means the record was edited (or damaged) after it was written.
+    """
+    body = {k: v for k, v in data.items() if k != DIGEST_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def digest_problem(data: Any) -> str | None:
+    """Why a decoded record fails its own digest (None when it passes): no digest or a mismatch."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    stored = data.get(DIGEST_FIELD)
+    if stored is None:
+        return "no digest"
+    try:
+        actual = record_digest(data)
+    except (TypeError, ValueError):
+        return "content cannot be digested"
+    if stored != actual:
+        return "digest mismatch (edited after it was written)"
+    return None

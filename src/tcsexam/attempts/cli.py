@@ -121,7 +121,10 @@ def _solver_row(args: argparse.Namespace) -> int:
         relative_output=args.relative_output,
         adoption_status=args.adoption_status,
     )
-    write_row(args.output, row)
+    inputs = {"records": args.records}
+    if row.score_status == "valid":
+        inputs["relative"] = args.relative_output
+    write_row(args.output, row, inputs)
     shown = "" if row.score is None else f" {row.score:.6f}"
     print(f"{args.model},solver,{args.task},{args.attempt}: {row.score_status}{shown} ({row.note}) -> {args.output}")
     return 0

@@ -89,13 +89,23 @@ class AttemptRow:
     def identity(self) -> tuple[str, str, str, str]:
         return (self.model, self.track, self.item, self.attempt)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}
+    def to_dict(self, inputs: dict[str, str | Path] | None = None) -> dict[str, Any]:
+        """The row as written: its fields, the sha256 of the files it was computed from (`inputs`)
+        and a digest of its own content."""
+        from tcsexam.integrity import seal
+
+        return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs)
 
     @classmethod
     def from_dict(cls, data: Any, source: str) -> AttemptRow:
         if not isinstance(data, dict):
             raise InputError(f"{source}: an attempt row must be a JSON object")
+        if "digest" in data:
+            from tcsexam.records import digest_problem
+
+            problem = digest_problem(data)
+            if problem is not None:
+                raise InputError(f"{source}: attempt row fails its integrity check ({problem}); rerun to rebuild it")
         missing = [c for c in COLUMNS if c not in data]
         if missing:
             raise InputError(f"{source}: attempt row lacks {', '.join(missing)}")
@@ -154,6 +164,7 @@ def solver_row(
     malformed file, ...) -> `judge_failed` with the scorer's message. On success the scorer's
     output is written to `relative_output`; on failure a stale one is removed.
     """
+    from tcsexam.integrity import seal
     from tcsexam.scoring.reference import load_reference
     from tcsexam.scoring.solver_score import solver_score
 
@@ -169,10 +180,11 @@ def solver_row(
         return fail("not_finished", f"{records}: no final records (the run did not finish)")
     try:
         data = read_json(records, "records file")
-        result = solver_score(task, data, ref, str(records))
+        check_records_belong(data, task, str(attempt), str(records))
+        result = solver_score(task, data, ref, str(records), require_digest=True)
     except InputError as exc:
         return fail("judge_failed", f"solver-score refused: {exc}")
-    atomic_write_json(relative_output, result)
+    atomic_write_json(relative_output, seal(result, {"records": records}))
     reward = result.get("checker_reward")
     note = f"reference {result['reference_id']}; {result['n_ok']}/{result['n_eligible']} ok"
     if reward is not None:
@@ -192,12 +204,28 @@ def solver_row(
     return row, result
 
 
+def check_records_belong(data: Any, task: str, attempt: str, source: str) -> None:
+    """Records that name their task or attempt (every record `tcsexam run` writes) must name these:
+    a records file copied from another attempt is refused."""
+    if not isinstance(data, list):
+        return
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            continue
+        for field_name, want in (("task", task), ("attempt", attempt)):
+            have = rec.get(field_name)
+            if have is not None and str(have) != want:
+                raise InputError(
+                    f"{source}: record {i + 1} ({rec.get('instance')!r}) belongs to {field_name} {have!r}, not {want!r}"
+                )
+
+
 # ---------------------------------------------------------------------------------------------
 # row files and the table
 
 
-def write_row(path: str | Path, row: AttemptRow) -> None:
-    atomic_write_json(path, row.to_dict())
+def write_row(path: str | Path, row: AttemptRow, inputs: dict[str, str | Path] | None = None) -> None:
+    atomic_write_json(path, row.to_dict(inputs))
 
 
 def read_row(path: str | Path) -> AttemptRow:

@@ -96,7 +96,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Move records into <records-dir>/.repaired/<timestamp>/ (nothing is deleted). Default: "
             "the infrastructure_error records; with --instances and no --status: those instances "
-            "whatever their status. Then rerun `tcsexam run`: only the moved instances execute."
+            "whatever their status. Damaged record files (unparseable, failing their digest, another "
+            "instance's) are always moved. Then rerun `tcsexam run`: only the moved instances execute."
         ),
     )
     rep.add_argument("--records-dir", required=True, metavar="DIR")
@@ -110,7 +111,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     rep.add_argument("--instances", nargs="+", default=None, metavar="NAME", help="only these instances")
     rep.add_argument(
-        "--output", default=None, metavar="FILE", help="also remove this stale records.json (when records were moved)"
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="also set aside this records.json when records were moved or it fails its checks "
+        "(does not parse, a record fails its digest or differs from the stored one)",
     )
     rep.add_argument("--dry-run", action="store_true", help="say what would move, move nothing")
     rep.set_defaults(handler=_repair)
@@ -149,25 +154,36 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _repair(args: argparse.Namespace) -> int:
+    import time
     from pathlib import Path
 
-    from tcsexam.runner.store import repair
+    from tcsexam.runner.store import REPAIRED_DIR, move_aside, records_file_problem, repair
 
     result = repair(args.records_dir, statuses=args.status, instances=args.instances, dry_run=args.dry_run)
     for name in result.unknown_instances:
         print(f"tcsexam repair: warning: no record for instance {name!r} in {args.records_dir}", file=sys.stderr)
-    if not result.moved:
+    out = Path(args.output) if args.output else None
+    # records.json is stale when records moved, and untrustworthy when it fails its own checks
+    out_problem = None
+    if out is not None and out.exists():
+        out_problem = "records were moved" if result.moved else records_file_problem(out, args.records_dir)
+    if not result.moved and out_problem is None:
         print(f"tcsexam repair: nothing to repair in {args.records_dir} ({result.kept} records kept)")
         return 0
     verb = "would move" if args.dry_run else "moved"
-    where = f" to {result.destination}" if result.destination else ""
-    listed = ", ".join(f"{name} ({status})" for name, status in result.moved)
-    print(f"tcsexam repair: {verb} {len(result.moved)} record(s){where}: {listed}; {result.kept} kept")
-    if args.output and not args.dry_run:
-        out = Path(args.output)
-        if out.exists():
-            out.unlink()
-            print(f"tcsexam repair: removed stale {out}")
+    if result.moved:
+        where = f" to {result.destination}" if result.destination else ""
+        listed = ", ".join(f"{name} ({status})" for name, status in result.moved)
+        print(f"tcsexam repair: {verb} {len(result.moved)} record(s){where}: {listed}; {result.kept} kept")
+    if out_problem is not None and out is not None:
+        if args.dry_run:
+            print(f"tcsexam repair: would set aside {out} ({out_problem})")
+        else:
+            dest = result.destination or Path(args.records_dir) / REPAIRED_DIR / time.strftime(
+                "%Y%m%dT%H%M%S", time.gmtime()
+            )
+            moved = move_aside(out, dest, out_problem)
+            print(f"tcsexam repair: set aside stale {out} ({out_problem}) -> {moved}")
     if not args.dry_run:
-        print("tcsexam repair: rerun `tcsexam run` with the same options to redo them")
+        print("tcsexam repair: rerun `tcsexam run` with the same options (or `snakemake`) to redo them")
     return 0

@@ -48,11 +48,22 @@ class RunSummary:
     workers: int | None = None
     wall_s: float = 0.0
     build_message: str | None = None
+    set_aside: list[tuple[str, str, str]] = field(default_factory=list)  #: (instance, reason, detail)
+    set_aside_dir: Path | None = None
+    candidate_error: str | None = None  #: why the submission cannot start (every instance invalid)
+
+    def set_aside_text(self) -> str:
+        """'2 set aside (1 digest-mismatch, 1 unreadable)' or ''."""
+        if not self.set_aside:
+            return ""
+        reasons = Counter(reason for _, reason, _ in self.set_aside)
+        return f"{len(self.set_aside)} set aside ({', '.join(f'{n} {r}' for r, n in sorted(reasons.items()))})"
 
     def line(self) -> str:
         counts = " ".join(f"{s}={n}" for s, n in sorted(self.statuses.items()))
+        aside = f", {self.set_aside_text()}" if self.set_aside else ""
         return (
-            f"{self.task}: {self.total} instances ({self.reused} reused, {self.executed} run) "
+            f"{self.task}: {self.total} instances ({self.reused} reused, {self.executed} run{aside}) "
             f"{counts}; records -> {self.output}"
         )
 
@@ -161,6 +172,7 @@ def run_task(
     store = RecordStore(records_dir)
     store.prepare()
     summary = RunSummary(task=task_obj.id, total=len(selected), output=output, records_dir=records_dir)
+    summary.candidate_error = candidate_error
     results: dict[str, InstanceRecord] = {}
     pending: list[str] = []
     for inst in selected:
@@ -170,6 +182,15 @@ def run_task(
         else:
             pending.append(inst.name)
     summary.reused = len(results)
+    summary.set_aside = list(store.set_aside)
+    if store.set_aside:
+        summary.set_aside_dir = store.set_aside_dir
+        say(
+            f"{task_obj.id}: {summary.set_aside_text()} stored record(s) not reused, kept in "
+            f"{store.set_aside_dir}; their instances run again"
+        )
+        for name, reason, detail in store.set_aside:
+            say(f"{task_obj.id}: set aside {name}: {reason}{': ' + detail if detail else ''}")
 
     def finish(name: str, record: InstanceRecord) -> None:
         record = _finalise(
@@ -206,7 +227,10 @@ def run_task(
         )
         built, build_dir = candidate, None
         if candidate_error is not None:
-            say(f"{task_obj.id}: the candidate cannot start ({candidate_error}); every instance is invalid")
+            say(
+                f"{task_obj.id}: WARNING: the candidate's solver.yaml is unusable ({candidate_error}); "
+                "EVERY instance is recorded invalid (scored 0) and the run exits 0"
+            )
             pending = all_invalid(f"candidate cannot start: {candidate_error}", Termination.CANDIDATE.value)
         elif getattr(candidate, "build", None):
             build_dir = records_dir / ".build"
@@ -262,6 +286,11 @@ def run_task(
     atomic_write_json(output, [r.to_dict() for r in summary.records])
     summary.wall_s = time.perf_counter() - t_start
     say(summary.line())
+    if summary.candidate_error is not None:
+        say(
+            f"{task_obj.id}: WARNING: all {summary.total} instances are invalid because the candidate cannot "
+            f"start: {summary.candidate_error}"
+        )
     infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR.value, 0)
     if infra:
         say(

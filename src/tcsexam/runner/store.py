@@ -7,8 +7,13 @@ limits, the harness version, the sandbox, the seed, the instance's checker metad
 reuses a record only if its key matches and its status is not `infrastructure_error`; everything
 else is run again and replaced.
 
+Every record also carries a digest of its own content (`tcsexam.records.record_digest`). A record
+that does not parse, fails its digest, names another instance or was made under another key is
+never reused: it is set aside into `<records-dir>/.set-aside/<timestamp>/` (kept, with the reason
+in `reasons.txt` there, never deleted) and its instance runs again.
+
 `repair` moves chosen records aside (into `<records-dir>/.repaired/<timestamp>/`, nothing is
-deleted) so that the next run redoes only those instances.
+deleted) so that the next run redoes only those instances; damaged records are always chosen.
 """
 
 from __future__ import annotations
@@ -26,12 +31,13 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
-from tcsexam.records import STATUSES, InstanceRecord, Status
+from tcsexam.records import STATUSES, InstanceRecord, Status, digest_problem
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
 IGNORED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".mypy_cache"})
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 REPAIRED_DIR = ".repaired"
+SET_ASIDE_DIR = ".set-aside"
 _SAFE = re.compile(r"[A-Za-z0-9_.+=,-]")
 _CHUNK = 1 << 20
 
@@ -141,7 +147,35 @@ class Lookup:
     """Why a record is (not) reused: `reused` holds it when it is."""
 
     reused: InstanceRecord | None
-    reason: str  #: "reused", "missing", "key-changed", "infrastructure_error", "unreadable"
+    reason: str  #: "reused", "missing", "infrastructure_error", or a SET_ASIDE_REASONS entry
+    detail: str = ""  #: what exactly is wrong with a record that is set aside
+
+
+#: Reasons a stored record is set aside (moved into .set-aside/) instead of reused.
+SET_ASIDE_REASONS = ("unreadable", "digest-mismatch", "wrong-instance", "key-changed")
+
+
+def _unique_dir(parent: Path, stamp: str) -> Path:
+    dest = parent / stamp
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = parent / f"{stamp}-{n}"
+    return dest
+
+
+def move_aside(path: Path, folder: Path, reason: str) -> Path:
+    """Move `path` into `folder` (created), never overwriting; note the reason in reasons.txt."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / path.name
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = folder / f"{path.name}.{n}"
+    os.replace(path, dest)
+    with open(folder / "reasons.txt", "a", encoding="utf-8") as fh:
+        fh.write(f"{dest.name}: {' '.join(reason.split())}\n")
+    return dest
 
 
 class RecordStore:
@@ -149,6 +183,25 @@ class RecordStore:
 
     def __init__(self, directory: str | os.PathLike):
         self.dir = Path(directory)
+        self._aside: Path | None = None
+        self.set_aside: list[tuple[str, str, str]] = []  #: (instance, reason, detail) this session
+
+    @property
+    def set_aside_dir(self) -> Path:
+        """This session's folder for set-aside records (one per store object)."""
+        if self._aside is None:
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            self._aside = _unique_dir(self.dir / SET_ASIDE_DIR, stamp)
+        return self._aside
+
+    def set_aside_record(self, instance: str, reason: str, detail: str = "") -> Path | None:
+        """Move an instance's record file aside (kept, never deleted); None if it is gone."""
+        path = self.path_for(instance)
+        if not path.exists():
+            return None
+        dest = move_aside(path, self.set_aside_dir, f"{reason}: {detail}" if detail else reason)
+        self.set_aside.append((instance, reason, detail))
+        return dest
 
     def path_for(self, instance: str) -> Path:
         return self.dir / record_filename(instance)
@@ -168,29 +221,47 @@ class RecordStore:
                 pass
 
     def load(self, instance: str) -> InstanceRecord | None:
-        """The stored record of an instance; None if absent. InputError if it is not a record."""
+        """The stored record of an instance; None if absent. InputError if it is not a sound
+        record (unparseable, no valid status, another instance's, or failing its digest)."""
+        found = self.check(instance)
+        if found.reason in SET_ASIDE_REASONS and found.reason != "key-changed":
+            raise InputError(f"{self.path_for(instance)}: {found.detail}")
+        return found.reused
+
+    def check(self, instance: str, key: str | None = None) -> Lookup:
+        """Read and verify an instance's record (without moving anything)."""
         path = self.path_for(instance)
         if not path.exists():
-            return None
-        data = read_json(path, "instance record")
+            return Lookup(None, "missing")
+        try:
+            data = read_json(path, "instance record")
+        except InputError as exc:
+            return Lookup(None, "unreadable", str(exc).removeprefix(f"{path}: "))
         if not isinstance(data, dict) or data.get("status") not in STATUSES:
-            raise InputError(f"{path}: not an instance record (no valid 'status')")
+            return Lookup(None, "unreadable", "not an instance record (no valid 'status')")
+        problem = digest_problem(data)
+        if problem is not None:
+            return Lookup(None, "digest-mismatch", problem)
         if data.get("instance") != instance:
-            raise InputError(f"{path}: record is for instance {data.get('instance')!r}, not {instance!r}")
-        return InstanceRecord.from_dict(data)
+            return Lookup(None, "wrong-instance", f"record is for instance {data.get('instance')!r}, not {instance!r}")
+        try:
+            record = InstanceRecord.from_dict(data)
+        except TypeError as exc:
+            return Lookup(None, "unreadable", f"not an instance record: {exc}")
+        if key is not None and record.key != key:
+            return Lookup(None, "key-changed", f"made under key {record.key}, this run's key is {key}")
+        return Lookup(record, "reused")
 
     def lookup(self, instance: str, key: str) -> Lookup:
-        try:
-            record = self.load(instance)
-        except InputError:
-            return Lookup(None, "unreadable")
-        if record is None:
-            return Lookup(None, "missing")
-        if record.status == Status.INFRASTRUCTURE_ERROR:
+        """The record to reuse for an instance, or why there is none. A damaged record, or one
+        made under another key, is set aside (moved into .set-aside/, never deleted)."""
+        found = self.check(instance, key)
+        if found.reason in SET_ASIDE_REASONS:
+            self.set_aside_record(instance, found.reason, found.detail)
+            return found
+        if found.reused is not None and found.reused.status == Status.INFRASTRUCTURE_ERROR:
             return Lookup(None, "infrastructure_error")
-        if record.key != key:
-            return Lookup(None, "key-changed")
-        return Lookup(record, "reused")
+        return found
 
     def write(self, record: InstanceRecord) -> Path:
         path = self.path_for(record.instance)
@@ -198,24 +269,49 @@ class RecordStore:
         return path
 
     def records(self) -> list[tuple[Path, InstanceRecord]]:
-        """Every record in the folder (sorted by file name); InputError on a file that is not one."""
+        """Every record in the folder (sorted by file name); InputError on a file that is not a
+        sound record (see `scan` for a listing that tolerates them)."""
         out = []
+        for path, record, problem in self.scan():
+            if record is None:
+                raise InputError(f"{path}: {problem}")
+            out.append((path, record))
+        return out
+
+    def scan(self) -> list[tuple[Path, InstanceRecord | None, str]]:
+        """Every record file in the folder (sorted by name) as (path, record, problem): record is
+        None and problem says why when the file is not a sound record."""
+        out: list[tuple[Path, InstanceRecord | None, str]] = []
         for path in sorted(self.dir.glob("*.json")):
-            data = read_json(path, "instance record")
+            try:
+                data = read_json(path, "instance record")
+            except InputError as exc:
+                out.append((path, None, str(exc).removeprefix(f"{path}: ")))
+                continue
             if not isinstance(data, dict) or data.get("status") not in STATUSES:
-                raise InputError(f"{path}: not an instance record (no valid 'status')")
-            if "instance" not in data:
-                raise InputError(f"{path}: instance record has no 'instance'")
-            out.append((path, InstanceRecord.from_dict(data)))
+                out.append((path, None, "not an instance record (no valid 'status')"))
+                continue
+            if not isinstance(data.get("instance"), str) or record_filename(data["instance"]) != path.name:
+                out.append((path, None, f"record is for instance {data.get('instance')!r}, not this file's"))
+                continue
+            problem = digest_problem(data)
+            if problem is not None:
+                out.append((path, None, problem))
+                continue
+            try:
+                out.append((path, InstanceRecord.from_dict(data), ""))
+            except TypeError as exc:
+                out.append((path, None, f"not an instance record: {exc}"))
         return out
 
 
 @dataclass
 class RepairResult:
-    moved: list[tuple[str, str]]  #: (instance, status) moved aside
+    moved: list[tuple[str, str]]  #: (instance, status) moved aside; damaged files as (file name, problem)
     destination: Path | None  #: where they went (None when nothing was moved)
     kept: int  #: records left in place
     unknown_instances: list[str]  #: --instances names with no record
+    damaged: int = 0  #: records moved because they were unreadable or failed their digest
 
 
 def repair(
@@ -229,7 +325,8 @@ def repair(
 
     A record is chosen when its status is in `statuses` and (if given) its instance in
     `instances`. `statuses=None` means `infrastructure_error` when no instances are named and any
-    status when they are; `"any"` in `statuses` matches every status.
+    status when they are; `"any"` in `statuses` matches every status. A damaged record file (one
+    that does not parse, names another instance or fails its digest) is always chosen.
     """
     store = RecordStore(records_dir)
     if not store.dir.is_dir():
@@ -246,26 +343,57 @@ def repair(
                 wanted.add(s)
             else:
                 raise InputError(f"unknown status {s!r}: use one of {', '.join(sorted(STATUSES))} or 'any'")
-    all_records = store.records()
-    present = {rec.instance for _, rec in all_records}
-    chosen = [
-        (path, rec) for path, rec in all_records if rec.status in wanted and (names is None or rec.instance in names)
-    ]
+    scanned = store.scan()
+    present = {rec.instance for _, rec, _ in scanned if rec is not None}
+    chosen: list[tuple[Path, str, str, str]] = []  # (path, name, what, reason for reasons.txt)
+    for path, rec, problem in scanned:
+        if rec is None:
+            chosen.append((path, path.name, problem, problem))
+        elif rec.status in wanted and (names is None or rec.instance in names):
+            chosen.append((path, rec.instance, rec.status, f"repair: status {rec.status}"))
     unknown = [] if names is None else [n for n in names if n not in present]
     destination = None
     if chosen and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        destination = store.dir / REPAIRED_DIR / stamp
-        n = 1
-        while destination.exists():
-            n += 1
-            destination = store.dir / REPAIRED_DIR / f"{stamp}-{n}"
-        destination.mkdir(parents=True)
-        for path, _ in chosen:
-            os.replace(path, destination / path.name)
+        destination = _unique_dir(store.dir / REPAIRED_DIR, stamp)
+        for path, _, _, reason in chosen:
+            move_aside(path, destination, reason)
     return RepairResult(
-        moved=[(rec.instance, rec.status) for _, rec in chosen],
+        moved=[(name, what) for _, name, what, _ in chosen],
         destination=destination,
-        kept=len(all_records) - len(chosen),
+        kept=len(scanned) - len(chosen),
         unknown_instances=unknown,
+        damaged=sum(1 for _, rec, _ in scanned if rec is None),
     )
+
+
+def records_file_problem(path: str | os.PathLike, records_dir: str | os.PathLike) -> str | None:
+    """Why a records.json cannot be trusted (None when it can): it does not parse, a record fails
+    its digest, or a record is not the very record stored for its instance in `records_dir`."""
+    path = Path(path)
+    try:
+        data = read_json(path, "records file")
+    except InputError as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    if not isinstance(data, list):
+        return "not a JSON list of records"
+    store = RecordStore(records_dir)
+    seen: set[str] = set()
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            return f"record {i + 1} is not a JSON object"
+        problem = digest_problem(rec)
+        if problem is not None:
+            return f"record {i + 1} ({rec.get('instance')!r}): {problem}"
+        name = rec.get("instance")
+        if not isinstance(name, str) or not name or name in seen:
+            return f"record {i + 1}: missing or repeated instance name {name!r}"
+        seen.add(name)
+        stored = store.check(name)
+        if stored.reused is None:
+            return (
+                f"instance {name!r}: its stored record in {store.dir} is not usable ({stored.detail or stored.reason})"
+            )
+        if stored.reused.digest != rec.get("digest"):
+            return f"instance {name!r}: differs from its stored record in {store.dir}"
+    return None

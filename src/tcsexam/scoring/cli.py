@@ -121,17 +121,24 @@ def _solver_score(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from tcsexam.integrity import seal
     from tcsexam.scoring.index import score_files
     from tcsexam.suites import load_suite
 
     suite = load_suite(args.suite)
     result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
     _add_intervals(result, suite, args)
-    _write(args.output, result)
+    _write(args.output, seal(result, {"attempts": args.attempts, "cohort": args.cohort}))
     for name, model in result["models"].items():
         index = "null" if model["index"] is None else f"{model['index']:.4f}"
         extra = f", {len(model['issues'])} issue(s)" if model["issues"] else ""
         print(f"{name}: {model['status']}, index {index}{extra}")
+    if not result["solver_reference_verified"]:
+        print(
+            f"warning: solver_reference_id {result['solver_reference_id']!r} not verified (no --solver-scores); "
+            "index.json says so",
+            file=sys.stderr,
+        )
     print(f"status {result['status']} -> {args.output}")
     return 0
 

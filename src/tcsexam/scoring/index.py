@@ -379,6 +379,12 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
         data = read_json(path, "solver-score output")
         if not isinstance(data, dict):
             raise InputError(f"{path}: a solver-score output must be a JSON object")
+        if "digest" in data:
+            from tcsexam.records import digest_problem
+
+            problem = digest_problem(data)
+            if problem is not None:
+                raise InputError(f"{where(i)}: {path} fails its integrity check ({problem}); rerun to rebuild it")
         if data.get("reference_id") != cohort.solver_reference_id:
             raise InputError(
                 f"{where(i)}: {path} was scored against reference {data.get('reference_id')!r}, but the cohort "
@@ -535,8 +541,30 @@ def _issues(t: _Table, suite: Suite, cohort: Cohort, planned, n_adopted, complet
 def score_files(
     suite: Suite, attempts_path: str | Path, cohort_path: str | Path, solver_scores: str | Path | None = None
 ) -> dict[str, Any]:
+    """The Index of an attempt table and a cohort, plus whether the reference label was verified.
+
+    With `solver_scores` every adopted valid Solver row is checked against its solver-score output
+    (a reference or score mismatch is an error naming the row and task) and
+    `solver_reference_verified` is true. Without it (the spec's command) the Index is computed all
+    the same, but `solver_reference_verified` is false and the top-level `issues` says so.
+    """
     cohort = load_cohort(cohort_path, suite)
     df = read_attempts(attempts_path)
-    return compute_index(
+    result = compute_index(
         df, suite, cohort, source=str(attempts_path), solver_scores=Path(solver_scores) if solver_scores else None
     )
+    verified = solver_scores is not None
+    result["solver_reference_verified"] = verified
+    result["issues"] = (
+        []
+        if verified
+        else [
+            {
+                "reason": "reference_unverified",
+                "message": f"solver_reference_id {cohort.solver_reference_id!r} is the cohort's label: no "
+                "solver-score outputs were checked (pass --solver-scores DIR to verify that every adopted "
+                "Solver score came from this reference)",
+            }
+        ]
+    )
+    return result

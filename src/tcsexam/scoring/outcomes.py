@@ -12,6 +12,8 @@ Rules (the spec's "From instance records to a task score"):
 - `infrastructure_error`, an unknown status, a missing or repeated instance name: refused.
 - `reward` (the checker's original reward) is kept when it is a finite number; null or absent
   means the record carries no reward; anything else is refused.
+- a record carrying a `digest` (every record `tcsexam run` writes) must match it: an edited
+  record is never scored. With `require_digest` (the workflow) a record without one is refused too.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number
-from tcsexam.records import FAILURE_STATUSES, REFUSED_STATUSES, STATUSES
+from tcsexam.records import DIGEST_FIELD, FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, digest_problem
 
 _FAILURES = frozenset(str(s) for s in FAILURE_STATUSES)
 _REFUSED = frozenset(str(s) for s in REFUSED_STATUSES)
@@ -63,7 +65,7 @@ def _solve_value(rec: dict, where: str) -> float:
     return a
 
 
-def parse_outcomes(records, kind: str, source: str) -> Outcomes:
+def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = False) -> Outcomes:
     """Validate a decoded records list; `source` (the file name) prefixes every error message."""
     if not isinstance(records, list):
         raise InputError(f"{source}: records must be a JSON list of objects, not {type(records).__name__}")
@@ -86,6 +88,13 @@ def parse_outcomes(records, kind: str, source: str) -> Outcomes:
                 f"{source}: instance {name!r}: duplicate record (records {position[name] + 1} and {i + 1})"
             )
         position[name] = i
+        if require_digest or DIGEST_FIELD in rec:
+            problem = digest_problem(rec)
+            if problem is not None:
+                raise InputError(
+                    f"{source}: instance {name!r}: record {i + 1} fails its integrity check ({problem}); "
+                    "it is never scored: rerun the task (the damaged record is set aside and redone)"
+                )
         status = rec.get("status")
         if status == "ok":
             if objective:

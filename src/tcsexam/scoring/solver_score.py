@@ -87,7 +87,9 @@ def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: 
     }
 
 
-def solver_score(task: str, records: Any, reference: Reference, source: str = "records") -> dict[str, Any]:
+def solver_score(
+    task: str, records: Any, reference: Reference, source: str = "records", *, require_digest: bool = False
+) -> dict[str, Any]:
     """Score a decoded records list against a loaded reference.
 
     Output keys: task, reference_id, relative_score, n_eligible, instances (a list of
@@ -97,7 +99,8 @@ def solver_score(task: str, records: Any, reference: Reference, source: str = "r
     schema_version, kind, direction and n_ok.
     """
     kind = reference.task(task).kind
-    return score_outcomes(task, parse_outcomes(records, kind, source), reference, source)
+    outcomes = parse_outcomes(records, kind, source, require_digest=require_digest)
+    return score_outcomes(task, outcomes, reference, source)
 
 
 def solver_score_files(task: str, records_path: str | Path, reference: str | Path) -> dict[str, Any]:

@@ -232,8 +232,13 @@ class Plan:
     def reference_outputs(self) -> list[str]:
         return list(self.reference_build.get("outputs", {}).values())
 
-    def check(self) -> None:
-        """Fail early, with one line, on a config the rules cannot run."""
+    def check(self, *, reference_target: bool = False) -> None:
+        """Fail early, with one line, on a config the rules cannot run: at DAG construction, so
+        `snakemake -n` shows it. The reference must exist, be valid and cover the suite's Solver
+        tasks (unless the run builds it: `reference_target`); solvers_dir and verdicts_dir must
+        exist; every model needs a candidate folder for each Solver task and a verdict folder for
+        each other-track item (`allow_missing: true` plans `missing` rows instead). A missing
+        planned attempt inside an existing task folder is a `missing` row, not an error."""
         for task, names in self.run.get("instances", {}).items():
             if task not in self.solver_tasks and task not in self.reference_tasks:
                 raise InputError(f"config run.instances: {task!r} is not a Solver task of the suite")
@@ -241,3 +246,105 @@ class Plan:
             unknown = [n for n in names if n not in known]
             if unknown:
                 raise InputError(f"config run.instances.{task}: unknown instance(s) {', '.join(unknown)}")
+        self._check_reference(reference_target)
+        self._check_submissions()
+
+    # ---- fail-fast checks of the config -----------------------------------------------------
+
+    def _check_reference(self, reference_target: bool) -> None:
+        from tcsexam.scoring.reference import load_reference, resolve_reference_path
+
+        path = resolve_reference_path(self.reference)
+        if not path.is_absolute() and not path.exists() and (self.root / path).exists():
+            path = self.root / path
+        if not path.exists():
+            building = str(self.reference) in self.reference_outputs() or str(path) in self.reference_outputs()
+            if reference_target and building:
+                return
+            raise InputError(
+                f"config reference: reference file {path} not found{_suggest(path.name, _siblings(path))}"
+                + (" (build it with `snakemake reference`)" if building else "")
+            )
+        ref = load_reference(path)  # InputError names the file and what is wrong
+        missing = [t for t in self.solver_tasks if t not in ref.tasks]
+        if missing:
+            raise InputError(
+                f"config reference: {path} (id {ref.reference_id!r}) does not cover Solver task(s) "
+                f"{', '.join(missing)} of suite {self.suite.id!r}"
+            )
+
+    def _dir(self, key: str, value: str) -> Path:
+        path = self.root / value
+        if not path.is_dir():
+            raise InputError(
+                f"config {key}: folder {value} not found (expected {path}){_suggest(path.name, _siblings(path))}"
+            )
+        return path
+
+    def _check_submissions(self) -> None:
+        other_items = [(t, i) for t in ("theorem", "construction", "open_conjecture") for i in self.suite.tracks[t]]
+        solvers = self._dir("solvers_dir", self.solvers_dir) if self.solver_tasks else None
+        verdicts = self._dir("verdicts_dir", self.verdicts_dir) if other_items else None
+        allow_missing = bool(self.config.get("allow_missing", False))
+        known = sorted({p.name for d in (solvers, verdicts) if d is not None for p in d.iterdir() if p.is_dir()})
+        for model, attempts in self.models.items():
+            in_solvers = solvers is not None and (solvers / model).is_dir()
+            in_verdicts = verdicts is not None and (verdicts / model).is_dir()
+            if not in_solvers and not in_verdicts:
+                first = (
+                    f"{self.candidate(model, self.solver_tasks[0], attempts[0])}/solver.yaml"
+                    if self.solver_tasks
+                    else self.verdict(model, other_items[0][1], attempts[0])
+                )
+                raise InputError(
+                    f"config models: model {model!r} has no submissions: expected e.g. {first}{_suggest(model, known)}"
+                )
+            if allow_missing:
+                continue
+            for task in self.solver_tasks:
+                folder = self.root / self.solvers_dir / model / task
+                if not any(self.has_candidate(model, task, a) for a in attempts):
+                    expected = f"{self.candidate(model, task, attempts[0])}/solver.yaml"
+                    if folder.is_dir():
+                        names = sorted(p.name for p in folder.iterdir() if p.is_dir())
+                        hint = _suggest(attempts[0], names, what="attempt")
+                    else:
+                        names = sorted(p.name for p in (self.root / self.solvers_dir / model).glob("*") if p.is_dir())
+                        hint = _suggest(task, names, what="folder")
+                    raise InputError(
+                        f"config models: model {model!r} task {task!r}: no candidate for attempt(s) "
+                        f"{', '.join(attempts)}: expected {expected}{hint} "
+                        "(set allow_missing: true to plan missing rows instead)"
+                    )
+            for track, item in other_items:
+                folder = self.root / self.verdicts_dir / model / item
+                if not any((self.root / self.verdict(model, item, a)).is_file() for a in attempts):
+                    expected = self.verdict(model, item, attempts[0])
+                    if folder.is_dir():
+                        names = sorted(p.stem for p in folder.glob("*.json"))
+                        hint = _suggest(attempts[0], names, what="attempt")
+                    else:
+                        names = sorted(p.name for p in (self.root / self.verdicts_dir / model).glob("*") if p.is_dir())
+                        hint = _suggest(item, names, what="folder")
+                    raise InputError(
+                        f"config models: model {model!r} {track} item {item!r}: no checker verdict for attempt(s) "
+                        f"{', '.join(attempts)}: expected {expected}{hint} "
+                        "(set allow_missing: true to plan missing rows instead)"
+                    )
+
+
+def _siblings(path: Path) -> list[str]:
+    try:
+        return sorted(p.name for p in path.parent.iterdir())
+    except OSError:
+        return []
+
+
+def _suggest(name: str, candidates: list[str], what: str = "") -> str:
+    """'; did you mean 'x'?' for the nearest existing name (difflib), or ''."""
+    import difflib
+
+    close = difflib.get_close_matches(name, [c for c in candidates if c != name], n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f"; did you mean {what + ' ' if what else ''}{close[0]!r}?"

@@ -52,7 +52,12 @@ def test_plan_rows_solver_jobs_and_missing(tmp_path, project_root):
 
 
 def test_plan_instances_and_checks(tmp_path, project_root):
-    plan = Plan(_config(tmp_path, run={"instances": {"sat-satlib": ["uf50-01", "uuf50-01"]}}), project_root)
+    (tmp_path / "solvers").mkdir()
+    (tmp_path / "verdicts").mkdir()
+    (tmp_path / "solvers/a").mkdir()
+    (tmp_path / "verdicts/b").mkdir()
+    cfg = _config(tmp_path, run={"instances": {"sat-satlib": ["uf50-01", "uuf50-01"]}}, allow_missing=True)
+    plan = Plan(cfg, project_root)
     plan.check()
     assert plan.instances("sat-satlib") == ["uf50-01", "uuf50-01"]
     assert plan.instances_arg("sat-satlib") == "--instances uf50-01 uuf50-01"
@@ -126,3 +131,82 @@ def test_plots_are_written(tmp_path):
     (tmp_path / "bad.json").write_text("[]")
     with pytest.raises(InputError, match="not an index.json"):
         make_plots(tmp_path / "bad.json", tmp_path / "attempts.csv", tmp_path / "solver", tmp_path / "p2")
+
+
+def _submissions(root, model="m", tasks=None, items=None):
+    from tcsexam.suites import load_suite
+
+    suite = load_suite("lite")
+    for task in tasks if tasks is not None else suite.tracks["solver"]:
+        (root / "solvers" / model / task / "1").mkdir(parents=True, exist_ok=True)
+        (root / "solvers" / model / task / "1" / "solver.yaml").write_text("command: [x]\n")
+    other = [i for t in ("theorem", "construction", "open_conjecture") for i in suite.tracks[t]]
+    for item in items if items is not None else other:
+        (root / "verdicts" / model / item).mkdir(parents=True, exist_ok=True)
+        (root / "verdicts" / model / item / "1.json").write_text("{}")
+    (root / "solvers").mkdir(exist_ok=True)
+    (root / "verdicts").mkdir(exist_ok=True)
+
+
+def _cfg(root, **kw):
+    cfg = _config(root, models=[{"name": "m", "attempts": ["1"]}])
+    cfg.update(kw)
+    return cfg
+
+
+def test_check_accepts_a_complete_cohort_and_a_missing_attempt(tmp_path, project_root):
+    _submissions(tmp_path)
+    Plan(_cfg(tmp_path), project_root).check()
+    # attempt 2 never submitted: a `missing` row, not a config error (config/incomplete.yaml)
+    Plan(_cfg(tmp_path, models=[{"name": "m", "attempts": ["1", "2"]}]), project_root).check()
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda c, r: c.update(models=[{"name": "n"}]), "model 'n' has no submissions"),
+        (
+            lambda c, r: c.update(solvers_dir=str(r / "solverz")),
+            "config solvers_dir: folder .*solverz not found.*'solvers'",
+        ),
+        (lambda c, r: c.update(verdicts_dir=str(r / "verdict")), "config verdicts_dir: .*did you mean 'verdicts'"),
+        (
+            lambda c, r: c.update(reference=str(r / "nope.json")),
+            "config reference: reference file .*nope.json not found",
+        ),
+    ],
+)
+def test_check_fails_fast_on_typos(tmp_path, project_root, change, expected):
+    _submissions(tmp_path)
+    cfg = _cfg(tmp_path)
+    change(cfg, tmp_path)
+    with pytest.raises(InputError, match=expected):
+        Plan(cfg, project_root).check()
+
+
+def test_check_names_model_task_and_path_and_suggests(tmp_path, project_root):
+    _submissions(tmp_path, tasks=["maxcut-mqlib", "sat-satlib", "tsp-tsplib", "maxsat-wcnf"])
+    (tmp_path / "solvers/m/coloring-dimac/1").mkdir(parents=True)
+    with pytest.raises(InputError) as err:
+        Plan(_cfg(tmp_path), project_root).check()
+    msg = str(err.value)
+    assert "model 'm' task 'coloring-dimacs'" in msg and "solvers/m/coloring-dimacs/1/solver.yaml" in msg
+    assert "did you mean folder 'coloring-dimac'" in msg
+    # a missing verdict folder likewise, unless missing rows are allowed
+    _submissions(tmp_path, tasks=["coloring-dimacs"], items=[])
+    (tmp_path / "verdicts/m/theorem-hall-marriage/1.json").unlink()
+    with pytest.raises(InputError, match="item 'theorem-hall-marriage'.*verdicts/m/theorem-hall-marriage/1.json"):
+        Plan(_cfg(tmp_path), project_root).check()
+    Plan(_cfg(tmp_path, allow_missing=True), project_root).check()
+
+
+def test_check_refuses_a_reference_without_the_suite_tasks(tmp_path, project_root):
+    _submissions(tmp_path)
+    ref = json.loads((project_root / "config/test/reference.json").read_text())
+    del ref["tasks"]["sat-satlib"]
+    (tmp_path / "ref.json").write_text(json.dumps(ref))
+    with pytest.raises(InputError, match="does not cover Solver task.*sat-satlib"):
+        Plan(_cfg(tmp_path, reference=str(tmp_path / "ref.json")), project_root).check()
+    (tmp_path / "ref.json").write_text('{"schema_version": 1, "reference_id": ')
+    with pytest.raises(InputError, match="ref.json"):
+        Plan(_cfg(tmp_path, reference=str(tmp_path / "ref.json")), project_root).check()

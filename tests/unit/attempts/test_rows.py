@@ -32,7 +32,12 @@ def ref(tmp_path):
     return path
 
 
-def _records(tmp_path, records):
+def _records(tmp_path, records, seal=True):
+    """A records.json as `tcsexam run` writes it: each record with the digest of its content."""
+    from tcsexam.records import record_digest
+
+    if seal:
+        records = [{**r, "digest": record_digest(r)} for r in records]
     path = tmp_path / "records.json"
     path.write_text(json.dumps(records))
     return path

@@ -144,9 +144,32 @@ def test_store_lookup_rules(tmp_path):
     store.path_for("d").write_text("{not json")
     assert store.lookup("d", "k1").reason == "unreadable"
     store.path_for("e").write_text(json.dumps({"instance": "other", "status": "ok"}))
-    assert store.lookup("e", "k1").reason == "unreadable"
+    assert store.lookup("e", "k1").reason == "digest-mismatch"  # no digest: not written by the store
+    sealed = _rec("other").to_dict()
+    store.path_for("e").write_text(json.dumps(sealed))
     with pytest.raises(InputError, match="other"):
         store.load("e")
+    assert store.lookup("e", "k1").reason == "wrong-instance"
+    # every record that is not reused was set aside: kept, with its reason, never deleted
+    aside = store.set_aside_dir
+    assert sorted(p.name for p in aside.glob("*.json*")) == ["a.json", "d.json", "e.json", "e.json.2"]
+    reasons = (aside / "reasons.txt").read_text()
+    assert "a.json: key-changed" in reasons and "d.json: unreadable" in reasons and "wrong-instance" in reasons
+    assert [r for _, r, _ in store.set_aside] == ["key-changed", "unreadable", "digest-mismatch", "wrong-instance"]
+
+
+def test_an_edited_record_is_set_aside_and_never_reused(tmp_path):
+    store = RecordStore(tmp_path / "records")
+    store.prepare()
+    path = store.write(_rec("a", A=5.0))
+    data = json.loads(path.read_text())
+    data["A"] = 6.0  # edited, digest kept
+    path.write_text(json.dumps(data))
+    found = store.lookup("a", "k1")
+    assert found.reused is None and found.reason == "digest-mismatch"
+    assert not path.exists() and json.loads((store.set_aside_dir / "a.json").read_text())["A"] == 6.0
+    path.write_text('{"instance": "a", "status": "ok", "A": 5.0, "key": "k1", "dig')  # truncated
+    assert store.lookup("a", "k1").reason == "unreadable"
 
 
 def test_store_write_is_atomic_and_prepare_cleans_leftovers(tmp_path):
@@ -184,7 +207,7 @@ def test_repair_defaults_to_infrastructure_errors_and_keeps_them(tmp_path):
     assert sorted(result.moved) == [("b", "infrastructure_error"), ("d", "infrastructure_error")]
     assert result.kept == 2
     assert sorted(p.name for p in store.dir.glob("*.json")) == ["a.json", "c.json"]
-    assert sorted(p.name for p in result.destination.iterdir()) == ["b.json", "d.json"]
+    assert sorted(p.name for p in result.destination.glob("*.json")) == ["b.json", "d.json"]
     assert result.destination.parent == store.dir / ".repaired"
     assert [r.instance for _, r in store.records()] == ["a", "c"]  # .repaired is not read back
     again = repair(store.dir)
@@ -225,6 +248,26 @@ def test_repair_cli(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["repair", "--records-dir", str(store.dir), "--status", "bogus"])
     assert exc.value.code == 2
-    store.path_for("junk").write_text("[1, 2]")
-    assert main(["repair", "--records-dir", str(store.dir)]) == 1
-    assert "junk.json: not an instance record" in capsys.readouterr().err
+    store.path_for("junk").write_text("[1, 2]")  # a damaged record file is always moved aside
+    assert main(["repair", "--records-dir", str(store.dir)]) == 0
+    assert "junk.json (not an instance record" in capsys.readouterr().out
+    assert not store.path_for("junk").exists()
+
+
+def test_repair_sets_aside_a_damaged_records_json(tmp_path, capsys):
+    store = _filled(tmp_path)
+    out = tmp_path / "records.json"
+    good = [r.to_dict() for _, r in store.records() if r.status != "infrastructure_error"]
+    out.write_text(json.dumps(good))
+    repair(store.dir)  # the infrastructure_error records out of the way
+    assert main(["repair", "--records-dir", str(store.dir), "--output", str(out)]) == 0
+    assert "nothing to repair" in capsys.readouterr().out and out.exists()  # sound: kept
+    out.write_text(json.dumps(good)[:40])  # truncated
+    assert main(["repair", "--records-dir", str(store.dir), "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "set aside stale" in text and not out.exists()
+    assert len(list((store.dir / ".repaired").glob("*/records.json"))) == 1
+    edited = [dict(good[0], A=123456.0), *good[1:]]
+    out.write_text(json.dumps(edited))
+    assert main(["repair", "--records-dir", str(store.dir), "--output", str(out)]) == 0
+    assert "digest mismatch" in capsys.readouterr().out and not out.exists()

@@ -1,0 +1,59 @@
+"""Self-checking result files: a digest of their own content and the sha256 of their inputs.
+
+Instance records carry `digest` (see `tcsexam.records.record_digest`). The derived JSON files the
+workflow reads back (relative.json, attempt rows, index.json) carry the same kind of `digest` and,
+where they are computed from other files, `inputs_sha256`: {name: sha256 of that file's bytes}.
+A file whose digest does not match was edited or damaged; one whose recorded input checksums differ
+from the inputs on disk is stale. Either way it is not trusted: `tcsexam.workflow.heal` sets it
+aside so the next `snakemake` run rebuilds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from tcsexam.records import DIGEST_FIELD, digest_problem, record_digest
+
+INPUTS_FIELD = "inputs_sha256"
+_CHUNK = 1 << 20
+
+
+def file_sha256(path: str | os.PathLike) -> str | None:
+    """'sha256:<hex>' of a file's bytes; None when it does not exist or cannot be read."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                h.update(chunk)
+    except OSError:
+        return None
+    return "sha256:" + h.hexdigest()
+
+
+def seal(data: dict[str, Any], inputs: dict[str, str | os.PathLike] | None = None) -> dict[str, Any]:
+    """`data` plus `inputs_sha256` (when inputs are named) and `digest` (last, over the rest)."""
+    out = {k: v for k, v in data.items() if k not in (DIGEST_FIELD, INPUTS_FIELD)}
+    if inputs is not None:
+        out[INPUTS_FIELD] = {name: file_sha256(path) for name, path in inputs.items()}
+    out[DIGEST_FIELD] = record_digest(out)
+    return out
+
+
+def seal_problem(data: Any, inputs: dict[str, str | os.PathLike] | None = None) -> str | None:
+    """Why a decoded sealed file cannot be trusted (None when it can): it fails its digest, or one
+    of the named inputs is not the file it was computed from."""
+    problem = digest_problem(data)
+    if problem is not None:
+        return problem
+    if inputs:
+        recorded = data.get(INPUTS_FIELD)
+        if not isinstance(recorded, dict):
+            return f"no {INPUTS_FIELD} (it cannot be checked against its inputs)"
+        for name, path in inputs.items():
+            if recorded.get(name) != file_sha256(path):
+                state = "missing" if not Path(path).exists() else "changed"
+                return f"stale: its input {path} is {state} since it was computed"
+    return None

@@ -1,0 +1,229 @@
+"""Before a workflow run: set aside every derived file that cannot be trusted, so it is rebuilt.
+
+Snakemake reruns a job when its output is missing or older than its inputs; it cannot see a file
+that was truncated, edited, swapped for another attempt's, or left over from other inputs with a
+newer time stamp. `heal(plan)` runs when the Snakefile is read (rules/common.smk) and checks each
+file the workflow reads back against its own digest and its inputs:
+
+- records.json: every record passes its digest, belongs to this task and attempt, covers exactly
+  the planned instances, and is the very record stored in records/ (same digest);
+- relative.json and the Solver row.json: their digest, and the sha256 of the records.json (and
+  relative.json) they were computed from;
+- the other tracks' rows.json, a missing row: their digest and identities;
+- cohort.json: equal to the cohort the config asks for (reference id read from the reference);
+- attempts.csv: byte-equal to the table of the current row files; index.json: its digest and the
+  sha256 of attempts.csv and cohort.json.
+
+A file that fails is moved (never deleted) into `<out>/.set-aside/<timestamp>/<its path>`, with
+the reason in `reasons.txt` there, together with everything computed from it up to index.json and
+the plots. The files are then missing, so the same `snakemake` run rebuilds them: `tcsexam run`
+reuses every sound instance record and reruns the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
+from tcsexam.integrity import seal_problem
+from tcsexam.runner.store import move_aside, records_file_problem
+
+
+@dataclass
+class HealReport:
+    set_aside: list[tuple[str, str]] = field(default_factory=list)  #: (path, reason)
+    destination: Path | None = None
+
+    def lines(self) -> list[str]:
+        if not self.set_aside:
+            return []
+        where = f" into {self.destination}" if self.destination else ""
+        out = [f"tcsexam: {len(self.set_aside)} derived file(s) failed their checks and are set aside{where}:"]
+        out += [f"  {path}: {reason}" for path, reason in self.set_aside]
+        return out
+
+
+def check_records_file(path: Path, task: str, attempt: str, instances: list[str], records_dir: Path) -> str | None:
+    """Why a records.json cannot be trusted (None when it can)."""
+    problem = records_file_problem(path, records_dir)
+    if problem is not None:
+        return problem
+    data = read_json(path, "records file")
+    for i, rec in enumerate(data):
+        if rec.get("task") != task or str(rec.get("attempt")) != attempt:
+            return f"record {i + 1} belongs to task {rec.get('task')!r} attempt {rec.get('attempt')!r}"
+    names = [rec.get("instance") for rec in data]
+    if sorted(names) != sorted(instances):
+        return f"covers instances {sorted(names)}, the plan asks for {sorted(instances)}"
+    return None
+
+
+def _check_json(path: Path, what: str, inputs: dict[str, Path] | None, expect: dict | None = None) -> str | None:
+    try:
+        data = read_json(path, what)
+    except InputError as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    if not isinstance(data, dict):
+        return f"not a {what}"
+    problem = seal_problem(data, inputs)
+    if problem is not None:
+        return problem
+    for key, want in (expect or {}).items():
+        if str(data.get(key)) != str(want):
+            return f"{key} is {data.get(key)!r}, expected {want!r}"
+    return None
+
+
+def _check_rows(path: Path, identities: set[tuple[str, str, str, str]]) -> str | None:
+    from tcsexam.attempts.rows import read_rows
+
+    try:
+        rows = read_rows(path)
+    except InputError as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    data = read_json(path, "attempt row file")
+    items = data if isinstance(data, list) else [data]
+    if any("digest" not in item for item in items):
+        return "a row without a digest"
+    got = [r.identity for r in rows]
+    if set(got) != identities or len(got) != len(identities):
+        return "its rows are not the planned attempts of this file"
+    return None
+
+
+def heal(plan, *, dry_run: bool = False) -> HealReport:
+    """Check the derived files of `plan`'s evaluation tree; set aside those that fail."""
+    out = Path(plan.out)
+    report = HealReport()
+    bad: dict[Path, str] = {}
+    if not out.is_dir():
+        return report
+
+    def mark(path: Path, reason: str) -> None:
+        if path.exists() and path not in bad:
+            bad[path] = reason
+
+    downstream = [out / "attempts.csv", out / "index.json", *sorted((out / "plots").glob("*.png"))]
+    row_files: list[Path] = []
+    for p in plan.planned:
+        if p.track != "solver":
+            continue
+        row = Path(p.row)
+        row_files.append(row)
+        if "/missing/" in p.row:
+            if row.exists():
+                reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
+                if reason:
+                    mark(row, reason)
+            continue
+        base = out / "solver" / p.model / p.item / p.attempt
+        records, relative = base / "records.json", base / "relative.json"
+        if records.exists():
+            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), base / "records")
+            if reason:
+                mark(records, reason)
+                mark(relative, "computed from a records.json that is set aside")
+                mark(row, "computed from a records.json that is set aside")
+                continue
+        if relative.exists():
+            reason = _check_json(relative, "solver-score output", {"records": records}, {"task": p.item})
+            if reason:
+                mark(relative, reason)
+                mark(row, "computed with a relative.json that is set aside")
+                continue
+        if row.exists():
+            reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
+            if reason is None:
+                data = read_json(row, "attempt row file")
+                inputs = {"records": records}
+                if data.get("score_status") == "valid":
+                    inputs["relative"] = relative
+                reason = seal_problem(data, inputs)
+            if reason:
+                mark(row, reason)
+    for model in plan.models:
+        rows = out / "tracks" / model / "rows.json"
+        row_files.append(rows)
+        if rows.exists():
+            want = {
+                (p.model, p.track, p.item, p.attempt) for p in plan.planned if p.model == model and p.track != "solver"
+            }
+            reason = _check_rows(rows, want)
+            if reason:
+                mark(rows, reason)
+
+    cohort = out / "cohort.json"
+    if cohort.exists():
+        reason = _check_cohort(plan, cohort)
+        if reason:
+            mark(cohort, reason)
+    table = out / "attempts.csv"
+    if table.exists():
+        if any(f in bad or not f.exists() for f in row_files):
+            mark(table, "computed from row files that are missing or set aside")
+        else:
+            reason = _check_table(table, row_files)
+            if reason:
+                mark(table, reason)
+    index = out / "index.json"
+    if index.exists():
+        if table in bad or cohort in bad:
+            mark(index, "computed from an attempts.csv or cohort.json that is set aside")
+        else:
+            reason = _check_json(index, "index file", {"attempts": table, "cohort": cohort})
+            if reason:
+                mark(index, reason)
+    if bad:
+        for path in downstream:
+            mark(path, "computed from files that are set aside")
+        if not dry_run:
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            dest = out / ".set-aside" / stamp
+            n = 1
+            while dest.exists():
+                n += 1
+                dest = out / ".set-aside" / f"{stamp}-{n}"
+            for path, reason in bad.items():
+                move_aside(path, dest / path.parent.relative_to(out), reason)
+            report.destination = dest
+        report.set_aside = [(str(p), r) for p, r in bad.items()]
+    return report
+
+
+def _check_cohort(plan, path: Path) -> str | None:
+    from tcsexam.attempts.cohort import build_cohort, parse_model_plans
+
+    try:
+        data = read_json(path, "cohort file")
+    except InputError as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    try:
+        want = build_cohort(
+            plan.config.get("suite", "lite"),
+            plan.protocol,
+            plan.reference,
+            parse_model_plans([f"{m}={len(a)}" for m, a in plan.models.items()]),
+            plan.config.get("adoption_policy"),
+        )
+    except Exception:  # a broken reference is reported by the config check, not here
+        return None
+    if data != want:
+        return "not the cohort this config asks for (suite, protocol, reference id or models differ)"
+    return None
+
+
+def _check_table(path: Path, row_files: list[Path]) -> str | None:
+    from tcsexam.attempts.rows import read_rows, table_text
+
+    try:
+        rows = [r for f in row_files for r in read_rows(f)]
+        want = table_text(rows)
+        have = path.read_text(encoding="utf-8")
+    except (InputError, OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"cannot be compared with its row files: {exc}"
+    if have != want:
+        return "differs from the table of its row files"
+    return None

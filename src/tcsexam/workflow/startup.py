@@ -1,0 +1,129 @@
+"""What the workflow does when its Snakefile is read, before any job: rules/common.smk calls
+`prepare()`.
+
+1. `tcsexam` must be on PATH for the rules' shell commands: when it is not (e.g.
+   `.venv/bin/snakemake` without the venv activated) the `tcsexam` beside the running Python is put
+   first on PATH; when there is none, one clear line says to activate the venv.
+2. The config is checked (`Plan.check`): a typo in a model name, `solvers_dir`, `verdicts_dir` or
+   the reference stops here, so `snakemake -n` shows it.
+3. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
+   run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
+   job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
+   only lists what it would set aside.
+
+Every error here is one line on stderr and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from tcsexam.errors import InputError
+
+#: Snakemake options after which nothing is executed (heal would only disturb the files).
+_NO_RUN = {
+    "--unlock",
+    "--lint",
+    "--report",
+    "--list",
+    "-l",
+    "--list-target-rules",
+    "--lt",
+    "--summary",
+    "-S",
+    "--detailed-summary",
+    "-D",
+    "--dag",
+    "--rulegraph",
+    "--filegraph",
+    "--d3dag",
+    "--touch",
+    "-t",
+    "--delete-all-output",
+    "--delete-temp-output",
+    "--cleanup-metadata",
+    "--cm",
+    "--list-changes",
+    "--lc",
+    "--print-compilation",
+    "--archive",
+    "--containerize",
+    "--generate-unit-tests",
+    "--list-code-changes",
+    "--list-input-changes",
+    "--list-params-changes",
+    "--list-untracked",
+    "--lu",
+}
+_DRY = {"-n", "--dry-run", "--dryrun"}
+
+
+def _fail(message: str) -> None:
+    print(f"tcsexam: error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(1)
+
+
+def ensure_cli_on_path() -> None:
+    if shutil.which("tcsexam"):
+        return
+    beside = Path(sys.executable).parent / "tcsexam"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        os.environ["PATH"] = f"{beside.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        print(
+            f"tcsexam: note: `tcsexam` was not on PATH; using {beside} (activate the venv to silence this)",
+            file=sys.stderr,
+        )
+        return
+    _fail(
+        "the `tcsexam` command is not on PATH, so no rule can run: activate the project's venv "
+        "(`. .venv/bin/activate`, after `make setup`) or install the package (`pip install -e .`)"
+    )
+
+
+def _mode(argv: list[str]) -> str:
+    """'run', 'dry' or 'none' (a command that executes nothing) from Snakemake's arguments."""
+    dry = False
+    for arg in argv[1:]:
+        name = arg.split("=", 1)[0]
+        if name in _NO_RUN:
+            return "none"
+        if name in _DRY or (arg.startswith("-") and not arg.startswith("--") and arg[1:].isalpha() and "n" in arg[1:]):
+            dry = True
+    return "dry" if dry else "run"
+
+
+def _locked(workdir: Path) -> bool:
+    locks = workdir / ".snakemake" / "locks"
+    try:
+        return any(locks.iterdir())
+    except OSError:
+        return False
+
+
+def prepare(config: dict, basedir: str, *, main_process: bool = True, argv: list[str] | None = None):
+    """The checked Plan of this workflow run (see the module docstring)."""
+    from tcsexam.workflow.heal import heal
+    from tcsexam.workflow.plan import Plan
+
+    argv = list(sys.argv if argv is None else argv)
+    ensure_cli_on_path()
+    try:
+        plan = Plan(config, basedir)
+        plan.check(reference_target=any(a in ("reference", "reference_task") for a in argv[1:]))
+    except InputError as exc:
+        _fail(str(exc))
+    mode = _mode(argv)
+    if not main_process or mode == "none" or _locked(Path.cwd()):
+        return plan
+    try:
+        report = heal(plan, dry_run=mode == "dry")
+    except InputError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or plan.out}: cannot set aside damaged derived files: {exc.strerror or exc}")
+    for line in report.lines():
+        print(line.replace("are set aside", "would be set aside") if mode == "dry" else line, file=sys.stderr)
+    return plan
