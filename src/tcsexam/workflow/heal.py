@@ -106,7 +106,12 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         if path.exists() and path not in bad:
             bad[path] = reason
 
-    downstream = [out / "attempts.csv", out / "index.json", *sorted((out / "plots").glob("*.png"))]
+    downstream = [
+        out / "attempts.csv",
+        out / "index.json",
+        out / "manifest.json",
+        *sorted((out / "plots").glob("*.png")),
+    ]
     row_files: list[Path] = []
     for p in plan.planned:
         if p.track != "solver":
