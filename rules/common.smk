@@ -2,6 +2,8 @@
 # files) lives in tcsexam.workflow so that it is tested like the rest of the package.
 
 import os
+import subprocess
+import sys
 
 from tcsexam.attempts.plots import PLOTS
 from tcsexam.workflow.startup import prepare
@@ -25,15 +27,19 @@ wildcard_constraints:
 
 # One Ray head for a local run's Solver jobs (saves a Ray start per job); cluster jobs start their
 # own. A head left by a killed run is reused by the next one and stopped at the end.
+# A head that cannot start (a full or read-only results folder) stops the run with tcsexam's one line.
 onstart:
-    if config["run"]["ray"] == "shared" or (
-        config["run"]["ray"] == "auto" and workflow.local_exec
-    ):
-        shell(
-            f"tcsexam runner ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
-        )
-    else:
-        shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
+    try:
+        if config["run"]["ray"] == "shared" or (
+            config["run"]["ray"] == "auto" and workflow.local_exec
+        ):
+            shell(
+                f"tcsexam runner ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
+            )
+        else:
+            shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
+    except subprocess.CalledProcessError:
+        sys.exit(1)
 
 
 # The stop finishes in a detached process: the workflow's result does not wait for Ray's teardown.

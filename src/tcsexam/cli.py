@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from pathlib import Path
 
 from tcsexam import __version__
-from tcsexam.errors import InputError, UsageError
+from tcsexam.errors import InputError, UsageError, os_error_text
 
 COMMAND_MODULES = (
     "tcsexam.scoring.cli",  # solver-score, score, reference build|check
@@ -44,17 +46,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _input_paths(args: argparse.Namespace) -> set[Path]:
+    """Every path-like argument but --output, resolved (files the command reads)."""
+    found: set[Path] = set()
+    for name, value in vars(args).items():
+        if name == "output" or name == "handler":
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, (str, Path)) and v:
+                try:
+                    found.add(Path(v).resolve())
+                except (OSError, RuntimeError, ValueError):
+                    pass
+    return found
+
+
+def _set_aside_stale_output(args: argparse.Namespace) -> str:
+    """After a refusal: an older --output must not pass for this run's result. Move it aside
+    (`<output>.stale`, never deleted) unless it is one of the command's inputs; say what happened."""
+    output = getattr(args, "output", None)
+    if not isinstance(output, str) or not output:
+        return ""
+    path = Path(output)
+    try:
+        if not path.is_file() or path.resolve() in _input_paths(args):
+            return ""
+        dest = path.with_name(path.name + ".stale")
+        n = 1
+        while dest.exists():
+            n += 1
+            dest = path.with_name(f"{path.name}.stale{n}")
+        os.replace(path, dest)
+    except OSError as exc:
+        return f" (an older {path} is left from a previous run and could not be moved aside: {exc.strerror})"
+    return f" (an older {path} from a previous run was moved to {dest}: it is not this run's result)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except InputError as exc:
-        print(f"tcsexam {args.command}: error: {exc}", file=sys.stderr)
+        print(f"tcsexam {args.command}: error: {exc}{_set_aside_stale_output(args)}", file=sys.stderr)
         return 1
     except UsageError as exc:
-        print(f"tcsexam {args.command}: usage error: {exc}", file=sys.stderr)
+        print(f"tcsexam {args.command}: usage error: {exc}{_set_aside_stale_output(args)}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a read-only folder, ...: one line naming the path
+        print(f"tcsexam {args.command}: error: {os_error_text(exc)}{_set_aside_stale_output(args)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"tcsexam {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -10,3 +10,19 @@ class InputError(Exception):
 
 class UsageError(Exception):
     """Wrong use of the command line (conflicting or missing options). Exit code 2."""
+
+
+def os_error_text(exc: OSError, path: object = None) -> str:
+    """One line for a failed file operation: the path, the system's reason, and what it means for
+    the two a user can fix at once (a full disk, a read-only file system)."""
+    import errno
+
+    where = path if path is not None else (exc.filename or "")
+    reason = exc.strerror or str(exc)
+    hint = {
+        errno.ENOSPC: " (the file system holding it is full: free space or choose another folder)",
+        errno.EDQUOT: " (disk quota exceeded: free space or choose another folder)",
+        errno.EROFS: " (the file system holding it is read-only: choose a writable folder)",
+        errno.EACCES: " (permission denied: choose a folder you can write)",
+    }.get(exc.errno, "")
+    return f"{where}: {reason}{hint}" if where else f"{reason}{hint}"

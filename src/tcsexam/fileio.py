@@ -23,7 +23,18 @@ _FILE_MODE = 0o666 & ~_UMASK
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write via a temp file + rename. A failed write (a full disk, a read-only file system, ...)
+    leaves no partial file and raises `InputError` naming the path and the reason."""
+    from tcsexam.errors import os_error_text
+
     path = Path(path)
+    try:
+        _atomic_write(path, data)
+    except OSError as exc:
+        raise InputError(f"cannot write the output {os_error_text(exc, path)}") from None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -14,6 +14,7 @@ instances:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -77,6 +78,44 @@ class Task:
         raise InputError(f"task {self.id}: no instance named {name!r}")
 
 
+#: limit -> (what it counts, whether it must be a whole number); every limit is finite and positive.
+_LIMIT_FIELDS = {
+    "wall_s": ("wall-clock seconds", False),
+    "cpu_s": ("CPU seconds", False),
+    "mem_mb": ("megabytes", True),
+    "output_mb": ("megabytes", True),
+    "nproc": ("processes", True),
+}
+
+
+def parse_limits(raw: dict[str, Any], path: Path | str) -> TaskLimits:
+    """A task's `limits:` mapping, checked: each a finite positive number (whole where it counts
+    megabytes or processes); `cpu_s` may be null. Every error names the file and the limit."""
+    unknown = [k for k in raw if k not in _LIMIT_FIELDS]
+    if unknown:
+        raise InputError(
+            f"{path}: limits: unknown limit(s) {', '.join(map(str, unknown))} (known: {', '.join(_LIMIT_FIELDS)})"
+        )
+    if "wall_s" not in raw:
+        raise InputError(f"{path}: limits: wall_s is required")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        what, whole = _LIMIT_FIELDS[key]
+        if value is None and key == "cpu_s":
+            values[key] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{path}: limits.{key} must be a number of {what}, not {value!r}")
+        if not math.isfinite(value) or value <= 0:
+            raise InputError(f"{path}: limits.{key} must be a finite positive number of {what}, not {value!r}")
+        if whole:
+            if value != int(value):
+                raise InputError(f"{path}: limits.{key} must be a whole number of {what}, not {value!r}")
+            value = int(value)
+        values[key] = value
+    return TaskLimits(**values)
+
+
 def task_path(task: str | Path) -> Path:
     """A task id resolves to config/tasks/<id>.yaml; anything with a suffix is a path."""
     p = Path(task)
@@ -106,13 +145,7 @@ def load_task(task: str | Path) -> Task:
         raise InputError(f"{path}: kind must be one of {KINDS}, not {kind!r}")
     if direction not in DIRECTIONS:
         raise InputError(f"{path}: direction must be one of {DIRECTIONS}, not {direction!r}")
-    raw_limits = need("limits", dict)
-    try:
-        limits = TaskLimits(**raw_limits)
-    except TypeError as exc:
-        raise InputError(f"{path}: bad limits: {exc}") from None
-    if not isinstance(limits.wall_s, (int, float)) or limits.wall_s <= 0:
-        raise InputError(f"{path}: limits.wall_s must be a positive number")
+    limits = parse_limits(need("limits", dict), path)
     base = project_root() / need("instance_dir", str)
     instances = []
     seen = set()

@@ -154,13 +154,26 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: 
     ]
     log_path = state / LOG_FILE
     env = {**RAY_ENV, **os.environ, **CLIENT_ENV}  # usage stats: off by --disable-usage-stats
-    with open(log_path, "wb") as log:
+    # the state is written before the head is launched and the launch undone if it cannot be
+    # recorded: a full or read-only state folder fails with one line and leaves no head behind
+    (state / ADDRESS_FILE).unlink(missing_ok=True)
+    try:
+        atomic_write_text(state / TEMP_FILE, f"{temp_dir}\n")
+        log = open(log_path, "wb")
+    except (OSError, InputError):
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    with log:
         proc = subprocess.Popen(
             argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
         )
-    (state / ADDRESS_FILE).unlink(missing_ok=True)
-    atomic_write_text(state / TEMP_FILE, f"{temp_dir}\n")
-    atomic_write_text(state / PID_FILE, f"{proc.pid}\n")
+    try:
+        atomic_write_text(state / PID_FILE, f"{proc.pid}\n")
+    except InputError:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
     if not wait:
         return None, True
     deadline = time.monotonic() + timeout_s

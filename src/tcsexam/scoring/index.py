@@ -140,7 +140,19 @@ def read_attempts(path: str | Path):
     path = Path(path)
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            header = next(csv.reader(fh), None)
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header:
+                # a row with more cells than the header would shift pandas' columns (the first
+                # cell becomes an index): refuse it naming the row and its identity
+                ident = [header.index(c) if c in header else None for c in ("model", "track", "item", "attempt")]
+                for number, cells in enumerate(reader, start=1):
+                    if len(cells) > len(header):
+                        who = ",".join(cells[k] if k is not None and k < len(cells) else "?" for k in ident)
+                        raise InputError(
+                            f"{path}: row {number} ({who}): {len(cells)} cells but the header has {len(header)} "
+                            f"columns (a cell too many: a stray comma?)"
+                        )
     except FileNotFoundError:
         raise InputError(f"{path}: attempt table not found") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -156,7 +168,7 @@ def read_attempts(path: str | Path):
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)} (expected {','.join(COLUMNS)})")
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig", index_col=False)
     except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: malformed CSV: {' '.join(str(exc).split())}") from None
     return df

@@ -204,7 +204,11 @@ def test_rejects_empty_and_malformed_csv(h, tmp_path, capsys, lite):
     assert "attempt table is empty" in capsys.readouterr().err and not out.exists()
     rows = h.example_rows(lite)
     rows[3] = rows[3] + ["surplus"]
-    _rejected(h, tmp_path, capsys, rows, ["attempts.csv: malformed CSV", "line 5"])
+    _rejected(h, tmp_path, capsys, rows, ["attempts.csv: row 4 (my-model,theorem,", "10 cells but the header has 9"])
+    # on the first data row too (pandas would shift the columns and report an unknown track)
+    rows = h.example_rows(lite)
+    rows[0] = rows[0] + ["surplus"]
+    _rejected(h, tmp_path, capsys, rows, ["attempts.csv: row 1 (my-model,", "a cell too many"])
 
 
 def test_rejects_unknown_track(h, tmp_path, capsys, lite):
