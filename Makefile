@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test test-under-load lint bench clean-results
+.PHONY: setup run test test-under-load lint bench clean-results candidate-image
 
 setup: $(VENV)/.installed
 
@@ -30,6 +30,13 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint
+
+# The Docker sandbox's candidate image (envs/candidate.Dockerfile): Python 3, numpy, scipy, networkx,
+# python-sat. BASE: a slim Python image where a registry is reachable, or a Debian base (.ci/docker-base.sh).
+BASE ?= python:3.11-slim
+CANDIDATE_IMAGE ?= tcsexam-candidate:latest
+candidate-image:
+	bash envs/build-candidate-image.sh $(CANDIDATE_IMAGE) $(BASE)
 
 clean-results:
 	rm -rf results/* .snakemake

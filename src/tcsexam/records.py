@@ -60,6 +60,7 @@ class InstanceRecord:
     termination: str | None = None
     sandbox: str | None = None
     limiter: str | None = None
+    sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
     key: str | None = None
     candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in `key` (provenance)
     task: str | None = None
@@ -74,6 +75,8 @@ class InstanceRecord:
         data = dataclasses.asdict(self)
         if not data["extra"]:
             del data["extra"]
+        if data["sandbox_image"] is None:
+            del data["sandbox_image"]
         data.pop("digest", None)
         data["digest"] = record_digest(data)
         return data

@@ -303,3 +303,49 @@ def test_dry_run_builds_the_full_dag_of_10_models_and_3_attempts(tmp_path):
     jobs = dict(line.split()[1:3] for line in proc.stdout.splitlines() if line.startswith("job "))
     assert jobs["run_solver_task"] == "210" and jobs["solver_score"] == "210", proc.stdout
     assert jobs["verdict_rows"] == "10" and jobs["index"] == "1", proc.stdout
+
+
+def test_workflow_with_run_sandbox_docker(tmp_path):
+    """The tiny config with `run.sandbox: docker` against a real engine: every Solver record ran in
+    the candidate image (its id recorded), and index.json says so, without a `local` warning."""
+    from tcsexam.errors import InputError
+    from tcsexam.runner.sandboxes import get_sandbox
+
+    box = get_sandbox("docker")
+    try:
+        box.check_available()
+    except InputError as exc:
+        if os.environ.get("CI", "").lower() == "true" or os.environ.get("TCSEXAM_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"the Docker engine must run here: {exc}")
+        pytest.skip(str(exc))
+    ws = make_workspace(tmp_path / "ws")
+    config = ws / "config" / "test" / "docker.yaml"
+    config.write_text((ws / CONFIG).read_text().replace("\nrun:\n", "\nrun:\n  sandbox: docker\n", 1))
+    try:
+        snakemake(ws, "--cores", "2", "--configfile", str(config.relative_to(ws)), timeout=1200)
+    finally:
+        stop_ray_head(ws)
+    image = box.image_id()
+    for path in (ws / OUT / "solver").glob("*/*/*/records.json"):
+        for record in json.loads(path.read_text()):
+            assert record["sandbox"] == "docker" and record["sandbox_image"] == image, (path, record)
+    index = index_of(ws)
+    assert index["status"] == "complete"
+    assert all(m["solver_sandboxes"] == ["docker"] for m in index["models"].values())
+    assert index["warnings"] == []
+
+
+def test_local_sandbox_is_warned_about_in_index(baseline, tmp_path):
+    """A run in which candidates ran under `local` says so in index.json (and on the report's figure)."""
+    ws = make_workspace(tmp_path / "ws")
+    config = ws / "config" / "test" / "local.yaml"
+    config.write_text((ws / CONFIG).read_text().replace("\nrun:\n", "\nrun:\n  sandbox: local\n", 1))
+    try:
+        snakemake(ws, "--cores", "2", "--configfile", str(config.relative_to(ws)))
+    finally:
+        stop_ray_head(ws)
+    index = index_of(ws)
+    assert all(m["solver_sandboxes"] == ["local"] for m in index["models"].values())
+    assert len(index["warnings"]) == 2 and all("sandbox local" in w for w in index["warnings"])
+    default = index_of(baseline)  # the tiny config leaves `auto`: the strongest sandbox here
+    assert all("local" not in m["solver_sandboxes"] or default["warnings"] for m in default["models"].values())

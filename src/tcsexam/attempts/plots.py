@@ -65,12 +65,14 @@ def make_plots(
     models = sorted(index["models"])
     title = f"{index.get('suite', '?')} / {index.get('solver_protocol', '?')}"
     written: list[Path] = []
+    warnings = [w for w in index.get("warnings", []) if isinstance(w, str)]
+    figs_with_warning = None
 
     def save(fig, name: str) -> None:
         import io
 
         buf = io.BytesIO()
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.06 * len(warnings[:4]) if fig is figs_with_warning else 0, 1, 1))
         fig.savefig(buf, format="png", dpi=110)
         plt.close(fig)
         path = output_dir / name
@@ -97,6 +99,10 @@ def make_plots(
     ax.set_ylabel("track mean")
     ax.set_title(f"Track means per model ({title})")
     ax.legend(fontsize=8)
+    if warnings:  # e.g. candidates that ran without a sandbox: on the report's first figure
+        figs_with_warning = fig
+        text = "\n".join(f"WARNING: {w[:160]}" for w in warnings[:4])
+        fig.text(0.01, 0.01, text, color="#b00000", fontsize=7, va="bottom", wrap=True)
     save(fig, PLOTS[0])
 
     # 2. relative score per Solver task

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from tcsexam.errors import InputError, UsageError
+from tcsexam.runner.sandboxes import CHOICES
 
 MODE_CHOICES = ("build", "revise", "explain")
 
@@ -38,7 +39,12 @@ def register(subparsers) -> None:
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--time-limit", type=float, default=180.0, help="wall-clock seconds per program (default 180)")
     p.add_argument("--mem-mb", type=int, default=4096, help="memory limit per program (default 4096)")
-    p.add_argument("--sandbox", default="local", help="local|bwrap|docker|apptainer (default local)")
+    p.add_argument(
+        "--sandbox",
+        default="auto",
+        choices=CHOICES,
+        help="auto (default: the strongest that works here: bwrap, docker, apptainer, local)|local|bwrap|docker|apptainer",
+    )
     p.add_argument("--limiter", default="auto", help="auto|light|cgroup|benchexec (default auto)")
     p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
     p.add_argument("--python", default=sys.executable, help="interpreter for the programs (default: this one)")

@@ -25,6 +25,7 @@ version, matches) and `<out>/predictions.jsonl` (`workspace_id, status, objectiv
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -56,7 +57,7 @@ RECORD_SCHEMA_VERSION = 1
 class ExecuteSettings:
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
     mem_mb: int | None = 4096
-    sandbox: str = "local"
+    sandbox: str = "auto"
     limiter: str = "auto"
     python: str = sys.executable
     workers: int = 1
@@ -181,7 +182,8 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
             RESULT_ENV: str(result_file),
             "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
         }
-        readonly = sorted({sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])})
+        # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)
+        readonly = sorted({sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1]), str(root)})
         try:
             outcome = sandbox.run(
                 argv,
@@ -301,7 +303,7 @@ def execute(
 ) -> dict[str, Any]:
     """Run every selected submission; returns a summary. Writes records and predictions.jsonl."""
     from tcsexam.runner.limiter import Limits
-    from tcsexam.runner.sandboxes import get_sandbox
+    from tcsexam.runner.sandboxes import choose_sandbox
 
     found = discover_workspaces(workspaces_root, modes)
     if workspace_ids:
@@ -313,8 +315,10 @@ def execute(
         raise InputError(f"{workspaces_root}: no {'/'.join(modes)} workspaces found")
     if settings.time_limit_s <= 0:
         raise InputError(f"time limit must be positive, not {settings.time_limit_s}")
-    sandbox = get_sandbox(settings.sandbox)
-    sandbox.check_available()
+    sandbox, why = choose_sandbox(settings.sandbox)
+    if progress is not None:
+        progress(why)
+    settings = dataclasses.replace(settings, sandbox=sandbox.name)  # `auto` resolved: keys name the real one
     records_dir = out_dir / "records"
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter).as_dict()
 

@@ -7,6 +7,7 @@ import signal
 import sys
 
 from tcsexam.records import STATUSES
+from tcsexam.runner.sandboxes import CHOICES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--no-ray", action="store_true", help="run in this process, one instance at a time (same executor; debugging)"
     )
-    run.add_argument("--sandbox", default="local", choices=["local", "bwrap", "docker", "apptainer"])
+    run.add_argument(
+        "--sandbox",
+        default="auto",
+        choices=CHOICES,
+        help="auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
+        "image present), apptainer, local; checked once per job, the choice is logged",
+    )
     run.add_argument("--seed", type=int, default=0, help="seed passed to the candidate ({seed})")
     run.add_argument(
         "--instances",

@@ -25,10 +25,12 @@ start, launch error that is not the candidate's, checker raising) -> infrastruct
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import string
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,9 +277,17 @@ def run_instance(
     scratch_dir: str | os.PathLike,
     attempt: str | None = None,
     key: str | None = None,
+    instance_sha256: str | None = None,
+    hidden_paths: Sequence[str] = (),
 ) -> InstanceRecord:
     """Run `candidate` on `instance` (a TaskInstance or its name) of `task`; never raises for
-    solver failures. An unexpected harness failure becomes an `infrastructure_error` record."""
+    solver failures. An unexpected harness failure becomes an `infrastructure_error` record.
+
+    Inputs are protected under every sandbox: the instance is checked after the run against
+    `instance_sha256` (the record key's hash; by default its hash before the run) and restored
+    from the harness's copy when the candidate changed it (the record is then `invalid`,
+    termination `input`). Under ``local`` the candidate gets a private read-only copy of the
+    instance. `hidden_paths` are hidden by the sandbox (see `orchestrate.hidden_paths`)."""
     name = getattr(instance, "name", str(instance))
     record = InstanceRecord(
         instance=name,
@@ -291,14 +301,44 @@ def run_instance(
     try:
         if isinstance(instance, str):
             instance = task.instance(instance)
-        _run(record, task, instance, candidate, sandbox, limits, seed, Path(scratch_dir))
+        _run(record, task, instance, candidate, sandbox, limits, seed, Path(scratch_dir), instance_sha256, hidden_paths)
     except Exception as exc:  # the harness failed, not the solver
         record.status = Status.INFRASTRUCTURE_ERROR.value
         record.message = _short(f"harness error: {type(exc).__name__}: {exc}")
     return record
 
 
-def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path) -> None:
+def _private_copy(pristine: bytes, scratch: Path, name: str) -> Path:
+    """A read-only copy of the instance for a candidate under ``local`` (nothing can be mounted)."""
+    folder = scratch / "input"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(pristine)
+    path.chmod(0o444)
+    return path
+
+
+def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, expected: str) -> str | None:
+    """None when `path` still holds the instance; else restore it atomically from `pristine`
+    and say what happened (for the record)."""
+    try:
+        now = path.stat()
+        same = (now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == (
+            before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns,
+        )  # fmt: skip
+        if same or hashlib.sha256(path.read_bytes()).hexdigest() == expected:
+            return None
+        what = "changed"
+    except OSError:
+        what = "removed or made unreadable"
+    tmp = path.with_name(f".{path.name}.tcsexam-restore-{os.getpid()}")
+    tmp.write_bytes(pristine)
+    os.replace(tmp, path)
+    return f"the candidate {what} its input instance file {path} during the run; restored from the harness's copy"
+
+
+def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path, instance_sha256=None,
+         hidden_paths=()) -> None:  # fmt: skip
     scratch = scratch.resolve()
     work = scratch / "work"
     if work.exists():
@@ -308,8 +348,30 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
     instance_path = Path(instance.path).resolve()
     if not instance_path.is_file():
         raise FileNotFoundError(f"instance file {instance_path} not found")
+    before = instance_path.stat()
+    pristine = instance_path.read_bytes()
+    expected = hashlib.sha256(pristine).hexdigest()
+    if instance_sha256 is not None and expected != instance_sha256:
+        raise RuntimeError(f"instance file {instance_path} no longer matches the hash in the record key")
+    box_name = getattr(sandbox, "name", sandbox)
+    given = _private_copy(pristine, scratch, instance_path.name) if box_name == "local" else instance_path
+    try:
+        _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
+                 given, hidden_paths)  # fmt: skip
+    finally:
+        changed = _restore_if_changed(instance_path, before, pristine, expected)
+    if changed:
+        record.status = Status.INVALID.value
+        record.termination = Termination.INPUT.value
+        record.message = _short(changed)
+        for name in ("A", "solved", "claimed", "reward"):
+            setattr(record, name, None)
+
+
+def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path, given,
+             hidden_paths) -> None:  # fmt: skip
     values = {
-        "instance": str(instance_path),
+        "instance": str(given),
         "solution": str(solution),
         "time_limit": _fmt_seconds(limits.wall_s),
         "seed": str(seed),
@@ -327,9 +389,10 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
             env=env,
             stdout_path=scratch / "stdout.log",
             stderr_path=scratch / "stderr.log",
-            readonly_paths=(candidate.dir, instance_path),
+            readonly_paths=(candidate.dir, given),
             writable_paths=(work,),
             output_paths=(solution,),
+            hidden_paths=hidden_paths,
         )
     except LaunchError as exc:
         if exc.candidate_fault:

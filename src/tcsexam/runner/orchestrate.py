@@ -86,6 +86,19 @@ def _finalise(
     return record
 
 
+def hidden_paths(output: Path, records_dir: Path) -> tuple[str, ...]:
+    """What a sandbox hides from candidates (bwrap masks it with an empty tmpfs; docker and
+    apptainer mount only what is named): this job's output and records folders, and the folder
+    the harness runs in when it is a workflow folder (a Snakefile or a results/ folder there: the
+    results tree, the references, the other candidates). The candidate's own folder, its instance
+    and its work folder stay visible (read-only but the work folder)."""
+    found = {str(output.resolve().parent), str(records_dir.resolve())}
+    here = Path.cwd()
+    if here != Path(here.anchor) and ((here / "Snakefile").is_file() or (here / "results").is_dir()):
+        found.add(str(here))
+    return tuple(sorted(found))
+
+
 def run_task(
     *,
     task: str | Path,
@@ -96,7 +109,7 @@ def run_task(
     workers: int | None = None,
     ray_address: str | None = None,
     ray_head: str | Path | None = None,
-    sandbox: str = "local",
+    sandbox: str = "auto",
     seed: int = 0,
     instances: Sequence[str] | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
@@ -109,7 +122,7 @@ def run_task(
 ) -> RunSummary:
     from tcsexam.runner.execute import build_candidate, load_candidate
     from tcsexam.runner.limiter import BUILD_LIMITS, Limits, Termination
-    from tcsexam.runner.sandboxes import get_sandbox
+    from tcsexam.runner.sandboxes import choose_sandbox
     from tcsexam.tasks import load_task
 
     t_start = time.perf_counter()
@@ -150,20 +163,23 @@ def run_task(
         if not (Path(candidate_dir) / "solver.yaml").is_file():
             raise
         candidate, candidate_error = None, str(exc)
-    sandbox_obj = get_sandbox(sandbox)
-    sandbox_obj.check_available()
+    sandbox_obj, why = choose_sandbox(sandbox)
+    say(f"{task_obj.id}: {why}")
+    sandbox = sandbox_obj.name  # `auto` resolved: records and keys name the sandbox that ran
+    image = sandbox_obj.image_id()
     threads = _threads(candidate) if candidate is not None else 1
     limits = Limits.from_task(task_obj.limits, threads, limiter=limiter)
 
     candidate_hash = hash_candidate(candidate_dir)
     limits_key = dict(task_obj.limits.as_dict(), threads=threads)
-    keys = {}
+    keys, instance_hashes = {}, {}
     for inst in selected:
+        instance_hashes[inst.name] = hash_file(inst.path)
         keys[inst.name] = record_key(
             candidate_hash=candidate_hash,
-            instance_hash=hash_file(inst.path),
+            instance_hash=instance_hashes[inst.name],
             limits=limits_key,
-            sandbox=sandbox,
+            sandbox=f"{sandbox}@{image}" if image else sandbox,  # a new image reruns
             seed=seed,
             meta=inst.meta,
             problem=task_obj.problem,
@@ -201,6 +217,7 @@ def run_task(
             attempt=attempt,
             sandbox=sandbox,
         )
+        record.sandbox_image = image
         store.write(record)
         results[name] = record
         summary.executed += 1
@@ -263,6 +280,8 @@ def run_task(
                     limits=limits,
                     seed=seed,
                     attempt=attempt,
+                    instance_hashes=instance_hashes,
+                    hidden_paths=hidden_paths(output, records_dir),
                     threads=threads,
                     workers=workers,
                     ray_address=ray_address,
@@ -309,6 +328,8 @@ def _run_pool(
     limits,
     seed,
     attempt,
+    instance_hashes,
+    hidden_paths,
     threads,
     workers,
     ray_address,
@@ -327,7 +348,16 @@ def _run_pool(
 
     from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, job_cpus, start_ray
 
-    ctx = RunContext(task=task_obj, candidate=candidate, sandbox=sandbox, limits=limits, seed=seed, attempt=attempt)
+    ctx = RunContext(
+        task=task_obj,
+        candidate=candidate,
+        sandbox=sandbox,
+        limits=limits,
+        seed=seed,
+        attempt=attempt,
+        instance_hashes=instance_hashes,
+        hidden_paths=hidden_paths,
+    )
     failures = 0
     bar = None
 

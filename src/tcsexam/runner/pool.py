@@ -50,6 +50,10 @@ class RunContext:
     seed: int = 0
     attempt: str | None = None
     scratch_root: str | None = None  #: parent of the per-instance scratch dirs (None: $TMPDIR)
+    #: instance name -> sha256 of its file (the one in the record key): checked after every run
+    instance_hashes: dict[str, str] = field(default_factory=dict)
+    #: paths a sandbox hides from the candidate (the results tree, the project folder)
+    hidden_paths: tuple[str, ...] = ()
     #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
     executor: Callable[..., InstanceRecord] | None = None
     _instances: dict = field(default_factory=dict, repr=False, compare=False)
@@ -82,12 +86,14 @@ def execute_instance(ctx: RunContext, name: str) -> dict:
     """Run one instance under the task's limits and return its record as a dict. Never raises."""
     scratch = None
     try:
+        protect: dict[str, Any] = {}
         if ctx.executor is not None:
             run_instance, sandbox = ctx.executor, ctx.sandbox
         else:
             from tcsexam.runner.execute import run_instance
 
             sandbox = ctx.sandbox_obj()
+            protect = {"instance_sha256": ctx.instance_hashes.get(name), "hidden_paths": ctx.hidden_paths}
         scratch = tempfile.mkdtemp(prefix="tcsexam-", dir=ctx.scratch_root)
         record = run_instance(
             ctx.task,
@@ -98,6 +104,7 @@ def execute_instance(ctx: RunContext, name: str) -> dict:
             seed=ctx.seed,
             scratch_dir=scratch,
             attempt=ctx.attempt,
+            **protect,
         )
         if isinstance(record, InstanceRecord):
             return record.to_dict()

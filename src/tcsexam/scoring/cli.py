@@ -123,12 +123,16 @@ def _solver_score(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     from tcsexam.integrity import seal
     from tcsexam.scoring.index import score_files
+    from tcsexam.scoring.sandbox_use import add_sandbox_use
     from tcsexam.suites import load_suite
 
     suite = load_suite(args.suite)
     result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
     _add_intervals(result, suite, args)
+    add_sandbox_use(result, args.solver_scores)
     _write(args.output, seal(result, {"attempts": args.attempts, "cohort": args.cohort}))
+    for warning in result["warnings"]:
+        print(f"warning: {warning}")
     for name, model in result["models"].items():
         index = "null" if model["index"] is None else f"{model['index']:.4f}"
         extra = f", {len(model['issues'])} issue(s)" if model["issues"] else ""

@@ -82,6 +82,8 @@ def run(root, task, cand, *extra) -> int:
             str(root / "out" / "records.json"),
             "--no-progress",
             "--no-ray",
+            # the test candidate logs each call to a file outside its work folder: only `local` lets it
+            *(() if "--sandbox" in extra else ("--sandbox", "local")),
             *extra,
         ]
     )
@@ -274,6 +276,8 @@ def test_run_on_local_ray_with_two_workers(setup, capsys):
             str(root / "out" / "records.json"),
             "--workers",
             "2",
+            "--sandbox",
+            "local",  # the test candidate logs each call outside its work folder
         ]
     )
     assert rc == 0

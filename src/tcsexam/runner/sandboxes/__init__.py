@@ -74,10 +74,13 @@ def run_limited(
     readonly_paths: Iterable[str | os.PathLike] = (),
     writable_paths: Iterable[str | os.PathLike] = (),
     output_paths: Iterable[str | os.PathLike] = (),
+    hidden_paths: Iterable[str | os.PathLike] = (),
 ) -> ProcessOutcome:
     """Run `argv` inside `sandbox` (a name or a Sandbox) under `limits`.
 
-    `output_paths` are extra files capped at `limits.output_bytes` (the certificate). Raises
+    `output_paths` are extra files capped at `limits.output_bytes` (the certificate);
+    `hidden_paths` folders the sandbox hides (bwrap: an empty tmpfs over them; the container
+    sandboxes mount only the named paths anyway; local cannot hide anything). Raises
     `LaunchError` when the program cannot be started; never leaves a process behind."""
     box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
     return box.run(
@@ -90,6 +93,7 @@ def run_limited(
         readonly_paths=[str(p) for p in readonly_paths],
         writable_paths=[str(p) for p in writable_paths],
         output_paths=[str(p) for p in output_paths],
+        hidden_paths=[str(p) for p in hidden_paths],
     )
 
 

@@ -66,7 +66,7 @@ class ApptainerSandbox(WrappingSandbox):
         args += ["--pwd", cwd, str(self.image), *argv]
         return args
 
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
+    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
         if not self.image:
             raise InputError("sandbox apptainer: no image; set TCSEXAM_APPTAINER_IMAGE")
         return Launch(

@@ -35,8 +35,13 @@ class Sandbox(ABC):
         readonly_paths: Sequence[str] = (),
         writable_paths: Sequence[str] = (),
         output_paths: Sequence[str] = (),
+        hidden_paths: Sequence[str] = (),
     ) -> ProcessOutcome:
         """Run `argv` under `limits`; the outcome says how it ended and which limiter ran."""
+
+    def image_id(self) -> str | None:
+        """The id of the image a container sandbox runs (part of the record key), else None."""
+        return None
 
     def __repr__(self) -> str:
         return f"<sandbox {self.name}>"
@@ -56,6 +61,7 @@ class WrappingSandbox(Sandbox):
         limits: Limits,
         readonly_paths: Sequence[str],
         writable_paths: Sequence[str],
+        hidden_paths: Sequence[str] = (),
     ) -> Launch:
         """The command line that runs `argv` inside the sandbox."""
 
@@ -71,6 +77,7 @@ class WrappingSandbox(Sandbox):
         readonly_paths: Sequence[str] = (),
         writable_paths: Sequence[str] = (),
         output_paths: Sequence[str] = (),
+        hidden_paths: Sequence[str] = (),
     ) -> ProcessOutcome:
         launch = self.prepare(
             argv,
@@ -79,6 +86,7 @@ class WrappingSandbox(Sandbox):
             limits=limits,
             readonly_paths=[os.path.abspath(p) for p in readonly_paths],
             writable_paths=[os.path.abspath(p) for p in writable_paths],
+            hidden_paths=[os.path.abspath(p) for p in hidden_paths],
         )
         try:
             return execute_limited(

@@ -17,11 +17,21 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import PurePath
 
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import Launch, ProcessOutcome
 from tcsexam.runner.sandboxes.base import WrappingSandbox
+
+
+def _interpreter_paths() -> list[str]:
+    """The harness's Python (first on the candidate's PATH)."""
+    return sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), os.path.abspath(sys.prefix)})
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 class BwrapSandbox(WrappingSandbox):
@@ -61,17 +71,24 @@ class BwrapSandbox(WrappingSandbox):
         cwd: str,
         readonly_paths=(),
         writable_paths=(),
+        hidden_paths=(),
         status_fd: int | None = None,
         ready_fd: int | None = None,
     ) -> list[str]:
         """The bwrap command line. Binds come after the /tmp tmpfs (paths under /tmp survive),
         parents before children (a writable scratch inside a read-only folder stays writable),
-        and a read-only bind wins over a writable one of the same path."""
+        and a read-only bind wins over a writable one of the same path. A hidden folder gets an
+        empty tmpfs over it before the binds inside it, so only what is named inside stays
+        visible (the harness's Python too, when a hidden folder holds it)."""
         args = [self.executable, *self.base_args()]
-        binds = [(p, False) for p in writable_paths] + [(p, True) for p in readonly_paths]
+        hidden = [os.path.abspath(p) for p in hidden_paths]
+        keep = [p for p in _interpreter_paths() if any(_inside(p, h) for h in hidden)]
+        binds = [(p, 0) for p in hidden] + [(p, 1) for p in writable_paths]
+        binds += [(p, 2) for p in [*readonly_paths, *keep]]
         binds.sort(key=lambda b: (len(PurePath(b[0]).parts), b[1]))  # parents first; ro wins a tie
-        for path, ro in binds:
-            args += ["--ro-bind" if ro else "--bind", path, path]
+        flags = {0: "--tmpfs", 1: "--bind", 2: "--ro-bind"}
+        for path, kind in binds:
+            args += [flags[kind], path] if kind == 0 else [flags[kind], path, path]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
         args += ["--chdir", cwd, "--"]
@@ -79,7 +96,7 @@ class BwrapSandbox(WrappingSandbox):
             args += ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && exec "$0" "$@"']
         return args + list(argv)
 
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
+    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(status_r, False)
@@ -119,6 +136,7 @@ class BwrapSandbox(WrappingSandbox):
                 cwd=cwd,
                 readonly_paths=readonly_paths,
                 writable_paths=writable_paths,
+                hidden_paths=hidden_paths,
                 status_fd=status_w,
                 ready_fd=ready_w,
             ),

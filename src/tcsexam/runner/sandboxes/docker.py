@@ -8,7 +8,9 @@ all at their host paths. The harness waits up to the wall limit, then stops the 
 SIGKILL after the grace). Termination comes from `docker inspect` (`OOMKilled` -> memory); wall
 time from the container's start/finish times; stdout and stderr from its logs (capped). CPU seconds
 are not measured here (None). The image comes from the sandbox option `image` or
-TCSEXAM_DOCKER_IMAGE (default python:3.11-slim) and must already be present (no network).
+TCSEXAM_DOCKER_IMAGE (default tcsexam-candidate:latest, built by `make candidate-image` from
+envs/candidate.Dockerfile) and must already be present (no network). Its id is part of every
+record key (a new image reruns). A death by signal N (exit code 128+N) is `termination: signal`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from tcsexam.errors import InputError
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
 from tcsexam.runner.sandboxes.base import Sandbox
 
-DEFAULT_IMAGE = "python:3.11-slim"
+#: built by `make candidate-image` (envs/candidate.Dockerfile)
+DEFAULT_IMAGE = "tcsexam-candidate:latest"
 
 
 def _parse_time(text: str | None) -> float | None:
@@ -52,6 +55,12 @@ class DockerSandbox(Sandbox):
             self._client = docker.from_env()
         return self._client
 
+    def image_id(self) -> str | None:
+        """The configured image's id (sha256:...), looked up once."""
+        if getattr(self, "_image_id", None) is None:
+            self._image_id = self.client().images.get(self.image).id
+        return self._image_id
+
     def check_available(self) -> None:
         try:
             client = self.client()
@@ -64,7 +73,7 @@ class DockerSandbox(Sandbox):
         except Exception:
             raise InputError(
                 f"sandbox docker: image {self.image} is not present locally "
-                "(docker pull it, or set TCSEXAM_DOCKER_IMAGE)"
+                "(build it: make candidate-image; or set TCSEXAM_DOCKER_IMAGE)"
             ) from None
 
     def container_config(
@@ -130,6 +139,7 @@ class DockerSandbox(Sandbox):
         readonly_paths=(),
         writable_paths=(),
         output_paths=(),
+        hidden_paths=(),  # nothing but the named paths is mounted: hidden already
     ) -> ProcessOutcome:
         config = self.container_config(
             argv,

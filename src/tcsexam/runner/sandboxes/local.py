@@ -12,5 +12,5 @@ class LocalSandbox(WrappingSandbox):
     def check_available(self) -> None:
         return None
 
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths) -> Launch:
+    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
         return Launch(list(argv), cwd, dict(env))

@@ -1,0 +1,23 @@
+# The candidate runtime image of the Docker sandbox: what a candidate may use, nothing of the harness.
+# Python 3 with numpy, scipy, networkx and python-sat. Build it with one command (see docs/runner.md):
+#     make candidate-image                                   # BASE defaults to python:3.11-slim
+#     make candidate-image BASE=tcsexam-base:bookworm        # a base built from Debian packages (CI)
+# The build context is prepared by envs/build-candidate-image.sh: ca-bundle.crt is the CA bundle
+# the host's pip uses (empty when there is none), needed where PyPI is reached through a proxy.
+ARG BASE=python:3.11-slim
+FROM ${BASE}
+COPY ca-bundle.crt /tmp/ca-bundle.crt
+ENV PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+RUN set -eu; \
+    cert=""; if [ -s /tmp/ca-bundle.crt ]; then cert="--cert /tmp/ca-bundle.crt"; fi; \
+    missing=""; \
+    python3 -c 'import numpy' 2>/dev/null || missing="$missing numpy"; \
+    python3 -c 'import scipy' 2>/dev/null || missing="$missing scipy"; \
+    python3 -c 'import networkx' 2>/dev/null || missing="$missing networkx"; \
+    python3 -c 'import pysat' 2>/dev/null || missing="$missing python-sat"; \
+    if [ -n "$missing" ]; then python3 -m pip install $cert $missing; fi; \
+    rm -f /tmp/ca-bundle.crt; \
+    python3 -c 'import numpy, scipy, networkx, pysat.solvers; pysat.solvers.Solver(name="cd19").delete()'
+# candidates run as the harness's user with a read-only root file system, no network, /tmp a tmpfs
+ENV PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8
+CMD ["python3"]
