@@ -23,6 +23,7 @@ from pathlib import Path
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.paths import config_dir
+from tcsexam.schemas import check
 
 TRACKS = ("theorem", "solver", "construction", "open_conjecture")
 WEIGHTS = {"theorem": 30, "solver": 30, "construction": 30, "open_conjecture": 10}
@@ -59,14 +60,8 @@ def suite_path(suite: str | Path) -> Path:
 def load_suite(suite: str | Path) -> Suite:
     path = suite_path(suite)
     data = read_yaml(path, "suite file")
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: a suite must be a mapping with 'id' and 'tracks'")
-    suite_id = data.get("id")
-    if not isinstance(suite_id, str) or not suite_id:
-        raise InputError(f"{path}: 'id' must be a non-empty string")
-    raw = data.get("tracks")
-    if not isinstance(raw, dict):
-        raise InputError(f"{path}: 'tracks' must be a mapping of track -> task ids")
+    check(data, "suite", path)
+    suite_id, raw = data["id"], data["tracks"]
     tracks: dict[str, tuple[str, ...]] = {}
     seen: dict[str, str] = {}
     for key, items in raw.items():
@@ -75,11 +70,7 @@ def load_suite(suite: str | Path) -> Suite:
             raise InputError(f"{path}: unknown track {key!r} (tracks: {', '.join(TRACKS)})")
         if track in tracks:
             raise InputError(f"{path}: track {track!r} is given twice")
-        if not isinstance(items, list) or not items:
-            raise InputError(f"{path}: track {track!r} needs a non-empty list of task ids")
         for item in items:
-            if not isinstance(item, str) or not item:
-                raise InputError(f"{path}: track {track!r}: task id {item!r} is not a non-empty string")
             if item in seen:
                 raise InputError(f"{path}: task {item!r} is listed twice (tracks {seen[item]} and {track})")
             seen[item] = track

@@ -31,21 +31,8 @@ from typing import Any
 from tcsexam.attempts.rows import AttemptRow
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
-from tcsexam.scoring.vocabulary import ADOPTION_STATUSES
+from tcsexam.schemas import check
 
-VERDICT_KEYS = {
-    "model",
-    "track",
-    "item",
-    "attempt",
-    "original_reward",
-    "complete",
-    "status",
-    "checker",
-    "message",
-    "adoption_status",
-    "schema_version",
-}
 VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
 VERDICT_TRACKS = ("theorem", "construction", "open_conjecture")
 
@@ -59,16 +46,7 @@ def _canon_track(name: Any) -> str | None:
 
 def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) -> AttemptRow:
     """Convert one checker verdict into its attempt row; `expect` pins identity fields."""
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: a verdict must be a JSON object")
-    unknown = sorted(set(data) - VERDICT_KEYS)
-    if unknown:
-        raise InputError(
-            f"{source}: unknown verdict key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(VERDICT_KEYS))})"
-        )
-    for key in ("model", "track", "item", "attempt"):
-        if key not in data:
-            raise InputError(f"{source}: verdict lacks {key!r}")
+    check(data, "verdict", source)
     track = _canon_track(data["track"])
     if track is None:
         raise InputError(
@@ -76,12 +54,7 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
             "(solver attempts are scored from their records)"
         )
     attempt = data["attempt"]
-    if isinstance(attempt, bool) or not isinstance(attempt, (str, int)):
-        raise InputError(f"{source}: 'attempt' must be a string or an integer")
     ident = {"model": data["model"], "track": track, "item": data["item"], "attempt": str(attempt)}
-    for key in ("model", "item"):
-        if not isinstance(ident[key], str) or not ident[key]:
-            raise InputError(f"{source}: {key!r} must be a non-empty string")
     for key, want in (expect or {}).items():
         got = ident[key]
         if key == "track":
@@ -89,20 +62,11 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
         if got != str(want):
             raise InputError(f"{source}: verdict {key} is {got!r}, but this file is planned for {want!r}")
     status = data.get("status", "judged")
-    if status not in VERDICT_STATUSES:
-        raise InputError(f"{source}: status must be one of {', '.join(VERDICT_STATUSES)}, not {status!r}")
     adoption = data.get("adoption_status", "selected")
-    if adoption not in ADOPTION_STATUSES:
-        raise InputError(f"{source}: adoption_status must be one of {', '.join(ADOPTION_STATUSES)}")
-    for key in ("checker", "message"):
-        if key in data and not isinstance(data[key], str):
-            raise InputError(f"{source}: {key!r} must be a string")
     reward = data.get("original_reward")
     if reward is not None and not is_finite_number(reward):
         raise InputError(f"{source}: original_reward must be a finite number or null, not {reward!r}")
     complete = data.get("complete")
-    if complete is not None and not isinstance(complete, bool):
-        raise InputError(f"{source}: 'complete' must be true or false, not {complete!r}")
 
     checker = data.get("checker", "")
     message = data.get("message", "")

@@ -41,9 +41,9 @@ from tcsexam.fileio import read_yaml
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
 from tcsexam.runner.sandboxes import run_limited
+from tcsexam.schemas import check
 
 PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir"})
-KEYS = frozenset({"command", "build", "threads", "env", "exit_codes_ok"})
 ENV_PASS = ("HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
 SOLUTION_NAME = "solution"
 MESSAGE_MAX = 500
@@ -71,47 +71,26 @@ def _placeholders(arg: str, where: str) -> None:
             raise InputError(f"{where}: unknown placeholder {{{name}}} in {arg!r}; known: {known}")
 
 
-def _argv_list(data: dict, key: str, path: Path) -> tuple[str, ...]:
-    value = data[key]
-    if not isinstance(value, list) or not value or not all(isinstance(x, str) and x for x in value):
-        raise InputError(f"{path}: {key!r} must be a non-empty list of non-empty strings")
+def _argv(value: list[str], key: str, path: Path) -> tuple[str, ...]:
     for arg in value:
         _placeholders(arg, f"{path}: {key!r}")
     return tuple(value)
 
 
 def load_candidate(directory: str | os.PathLike) -> Candidate:
-    """Read and validate `<directory>/solver.yaml`; InputError naming the file and key."""
+    """Read `<directory>/solver.yaml` and validate it (schema `solver`, then its placeholders);
+    InputError naming the file and key."""
     directory = Path(directory).resolve()
     path = directory / "solver.yaml"
     if not directory.is_dir():
         raise InputError(f"{directory}: candidate folder not found")
     data = read_yaml(path, "candidate solver.yaml")
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: solver.yaml must be a mapping with a 'command' list")
-    unknown = sorted(set(map(str, data)) - KEYS)
-    if unknown:
-        raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(KEYS))}")
-    if "command" not in data:
-        raise InputError(f"{path}: missing key 'command'")
-    command = _argv_list(data, "command", path)
-    build = _argv_list(data, "build", path) if data.get("build") is not None else None
+    check(data, "solver", path)
+    command = _argv(data["command"], "command", path)
+    build = _argv(data["build"], "build", path) if data.get("build") is not None else None
     threads = data.get("threads", 1)
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise InputError(f"{path}: 'threads' must be an integer >= 1, not {threads!r}")
     env = data.get("env") or {}
-    if not isinstance(env, dict) or not all(
-        isinstance(k, str) and k and "=" not in k and isinstance(v, (str, int, float)) and not isinstance(v, bool)
-        for k, v in env.items()
-    ):
-        raise InputError(f"{path}: 'env' must map variable names to string or number values")
     codes = data.get("exit_codes_ok", [0])
-    if (
-        not isinstance(codes, list)
-        or not codes
-        or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in codes)
-    ):
-        raise InputError(f"{path}: 'exit_codes_ok' must be a non-empty list of integers 0..255")
     return Candidate(
         dir=directory,
         command=command,

@@ -56,9 +56,9 @@ def test_checker_failure_statuses(status):
         (V(complete=None), "needs 'complete'"),
         (V(original_reward=float("inf")), "finite"),
         (V(status="ok"), "status must be"),
-        (V(extra=1), "unknown verdict key"),
+        (V(extra=1), "unknown key"),
         (V(attempt=True), "attempt"),
-        ({"model": "m"}, "lacks"),
+        ({"model": "m"}, "missing key 'track'"),
         ([], "JSON object"),
     ],
 )
