@@ -14,6 +14,11 @@ Prints (no wall-clock assertion; ratios and milliseconds to compare across machi
    (target: overshoot < 0.2 s); a candidate that ignores SIGTERM is shown too (it pays the grace).
 3. Efficiency: --n sleeping instances with limit --t on --workers warm actors against the ideal
    ceil(N/C) * T (target >= 0.95).
+4. Sandboxes side by side (local, bwrap, docker; those that work here): the added time per
+   instance of `run_instance` with the trivial command against the bare `subprocess.run` (medians
+   over --sandbox-runs), and the timeout precision of a sleeping candidate under wall limit --t.
+   For docker also the cost of a per-job container that starts a fresh process per instance
+   (`docker exec` into a running container), the alternative to one container per instance.
 
 Runs on any core count: --workers defaults to this job's CPUs.
 """
@@ -30,9 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tcsexam.errors import InputError
 from tcsexam.records import InstanceRecord
 from tcsexam.runner.execute import load_candidate, run_instance
-from tcsexam.runner.limits import Limits
+from tcsexam.runner.limiter import Limits
 from tcsexam.runner.pool import RayPool, RunContext, job_cpus, start_ray
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.runner.store import RecordStore
@@ -200,6 +206,78 @@ def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int,
     )
 
 
+def _median_run(task_obj, inst, cand, box, limits, root: Path, runs: int) -> tuple[float, set[str]]:
+    times, statuses = [], set()
+    for _ in range(runs):
+        scratch = tempfile.mkdtemp(dir=root)
+        t0 = time.perf_counter()
+        rec = run_instance(task_obj, inst, cand, sandbox=box, limits=limits, seed=0, scratch_dir=scratch)
+        times.append(time.perf_counter() - t0)
+        statuses.add(rec.status)
+    return statistics.median(times), statuses
+
+
+def bench_sandboxes(task, cands, root: Path, runs: int, t: float, reps: int, limiter: str) -> None:
+    task_obj = load_task(task)
+    inst = task_obj.instances[0]
+    argv = ["/bin/sh", "-c", f"echo 0 1 > {root / 'bare.sol'}"]
+    bare = []
+    for _ in range(max(runs, 20)):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True)
+        bare.append(time.perf_counter() - t0)
+    bare_med = statistics.median(bare)
+    print(
+        f"4. sandboxes side by side (median over {runs} runs; bare subprocess.run {_ms(bare_med)}; limit T = {t:g} s)"
+    )
+    print(f"   {'sandbox':9s} {'per instance':>13s} {'added':>11s}   timeout: dead by T + (max / median)")
+    trivial, sleep = load_candidate(cands["trivial"]), load_candidate(cands["sleep"])
+    for name in ("local", "bwrap", "docker"):
+        box = get_sandbox(name)
+        try:
+            box.check_available()
+        except InputError as exc:
+            print(f"   {name:9s} not measured: {exc}")
+            continue
+        limits = Limits.from_task(task_obj.limits, 1, limiter=limiter)
+        _median_run(task_obj, inst, trivial, box, limits, root, 2)  # warm caches
+        med, statuses = _median_run(task_obj, inst, trivial, box, limits, root, runs)
+        tl = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5, limiter=limiter)
+        over = []
+        for _ in range(reps):
+            scratch = tempfile.mkdtemp(dir=root)
+            t0 = time.perf_counter()
+            rec = run_instance(task_obj, inst, sleep, sandbox=box, limits=tl, seed=0, scratch_dir=scratch)
+            over.append(time.perf_counter() - t0 - t)
+            statuses.add(rec.status)
+        print(
+            f"   {name:9s} {_ms(med):>13s} {_ms(med - bare_med):>11s}   T + {max(over):.3f} s / "
+            f"T + {statistics.median(over):.3f} s  (statuses {sorted(statuses)})"
+        )
+        if name == "docker":
+            _bench_docker_exec(box, runs)
+
+
+def _bench_docker_exec(box, runs: int) -> None:
+    """A per-job container: `docker exec` of a fresh process per instance into one running container."""
+    client = box.client()
+    container = client.containers.run(
+        box.image, ["sleep", "3600"], detach=True, network_disabled=True, read_only=True, cap_drop=["ALL"]
+    )
+    try:
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            container.exec_run(["/bin/sh", "-c", "echo 0 1 > /dev/null"])
+            times.append(time.perf_counter() - t0)
+        print(
+            f"   docker exec into a per-job container: {_ms(statistics.median(times))} per instance "
+            "(not adopted: see docs/runner.md, Security)"
+        )
+    finally:
+        container.remove(force=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=200, help="runs for the overhead medians")
@@ -208,6 +286,8 @@ def main(argv=None) -> int:
     ap.add_argument("--t", type=float, default=1.0, help="T: wall limit of the sleeping runs (s)")
     ap.add_argument("--timeout-reps", type=int, default=5)
     ap.add_argument("--limiter", default="auto", choices=["auto", "light", "cgroup", "benchexec"])
+    ap.add_argument("--sandbox-runs", type=int, default=30, help="runs per sandbox for section 4")
+    ap.add_argument("--only-sandboxes", action="store_true", help="run section 4 only (no Ray)")
     args = ap.parse_args(argv)
     workers = args.workers or job_cpus()
     n = args.n or 4 * workers
@@ -219,10 +299,14 @@ def main(argv=None) -> int:
             f"runner benchmark: {workers} workers, {job_cpus()} CPUs in this job, limiter "
             f"{args.limiter}, load average {load:.1f}, python {sys.version.split()[0]}"
         )
+        if args.only_sandboxes:
+            bench_sandboxes(task, cands, root, args.sandbox_runs, args.t, args.timeout_reps, args.limiter)
+            return 0
         pool, handle = bench_overhead(task, cands["trivial"], root, args.runs, workers, args.limiter)
         try:
             bench_timeout(task, cands, root, args.t, args.timeout_reps, args.limiter)
             bench_efficiency(pool, task, cands, n, args.t, workers, args.limiter)
+            bench_sandboxes(task, cands, root, args.sandbox_runs, args.t, args.timeout_reps, args.limiter)
         finally:
             pool.close()
             handle.shutdown()

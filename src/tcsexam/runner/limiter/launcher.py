@@ -117,8 +117,11 @@ int main(int argc, char **argv) {
   }
   for (;;) { /* then nothing of the run may stay: kill and reap until no child is left */
     int st;
+    pid_t w = waitpid(-1, &st, WNOHANG);
+    if (w < 0 && errno == ECHILD) break; /* the common case: no child left, no /proc scan */
+    if (w > 0) continue;
     kill_children();
-    pid_t w = waitpid(-1, &st, 0);
+    w = waitpid(-1, &st, 0);
     if (w < 0 && errno != EINTR) break;
   }
   if (WIFEXITED(status)) _exit(WEXITSTATUS(status));

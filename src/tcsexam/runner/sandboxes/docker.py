@@ -97,6 +97,7 @@ class DockerSandbox(Sandbox):
         cpus = 1.0
         if limits.cpu_s:
             cpus = max(1.0, round(limits.cpu_s / limits.wall_s))
+        cpus = min(cpus, float(os.cpu_count() or 1))  # the engine refuses more CPUs than the machine has
         config: dict[str, Any] = {
             "image": self.image,
             "command": list(argv),
