@@ -420,7 +420,7 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
 def _not_started(outcome: ProcessOutcome) -> bool:
     """Under bwrap/apptainer an exec failure of the candidate's program is reported on stderr."""
     tail = outcome.stderr_tail.lstrip()
-    if outcome.sandbox == "bwrap":  # the in-sandbox /bin/sh that execs the command
+    if outcome.sandbox in ("bwrap", "docker"):  # the in-sandbox /bin/sh that execs the command
         return outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1:][0] if tail else False
     return (
         outcome.sandbox == "apptainer" and outcome.exit_code in (126, 127, 255) and "executable file not found" in tail

@@ -205,3 +205,65 @@ def test_escape_checker_sees_a_live_process(tmp_path):
         proc.kill()
         proc.wait()
     assert not alive_with(marker)
+
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+DOCKER_CASES = {
+    "segfault": ("crash", lambda r: (r.termination, r.signal, r.exit_code) == ("signal", 11, None)),
+    "memory_bomb": ("memout", lambda r: r.termination == "memory"),
+    "output_bomb": ("crash", lambda r: r.termination == "output" and "output limit" in r.message),
+    "sleeper": ("timeout", lambda r: r.termination == "walltime"),
+    "ignore_sigterm": ("timeout", lambda r: r.termination == "walltime"),
+    "exit_nonzero": ("crash", lambda r: r.exit_code == 3 and r.termination == "exit"),
+    "good": ("ok", lambda r: r.A == 4.0),
+    "setsid_child": ("ok", lambda r: True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOCKER_CASES))
+def test_hostile_suite_under_docker(task, tmp_path, name):
+    """The hostile candidates of test_execute_hostile get the documented status under docker too."""
+    box = sandbox_or_skip("docker")
+    folder = tmp_path / name
+    shutil.copytree(HOSTILE / name, folder)
+    marker = f"hostile-{uuid.uuid4().int % 10**9}"
+    text = (folder / "solver.yaml").read_text().replace("hostile-{seed}", marker)
+    (folder / "solver.yaml").write_text(text)
+    candidate = load_candidate(folder)
+    limits = Limits.from_task(task.limits, candidate.threads, grace_s=0.3)
+    record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0,
+                          scratch_dir=tmp_path / "s")  # fmt: skip
+    status, check = DOCKER_CASES[name]
+    assert record.status == status, (record.termination, record.message)
+    assert check(record), record.to_dict()
+    assert record.sandbox == "docker" and not alive_with(marker)
+
+
+def test_docker_missing_program_is_invalid(task, tmp_path):
+    box = sandbox_or_skip("docker")
+    folder = tmp_path / "missing"
+    folder.mkdir()
+    (folder / "solver.yaml").write_text('command: ["no-such-program-xyz", "{instance}"]\n')
+    record = run_instance(task, task.instances[0], load_candidate(folder), sandbox=box,
+                          limits=Limits.from_task(task.limits, 1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
+    assert record.status == "invalid" and "could not be started" in record.message, record.message
+
+
+def test_docker_network_is_off(task, tmp_path):
+    import socket
+
+    box = sandbox_or_skip("docker")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    try:
+        folder = tmp_path / "network"
+        shutil.copytree(HOSTILE / "network", folder)
+        (folder / "port.txt").write_text(str(server.getsockname()[1]))
+        record = run_instance(task, task.instances[0], load_candidate(folder), sandbox=box,
+                              limits=Limits.from_task(task.limits, 1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
+    finally:
+        server.close()
+    assert record.status == "ok", record.message
+    stderr = (tmp_path / "s" / "stderr.log").read_text()
+    assert "NETWORK: failed" in stderr and "connected" not in stderr

@@ -16,7 +16,10 @@ record key (a new image reruns). A death by signal N (exit code 128+N) is `termi
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import signal as _signal
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +31,14 @@ from tcsexam.runner.sandboxes.base import Sandbox
 
 #: built by `make candidate-image` (envs/candidate.Dockerfile)
 DEFAULT_IMAGE = "tcsexam-candidate:latest"
+
+
+def _read(path: Path, limit: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return b""
 
 
 def _parse_time(text: str | None) -> float | None:
@@ -142,18 +153,25 @@ class DockerSandbox(Sandbox):
         output_paths=(),
         hidden_paths=(),  # nothing but the named paths is mounted: hidden already
     ) -> ProcessOutcome:
+        # stdout and stderr go to files (under RLIMIT_FSIZE, like a local run: an output bomb dies
+        # at the cap with SIGXFSZ), not to the engine's log, which would only rotate them
+        io_dir = Path(tempfile.mkdtemp(prefix="tcsexam-docker-io-"))
+        out_file, err_file = io_dir / "stdout", io_dir / "stderr"
+        same = stdout_path is not None and stdout_path == stderr_path
+        redirect = f">{shlex.quote(str(out_file))} " + ("2>&1" if same else f"2>{shlex.quote(str(err_file))}")
         config = self.container_config(
-            argv,
+            ["/bin/sh", "-c", f'exec "$0" "$@" {redirect}', *argv],
             cwd=cwd,
             env={k: v for k, v in env.items() if k != "PATH"},
             limits=limits,
             readonly_paths=[os.path.abspath(p) for p in readonly_paths],
-            writable_paths=[os.path.abspath(p) for p in writable_paths],
+            writable_paths=[*(os.path.abspath(p) for p in writable_paths), str(io_dir)],
         )
         client = self.client()
         try:
             container = client.containers.run(**config)
         except Exception as exc:
+            shutil.rmtree(io_dir, ignore_errors=True)
             raise LaunchError(f"docker could not start the container: {exc}", False) from None
         t0 = time.monotonic()
         killed = False
@@ -175,16 +193,14 @@ class DockerSandbox(Sandbox):
             if started is not None and finished is not None and finished >= started and not killed:
                 wall = finished - started
             cap = limits.output_bytes
-            out = container.logs(stdout=True, stderr=False) or b""
-            err = container.logs(stdout=False, stderr=True) or b""
         finally:
             try:
                 container.remove(force=True)
             except Exception:
                 pass
-        writes = [(stdout_path, out[: cap + 1]), (stderr_path, err[: cap + 1])]
-        if stdout_path is not None and stdout_path == stderr_path:
-            writes = [(stdout_path, out[: cap + 1] + err[: cap + 1])]
+        out, err = (_read(f, cap + 1) for f in (out_file, err_file))
+        shutil.rmtree(io_dir, ignore_errors=True)
+        writes = [(stdout_path, out)] if same else [(stdout_path, out), (stderr_path, err)]
         for path, data in writes:
             if path is not None:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
