@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -270,6 +271,13 @@ def run_task(
             if built is None:
                 say(f"{task_obj.id}: build failed ({message}); every instance is invalid, log: {log_path}")
                 pending = all_invalid(f"build failed: {message} (log: {log_path})", Termination.BUILD.value)
+        private = None
+        if pending and built is not None and sandbox == "local":
+            # nothing can be mounted read-only: the candidate runs in a private copy of its folder
+            # (outside the results tree), and its real folder is checked afterwards
+            private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
+            shutil.copytree(built.dir, private / built.dir.name, symlinks=True)
+            built = dataclasses.replace(built, dir=private / built.dir.name)
         try:
             if pending:
                 _run_pool(
@@ -299,6 +307,14 @@ def run_task(
         finally:
             if build_dir is not None:
                 shutil.rmtree(build_dir, ignore_errors=True)
+            if private is not None:
+                shutil.rmtree(private, ignore_errors=True)
+        if sandbox == "local" and hash_candidate(candidate_dir) != candidate_hash:
+            say(
+                f"{task_obj.id}: WARNING: the candidate folder {candidate_dir} changed during the run (under "
+                "sandbox local a candidate can write wherever this user can); its records keep the key of the "
+                "folder as it was, a rerun runs the changed folder again; use --sandbox auto/bwrap/docker"
+            )
 
     summary.records = [results[inst.name] for inst in selected]
     summary.statuses = Counter(r.status for r in summary.records)
