@@ -70,6 +70,8 @@ def _argv(task, cand, out: Path, *extra) -> list[str]:
         "--output",
         str(out),
         "--no-progress",
+        "--sandbox",
+        "local",  # the test candidate logs each execution to a file outside its work folder
         *extra,
     ]
 

@@ -79,6 +79,7 @@ def run_benchexec(launch: Launch, limits: Limits, sandbox_name: str, stdout_path
         enforced_detail=f"BenchExec: {reason}" if reason else "",
         output_over=Path(over[0]).name if over else None,
         stderr_tail=tails[1],
+        signal_from_exit_code=launch.signal_from_exit_code,
     )
     return ProcessOutcome(
         exit_code=verdict.exit_code,

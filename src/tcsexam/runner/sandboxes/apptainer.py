@@ -73,4 +73,5 @@ class ApptainerSandbox(WrappingSandbox):
             self.command(argv, cwd=cwd, env=env, readonly_paths=readonly_paths, writable_paths=writable_paths),
             cwd,
             dict(env),
+            signal_from_exit_code=True,  # a death by signal N may come back as exit code 128+N
         )
