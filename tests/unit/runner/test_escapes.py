@@ -30,6 +30,7 @@ TECHNIQUES = {
     "daemon_shell": "ok",
     "fork_hop": "ok",
     "respawn_on_term": "timeout",
+    "kill_launcher": None,  # any status: what matters is that nothing survives
 }
 
 
@@ -118,7 +119,8 @@ def test_no_process_survives(task, tmp_path, sandbox, limiter, how):
     record = run(task, folder, tmp_path, sandbox, limiter)
     left = alive_with((folder / "marker").read_text())  # at once: nothing may be left to die later
     assert not left, f"{how} under {sandbox}/{limiter}: left alive: {left}"
-    assert record.status == TECHNIQUES[how], (record.status, record.message)
+    if TECHNIQUES[how] is not None:
+        assert record.status == TECHNIQUES[how], (record.status, record.message)
     if TECHNIQUES[how] == "timeout":
         assert record.termination == "walltime"
 

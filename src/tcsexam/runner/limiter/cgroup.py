@@ -257,6 +257,8 @@ class CgroupTree:
         return live(self.cgroup.pids())
 
     def kill(self, sig: int, *, spare_leader: bool = False) -> list[int]:
+        if not self.cgroup.pids():
+            return []  # an empty cgroup stays empty (only its members can fork into it)
         return live(self.cgroup.kill_all(sig))  # frozen first: the leader need not be spared
 
     def sample(self) -> tuple[float, float, int]:

@@ -47,10 +47,23 @@ class LightTree:
         self.extra_cpu = 0.0  # CPU of orphans we reaped ourselves
         self.extra_maxrss_kb = 0
         self._leader_reaped = False
+        self.my_sid = os.getsid(0)
+        self.leader_start = 0
+        #: also count orphans re-parented to the harness itself (see `sweep_orphans`)
+        self.orphans_too = False
 
     def start(self, leader: int) -> None:
         self.pid = leader
         self.known[leader] = -1
+        stat = read_stat(leader)
+        self.leader_start = stat.start if stat is not None else 0
+
+    def sweep_orphans(self) -> None:
+        """From now on, count as the run's every process re-parented to the harness (a child of
+        ours that is no run's leader, started after this run's leader, in a session other than
+        ours): what is left when a candidate killed its launcher. The harness starts nothing else
+        in another session while a run is on."""
+        self.orphans_too = True
 
     def members(self, table: dict[int, Proc]) -> list[Proc]:
         children: dict[int, list[int]] = {}
@@ -63,7 +76,13 @@ class LightTree:
             if p.pid == self.me or p.pid in others:
                 continue
             ours = not self._leader_reaped and (p.pid == self.pid or p.sid == self.pid or p.pgrp == self.pid)
-            if ours or self.known.get(p.pid) == p.start or (p.ppid == self.me and has_marker(p.pid, self.marker)):
+            orphan = self.orphans_too and p.ppid == self.me and p.sid != self.my_sid and p.start >= self.leader_start
+            if (
+                ours
+                or orphan
+                or self.known.get(p.pid) == p.start
+                or (p.ppid == self.me and has_marker(p.pid, self.marker))
+            ):
                 seeds.append(p.pid)
         seen, stack = set(), seeds
         while stack:

@@ -168,12 +168,25 @@ class LimitedProcess:
             with active_lock:
                 active_leaders.discard(proc.pid)
 
+    def _launcher_finished(self, pid: int) -> bool:
+        """The launcher exited on its own (not by a signal): it has killed and reaped every
+        process of the run already (a process cannot leave its subtree), no /proc scan needed."""
+        if not self.reaper:
+            return False
+        try:
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        return info is not None and info.si_code == os.CLD_EXITED
+
     def _kill_rest(self, poller) -> bool:
         """SIGKILL whatever is left, while the leader is still unreaped (its session and group stay
         ours); True when something was left. The launcher is spared while anything else lives:
         it is the run's subreaper and kills and reaps its remaining children itself before it
         exits (it is killed too when it has not after about 3 s)."""
         leftovers = False
+        if self.reaper and isinstance(self.tree, LightTree):
+            self.tree.sweep_orphans()  # the launcher may have been killed by the candidate
         for i in range(2000):
             spare = self.reaper and i < 1500
             if self.tree.kill(_signal.SIGKILL, spare_leader=spare):
@@ -243,7 +256,7 @@ class LimitedProcess:
                     if not tree.pids():
                         break
                     poller.poll(10)
-            leftovers = self._kill_rest(poller)
+            leftovers = False if (not killed and self._launcher_finished(proc.pid)) else self._kill_rest(poller)
             _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
             tree.leader_reaped()

@@ -49,6 +49,14 @@ elif how == "respawn_on_term":  # never ends; answers SIGTERM with one more esca
     spawn_setsid_env()
     while True:
         time.sleep(0.05)
+elif how == "kill_launcher":  # kills its parent (the harness's launcher), then leaves an escapee
+    spawn_setsid_env()  # no pause: the harness has no chance to sample the escapee
+    try:
+        os.kill(os.getppid(), signal.SIGKILL)
+    except OSError:
+        pass
+    answer()
+    os._exit(0)
 elif how == "fork_hop":  # keeps moving: each generation forks the next and exits
     if os.fork() == 0:
         os.setsid()
