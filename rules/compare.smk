@@ -3,17 +3,13 @@
 # The rule succeeds whatever the verdict (it is in compare.json); `tcsexam compare` itself exits
 # 3 (differs) or 4 (incomparable).
 
-BASELINE = config.get("baseline")
-COMPARE_FILES = [
-    f"{OUT}/compare/compare.json",
-    f"{OUT}/compare/compare.html",
-    f"{OUT}/compare/deltas.png",
-]
+BASELINE = PLAN.baseline
+COMPARE_FILES = PLAN.compare_files
 
 
 rule compare:
     input:
-        COMPARE_FILES if BASELINE else [],
+        PLAN.compare_target,
 
 
 rule compare_runs:
@@ -21,7 +17,6 @@ rule compare_runs:
         index=f"{OUT}/index.json",
         manifest=f"{OUT}/manifest.json",
         baseline_index=f"{BASELINE}/index.json" if BASELINE else [],
-        baseline_manifest=f"{BASELINE}/manifest.json" if BASELINE else [],
     output:
         json=f"{OUT}/compare/compare.json",
         html=report(

@@ -1,7 +1,8 @@
 """Report plots (matplotlib, PNG) of one suite/protocol evaluation.
 
 - `track_means.png`: the four track means per model (a missing mean is drawn as an empty, hatched
-  bar labelled n/a) with the Index (or "incomplete") in the legend;
+  bar labelled n/a) with their bootstrap 95% intervals (index.json `track_ci95`) as error bars, and
+  the Index with its interval (`index_ci95`), or "incomplete", in the legend;
 - `solver_relative.png`: the fixed-reference relative score per Solver task and model (mean of the
   adopted valid attempts);
 - `instance_scores.png`: the per-instance score distribution (Phi(z)) per task and model, from the
@@ -87,9 +88,29 @@ def make_plots(
         entry = index["models"][model]
         means = [entry.get("track_means", {}).get(t) for t in TRACKS]
         idx = entry.get("index")
-        label = f"{model} (Index {idx:.2f})" if isinstance(idx, (int, float)) else f"{model} ({entry.get('status')})"
+        ci = entry.get("index_ci95")
+        if isinstance(idx, (int, float)):
+            label = f"{model} (Index {idx:.2f}" + (f", 95% CI {ci[0]:.2f}-{ci[1]:.2f})" if ci else ")")
+        else:
+            label = f"{model} ({entry.get('status')})"
         vals = [m if isinstance(m, (int, float)) else 0.0 for m in means]
-        bars = ax.bar(x + (i - (len(models) - 1) / 2) * width, vals, width, label=label)
+        # error bars: the bootstrap's 95% interval of each track mean (index.json track_ci95)
+        cis = [(entry.get("track_ci95") or {}).get(t) for t in TRACKS]
+        err = np.array(
+            [
+                [max(0.0, v - c[0]) if c else 0.0 for v, c in zip(vals, cis)],
+                [max(0.0, c[1] - v) if c else 0.0 for v, c in zip(vals, cis)],
+            ]
+        )
+        bars = ax.bar(
+            x + (i - (len(models) - 1) / 2) * width,
+            vals,
+            width,
+            label=label,
+            yerr=err if any(cis) else None,
+            capsize=3,
+            error_kw={"elinewidth": 1},
+        )
         for bar, m in zip(bars, means):
             if not isinstance(m, (int, float)):
                 bar.set_hatch("//")

@@ -14,9 +14,10 @@ Random numbers (documented so that anyone can recompute the intervals): for ever
 `numpy.random.default_rng([seed, task_code])`, where `task_code` is the first 8 hex digits of the
 sha256 of the task id as an integer. A Solver task with per-instance scores first draws
 `integers(0, n, size=(B, n))` (the resampled instance positions, n = number of instances in the
-reference order of the solver-score output), then every task draws `random((B, R_max))`; model m's
-resampled attempt positions are `floor(u[:, :R_m] * R_m)` over its attempts sorted by id
-(R_max: the most attempts any model has on the task). The interval is the percentile interval
+reference order of the solver-score output), then every task draws `random(B)` once per attempt
+position j = 0 .. R_max - 1 (the columns of u; R_max: the most attempts any model has on the task);
+model m's resampled attempt positions are `floor(u[:, :R_m] * R_m)` over its attempts sorted by id,
+so they do not depend on the other models. The interval is the percentile interval
 (numpy's default linear interpolation) at 2.5% and 97.5%. The default seed is `DEFAULT_SEED`.
 
 Everything is vectorised: per task one (B x n) @ (n x rows) product gives every resampled attempt
@@ -40,6 +41,7 @@ DEFAULT_SEED = 20260925
 DEFAULT_RESAMPLES = 10_000
 CONFIDENCE = 0.95
 QUANTILES = (0.025, 0.975)
+MODELS_PER_GROUP = 64
 METHOD = (
     "percentile bootstrap: instances resampled within Solver tasks, attempts within tasks, "
     "paired across models and runs"
@@ -121,23 +123,38 @@ def task_replicates(
             for a in ids:
                 v = np.asarray(attempts[a], dtype=np.float64)
                 rows.append(v if instances is not None else np.array([v.mean()]))
-    if instances is not None and len(instances) > 0:
-        n = len(instances)
+    n = len(instances) if instances is not None else 0
+    if n > 0:
         idx = rng.integers(0, n, size=(B, n))
-        counts = np.bincount((idx + (np.arange(B) * n)[:, None]).ravel(), minlength=B * n).reshape(B, n)
-        weights = counts / n
-        scores = np.stack(rows, axis=1)  # (n, rows)
-        attempt_reps = weights @ scores  # (B, rows): resampled attempt scores
+        # how often each instance is drawn in each resample: one bincount over (resample, instance)
+        flat = idx + (np.arange(B, dtype=np.int64) * n)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=B * n).reshape(B, n)
+        attempt_reps = (counts / n) @ np.stack(rows, axis=1)  # (B, rows): resampled attempt scores
     else:
-        attempt_reps = np.broadcast_to(np.concatenate(rows)[None, :], (B, len(rows)))
+        attempt_reps = None
+        attempt_scores = np.concatenate(rows)  # (rows,): one score per attempt
     r_max = max(k for _, _, k in blocks)
-    u = rng.random((B, r_max))
-    col = 0
-    for r, model, k in blocks:
+    # one column of B uniforms per attempt position, drawn in order: u[:, :k] does not depend on
+    # how many attempts other models have, so a model's interval does not depend on the cohort
+    u = np.column_stack([rng.random(B) for _ in range(r_max)])
+    # blocks with the same number of attempts k share the draws floor(u[:, :k] * k): their
+    # resampled means are attempt-draw counts (B, k) / k against the attempts' scores
+    starts = np.cumsum([0] + [k for _, _, k in blocks])
+    for k in sorted({k for _, _, k in blocks}):
+        members = [j for j, (_, _, kk) in enumerate(blocks) if kk == k]
         pos = np.floor(u[:, :k] * k).astype(np.int64)
-        block = attempt_reps[:, col : col + k]
-        out[r][model] = np.take_along_axis(block, pos, axis=1).mean(axis=1)
-        col += k
+        weights = np.zeros((B, k))
+        for j in range(k):
+            weights[:, j] = (pos == j).sum(axis=1)
+        weights /= k
+        cols = np.concatenate([np.arange(starts[j], starts[j] + k) for j in members])
+        if attempt_reps is None:
+            means = weights @ attempt_scores[cols].reshape(len(members), k).T  # (B, members)
+        else:
+            means = np.einsum("bk,bmk->bm", weights, attempt_reps[:, cols].reshape(B, len(members), k))
+        for c, j in enumerate(members):
+            r, model, _ = blocks[j]
+            out[r][model] = means[:, c]
     return out
 
 
@@ -166,11 +183,15 @@ def aggregate(
 # reading one run's scores
 
 
-def collect_scores(df, suite, solver_dir: str | Path | None = None) -> dict[str, TaskScores]:
+def collect_scores(
+    df, suite, solver_dir: str | Path | None = None, relative: Mapping[tuple[str, str, str], Any] | None = None
+) -> dict[str, TaskScores]:
     """The adopted valid attempts of an attempt table, per task and model, with the per-instance
     scores of DIR/<model>/<task>/<attempt>/relative.json for Solver tasks when present (an output
     whose relative_score is not the row's score is not used: that attempt is resampled as a whole).
+    `relative` holds those outputs already read, keyed (model, task, attempt), instead of DIR.
     """
+    from tcsexam.errors import InputError
     from tcsexam.fileio import read_json
     from tcsexam.suites import normalize_track
 
@@ -193,13 +214,16 @@ def collect_scores(df, suite, solver_dir: str | Path | None = None) -> dict[str,
             continue
         t = tasks.setdefault(item, TaskScores(item, suite.track_of[item]))
         t.attempts.setdefault(model, {})[str(attempt)] = np.array([value])
-        if track == "solver" and solver_dir is not None:
-            path = solver_dir / model / item / str(attempt) / "relative.json"
-            if path.is_file():
+        if track == "solver" and (solver_dir is not None or relative is not None):
+            if relative is not None:
+                data = relative.get((model, item, str(attempt)))
+            else:
+                path = solver_dir / model / item / str(attempt) / "relative.json"
                 try:
-                    data = read_json(path, "solver-score output")
-                except Exception:  # an unreadable output only loses instance resolution
-                    continue
+                    data = read_json(path, "solver-score output") if path.is_file() else None
+                except InputError:  # an unreadable output only loses instance resolution
+                    data = None
+            if data is not None:
                 inst = data.get("instances") if isinstance(data, dict) else None
                 if not isinstance(inst, list) or data.get("relative_score") != value:
                     continue
@@ -238,21 +262,28 @@ def add_confidence_intervals(
 
     df = read_attempts(attempts_path)
     tasks = collect_scores(df, suite, solver_scores)
-    reps: dict[str, dict[str, np.ndarray]] = {m: {} for m in result["models"]}
-    if resamples > 0:
-        for item in suite.items:
+    names = list(result["models"])
+    # models in groups, so a large cohort never holds every model's replicates at once (a model's
+    # draws do not depend on the group it is in)
+    for start in range(0, len(names), MODELS_PER_GROUP):
+        group = names[start : start + MODELS_PER_GROUP]
+        reps: dict[str, dict[str, np.ndarray]] = {m: {} for m in group}
+        for item in suite.items if resamples > 0 else ():
             t = tasks.get(item)
             if t is None:
                 continue
-            (per_model,) = task_replicates([t], seed, resamples)
+            sub = TaskScores(t.item, t.track, t.instances, {m: a for m, a in t.attempts.items() if m in reps})
+            (per_model,) = task_replicates([sub], seed, resamples)
             for m, r in per_model.items():
-                if m in reps:
-                    reps[m][item] = r
-    for name, model in result["models"].items():
-        complete = {it: v is not None for it, v in model.get("task_means", {}).items()}
-        tracks, index = aggregate(suite.tracks, reps[name], complete)
-        model["index_ci95"] = interval(index) if index is not None else None
-        model["track_ci95"] = {t: (interval(tracks[t]) if tracks[t] is not None else None) for t in TRACKS}
+                reps[m][item] = r
+        for name in group:
+            model = result["models"][name]
+            complete = {it: v is not None for it, v in model.get("task_means", {}).items()}
+            tracks, index = aggregate(suite.tracks, reps[name], complete)
+            model["index_ci95"] = interval(index) if index is not None and resamples > 0 else None
+            model["track_ci95"] = {
+                t: (interval(tracks[t]) if tracks[t] is not None and resamples > 0 else None) for t in TRACKS
+            }
     result["bootstrap"] = {
         "method": METHOD,
         "confidence": CONFIDENCE,
@@ -279,7 +310,8 @@ def reference_task_replicates(
     if instances is not None and len(instances) > 0:
         idx = rng.integers(0, len(instances), size=(resamples, len(instances))).tolist()
     r_max = max(len(a) for t in present for a in t.attempts.values() if a)
-    u = rng.random((resamples, r_max)).tolist()
+    columns = [rng.random(resamples).tolist() for _ in range(r_max)]
+    u = [[columns[j][b] for j in range(r_max)] for b in range(resamples)]
     for r, t in enumerate(runs):
         if t is None:
             continue

@@ -109,13 +109,32 @@ def load_run(path: str | Path) -> Run:
             data = read_json(f, "solver-score output")
             if isinstance(data, dict):
                 relative[(f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)] = data
+        # the solver-score output holds every eligible instance's status and value; the records are
+        # read only for attempts that have none (scoring refused or not run)
         for f in sorted(solver.glob("*/*/*/records.json")):
+            key = (f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)
+            if key in relative:
+                continue
             data = read_json(f, "records file")
             if isinstance(data, list):
-                records[(f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)] = [
-                    r for r in data if isinstance(r, dict)
-                ]
+                records[key] = [_outcome(r) for r in data if isinstance(r, dict)]
     return Run(path, index, table, manifest, relative, records)
+
+
+def _outcome(record: dict[str, Any]) -> dict[str, Any]:
+    value = record.get("A")
+    if value is None:
+        value = record.get("solved")
+    return {"instance": str(record.get("instance")), "status": record.get("status"), "value": value}
+
+
+def outcomes(run: Run, key: tuple[str, str, str]) -> list[dict[str, Any]] | None:
+    """Instance outcomes {instance, status, value[, score]} of one attempt (None: none known)."""
+    if key in run.relative:
+        data = run.relative[key]
+        out = [i for i in data.get("instances", []) if isinstance(i, dict)]
+        return out
+    return run.records.get(key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +303,12 @@ def incomparable_reasons(differ: dict[str, Any]) -> list[str]:
         elif key == "solver_protocol":
             reasons.append(f"solver protocol: {d['baseline']} vs {d['candidate']}")
         elif key == "reference":
-            parts = [f"{k} {_short(v['baseline'])} vs {_short(v['candidate'])}" for k, v in d.items()]
+            parts = [
+                f"{k} {v['baseline']} vs {v['candidate']}"
+                if k == "id"
+                else f"{k} {_short(v['baseline'])}... vs {_short(v['candidate'])}..."
+                for k, v in d.items()
+            ]
             reasons.append("reference: " + ", ".join(parts))
         elif key == "instances":
             for task, entry in d.items():
@@ -364,31 +388,38 @@ def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, in
     """Per model, task and attempt: status changes and value changes of the instances."""
     out: dict[str, Any] = {}
     transitions: Counter = Counter()
-    for key in sorted(set(base.records) & set(cand.records)):
+    keys_b = set(base.relative) | set(base.records)
+    keys_c = set(cand.relative) | set(cand.records)
+    for key in sorted(keys_b & keys_c):
         model, task, attempt = key
-        rb = {str(r.get("instance")): r for r in base.records[key]}
-        rc = {str(r.get("instance")): r for r in cand.records[key]}
-        score_b = _instance_scores(base.relative.get(key))
-        score_c = _instance_scores(cand.relative.get(key))
+        ob, oc = outcomes(base, key) or [], outcomes(cand, key) or []
+        if [(o.get("instance"), o.get("status"), o.get("value")) for o in ob] == [
+            (o.get("instance"), o.get("status"), o.get("value")) for o in oc
+        ]:
+            continue  # the common case of a reproduced attempt
+        rb = {str(o.get("instance")): o for o in ob}
+        rc = {str(o.get("instance")): o for o in oc}
         status_changes, value_changes = [], []
-        for name in [n for n in rb if n in rc]:
-            a, b = rb[name], rc[name]
+        for name, a in rb.items():
+            b = rc.get(name)
+            if b is None:
+                continue
             sa, sb = a.get("status"), b.get("status")
             if sa != sb:
                 change = f"{sa} -> {sb}"
                 transitions[change] += 1
                 entry = {"instance": name, "baseline": sa, "candidate": sb, "change": change}
-                if name in score_b and name in score_c:
-                    entry["score_delta"] = score_c[name] - score_b[name]
+                if isinstance(a.get("score"), (int, float)) and isinstance(b.get("score"), (int, float)):
+                    entry["score_delta"] = b["score"] - a["score"]
                 status_changes.append(entry)
             elif sa == "ok":
-                va, vb = _value(a), _value(b)
+                va, vb = a.get("value"), b.get("value")
                 if not _same(va, vb):
                     entry = {"instance": name, "baseline": va, "candidate": vb}
                     if isinstance(va, (int, float)) and isinstance(vb, (int, float)):
                         entry["delta"] = vb - va
-                    if name in score_b and name in score_c:
-                        entry["score_delta"] = score_c[name] - score_b[name]
+                    if isinstance(a.get("score"), (int, float)) and isinstance(b.get("score"), (int, float)):
+                        entry["score_delta"] = b["score"] - a["score"]
                     value_changes.append(entry)
         only_b = sorted(set(rb) - set(rc))
         only_c = sorted(set(rc) - set(rb))
@@ -400,22 +431,6 @@ def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, in
                 entry["only_in_candidate"] = only_c
             out.setdefault(model, {}).setdefault(task, {})[attempt] = entry
     return out, dict(sorted(transitions.items()))
-
-
-def _value(record: dict[str, Any]) -> Any:
-    if "A" in record and record["A"] is not None:
-        return record["A"]
-    return record.get("solved")
-
-
-def _instance_scores(data: dict[str, Any] | None) -> dict[str, float]:
-    if not isinstance(data, dict):
-        return {}
-    return {
-        str(i["instance"]): float(i["score"])
-        for i in data.get("instances", [])
-        if isinstance(i, dict) and isinstance(i.get("score"), (int, float))
-    }
 
 
 def _delta_entry(vb: Any, vc: Any, reps: np.ndarray | None) -> dict[str, Any]:
@@ -438,12 +453,12 @@ def model_deltas(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Per common model: Index, track and task deltas with paired bootstrap intervals; and the
     list of deltas whose interval excludes 0 (or whose completeness changed)."""
-    scores_b = collect_scores(base.table, suite, base.path / "solver")
-    scores_c = collect_scores(cand.table, suite, cand.path / "solver")
+    scores_b = collect_scores(base.table, suite, relative=base.relative)
+    scores_c = collect_scores(cand.table, suite, relative=cand.relative)
     models = [m for m in base.models if m in set(cand.models)]
     reps_b: dict[str, dict[str, np.ndarray]] = {m: {} for m in models}
     reps_c: dict[str, dict[str, np.ndarray]] = {m: {} for m in models}
-    for item in suite.items:
+    for item in suite.items if resamples > 0 else ():  # resamples 0: point deltas only (no intervals)
         tb, tc = scores_b.get(item), scores_c.get(item)
         if tb is None and tc is None:
             continue

@@ -167,6 +167,25 @@ class Plan:
         cand = self.candidate(wildcards.model, wildcards.task, wildcards.attempt)
         return [*self.candidate_files(cand), self.task_file(wildcards.task)]
 
+    # ---- comparison with another run ----------------------------------------------------------
+
+    @property
+    def baseline(self) -> str | None:
+        """The run directory to compare this run with (config `baseline`), or None."""
+        return self.config.get("baseline") or None
+
+    @property
+    def compare_files(self) -> list[str]:
+        return [f"{self.out}/compare/{name}" for name in ("compare.json", "compare.html", "deltas.png")]
+
+    def compare_target(self, wildcards=None) -> list[str]:
+        """The `compare` target's files; without a baseline a one-line error saying what to pass."""
+        if not self.baseline:
+            raise InputError(
+                "snakemake compare needs the run to compare with: --config baseline=<results/<suite>/<protocol> of that run>"
+            )
+        return self.compare_files
+
     def task_files_arg(self, wildcards=None) -> str:
         """`--task-file TASK=FILE ...` for the task files a config overrides (the manifest)."""
         files = self.run.get("task_files", {})

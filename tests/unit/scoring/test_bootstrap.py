@@ -229,3 +229,13 @@ def test_incomplete_model_gets_null_index_interval(tmp_path):
     assert m2["track_ci95"]["solver"] is None and m2["track_ci95"]["theorem"] is not None
     assert result["models"]["m1"]["index_ci95"] is not None
     assert not math.isnan(result["models"]["m1"]["index_ci95"][0])
+
+
+def test_a_models_interval_does_not_depend_on_the_other_models():
+    rng = np.random.default_rng(4)
+    alone = _solver_task(rng, models=("a",), attempts=(2,))
+    crowd = TaskScores(alone.item, alone.track, alone.instances, dict(alone.attempts))
+    crowd.attempts["b"] = {str(k): rng.random(7) for k in range(5)}  # more attempts than a
+    a1 = task_replicates([alone], resamples=500)[0]["a"]
+    a2 = task_replicates([crowd], resamples=500)[0]["a"]
+    np.testing.assert_allclose(a1, a2, rtol=0, atol=1e-15)
