@@ -66,11 +66,12 @@ rule index:
     params:
         suite=PLAN.config["suite"],
         solver_dir=f"{OUT}/solver",
+        checksums=f"{OUT}/.checksums/index.json",
         resamples=config["bootstrap"]["resamples"],
         seed=config["bootstrap"]["seed"],
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
-        " --output {output:q} --solver-scores {params.solver_dir:q}"
+        " --output {output:q} --solver-scores {params.solver_dir:q} --checksums {params.checksums:q}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 

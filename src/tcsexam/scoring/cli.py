@@ -56,6 +56,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--bootstrap-seed", type=int, default=None, metavar="SEED", help="the bootstrap's seed (default 20260925)"
     )
+    p.add_argument(
+        "--checksums",
+        metavar="FILE",
+        help="also write the sha256 of the inputs and of index.json to FILE (the workflow uses it to "
+        "detect an index.json that is stale or was edited)",
+    )
     p.set_defaults(handler=_score)
 
     ref = subparsers.add_parser("reference", help="build, merge or check fixed Solver reference files")
@@ -130,7 +136,10 @@ def _score(args: argparse.Namespace) -> int:
     result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
     _add_intervals(result, suite, args)
     add_sandbox_use(result, args.solver_scores)
-    _write(args.output, seal(result, {"attempts": args.attempts, "cohort": args.cohort}))
+    _write(args.output, result)
+    if args.checksums:
+        inputs = {"output": args.output, "attempts": args.attempts, "cohort": args.cohort}
+        _write(args.checksums, seal({"index": args.output}, inputs))
     for warning in result["warnings"]:
         print(f"warning: {warning}")
     for name, model in result["models"].items():

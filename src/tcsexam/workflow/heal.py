@@ -11,8 +11,9 @@ file the workflow reads back against its own digest and its inputs:
   relative.json) they were computed from;
 - the other tracks' rows.json, a missing row: their digest and identities;
 - cohort.json: equal to the cohort the config asks for (reference id read from the reference);
-- attempts.csv: byte-equal to the table of the current row files; index.json: its digest and the
-  sha256 of attempts.csv and cohort.json.
+- attempts.csv: byte-equal to the table of the current row files; index.json: its sha256 and those
+  of attempts.csv and cohort.json equal the ones `tcsexam score --checksums` recorded in
+  `.checksums/index.json` (kept beside it, so index.json itself holds only the Index).
 
 A file that fails is moved (never deleted) into `<out>/.set-aside/<timestamp>/<its path>`, with
 the reason in `reasons.txt` there, together with everything computed from it up to index.json and
@@ -29,7 +30,7 @@ from pathlib import Path
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.integrity import seal_problem
-from tcsexam.runner.store import move_aside, records_file_problem
+from tcsexam.runner.store import hash_candidate, move_aside, records_file_problem
 
 
 @dataclass
@@ -46,15 +47,28 @@ class HealReport:
         return out
 
 
-def check_records_file(path: Path, task: str, attempt: str, instances: list[str], records_dir: Path) -> str | None:
-    """Why a records.json cannot be trusted (None when it can)."""
+def check_records_file(
+    path: Path, task: str, attempt: str, instances: list[str], records_dir: Path, candidate: Path | None = None
+) -> str | None:
+    """Why a records.json cannot be trusted (None when it can). With `candidate`, every record
+    must have been made by that candidate folder (its files' hash), so a records folder copied
+    from another model is not taken for this one's."""
     problem = records_file_problem(path, records_dir)
     if problem is not None:
         return problem
     data = read_json(path, "records file")
+    cand_hash = None
     for i, rec in enumerate(data):
         if rec.get("task") != task or str(rec.get("attempt")) != attempt:
             return f"record {i + 1} belongs to task {rec.get('task')!r} attempt {rec.get('attempt')!r}"
+        if candidate is not None and rec.get("candidate_hash") is not None:
+            if cand_hash is None:
+                try:
+                    cand_hash = hash_candidate(candidate)
+                except InputError:
+                    return None  # an unreadable candidate is the run's error to report
+            if rec["candidate_hash"] != cand_hash:
+                return f"record {i + 1} ({rec.get('instance')!r}) was made by another candidate than {candidate}"
     names = [rec.get("instance") for rec in data]
     if sorted(names) != sorted(instances):
         return f"covers instances {sorted(names)}, the plan asks for {sorted(instances)}"
@@ -113,6 +127,7 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         *sorted((out / "plots").glob("*.png")),
     ]
     row_files: list[Path] = []
+    ref_id = _reference_id(plan)
     for p in plan.planned:
         if p.track != "solver":
             continue
@@ -127,14 +142,16 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         base = out / "solver" / p.model / p.item / p.attempt
         records, relative = base / "records.json", base / "relative.json"
         if records.exists():
-            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), base / "records")
+            candidate = plan.root / plan.candidate(p.model, p.item, p.attempt)
+            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), base / "records", candidate)
             if reason:
                 mark(records, reason)
                 mark(relative, "computed from a records.json that is set aside")
                 mark(row, "computed from a records.json that is set aside")
                 continue
         if relative.exists():
-            reason = _check_json(relative, "solver-score output", {"records": records}, {"task": p.item})
+            expect = {"task": p.item} if ref_id is None else {"task": p.item, "reference_id": ref_id}
+            reason = _check_json(relative, "solver-score output", {"records": records}, expect)
             if reason:
                 mark(relative, reason)
                 mark(row, "computed with a relative.json that is set aside")
@@ -178,7 +195,11 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         if table in bad or cohort in bad:
             mark(index, "computed from an attempts.csv or cohort.json that is set aside")
         else:
-            reason = _check_json(index, "index file", {"attempts": table, "cohort": cohort})
+            sums = out / ".checksums" / "index.json"
+            if not sums.exists():
+                reason = f"no {sums} to check it against its inputs"
+            else:
+                reason = _check_json(sums, "checksum file", {"output": index, "attempts": table, "cohort": cohort})
             if reason:
                 mark(index, reason)
     if bad:
@@ -232,3 +253,13 @@ def _check_table(path: Path, row_files: list[Path]) -> str | None:
     if have != want:
         return "differs from the table of its row files"
     return None
+
+
+def _reference_id(plan) -> str | None:
+    """The configured reference's id (None when it cannot be read: the config check reports it)."""
+    from tcsexam.scoring.reference import load_reference
+
+    try:
+        return load_reference(plan.reference).reference_id
+    except (InputError, OSError):
+        return None

@@ -265,6 +265,8 @@ class Plan:
             unknown = [n for n in names if n not in known]
             if unknown:
                 raise InputError(f"config run.instances.{task}: unknown instance(s) {', '.join(unknown)}")
+        for task in self.solver_tasks:
+            self.task(task)  # a broken task file (e.g. a limit that is not a number): one line now
         self._check_reference(reference_target)
         self._check_submissions()
 
