@@ -166,6 +166,8 @@ def test_tcsexam_repair_then_a_plain_rerun(finished, tmp_path):
         ("solvers_dir=solver", ["solvers_dir", "did you mean 'solvers'"]),
         ("verdicts_dir=config/verdict", ["verdicts_dir", "config/verdict", "did you mean 'verdicts'"]),
         ("reference=config/test/referense.json", ["reference file", "referense.json", "did you mean 'reference.json'"]),
+        ("run={sandbox: bwrapp}", ["config run.sandbox", "'bwrapp' is not one of"]),
+        ("modles=[]", ["unknown key 'modles'", "did you mean 'models'"]),
     ],
 )
 def test_config_typos_fail_fast_in_a_dry_run(finished, config, needles):

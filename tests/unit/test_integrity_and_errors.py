@@ -311,3 +311,17 @@ def test_ray_head_on_a_full_disk_leaves_no_head(tmp_path, capsys):
         err = capsys.readouterr().err
         assert rc == 1 and err.count("\n") == 1 and "full" in err
         assert not (mnt / ".ray-head" / "pid").exists()
+
+
+def test_a_broken_solver_yaml_makes_every_instance_invalid_loudly_and_exits_0(tmp_path, capsys):
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "solver.yaml").write_text("command: [python3, solve.py\n")  # malformed YAML
+    out = tmp_path / "out" / "records.json"
+    args = _run_args(out)
+    args[args.index("--candidate") + 1] = str(cand)
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "WARNING" in err and "EVERY instance is recorded invalid" in err
+    assert "WARNING: all 1 instances are invalid because the candidate cannot start" in err
+    assert {r["status"] for r in json.loads(out.read_text())} == {"invalid"}

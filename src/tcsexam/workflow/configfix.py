@@ -46,10 +46,43 @@ def _coerce(value: Any, schema: dict[str, Any]) -> Any:
 
 
 def coerce_config(config: dict[str, Any], schema_path: str) -> dict[str, Any]:
-    """Convert, in place, command-line strings where the schema wants a number or a Boolean."""
+    """Convert, in place, command-line strings where the schema wants a number or a Boolean; then
+    check the config against the schema and stop with one line (exit 1) on the first problem, e.g.
+    `config run.sandbox: 'bwrapp' is not one of [...]` or a misspelt key with the nearest known one
+    (Snakemake's own validation, which fills in the defaults, runs after this)."""
+    import sys
+
     import yaml
 
     with open(schema_path, encoding="utf-8") as fh:
         schema = yaml.safe_load(fh)
     _coerce(config, schema)
+    message = config_problem(config, schema)
+    if message:
+        print(f"tcsexam: error: {message}", file=sys.stderr, flush=True)
+        raise SystemExit(1)
     return config
+
+
+def config_problem(config: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """One line for the config's first schema violation (None when it is valid)."""
+    import difflib
+
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    text = " ".join(error.message.split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        unknown = [k for k in error.instance if k not in known]
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
+            return f"config{' ' + where if where else ''}: unknown key {unknown[0]!r}{hint}"
+    return f"config{' ' + where if where else ''}: {text}"
