@@ -7,8 +7,8 @@ For each total of Solver instances two run directories are synthesized (index.js
 scorer, attempts.csv, a relative.json and records.json per model/task/attempt, manifest.json); the
 candidate run is the baseline with per-instance noise. Timed (best of --repeat, imports done first):
 
-1. compare, point estimates: load both runs, compare the inputs, the bit-for-bit check, the deltas
-   and the instance changes, with a single resample (the intervals' cost left out);
+1. the point estimates: read both runs' index.json and attempts.csv, and the Index, track and task
+   deltas (no intervals);
 2. the paired bootstrap of every task of both runs (B resamples, vectorised: one matrix product
    per task) against a plain numpy loop over the resamples computing the same replicates
    (checked equal), and the ratio;
@@ -193,11 +193,13 @@ def bench(tmp: Path, suite, n_inst: dict[str, int], args) -> None:
     print(f"\n{sum(n_inst.values())} Solver instances {n_inst}")
 
     def point_estimates():
-        b, c = load_run(tmp / "base"), load_run(tmp / "cand")
+        b, c = load_run(tmp / "base", solver_files=False), load_run(tmp / "cand", solver_files=False)
         return model_deltas(b, c, suite, resamples=0)
 
     t_point, _ = best_of(point_estimates, args.repeat)
-    print(f"  point estimates (load both runs; Index, track, task deltas): {t_point * 1000:8.1f} ms")
+    print(
+        f"  point estimates (index.json + attempts.csv of both runs; Index, track, task deltas): {t_point * 1000:8.1f} ms"
+    )
 
     def table(run):
         return pd.read_csv(run / "attempts.csv", dtype=str, keep_default_na=False)

@@ -83,7 +83,8 @@ class Run:
         return list(self.index.get("models", {}))
 
 
-def load_run(path: str | Path) -> Run:
+def load_run(path: str | Path, solver_files: bool = True) -> Run:
+    """A run directory; `solver_files=False` leaves the per-instance outputs unread (point deltas)."""
     from tcsexam.scoring.index import read_attempts
 
     path = Path(path)
@@ -104,7 +105,7 @@ def load_run(path: str | Path) -> Run:
     relative: dict[tuple[str, str, str], dict[str, Any]] = {}
     records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     solver = path / "solver"
-    if solver.is_dir():
+    if solver_files and solver.is_dir():
         for f in sorted(solver.glob("*/*/*/relative.json")):
             data = read_json(f, "solver-score output")
             if isinstance(data, dict):
