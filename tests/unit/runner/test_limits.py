@@ -67,7 +67,7 @@ def test_wall_limit_kills_the_tree(tmp_path, limiter):
         cwd=tmp_path, limits=Limits(wall_s=0.3, grace_s=0.2, limiter=limiter),
     )  # fmt: skip
     assert out.termination == "walltime" and out.killed_by_harness
-    assert 0.3 <= out.wall_s < 5
+    assert 0.3 <= out.wall_s < 25  # killed, not waited for (the sleeps last 30 s), at any machine load
     assert not [p for p in psutil.process_iter(["cmdline"]) if token in " ".join(p.info["cmdline"] or [])]
 
 
@@ -77,7 +77,7 @@ def test_cpu_limit_counts_children(tmp_path, limiter):
     code = f"import subprocess,sys; ps=[subprocess.Popen([sys.executable,'-c',{busy!r}]) for _ in range(2)]; [p.wait() for p in ps]"
     out = run_limited([PY, "-c", code], cwd=tmp_path, limits=Limits(wall_s=20, cpu_s=0.6, limiter=limiter))
     assert out.termination == "cputime", out
-    assert out.cpu_s >= 0.6 and out.wall_s < 10
+    assert out.cpu_s >= 0.6  # stopped by the CPU limit (a wall-limit stop would say walltime)
 
 
 @pytest.mark.parametrize("limiter", LIMITERS)

@@ -154,13 +154,13 @@ def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
 def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
     ctx = _ctx(tmp_path, [{"name": "stuck", "sleep": 30}, {"name": "a"}])
     got = {}
-    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=4.0, poll_s=0.1, pipeline=1)
-    t0 = time.monotonic()
+    # no wall-clock assertion: the watchdog's own message proves it fired (a 30 s sleep that ran
+    # to its end would be `ok`); 8 s leaves the quick instance room on a busy machine
+    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=8.0, poll_s=0.1, pipeline=1)
     try:
         pool.run(["stuck", "a"], lambda n, r, t: got.setdefault(n, r))
     finally:
         pool.close()
-    assert time.monotonic() - t0 < 20
     assert got["stuck"]["status"] == "infrastructure_error"
     assert "watchdog" in got["stuck"]["message"]
     assert got["a"]["status"] == "ok"
