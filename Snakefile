@@ -50,6 +50,7 @@ localrules:
     manifest,
     compare,
     compare_runs,
+    reference_carry,
 
 
 rule all:

@@ -13,6 +13,7 @@ rule reference_run:
     input:
         solver=lambda w: f"{PLAN.reference_candidate(w.task)}/solver.yaml",
         task=lambda w: PLAN.task_file(w.task),
+        generated=lambda w: PLAN.generated_inputs(w.task),
     output:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/records.json",
     log:
@@ -55,9 +56,32 @@ rule reference_task:
         mem_mb=1024,
         cpus_per_task=1,
     params:
-        ref_id=PLAN.reference_build["id"],
+        ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
     shell:
         "tcsexam reference build --task {wildcards.task:q} --runs {input.runs:q} --id {params.ref_id:q}"
+        " --output {output:q} > {log:q} 2>&1"
+
+
+# A task listed in reference_build.carry keeps the values frozen in an earlier reference file
+# (same reference solvers, seeds and limits), written under this build's id.
+rule reference_carry:
+    input:
+        PLAN.reference_carry_source or [],
+    output:
+        f"{PLAN.reference_out}/{{task}}/carried-{{task}}.json",
+    log:
+        f"{PLAN.reference_out}/{{task}}/carry.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    params:
+        ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
+    shell:
+        "tcsexam reference merge {input:q} --tasks {wildcards.task:q} --carry-to {params.ref_id:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 
@@ -67,10 +91,7 @@ for _suite_name, _suite in PLAN.reference_suites.items():
         name:
             f"reference_merge_{_suite_name}"
         input:
-            [
-                f"{PLAN.reference_out}/{t}/reference-{t}.json"
-                for t in _suite.tracks["solver"]
-            ],
+            [PLAN.reference_task_file(t) for t in _suite.tracks["solver"]],
         output:
             protected(PLAN.reference_build["outputs"][_suite_name]),
         log:

@@ -40,6 +40,31 @@ rule run_solver_task:
         " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 
 
+# The generated instances of a task (Full's random families): written by `tcsexam generate`, each
+# checked against the sha256 its task file records; the stamp is an input of the task's runs.
+for _task in PLAN.generated_tasks:
+
+    rule:
+        name:
+            f"generate_{_task.replace('-', '_')}"
+        input:
+            PLAN.task_file(_task),
+        output:
+            PLAN.generated_stamp(_task),
+        log:
+            f"{PLAN.results}/logs/generate-{_task}.log",
+        localrule: True
+        conda:
+            "../envs/tcsexam.yaml"
+        threads: 1
+        resources:
+            runtime=10,
+            mem_mb=1024,
+            cpus_per_task=1,
+        shell:
+            "tcsexam generate --task {input:q} --stamp {output:q} > {log:q} 2>&1"
+
+
 # Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row.
 rule solver_score:
     input:

@@ -39,7 +39,15 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 
 def write_task(
-    task_id: str, problem: str, kind: str, direction: str, limits: dict, instances: list[dict], description: str
+    task_id: str,
+    problem: str,
+    kind: str,
+    direction: str,
+    limits: dict,
+    instances: list[dict],
+    description: str,
+    instance_dir: str | None = None,
+    header: str = HEADER,
 ) -> None:
     doc = {
         "id": task_id,
@@ -48,11 +56,11 @@ def write_task(
         "direction": direction,
         "description": description,
         "limits": limits,
-        "instance_dir": f"references/instances/{task_id}",
+        "instance_dir": instance_dir or f"references/instances/{task_id}",
         "instances": instances,
     }
     text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
-    (TASKS / f"{task_id}.yaml").write_text(HEADER + text)
+    (TASKS / f"{task_id}.yaml").write_text(header + text)
 
 
 def copy(src: Path, task_id: str, name: str | None = None) -> str:
@@ -258,9 +266,159 @@ def maxsat() -> None:
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# generated Full families (not committed: `tcsexam generate --task <id>` or the workflow's
+# generate_instances rule writes them, checked against the sha256 recorded here)
+
+#: task id -> (problem, kind, direction, limits, sizes, instances per size, seed base, description).
+#: Instance i (0-based) of size n has seed = base + 1000 * n + i and index 1, so
+#: `tcsexam generate --problem P --size n --seed S` writes exactly that file. Why these sizes:
+#: docs/suites.md ("Full: the generated families").
+FAMILIES = {
+    "sat-random3": (
+        "sat",
+        "solve",
+        "maximize",
+        {"wall_s": 3, "mem_mb": 1024},
+        [50, 75, 100, 125, 150, 175, 200, 225],
+        70,
+        1_000_000,
+        "Uniform random 3-SAT at the phase transition (4.26 clauses per variable), 50 to 225 "
+        "variables, labelled SAT/UNSAT at assembly; solved = verified model or UNSAT on an UNSAT label",
+    ),
+    "maxcut-random": (
+        "maxcut",
+        "objective",
+        "maximize",
+        {"wall_s": 3, "mem_mb": 1024},
+        [100, 200, 300, 400, 500],
+        80,
+        2_000_000,
+        "MaxCut on random graphs (about 4 edges per vertex, weights +-1), 100 to 500 vertices",
+    ),
+    "tsp-random": (
+        "tsp",
+        "objective",
+        "minimize",
+        {"wall_s": 3, "mem_mb": 1024},
+        [25, 50, 75, 100, 150, 200],
+        60,
+        3_000_000,
+        "Random uniform EUC_2D TSP, 25 to 200 cities",
+    ),
+    "coloring-random": (
+        "coloring",
+        "objective",
+        "minimize",
+        {"wall_s": 3, "mem_mb": 1024},
+        [50, 100, 150, 200],
+        80,
+        4_000_000,
+        "Graph colouring of G(n, 0.1) random graphs, 50 to 200 vertices",
+    ),
+    "maxsat-random": (
+        "maxsat",
+        "objective",
+        "minimize",
+        {"wall_s": 3, "mem_mb": 1024},
+        [20, 30, 40, 50],
+        50,
+        5_000_000,
+        "Random weighted partial MaxSAT with planted hard clauses, 20 to 50 variables, old and new "
+        "WCNF forms alternating; optimum computed exactly with RC2 at assembly",
+    ),
+    "tsp-random-large": (
+        "tsp",
+        "objective",
+        "minimize",
+        {"wall_s": 4, "mem_mb": 1024},
+        [1000, 2000, 4000, 6000, 8000, 10000, 12000, 15000],
+        8,
+        6_000_000,
+        "Random uniform EUC_2D TSP, 1,000 to 15,000 cities: the larger ones exceed what the "
+        "reference solver can certify within the limits, so the reference build leaves them unscored",
+    ),
+}
+
+
+def generated() -> None:
+    import hashlib
+
+    from pysat.examples.rc2 import RC2
+    from pysat.formula import WCNF
+    from pysat.solvers import Cadical195
+
+    sys.path.insert(0, str(ROOT / "src"))
+    import tempfile
+
+    from tcsexam.problems import get_problem
+    from tcsexam.problems.generate import generate_text, generated_name
+
+    only = set(sys.argv[3:])
+    for task_id, (pname, kind, direction, limits, sizes, per_size, base, desc) in FAMILIES.items():
+        if only and task_id not in only:
+            continue
+        problem = get_problem(pname)
+        entries = []
+        for n in sizes:
+            for i in range(per_size):
+                seed = base + 1000 * n + i
+                form = ("new", "old")[i % 2] if pname == "maxsat" else "new"
+                text = generate_text(problem, n, seed, 1, form)
+                file = generated_name(problem, n, seed, 1, form)
+                entry = {"name": file.rsplit(".", 1)[0], "file": file}
+                entry["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+                gen = {"size": n, "seed": seed}
+                if pname == "maxsat":
+                    gen["format"] = form
+                entry["generate"] = gen
+                if pname == "sat":
+                    clauses = [
+                        [int(t) for t in line.split()[:-1]]
+                        for line in text.splitlines()
+                        if line and line[0] not in "cp"
+                    ]
+                    with Cadical195(bootstrap_with=clauses) as solver:
+                        entry["label"] = "SAT" if solver.solve() else "UNSAT"
+                elif pname == "maxsat":
+                    with tempfile.NamedTemporaryFile("w", suffix=".wcnf") as fh:
+                        fh.write(text)
+                        fh.flush()
+                        with RC2(WCNF(from_file=fh.name)) as rc2:
+                            if rc2.compute() is None:
+                                raise SystemExit(f"{file}: hard clauses unsatisfiable")
+                            entry["optimum"] = int(rc2.cost)
+                entries.append(entry)
+        doc_limits = dict(limits)
+        write_task(
+            task_id,
+            pname,
+            kind,
+            direction,
+            doc_limits,
+            entries,
+            desc,
+            instance_dir=f"references/instances/generated/{task_id}",
+            header=GENERATED_HEADER,
+        )
+        print(f"{task_id}: {len(entries)} generated instances")
+
+
+GENERATED_HEADER = (
+    "# Solver-track task (format: src/tcsexam/tasks.py; problems: docs/problems.md) of the Full\n"
+    "# suite. Its instances are generated, not committed: `tcsexam generate --task <id>` (or the\n"
+    "# workflow's generate_instances rule) writes them and checks each against the sha256 recorded\n"
+    "# here; `tcsexam run` checks them again before use. Written by references/instances/assemble.py\n"
+    "# (FAMILIES: generator, sizes, seeds); edit the script, not this file.\n"
+)
+
+
 STEPS = {"maxcut": maxcut, "sat": sat, "tsp": tsp, "coloring": coloring, "maxsat": maxsat}
 
 if __name__ == "__main__":
     TASKS.mkdir(parents=True, exist_ok=True)
-    for step in sys.argv[2:] or STEPS:
-        STEPS[step]()
+    if sys.argv[2:3] == ["generated"]:
+        generated()
+    else:
+        for step in sys.argv[2:] or STEPS:
+            STEPS[step]()

@@ -10,11 +10,19 @@ instance_dir: references/instances/maxcut-mqlib   # relative to the project root
 instances:
   - {name: G1, file: G1.txt, best_known: 11624}   # any other keys are metadata for the checker
 ```
+
+An instance may record its file's `sha256` (64 hex digits); a generated instance must, and also
+records how `tcsexam generate` makes it: `generate: {size: 200, seed: 7001}` (optional `index`,
+default 1, and `format` for maxsat), its `file` being the generator's name for it
+(`sat-n200-s7001-1.cnf`). `verify_instance_files` checks every recorded sha256 before a run, so
+every user runs the same bytes; `tcsexam generate --task <id>` writes the generated files.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -53,6 +61,8 @@ class TaskInstance:
     name: str
     path: Path
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    sha256: str | None = field(default=None, compare=False)  #: recorded digest of the file
+    generate: dict[str, Any] | None = field(default=None, hash=False, compare=False)  #: size, seed, index, format
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,11 @@ class Task:
         from tcsexam.problems import get_problem
 
         return get_problem(self.problem)
+
+    @property
+    def generated(self) -> list[TaskInstance]:
+        """The instances `tcsexam generate --task` writes (those with a `generate` entry)."""
+        return [inst for inst in self.instances if inst.generate is not None]
 
     def instance(self, name: str) -> TaskInstance:
         for inst in self.instances:
@@ -156,6 +171,60 @@ def load_task(task: str | Path) -> Task:
         if name in seen:
             raise InputError(f"{path}: duplicate instance {name!r}")
         seen.add(name)
-        meta = {k: v for k, v in row.items() if k not in ("name", "file")}
-        instances.append(TaskInstance(name, base / str(row["file"]), meta))
+        meta = {k: v for k, v in row.items() if k not in _INSTANCE_KEYS}
+        where = f"{path}: instance {name!r}"
+        digest = row.get("sha256")
+        if digest is not None and (not isinstance(digest, str) or not _SHA256.fullmatch(digest)):
+            raise InputError(f"{where}: sha256 must be 64 lowercase hex digits")
+        gen = row.get("generate")
+        if gen is not None:
+            gen = _generate_spec(gen, problem, str(row["file"]), digest, where)
+        instances.append(TaskInstance(name, base / str(row["file"]), meta, digest, gen))
     return Task(task_id, problem, kind, direction, limits, tuple(instances), path)
+
+
+_INSTANCE_KEYS = ("name", "file", "sha256", "generate")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _generate_spec(raw: Any, problem: str, file: str, digest: str | None, where: str) -> dict[str, Any]:
+    from tcsexam.problems import get_problem
+    from tcsexam.problems.generate import FORMATS, generated_name
+
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: generate must be a mapping with size and seed")
+    unknown = set(raw) - {"size", "seed", "index", "format"}
+    if unknown:
+        raise InputError(f"{where}: generate has unknown key {sorted(unknown)[0]!r}")
+    spec = {"size": raw.get("size"), "seed": raw.get("seed"), "index": raw.get("index", 1)}
+    for key, low in (("size", 1), ("seed", 0), ("index", 1)):
+        if type(spec[key]) is not int or spec[key] < low:
+            raise InputError(f"{where}: generate.{key} must be an integer >= {low}")
+    spec["format"] = raw.get("format", "new")
+    if spec["format"] not in FORMATS:
+        raise InputError(f"{where}: generate.format must be one of {', '.join(FORMATS)}")
+    if digest is None:
+        raise InputError(f"{where}: a generated instance must record its sha256")
+    impl = get_problem(problem)
+    if spec["format"] != "new" and impl.name != "maxsat":
+        raise InputError(f"{where}: generate.format applies to maxsat only")
+    expected = generated_name(impl, spec["size"], spec["seed"], spec["index"], spec["format"])
+    if file != expected:
+        raise InputError(f"{where}: file {file!r} is not the generator's name {expected!r}")
+    return spec
+
+
+def verify_instance_files(task: Task, instances: Iterable[TaskInstance] | None = None) -> None:
+    """Refuse, naming the task and instance, a missing file or one whose sha256 differs from the
+    recorded digest (instances without a recorded digest are only checked to exist)."""
+    from tcsexam.problems.generate import sha256_file
+
+    for inst in task.instances if instances is None else instances:
+        where = f"{task.source}: instance {inst.name!r}"
+        if not inst.path.is_file():
+            hint = f" (generate it: tcsexam generate --task {task.id})" if inst.generate is not None else ""
+            raise InputError(f"{where}: file {inst.path} is missing{hint}")
+        if inst.sha256 is not None:
+            digest = sha256_file(inst.path)
+            if digest != inst.sha256:
+                raise InputError(f"{where}: {inst.path} has sha256 {digest}, the task records {inst.sha256}")

@@ -34,18 +34,30 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write seeded random instances of a problem",
         description="Write COUNT seeded random instances (the same seed gives the same bytes).",
     )
-    g.add_argument("--problem", required=True, help="maxcut, sat, tsp, coloring or maxsat")
-    g.add_argument(
-        "--size", required=True, type=int, help="vertices (maxcut, coloring), variables (sat, maxsat) or cities (tsp)"
-    )
+    g.add_argument("--problem", help="maxcut, sat, tsp, coloring or maxsat")
+    g.add_argument("--size", type=int, help="vertices (maxcut, coloring), variables (sat, maxsat) or cities (tsp)")
     g.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    g.add_argument("--output-dir", required=True, help="folder to write the instances into")
+    g.add_argument(
+        "--output-dir",
+        help="folder to write the instances into (with --task: default the task's instance_dir)",
+    )
     g.add_argument(
         "--format",
         choices=("new", "old"),
         default="new",
         help="maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'",
+    )
+    g.add_argument(
+        "--task",
+        help="instead of --problem/--size: write the generated instances of this task (id or task "
+        "file) and check each file's sha256 against the task; a mismatch is an error and leaves no file",
+    )
+    g.add_argument("--instances", nargs="+", metavar="NAME", help="with --task: only these instances")
+    g.add_argument(
+        "--stamp",
+        help="with --task: after every file is written and checked, write this JSON file (name -> "
+        "sha256), e.g. the workflow's marker that the task's instances are ready",
     )
     g.set_defaults(handler=generate_main)
 
@@ -105,11 +117,18 @@ def check_main(args) -> int:
 
 
 def generate_main(args) -> int:
-    import numpy as np
-
     from tcsexam.fileio import atomic_write_text
     from tcsexam.problems import get_problem
+    from tcsexam.problems.generate import generate_text, generated_name
 
+    if args.task:
+        if args.problem or args.size is not None:
+            raise UsageError("--task excludes --problem and --size")
+        return _generate_task(args)
+    if args.instances or args.stamp:
+        raise UsageError("--instances and --stamp need --task")
+    if not args.problem or args.size is None or not args.output_dir:
+        raise UsageError("give --problem, --size and --output-dir (or --task)")
     problem = get_problem(args.problem)
     if args.size < 1:
         raise UsageError("--size must be at least 1")
@@ -120,16 +139,49 @@ def generate_main(args) -> int:
     if args.format != "new" and problem.name != "maxsat":
         raise UsageError("--format applies to --problem maxsat only")
     out = Path(args.output_dir)
-    children = np.random.SeedSequence(args.seed).spawn(args.count)
-    for k, child in enumerate(children, start=1):
-        rng = np.random.default_rng(child)
-        if problem.name == "maxsat":
-            text = problem.generate(rng, args.size, form=args.format)
-            tag = f"-{args.format}"
-        else:
-            text = problem.generate(rng, args.size)
-            tag = ""
-        path = out / f"{problem.name}{tag}-n{args.size}-s{args.seed}-{k}{problem.instance_suffix}"
+    for k in range(1, args.count + 1):
+        text = generate_text(problem, args.size, args.seed, k, args.format)
+        path = out / generated_name(problem, args.size, args.seed, k, args.format)
         atomic_write_text(path, text)
         print(path)
+    return 0
+
+
+def _generate_task(args) -> int:
+    """Write a task's generated instances (checked against the recorded sha256 before any file is
+    written: a mismatch names the instance and writes nothing)."""
+    from tcsexam.fileio import atomic_write_json, atomic_write_text
+    from tcsexam.problems.generate import generate_text, sha256_text
+    from tcsexam.tasks import load_task
+
+    task = load_task(args.task)
+    chosen = task.generated
+    if not chosen:
+        raise InputError(f"{task.source}: task {task.id} has no generated instances")
+    if args.instances:
+        by_name = {inst.name: inst for inst in chosen}
+        unknown = [n for n in args.instances if n not in by_name]
+        if unknown:
+            raise InputError(f"{task.source}: {unknown[0]!r} is not a generated instance of task {task.id}")
+        chosen = [by_name[n] for n in dict.fromkeys(args.instances)]
+    problem = task.problem_impl
+    texts = []
+    for inst in chosen:
+        g = inst.generate
+        text = generate_text(problem, g["size"], g["seed"], g["index"], g["format"])
+        digest = sha256_text(text)
+        if digest != inst.sha256:
+            raise InputError(
+                f"{task.source}: instance {inst.name!r}: generated bytes have sha256 {digest}, the task "
+                f"records {inst.sha256} (a different generator version?)"
+            )
+        texts.append(text)
+    out = Path(args.output_dir) if args.output_dir else None
+    for inst, text in zip(chosen, texts):
+        path = out / inst.path.name if out else inst.path
+        atomic_write_text(path, text)
+    if args.stamp:
+        atomic_write_json(args.stamp, {"task": task.id, "sha256": {inst.name: inst.sha256 for inst in chosen}})
+    where = out if out else chosen[0].path.parent
+    print(f"{task.id}: {len(chosen)} instance(s) written to {where}, every sha256 matches")
     return 0

@@ -124,7 +124,7 @@ def run_task(
     from tcsexam.runner.execute import build_candidate, load_candidate
     from tcsexam.runner.limiter import BUILD_LIMITS, Limits, Termination
     from tcsexam.runner.sandboxes import choose_sandbox
-    from tcsexam.tasks import load_task
+    from tcsexam.tasks import load_task, verify_instance_files
 
     t_start = time.perf_counter()
     say = log or (lambda msg: print(f"tcsexam run: {msg}", file=sys.stderr, flush=True))
@@ -154,6 +154,7 @@ def run_task(
         selected = list(task_obj.instances)
     if not selected:
         raise InputError(f"{task_obj.source}: task {task_obj.id} has no instances")
+    verify_instance_files(task_obj, selected)  # every recorded sha256, before anything runs
 
     # A submitted solver.yaml that cannot be used is the submission's failure (every instance
     # `invalid`), not the operator's; a missing candidate folder or solver.yaml is bad input.

@@ -93,6 +93,12 @@ def register(subparsers) -> None:
     m.add_argument("inputs", nargs="+", metavar="FILE")
     m.add_argument("--suite", help="the suite field of the merged file (default: the first input's)")
     m.add_argument("--tasks", nargs="+", metavar="TASK", help="keep only these tasks, in this order")
+    m.add_argument(
+        "--carry-to",
+        metavar="NEW_ID",
+        help="write the inputs' values unchanged under this new reference_id (metadata carried_from "
+        "names the old one): a new reference version keeps the frozen values of tasks it does not rebuild",
+    )
     m.add_argument("--output", required=True)
     m.set_defaults(handler=_reference_merge)
 
@@ -202,7 +208,7 @@ def _reference_merge(args: argparse.Namespace) -> int:
     from tcsexam.scoring.reference import load_reference, merge_references
 
     refs = [load_reference(path) for path in args.inputs]
-    data = merge_references(refs, suite=args.suite, tasks=args.tasks)
+    data = merge_references(refs, suite=args.suite, tasks=args.tasks, carry_to=args.carry_to)
     _write(args.output, data)
     print(f"{data['reference_id']}: {len(data['tasks'])} task(s) -> {args.output}")
     return 0

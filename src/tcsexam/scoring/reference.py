@@ -378,13 +378,19 @@ def _plain(v: float) -> int | float:
 
 
 def merge_references(
-    refs: Sequence[Reference], *, suite: str | None = None, tasks: Iterable[str] | None = None
+    refs: Sequence[Reference],
+    *,
+    suite: str | None = None,
+    tasks: Iterable[str] | None = None,
+    carry_to: str | None = None,
 ) -> dict[str, Any]:
     """Combine references that share one reference_id (e.g. per-task files) into one file.
 
     `tasks` selects and orders a subset (e.g. Lite's tasks out of Full). A task present in two
     inputs is refused. Floors: the first input's top-level floors; a task whose floors differ keeps
-    them as its own override.
+    them as its own override. `carry_to` writes the (unchanged) values under a new reference_id,
+    recording the old one in metadata `carried_from`: how a new reference version keeps the frozen
+    values of tasks it does not rebuild.
     """
     if not refs:
         raise InputError("nothing to merge")
@@ -409,12 +415,27 @@ def merge_references(
                 raise InputError(f"task {name!r} is in none of the inputs ({', '.join(r.source for r in refs)})")
             chosen[name] = merged[name]
         merged = chosen
+    metadata: dict[str, Any] = {"merged_from": [Path(r.source).name for r in refs]}
+    carried = {
+        name: ref.metadata["carried_from"]
+        for ref in refs
+        if ref.metadata and isinstance(ref.metadata.get("carried_from"), str)
+        for name in ref.tasks
+        if name in merged
+    }
+    if carried:
+        metadata["carried_tasks"] = carried  #: task -> the reference id its values were frozen under
+    if carry_to is not None:
+        if not carry_to.strip():
+            raise InputError("the new reference id must be a non-empty string")
+        metadata["carried_from"] = ref_id
+        ref_id = carry_to
     out = Reference(
         ref_id,
         suite if suite is not None else refs[0].suite,
         dict(refs[0].scale_floors),
         merged,
-        metadata={"merged_from": [Path(r.source).name for r in refs]},
+        metadata=metadata,
     )
     data = out.to_dict()
     reference_from_dict(data, "merged reference")

@@ -165,7 +165,30 @@ class Plan:
 
     def run_inputs(self, wildcards) -> list[str]:
         cand = self.candidate(wildcards.model, wildcards.task, wildcards.attempt)
-        return [*self.candidate_files(cand), self.task_file(wildcards.task)]
+        return [*self.candidate_files(cand), self.task_file(wildcards.task), *self.generated_inputs(wildcards.task)]
+
+    # ---- generated instances --------------------------------------------------------------
+
+    def generated_stamp(self, task: str) -> str | None:
+        """`<instance_dir>/.generated-<task>.json`, written by `tcsexam generate --task --stamp` once
+        every generated instance of the task is written and matches its sha256; None when the
+        task has no generated instance."""
+        gen = self.task(task).generated
+        if not gen:
+            return None
+        folder = gen[0].path.parent
+        rel = folder if os.path.isabs(self.task_file(task)) else Path(os.path.relpath(folder, self.root.resolve()))
+        return f"{rel}/.generated-{task}.json"
+
+    def generated_inputs(self, task: str) -> list[str]:
+        stamp = self.generated_stamp(task)
+        return [stamp] if stamp else []
+
+    @property
+    def generated_tasks(self) -> list[str]:
+        """Tasks of the suite or the reference target whose instances `tcsexam generate` writes."""
+        tasks = list(dict.fromkeys([*self.solver_tasks, *self.reference_tasks]))
+        return [t for t in tasks if self.generated_stamp(t)]
 
     # ---- comparison with another run ----------------------------------------------------------
 
@@ -230,15 +253,37 @@ class Plan:
         }
 
     @property
-    def reference_tasks(self) -> list[str]:
+    def reference_suite_tasks(self) -> list[str]:
+        """Every Solver task of the reference outputs' suites."""
         tasks: list[str] = []
         for suite in self.reference_suites.values():
             tasks += [t for t in suite.tracks["solver"] if t not in tasks]
         return tasks
 
     @property
+    def reference_carried(self) -> list[str]:
+        """Tasks whose frozen values are carried over from `reference_build.carry.reference`
+        (written under the new id by `tcsexam reference merge --carry-to`) instead of rebuilt."""
+        return [t for t in self.reference_build.get("carry", {}).get("tasks", []) if t in self.reference_suite_tasks]
+
+    @property
+    def reference_tasks(self) -> list[str]:
+        """Tasks the reference target runs (K seeded runs each): those not carried over."""
+        carried = set(self.reference_carried)
+        return [t for t in self.reference_suite_tasks if t not in carried]
+
+    @property
+    def reference_carry_source(self) -> str:
+        return self.reference_build.get("carry", {}).get("reference", "")
+
+    def reference_task_file(self, task: str) -> str:
+        """The one-task reference the merge reads: built from runs, or carried over."""
+        name = "carried" if task in self.reference_carried else "reference"
+        return f"{self.reference_out}/{task}/{name}-{task}.json"
+
+    @property
     def reference_out(self) -> str:
-        return f"{self.results}/reference/{self.reference_build.get('id', 'tcsexam-bundled-k3-v2')}"
+        return f"{self.results}/reference/{self.reference_build.get('id', 'tcsexam-bundled-k3-v3')}"
 
     def reference_candidate(self, task: str) -> str:
         return f"{self.reference_build.get('solvers_dir', 'solvers/reference')}/{task}"
@@ -258,8 +303,19 @@ class Plan:
         exist; every model needs a candidate folder for each Solver task and a verdict folder for
         each other-track item (`allow_missing: true` plans `missing` rows instead). A missing
         planned attempt inside an existing task folder is a `missing` row, not an error."""
+        carry = self.reference_build.get("carry", {})
+        if carry.get("tasks"):
+            unknown = [t for t in carry["tasks"] if t not in self.reference_suite_tasks]
+            if unknown:
+                raise InputError(
+                    f"config reference_build.carry.tasks: {unknown[0]!r} is in no reference output's suite"
+                )
+            if not carry.get("reference"):
+                raise InputError("config reference_build.carry: tasks need a reference file to carry from")
+            if not (self.root / carry["reference"]).is_file():
+                raise InputError(f"config reference_build.carry.reference: {carry['reference']} does not exist")
         for task, names in self.run.get("instances", {}).items():
-            if task not in self.solver_tasks and task not in self.reference_tasks:
+            if task not in self.solver_tasks and task not in self.reference_suite_tasks:
                 raise InputError(f"config run.instances: {task!r} is not a Solver task of the suite")
             known = {i.name for i in self.task(task).instances}
             unknown = [n for n in names if n not in known]

@@ -68,6 +68,33 @@ def test_plan_instances_and_checks(tmp_path, project_root):
         Plan(_config(tmp_path, models=[{"name": "a"}, {"name": "a"}]), project_root)
 
 
+def test_plan_full_generated_stamps_and_reference_carry(tmp_path, project_root):
+    carry = {"reference": "references/archive/tcsexam-bundled-k3-v2.json", "tasks": ["sat-satlib", "tsp-tsplib"]}
+    build = {"id": "v9", "carry": carry, "outputs": {"full": "f.json", "lite": "l.json"}}
+    plan = Plan(_config(tmp_path, suite="full", reference_build=build), project_root)
+    plan.check()
+    assert "sat-random3" in plan.generated_tasks and "sat-satlib" not in plan.generated_tasks
+    stamp = plan.generated_stamp("sat-random3")
+    assert stamp == "references/instances/generated/sat-random3/.generated-sat-random3.json"
+    assert plan.generated_stamp("sat-satlib") is None and plan.generated_inputs("sat-satlib") == []
+
+    class W:
+        model, task, attempt = "a", "sat-random3", "1"
+
+    assert stamp in plan.run_inputs(W)
+    assert plan.reference_carried == ["sat-satlib", "tsp-tsplib"]
+    assert "sat-satlib" not in plan.reference_tasks and "maxcut-mqlib" in plan.reference_tasks
+    assert plan.reference_task_file("sat-satlib") == "res/reference/v9/sat-satlib/carried-sat-satlib.json"
+    assert plan.reference_task_file("sat-random3") == "res/reference/v9/sat-random3/reference-sat-random3.json"
+    for bad, needle in (
+        ({**carry, "tasks": ["nope"]}, "in no reference output's suite"),
+        ({"tasks": ["sat-satlib"]}, "need a reference file"),
+        ({**carry, "reference": "missing.json"}, "does not exist"),
+    ):
+        with pytest.raises(InputError, match=needle):
+            Plan(_config(tmp_path, suite="full", reference_build={**build, "carry": bad}), project_root).check()
+
+
 def test_cohort_reads_the_reference_id(project_root):
     cohort = build_cohort(
         "lite", "offline", str(project_root / "config/test/reference.json"), parse_model_plans(["m=2", "n=1"])

@@ -275,3 +275,35 @@ def test_build_takes_kind_and_direction_from_the_task_file(h, tmp_path, monkeypa
         assert "nope.yaml: task file not found" in capsys.readouterr().err
     finally:
         paths.project_root.cache_clear()
+
+
+def test_merge_carry_to_keeps_values_under_a_new_id(h, tmp_path, capsys):
+    """A new reference version keeps the frozen values of the tasks it does not rebuild."""
+    old = h.write_json(
+        tmp_path / "old.json",
+        h.reference_dict(
+            tasks={"u": ("objective", "minimize", {"q": [3, 4], "r": [5, 5, 6]})},
+            unscored={"u": {"s": [7, None, None]}},
+            ref_id="bundled-v1",
+        ),
+    )
+    carried = tmp_path / "carried.json"
+    args = ["reference", "merge", str(old), "--tasks", "u", "--carry-to", "bundled-v2", "--output", str(carried)]
+    assert main(args) == 0
+    data = json.loads(carried.read_text())
+    assert data["reference_id"] == "bundled-v2" and data["metadata"]["carried_from"] == "bundled-v1"
+    assert data["tasks"]["u"]["instances"] == {"q": [3, 4], "r": [5, 5, 6]}
+    assert data["unscored_reference_instances"] == {"u": {"s": [7, None, None]}}
+    new = h.write_json(
+        tmp_path / "new.json",
+        h.reference_dict(tasks={"w": ("objective", "maximize", {"z": [1, 2]})}, ref_id="bundled-v2"),
+    )
+    full = tmp_path / "full.json"
+    assert main(["reference", "merge", str(carried), str(new), "--output", str(full)]) == 0
+    merged = json.loads(full.read_text())
+    assert merged["metadata"]["carried_tasks"] == {"u": "bundled-v1"}
+    lite = tmp_path / "lite.json"
+    assert main(["reference", "merge", str(full), "--tasks", "u", "--output", str(lite)]) == 0
+    capsys.readouterr()
+    assert main(["reference", "check", str(lite), "--subset-of", str(full)]) == 0
+    assert main(["reference", "merge", str(old), "--carry-to", " ", "--output", str(lite)]) == 1

@@ -21,7 +21,16 @@ def test_full_holds_lite_and_more_per_track(lite, full):
     assert full.id == "full"
     for track in TRACKS:
         assert set(lite.tracks[track]) < set(full.tracks[track]), track
-    assert set(full.tracks["solver"]) - set(LITE_SOLVER) == {"maxcut-gset-large", "tsp-tsplib-large"}
+    assert set(full.tracks["solver"]) - set(LITE_SOLVER) == {
+        "maxcut-gset-large",
+        "tsp-tsplib-large",
+        "sat-random3",
+        "maxcut-random",
+        "tsp-random",
+        "coloring-random",
+        "maxsat-random",
+        "tsp-random-large",
+    }
 
 
 def test_bundled_references_match_the_suites(project_root, lite, full):

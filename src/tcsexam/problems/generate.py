@@ -1,0 +1,43 @@
+"""Seeded instance generation shared by `tcsexam generate` and the generated Solver task families.
+
+Instance k (1-based) of `tcsexam generate --problem P --size N --seed S --count C` is drawn from
+`numpy.random.SeedSequence(S).spawn(C)[k - 1]`, whose stream does not depend on C; its file is
+`<problem>[-<format>]-n<N>-s<S>-<k><suffix>`. A generated task instance records (size, seed,
+index, format) and the file's sha256 (config/tasks/*.yaml, src/tcsexam/tasks.py), so every user
+regenerates the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+FORMATS = ("new", "old")
+
+
+def generated_name(problem, size: int, seed: int, index: int = 1, form: str = "new") -> str:
+    tag = f"-{form}" if problem.name == "maxsat" else ""
+    return f"{problem.name}{tag}-n{size}-s{seed}-{index}{problem.instance_suffix}"
+
+
+def generate_text(problem, size: int, seed: int, index: int = 1, form: str = "new") -> str:
+    """The text of instance `index` (1-based) of the seeded family (size, seed)."""
+    child = np.random.SeedSequence(seed).spawn(index)[index - 1]
+    rng = np.random.default_rng(child)
+    if problem.name == "maxsat":
+        return problem.generate(rng, size, form=form)
+    return problem.generate(rng, size)
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
