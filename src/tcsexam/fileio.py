@@ -22,19 +22,22 @@ os.umask(_UMASK)
 _FILE_MODE = 0o666 & ~_UMASK
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write via a temp file + rename. A failed write (a full disk, a read-only file system, ...)
-    leaves no partial file and raises `InputError` naming the path and the reason."""
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> None:
+    """Write via a temp file + rename (a reader never sees a partial file, even after a kill). A
+    failed write (a full disk, a read-only file system, ...) leaves no partial file and raises
+    `InputError` naming the path and the reason. `durable` also fsyncs before the rename, so the
+    bytes survive a power cut; per-instance records skip it (they carry a digest: one torn by a
+    power cut is set aside and rerun)."""
     from tcsexam.errors import os_error_text
 
     path = Path(path)
     try:
-        _atomic_write(path, data)
+        _atomic_write(path, data, durable)
     except OSError as exc:
         raise InputError(f"cannot write the output {os_error_text(exc, path)}") from None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -42,7 +45,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
             os.fchmod(fh.fileno(), _FILE_MODE)
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -52,8 +56,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | os.PathLike, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
 def dumps_json(obj: Any) -> str:
@@ -61,8 +65,8 @@ def dumps_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, allow_nan=False) + "\n"
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
-    atomic_write_text(path, dumps_json(obj))
+def atomic_write_json(path: str | os.PathLike, obj: Any, *, durable: bool = True) -> None:
+    atomic_write_text(path, dumps_json(obj), durable=durable)
 
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:

@@ -324,13 +324,16 @@ class Plan:
         for task in self.solver_tasks:
             self.task(task)  # a broken task file (e.g. a limit that is not a number): one line now
         self._check_reference(reference_target)
-        self._check_submissions()
+        if not reference_target:  # the reference target runs the reference solvers, not the models
+            self._check_submissions()
 
     # ---- fail-fast checks of the config -----------------------------------------------------
 
     def _check_reference(self, reference_target: bool) -> None:
         from tcsexam.scoring.reference import load_reference, resolve_reference_path
 
+        if reference_target:  # building the references: the evaluation's reference is not read (it
+            return  # may be the very file being rebuilt, e.g. Full's before its new tasks are in it)
         path = resolve_reference_path(self.reference)
         if not path.is_absolute() and not path.exists() and (self.root / path).exists():
             path = self.root / path

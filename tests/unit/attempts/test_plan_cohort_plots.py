@@ -72,7 +72,7 @@ def test_plan_full_generated_stamps_and_reference_carry(tmp_path, project_root):
     carry = {"reference": "references/archive/tcsexam-bundled-k3-v2.json", "tasks": ["sat-satlib", "tsp-tsplib"]}
     build = {"id": "v9", "carry": carry, "outputs": {"full": "f.json", "lite": "l.json"}}
     plan = Plan(_config(tmp_path, suite="full", reference_build=build), project_root)
-    plan.check()
+    plan.check(reference_target=True)  # the reference target: no evaluation reference or submissions read
     assert "sat-random3" in plan.generated_tasks and "sat-satlib" not in plan.generated_tasks
     stamp = plan.generated_stamp("sat-random3")
     assert stamp == "references/instances/generated/sat-random3/.generated-sat-random3.json"
@@ -92,7 +92,9 @@ def test_plan_full_generated_stamps_and_reference_carry(tmp_path, project_root):
         ({**carry, "reference": "missing.json"}, "does not exist"),
     ):
         with pytest.raises(InputError, match=needle):
-            Plan(_config(tmp_path, suite="full", reference_build={**build, "carry": bad}), project_root).check()
+            Plan(_config(tmp_path, suite="full", reference_build={**build, "carry": bad}), project_root).check(
+                reference_target=True
+            )
 
 
 def test_cohort_reads_the_reference_id(project_root):

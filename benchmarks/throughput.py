@@ -1,0 +1,141 @@
+"""Harness throughput at Full scale: N instances of a candidate that answers in about 10 ms,
+through `tcsexam run` on all cores, against a bare `xargs -P <cores>` loop of the same command over
+the same files (no limiter, no sandbox, no checker, no records).
+
+    .venv/bin/python benchmarks/throughput.py [--n 2000] [--workers CORES] [--sleep-ms 10]
+
+Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
+  - `tcsexam run --ray-head DIR` on a Ray head started beforehand (what a workflow's Solver job
+    does: the workflow starts one head for the whole run), and
+  - `tcsexam run` starting its own local Ray (what a job alone on a cluster node does: the Ray
+    start is paid once per job, so it matters for short jobs only),
+  - the resume: the same command again with every record present (nothing runs).
+The load average is printed before and after: on a shared machine the numbers move with it.
+Not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+BIN = Path(sys.executable).parent
+
+
+def setup(root: Path, n: int, sleep_ms: int) -> tuple[Path, Path, list[Path]]:
+    inst = root / "instances"
+    inst.mkdir(parents=True)
+    files = []
+    for k in range(n):
+        path = inst / f"g{k:05d}.txt"
+        path.write_text(f"2 1\n1 2 {1 + k % 3}\n")  # a 2-vertex MaxCut graph: `0 1` is a valid cut
+        files.append(path)
+    task = {
+        "id": "throughput",
+        "problem": "maxcut",
+        "kind": "objective",
+        "direction": "maximize",
+        "limits": {"wall_s": 5, "mem_mb": 512},
+        "instance_dir": str(inst),
+        "instances": [{"name": p.stem, "file": p.name} for p in files],
+    }
+    task_file = root / "throughput.yaml"
+    task_file.write_text(yaml.safe_dump(task, sort_keys=False))
+    cand = root / "candidate"
+    cand.mkdir()
+    script = f'sleep {sleep_ms / 1000:.3f}; echo 0 1 > "$1"'
+    (cand / "solver.yaml").write_text(yaml.safe_dump({"command": ["sh", "-c", script, "cand", "{solution}"]}))
+    return task_file, cand, files
+
+
+def bare(files: list[Path], out: Path, workers: int, sleep_ms: int) -> float:
+    out.mkdir()
+    listing = "\n".join(str(out / f"{p.stem}.sol") for p in files) + "\n"
+    script = f'sleep {sleep_ms / 1000:.3f}; echo 0 1 > "$1"'
+    start = time.perf_counter()
+    subprocess.run(
+        ["xargs", "-P", str(workers), "-I{}", "sh", "-c", script, "cand", "{}"],
+        input=listing,
+        text=True,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | None) -> float:
+    cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
+    cmd += ["--output", str(out / "records.json"), "--workers", str(workers), "--no-progress"]
+    if head is not None:
+        cmd += ["--ray-head", str(head)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-2000:])
+        raise SystemExit(f"tcsexam run failed ({proc.returncode})")
+    last = [line for line in proc.stderr.splitlines() if "instances (" in line]
+    print(f"    {last[-1] if last else proc.stderr.strip().splitlines()[-1]}")
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--sleep-ms", type=int, default=10)
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="tcsexam-throughput-"))
+    env_path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["PATH"] = env_path
+    try:
+        task, cand, files = setup(root, args.n, args.sleep_ms)
+        n, c = args.n, args.workers
+        print(f"{n} instances, candidate sleeps {args.sleep_ms} ms, {c} worker(s) on {os.cpu_count()} CPU(s)")
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        t_bare = bare(files, root / "bare", c, args.sleep_ms)
+        print(f"xargs -P {c}:                 {t_bare:7.2f} s  {n / t_bare:8.1f} inst/s  (baseline)")
+
+        head = root / "ray-head"
+        t0 = time.perf_counter()
+        subprocess.run(
+            [str(BIN / "tcsexam"), "runner", "ray-head", "start", "--state-dir", str(head), "--num-cpus", str(c)],
+            check=True,
+            capture_output=True,
+        )
+        print(f"shared Ray head started in {time.perf_counter() - t0:.2f} s (once per workflow run)")
+        try:
+            t_head = tcsexam_run(task, cand, root / "head", c, head)
+            print(
+                f"tcsexam run --ray-head:       {t_head:7.2f} s  {n / t_head:8.1f} inst/s  "
+                f"ratio {t_bare / t_head:.2f} of xargs"
+            )
+            t_resume = tcsexam_run(task, cand, root / "head", c, head)
+            print(f"the same again (all reused):  {t_resume:7.2f} s  (resume cost, nothing runs)")
+        finally:
+            subprocess.run(
+                [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(head)], capture_output=True
+            )
+        t_local = tcsexam_run(task, cand, root / "local", c, None)
+        print(
+            f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
+            f"ratio {t_bare / t_local:.2f} of xargs"
+        )
+        records = root / "head" / "records"
+        size = sum(p.stat().st_size for p in records.rglob("*") if p.is_file())
+        print(f"records: {size / 1e6:.2f} MB for {n} instances ({size / n:.0f} bytes each) + records.json")
+        print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
