@@ -21,17 +21,15 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-# Full's extra Solver tasks reuse the demo candidate of the same problem
-SOURCE = {"maxcut-gset-large": "maxcut-mqlib", "tsp-tsplib-large": "tsp-tsplib"}
 
 
-def setup(workdir: Path, models: int, attempts: int) -> Path:
-    suite = yaml.safe_load((ROOT / "config" / "suites" / "full.yaml").read_text())
+def setup(workdir: Path, models: int, attempts: int, suite_name: str = "full") -> Path:
+    suite = yaml.safe_load((ROOT / "config" / "suites" / f"{suite_name}.yaml").read_text())
     solvers = workdir / "solvers"
     names = [f"model-{k:02d}" for k in range(models)]
     for name in names:
         for task in suite["tracks"]["solver"]:
-            src = ROOT / "solvers" / "demo-strong" / SOURCE.get(task, task) / "1"
+            src = ROOT / "solvers" / "demo-strong" / task / "1"
             for a in range(1, attempts + 1):
                 dest = solvers / name / task / str(a)
                 dest.parent.mkdir(parents=True, exist_ok=True)
@@ -40,15 +38,15 @@ def setup(workdir: Path, models: int, attempts: int) -> Path:
     (workdir / "verdicts").mkdir(parents=True, exist_ok=True)
     config = {
         "allow_missing": True,
-        "suite": "full",
+        "suite": suite_name,
         "protocol": "offline",
-        "reference": "full",
+        "reference": suite_name,
         "results_dir": str(workdir / "results"),
         "solvers_dir": str(solvers),
         "verdicts_dir": str(workdir / "verdicts"),
         "models": [{"name": n, "attempts": [str(a) for a in range(1, attempts + 1)]} for n in names],
     }
-    path = workdir / "config.yaml"
+    path = workdir / f"config-{suite_name}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
@@ -60,7 +58,29 @@ def main() -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="wf-dag-"))
-    config = setup(workdir, args.models, args.attempts)
+    result = {}
+    for suite_name in ("lite", "full"):  # the Lite dry run is the baseline
+        config = setup(workdir / suite_name, args.models, args.attempts, suite_name)
+        result[suite_name] = dry_run(config)
+        if result[suite_name] is None:
+            return 1
+    (lite_s, lite_jobs), (full_s, full_jobs) = result["lite"], result["full"]
+    for name, count in full_jobs.items():
+        print(f"job {name} {count}")
+    print(
+        f"snakemake -n: Full suite, {args.models} models x {args.attempts} attempts: "
+        f"{full_jobs.get('total', 0)} jobs ({full_jobs.get('run_solver_task', 0)} Solver jobs = sbatch "
+        f"submissions on SLURM), DAG built in {full_s:.2f} s"
+    )
+    print(
+        f"baseline, Lite suite with the same cohort: {lite_jobs.get('total', 0)} jobs in {lite_s:.2f} s; "
+        f"Full / Lite: {full_s / lite_s:.2f}x the time for {full_jobs.get('total', 0) / lite_jobs.get('total', 1):.2f}x "
+        "the jobs"
+    )
+    return 0
+
+
+def dry_run(config: Path) -> tuple[float, dict[str, int]] | None:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     start = time.perf_counter()
     proc = subprocess.run(
@@ -73,23 +93,17 @@ def main() -> int:
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
-        return 1
+        return None
     text = proc.stdout + proc.stderr
     table = text[text.index("Job stats:") :] if "Job stats:" in text else text
-    total = 0
+    jobs: dict[str, int] = {}
     for line in table.splitlines()[3:]:
         if not line.strip():
             break
         m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
         if m:
-            print(f"job {m.group(1)} {m.group(2)}")
-            if m.group(1) == "total":
-                total = int(m.group(2))
-    print(
-        f"snakemake -n: Full suite, {args.models} models x {args.attempts} attempts: "
-        f"{total} jobs, DAG built in {elapsed:.2f} s"
-    )
-    return 0
+            jobs[m.group(1)] = int(m.group(2))
+    return elapsed, jobs
 
 
 if __name__ == "__main__":
