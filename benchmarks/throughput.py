@@ -2,13 +2,13 @@
 through `tcsexam run` on all cores, against a bare `xargs -P <cores>` loop of the same command over
 the same files (no limiter, no sandbox, no checker, no records).
 
-    .venv/bin/python benchmarks/throughput.py [--n 2000] [--workers CORES] [--sleep-ms 10]
+    .venv/bin/python benchmarks/throughput.py [--n 2000] [--workers CORES] [--sleep-ms 10] [--own-ray]
 
 Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - `tcsexam run --ray-head DIR` on a Ray head started beforehand (what a workflow's Solver job
     does: the workflow starts one head for the whole run), and
-  - `tcsexam run` starting its own local Ray (what a job alone on a cluster node does: the Ray
-    start is paid once per job, so it matters for short jobs only),
+  - with --own-ray also `tcsexam run` starting its own local Ray (what a job alone on a cluster
+    node does: the Ray start is paid once per job, so it matters for short jobs only),
   - the resume: the same command again with every record present (nothing runs).
 The load average is printed before and after: on a shared machine the numbers move with it.
 Not a test: nothing is asserted.
@@ -91,6 +91,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sleep-ms", type=int, default=10)
+    ap.add_argument("--own-ray", action="store_true", help="also time a run that starts its own Ray")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tcsexam-throughput-"))
     env_path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -123,11 +124,12 @@ def main() -> int:
             subprocess.run(
                 [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(head)], capture_output=True
             )
-        t_local = tcsexam_run(task, cand, root / "local", c, None)
-        print(
-            f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
-            f"ratio {t_bare / t_local:.2f} of xargs"
-        )
+        if args.own_ray:
+            t_local = tcsexam_run(task, cand, root / "local", c, None)
+            print(
+                f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
+                f"ratio {t_bare / t_local:.2f} of xargs"
+            )
         records = root / "head" / "records"
         size = sum(p.stat().st_size for p in records.rglob("*") if p.is_file())
         print(f"records: {size / 1e6:.2f} MB for {n} instances ({size / n:.0f} bytes each) + records.json")
