@@ -1,5 +1,5 @@
 """The pipeline's bookkeeping at Full scale, on the real Full reference and task files: 10 models x
-3 attempts x the 15 Full Solver tasks (450 records files, about 60,000 instance records).
+3 attempts x the 13 Full Solver tasks (390 records files, about 60,000 instance records).
 
     .venv/bin/python benchmarks/full_scale.py [--models 10] [--attempts 3] [--reference-results DIR]
 
@@ -8,7 +8,7 @@ instances (values drawn around the reference mean, about 10% failures, the unsco
 memout), with the digest `tcsexam run` writes. Then, each time printed with a ratio against a
 baseline computed in the same process:
 
-1. `solver-score` (load + validate reference and records, score) for all 450 records files,
+1. `solver-score` (load + validate reference and records, score) for all 390 records files,
    against a numpy baseline (json.load, mu/scale/z/Phi/mean, no validation);
 2. `tcsexam score` (read + validate the Full attempt table and cohort, Index), against pandas
    groupby means;
@@ -159,8 +159,10 @@ def main() -> int:
                                     "fixed_reference_relative",
                                     "offline",
                                 )
-                            else:
-                                score, kind, proto = float(rng.uniform(0, 1)), "original_task_score", ""
+                            elif track == "construction":
+                                score, kind, proto = float(rng.uniform(0, 1.5)), "original_task_score", ""
+                            else:  # theorem and open-conjecture scores are 0 or 1
+                                score, kind, proto = float(rng.integers(0, 2)), "original_task_score", ""
                             w.writerow([model, track, item, attempt, repr(score), "selected", "valid", kind, proto])
         cohort = root / "cohort.json"
         cohort.write_text(

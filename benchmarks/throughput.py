@@ -17,6 +17,7 @@ Not a test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -70,8 +71,10 @@ def bare(files: list[Path], out: Path, workers: int, sleep_ms: int) -> float:
     return time.perf_counter() - start
 
 
-def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | None) -> float:
+def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None) -> float:
     cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
+    if sandbox:
+        cmd += ["--sandbox", sandbox]
     cmd += ["--output", str(out / "records.json"), "--workers", str(workers), "--no-progress"]
     if head is not None:
         cmd += ["--ray-head", str(head)]
@@ -92,6 +95,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sleep-ms", type=int, default=10)
     ap.add_argument("--own-ray", action="store_true", help="also time a run that starts its own Ray")
+    ap.add_argument("--sandbox", default=None, help="passed to tcsexam run (default: its own default, auto)")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tcsexam-throughput-"))
     env_path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -113,23 +117,25 @@ def main() -> int:
         )
         print(f"shared Ray head started in {time.perf_counter() - t0:.2f} s (once per workflow run)")
         try:
-            t_head = tcsexam_run(task, cand, root / "head", c, head)
+            t_head = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
             print(
                 f"tcsexam run --ray-head:       {t_head:7.2f} s  {n / t_head:8.1f} inst/s  "
                 f"ratio {t_bare / t_head:.2f} of xargs"
             )
-            t_resume = tcsexam_run(task, cand, root / "head", c, head)
+            t_resume = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
             print(f"the same again (all reused):  {t_resume:7.2f} s  (resume cost, nothing runs)")
         finally:
             subprocess.run(
                 [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(head)], capture_output=True
             )
         if args.own_ray:
-            t_local = tcsexam_run(task, cand, root / "local", c, None)
+            t_local = tcsexam_run(task, cand, root / "local", c, None, args.sandbox)
             print(
                 f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
                 f"ratio {t_bare / t_local:.2f} of xargs"
             )
+        first = json.loads((root / "head" / "records.json").read_text())[0]
+        print(f"sandbox {first.get('sandbox')}, limiter {first.get('limiter')} (as recorded)")
         records = root / "head" / "records"
         size = sum(p.stat().st_size for p in records.rglob("*") if p.is_file())
         print(f"records: {size / 1e6:.2f} MB for {n} instances ({size / n:.0f} bytes each) + records.json")
