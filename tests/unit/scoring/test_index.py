@@ -550,7 +550,7 @@ def test_full_suite(h, tmp_path, full):
     data = _ok(h, tmp_path, h.example_rows(full), cohort=h.cohort_dict(suite="full"), suite="full")
     model = data["models"]["my-model"]
     assert data["suite"] == "full" and model["status"] == "complete"
-    assert model["coverage"]["solver"]["tasks_planned"] == 7
+    assert model["coverage"]["solver"]["tasks_planned"] == 13  # 5 Lite + 2 large library + 6 generated families
     means = model["track_means"]
     assert means["theorem"] == 0.5 and means["solver"] == 0.25  # theorem tasks 1,1,0,0,0,1,1,0
     assert model["index"] == 30 * means["theorem"] + 30 * 0.25 + 30 * means["construction"] + 10 * 0.0
