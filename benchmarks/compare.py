@@ -48,7 +48,7 @@ SHARES = {  # the Full reference's instances per task (references/full.json)
     "maxsat-wcnf": 11,
     "maxcut-gset-large": 25,
     "tsp-tsplib-large": 3,
-}
+}  # tasks not listed (Full's generated families) get a share of 10
 
 
 def split(total: int, tasks: list[str]) -> dict[str, int]:
