@@ -93,9 +93,12 @@ def test_manifest_is_written_and_rebuilt(baseline, tmp_path):
     for pkg in ("python", "numpy", "scipy", "ray", "snakemake", "python-sat"):
         assert manifest["software"][pkg]
     assert manifest["machine"]["cores"] >= 1 and manifest["machine"]["kernel"]
-    assert manifest["execution"]["sandboxes"] == ["local"] and manifest["execution"]["limiters"]
+    used = {
+        r["sandbox"] for f in (baseline / OUT / "solver").glob("*/*/*/records.json") for r in json.loads(f.read_text())
+    }
+    assert manifest["execution"]["sandboxes"] == sorted(used) and manifest["execution"]["limiters"]  # `auto` chose them
     maxcut = manifest["tasks"]["maxcut-mqlib"]
-    assert maxcut["limits"]["wall_s"] == 5 and sorted(maxcut["instances"]) == ["G11", "G14"]
+    assert maxcut["limits"]["wall_s"] == 60 and sorted(maxcut["instances"]) == ["G11", "G14"]
     assert maxcut["instances"]["G11"] == _sha256(baseline / "references/instances/maxcut-mqlib/G11.txt")
     entry = manifest["candidates"]["demo-weak"]["tsp-tsplib"]["1"]
     assert entry["statuses"] == {"certificate_failed": 2} and entry["hash_source"] == "records"
@@ -168,15 +171,15 @@ def test_weakened_candidate_differs_on_its_task_only(baseline, tmp_path):
 
 def test_changed_limits_are_incomparable(baseline, tmp_path):
     ws = copy_workspace(baseline, tmp_path / "ws")
-    task = ws / "config/tasks/sat-satlib.yaml"
+    task = ws / "config/test/tasks/sat-satlib.yaml"  # the tiny config's task file
     text = task.read_text()
-    assert "limits: {wall_s: 2," in text
-    task.write_text(text.replace("limits: {wall_s: 2,", "limits: {wall_s: 3,"))
+    assert "  wall_s: 60\n" in text
+    task.write_text(text.replace("  wall_s: 60\n", "  wall_s: 61\n"))
     run_workflow(ws)
     rc, result = compare(ws, baseline / OUT, ws / OUT, tmp_path / "c.json")
     assert result["verdict"] == "incomparable" and rc == 4
     assert "task_limits" in result["inputs"]["differ"]
-    assert result["inputs"]["details"]["task_limits"] == {"sat-satlib": {"wall_s": {"baseline": 2, "candidate": 3}}}
+    assert result["inputs"]["details"]["task_limits"] == {"sat-satlib": {"wall_s": {"baseline": 60, "candidate": 61}}}
     assert any("sat-satlib" in r and "wall_s" in r for r in result["reasons"])
     assert "candidates" not in result["inputs"]["differ"]
 
