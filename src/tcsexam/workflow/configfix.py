@@ -1,4 +1,9 @@
-"""Config values given on the command line, made to fit the schema before it validates them.
+"""The workflow config and its schema (workflow/schemas/config.schema.yaml), where every default lives.
+
+`with_defaults` fills in the schema's defaults (what Snakemake's `validate` does), so the planner
+reads values without defaults of its own.
+
+Config values given on the command line are made to fit the schema before it validates them.
 
 `snakemake --config run={threads: 2}` delivers `{"threads": "2"}`: Snakemake parses a nested
 override without YAML's typing. The override is merged into config/config.yaml's values and the
@@ -8,6 +13,9 @@ the schema asks for, so the partial nested override works as written.
 
 from __future__ import annotations
 
+import copy
+import os
+from pathlib import Path
 from typing import Any
 
 _TRUE = {"true", "yes", "on"}
@@ -43,6 +51,36 @@ def _coerce(value: Any, schema: dict[str, Any]) -> Any:
     if "boolean" in types and text.lower() in _TRUE | _FALSE:
         return text.lower() in _TRUE
     return value
+
+
+CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
+
+
+def load_config_schema(root: str | os.PathLike = ".") -> dict[str, Any]:
+    import yaml
+
+    with open(Path(root) / CONFIG_SCHEMA, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `config` with every default of `schema` filled in, in nested objects and list items
+    too (a default object is filled in first, then its own properties' defaults)."""
+
+    def fill(value: Any, node: dict[str, Any]) -> Any:
+        if isinstance(value, list) and isinstance(node.get("items"), dict):
+            return [fill(v, node["items"]) for v in value]
+        if not isinstance(value, dict):
+            return value
+        out = dict(value)
+        for key, sub in node.get("properties", {}).items():
+            if key not in out and "default" in sub:
+                out[key] = copy.deepcopy(sub["default"])
+            if key in out and isinstance(sub, dict):
+                out[key] = fill(out[key], sub)
+        return out
+
+    return fill(config, schema)
 
 
 def coerce_config(config: dict[str, Any], schema_path: str) -> dict[str, Any]:

@@ -228,7 +228,7 @@ def _check_cohort(plan, path: Path) -> str | None:
         return str(exc).removeprefix(f"{path}: ")
     try:
         want = build_cohort(
-            plan.config.get("suite", "lite"),
+            plan.config["suite"],
             plan.protocol,
             plan.reference,
             parse_model_plans([f"{m}={len(a)}" for m, a in plan.models.items()]),

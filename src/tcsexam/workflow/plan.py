@@ -37,20 +37,24 @@ class Planned:
 
 class Plan:
     def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
-        self.config = config
+        from tcsexam.workflow.configfix import load_config_schema, with_defaults
+
         self.root = Path(root)
-        self.run = config.get("run", {})
-        self.results = config.get("results_dir", "results")
-        self.solvers_dir = config.get("solvers_dir", "solvers")
-        self.verdicts_dir = config.get("verdicts_dir", "config/verdicts")
-        self.protocol = config.get("protocol", "offline")
-        self.reference = config.get("reference") or self.suite.id
+        # every default comes from the schema (Snakemake's validate has filled them in already;
+        # a config built in Python gets them here)
+        self.config = config = with_defaults(config, load_config_schema(self.root))
+        self.run = config["run"]
+        self.results = config["results_dir"]
+        self.solvers_dir = config["solvers_dir"]
+        self.verdicts_dir = config["verdicts_dir"]
+        self.protocol = config["protocol"]
+        self.reference = config.get("reference") or self.suite.id  # optional: the suite's bundled one
         self._tasks: dict[str, Any] = {}
         self.models: dict[str, list[str]] = {}
         for spec in config["models"]:
             if spec["name"] in self.models:
                 raise InputError(f"config models: {spec['name']!r} is listed twice")
-            self.models[spec["name"]] = [str(a) for a in spec.get("attempts", ["1"])]
+            self.models[spec["name"]] = [str(a) for a in spec["attempts"]]
 
     # ---- suite and tasks ------------------------------------------------------------------
 
@@ -58,7 +62,7 @@ class Plan:
     def suite(self):
         from tcsexam.suites import load_suite
 
-        spec = self.config.get("suite", "lite")
+        spec = self.config["suite"]
         path = self.root / spec if spec.endswith((".yaml", ".yml")) else spec
         return load_suite(path)
 
@@ -72,7 +76,7 @@ class Plan:
         return list(self.suite.tracks["solver"])
 
     def task_file(self, task: str) -> str:
-        return self.run.get("task_files", {}).get(task) or f"config/tasks/{task}.yaml"
+        return self.run["task_files"].get(task) or f"config/tasks/{task}.yaml"
 
     def task(self, task: str):
         """The task definition (loaded once per task)."""
@@ -83,7 +87,7 @@ class Plan:
         return self._tasks[task]
 
     def instances(self, task: str) -> list[str]:
-        chosen = self.run.get("instances", {}).get(task)
+        chosen = self.run["instances"].get(task)
         if chosen:
             return list(chosen)
         return [inst.name for inst in self.task(task).instances]
@@ -211,12 +215,12 @@ class Plan:
 
     def task_files_arg(self, wildcards=None) -> str:
         """`--task-file TASK=FILE ...` for the task files a config overrides (the manifest)."""
-        files = self.run.get("task_files", {})
+        files = self.run["task_files"]
         return " ".join(f"--task-file {shlex.quote(f'{t}={p}')}" for t, p in sorted(files.items()))
 
     def instances_arg(self, task: str) -> str:
         """`--instances ...` when the config runs a subset of the task's instances."""
-        chosen = self.run.get("instances", {}).get(task)
+        chosen = self.run["instances"].get(task)
         if not chosen:
             return ""
         return "--instances " + " ".join(shlex.quote(n) for n in chosen)
@@ -225,7 +229,7 @@ class Plan:
         """Minutes a Solver job may need: every instance may use its whole limit on every try."""
         t = self.task(task)
         n = len(self.instances(task)) if n is None else n
-        tries = 1 + int(self.run.get("max_retries", 2))
+        tries = 1 + int(self.run["max_retries"])
         seconds = n * t.limits.wall_s * 1.2 / max(1, threads) + 120
         return max(5, math.ceil(seconds * min(tries, attempt + 1) / 60))
 
@@ -235,13 +239,13 @@ class Plan:
         return int(len(self.instances(task)) * t.limits.wall_s)
 
     def mem_mb(self, task: str, threads: int) -> int:
-        return int(self.task(task).limits.mem_mb) * threads + int(self.run.get("mem_mb", 1536))
+        return int(self.task(task).limits.mem_mb) * threads + int(self.run["mem_mb"])
 
     # ---- references -----------------------------------------------------------------------
 
     @cached_property
     def reference_build(self) -> dict[str, Any]:
-        return self.config.get("reference_build", {})
+        return self.config["reference_build"]
 
     @cached_property
     def reference_suites(self) -> dict[str, Any]:
@@ -249,7 +253,7 @@ class Plan:
 
         return {
             name: load_suite(self.root / name if name.endswith((".yaml", ".yml")) else name)
-            for name in self.reference_build.get("outputs", {})
+            for name in self.reference_build["outputs"]
         }
 
     @property
@@ -264,7 +268,7 @@ class Plan:
     def reference_carried(self) -> list[str]:
         """Tasks whose frozen values are carried over from `reference_build.carry.reference`
         (written under the new id by `tcsexam reference merge --carry-to`) instead of rebuilt."""
-        return [t for t in self.reference_build.get("carry", {}).get("tasks", []) if t in self.reference_suite_tasks]
+        return [t for t in self.reference_build["carry"].get("tasks", []) if t in self.reference_suite_tasks]
 
     @property
     def reference_tasks(self) -> list[str]:
@@ -274,7 +278,7 @@ class Plan:
 
     @property
     def reference_carry_source(self) -> str:
-        return self.reference_build.get("carry", {}).get("reference", "")
+        return self.reference_build["carry"].get("reference", "")
 
     def reference_task_file(self, task: str) -> str:
         """The one-task reference the merge reads: built from runs, or carried over."""
@@ -283,18 +287,16 @@ class Plan:
 
     @property
     def reference_out(self) -> str:
-        return f"{self.results}/reference/{self.reference_build.get('id', 'tcsexam-bundled-k3-v3')}"
+        return f"{self.results}/reference/{self.reference_build['id']}"
 
     def reference_candidate(self, task: str) -> str:
-        return f"{self.reference_build.get('solvers_dir', 'solvers/reference')}/{task}"
+        return f"{self.reference_build['solvers_dir']}/{task}"
 
     def reference_runs(self, task: str) -> list[str]:
-        return [
-            f"{self.reference_out}/{task}/seed{s}/records.json" for s in self.reference_build.get("seeds", [1, 2, 3])
-        ]
+        return [f"{self.reference_out}/{task}/seed{s}/records.json" for s in self.reference_build["seeds"]]
 
     def reference_outputs(self) -> list[str]:
-        return list(self.reference_build.get("outputs", {}).values())
+        return list(self.reference_build["outputs"].values())
 
     def check(self, *, reference_target: bool = False) -> None:
         """Fail early, with one line, on a config the rules cannot run: at DAG construction, so
@@ -303,7 +305,7 @@ class Plan:
         exist; every model needs a candidate folder for each Solver task and a verdict folder for
         each other-track item (`allow_missing: true` plans `missing` rows instead). A missing
         planned attempt inside an existing task folder is a `missing` row, not an error."""
-        carry = self.reference_build.get("carry", {})
+        carry = self.reference_build["carry"]
         if carry.get("tasks"):
             unknown = [t for t in carry["tasks"] if t not in self.reference_suite_tasks]
             if unknown:
@@ -314,7 +316,7 @@ class Plan:
                 raise InputError("config reference_build.carry: tasks need a reference file to carry from")
             if not (self.root / carry["reference"]).is_file():
                 raise InputError(f"config reference_build.carry.reference: {carry['reference']} does not exist")
-        for task, names in self.run.get("instances", {}).items():
+        for task, names in self.run["instances"].items():
             if task not in self.solver_tasks and task not in self.reference_suite_tasks:
                 raise InputError(f"config run.instances: {task!r} is not a Solver task of the suite")
             known = {i.name for i in self.task(task).instances}
@@ -365,7 +367,7 @@ class Plan:
         other_items = [(t, i) for t in ("theorem", "construction", "open_conjecture") for i in self.suite.tracks[t]]
         solvers = self._dir("solvers_dir", self.solvers_dir) if self.solver_tasks else None
         verdicts = self._dir("verdicts_dir", self.verdicts_dir) if other_items else None
-        allow_missing = bool(self.config.get("allow_missing", False))
+        allow_missing = bool(self.config["allow_missing"])
         known = sorted({p.name for d in (solvers, verdicts) if d is not None for p in d.iterdir() if p.is_dir()})
         for model, attempts in self.models.items():
             in_solvers = solvers is not None and (solvers / model).is_dir()
