@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.layout import attempt_files
 from tcsexam.suites import TRACKS
 
 PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png")
@@ -30,16 +31,6 @@ STATUS_COLORS = {
     "certificate_failed": "#8c564b",
     "infrastructure_error": "#000000",
 }
-
-
-def _solver_files(solver_dir: Path, name: str) -> list[tuple[str, str, str, Path]]:
-    """(model, task, attempt, path) for every solver_dir/<model>/<task>/<attempt>/<name>."""
-    out = []
-    if solver_dir.is_dir():
-        for path in sorted(solver_dir.glob(f"*/*/*/{name}")):
-            attempt_dir = path.parent
-            out.append((attempt_dir.parent.parent.name, attempt_dir.parent.name, attempt_dir.name, path))
-    return out
 
 
 def make_plots(
@@ -147,7 +138,7 @@ def make_plots(
     save(fig, PLOTS[1])
 
     # 3. per-instance score distribution
-    rel = _solver_files(solver_dir, "relative.json")
+    rel = attempt_files(solver_dir, "relative.json")
     scores: dict[tuple[str, str], list[float]] = {}
     for model, task, _attempt, path in rel:
         data = read_json(path, "solver-score output")
@@ -183,7 +174,7 @@ def make_plots(
 
     # 4. status counts per task
     counts: dict[str, dict[str, int]] = {}
-    for _model, task, _attempt, path in _solver_files(solver_dir, "records.json"):
+    for _model, task, _attempt, path in attempt_files(solver_dir, "records.json"):
         records = read_json(path, "records file")
         if not isinstance(records, list):
             raise InputError(f"{path}: records file must be a JSON list")

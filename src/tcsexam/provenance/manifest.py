@@ -26,9 +26,9 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
+from tcsexam.layout import ResultsLayout
 
 SCHEMA_VERSION = 1
-MANIFEST_FILE = "manifest.json"
 PACKAGES = ("numpy", "scipy", "ray", "snakemake", "python-sat")
 _CHUNK = 1 << 20
 
@@ -156,7 +156,7 @@ def _resolve(path: str) -> Path:
 
 def sources_from_manifest(run_dir: Path) -> Sources | None:
     """The input locations the run's existing manifest recorded (None without one)."""
-    path = run_dir / MANIFEST_FILE
+    path = ResultsLayout(run_dir).manifest
     if not path.is_file():
         return None
     try:
@@ -175,7 +175,7 @@ def sources_from_manifest(run_dir: Path) -> Sources | None:
 def _attempt_rows(run_dir: Path) -> list[dict[str, str]]:
     import csv
 
-    path = run_dir / "attempts.csv"
+    path = ResultsLayout(run_dir).attempts_csv
     if not path.is_file():
         return []
     with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -233,11 +233,9 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
     rows = _attempt_rows(run_dir)
 
     # solver records: <run>/solver/<model>/<task>/<attempt>/records.json
-    solver_dir = run_dir / "solver"
     runs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for path in sorted(solver_dir.glob("*/*/*/records.json")) if solver_dir.is_dir() else []:
-        attempt_dir = path.parent
-        runs[(attempt_dir.parent.parent.name, attempt_dir.parent.name, attempt_dir.name)] = _records(path)
+    for model, task, attempt, path in ResultsLayout(run_dir).solver_files("records.json"):
+        runs[(model, task, attempt)] = _records(path)
 
     limiters, sandboxes, images = set(), set(), set()
     for recs in runs.values():
@@ -347,7 +345,7 @@ def write_manifest(run_dir: str | os.PathLike, output: str | os.PathLike | None 
     from tcsexam.fileio import atomic_write_json
 
     data = build_manifest(run_dir, sources)
-    out = Path(output) if output else Path(run_dir) / MANIFEST_FILE
+    out = Path(output) if output else ResultsLayout(Path(run_dir)).manifest
     try:
         atomic_write_json(out, data)
     except OSError as exc:

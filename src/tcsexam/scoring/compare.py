@@ -39,6 +39,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.layout import ResultsLayout
 from tcsexam.scoring.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -90,30 +91,30 @@ def load_run(path: str | Path, solver_files: bool = True) -> Run:
     path = Path(path)
     if not path.is_dir():
         raise InputError(f"{path}: run directory not found (expected results/<suite>/<protocol>)")
-    index_path = path / "index.json"
+    layout = ResultsLayout(path)
+    index_path = layout.index
     if not index_path.is_file():
         raise InputError(f"{path}: no index.json: not a finished evaluation")
     index = read_json(index_path, "index file")
     if not isinstance(index, dict) or not isinstance(index.get("models"), dict):
         raise InputError(f"{index_path}: not an index.json (no 'models' object)")
-    table = read_attempts(path / "attempts.csv")
+    table = read_attempts(layout.attempts_csv)
     manifest = None
-    if (path / "manifest.json").is_file():
-        manifest = read_json(path / "manifest.json", "manifest")
+    if layout.manifest.is_file():
+        manifest = read_json(layout.manifest, "manifest")
         if not isinstance(manifest, dict):
-            raise InputError(f"{path / 'manifest.json'}: a manifest must be a JSON object")
+            raise InputError(f"{layout.manifest}: a manifest must be a JSON object")
     relative: dict[tuple[str, str, str], dict[str, Any]] = {}
     records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    solver = path / "solver"
-    if solver_files and solver.is_dir():
-        for f in sorted(solver.glob("*/*/*/relative.json")):
+    if solver_files:
+        for model, task, attempt, f in layout.solver_files("relative.json"):
             data = read_json(f, "solver-score output")
             if isinstance(data, dict):
-                relative[(f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)] = data
+                relative[(model, task, attempt)] = data
         # the solver-score output holds every eligible instance's status and value; the records are
         # read only for attempts that have none (scoring refused or not run)
-        for f in sorted(solver.glob("*/*/*/records.json")):
-            key = (f.parent.parent.parent.name, f.parent.parent.name, f.parent.name)
+        for model, task, attempt, f in layout.solver_files("records.json"):
+            key = (model, task, attempt)
             if key in relative:
                 continue
             data = read_json(f, "records file")

@@ -25,12 +25,12 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.layout import ResultsLayout
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
 from tcsexam.suites import TRACKS, WEIGHTS, Suite, normalize_track
 
 METRIC_ID = "tcsexam-index-original-30303010-v0.1"
 OUTPUT_SCHEMA_VERSION = 1
-SOLVER_SCORE_FILE = "relative.json"
 _STATUS_RANK = {"complete": 0, "provisional": 1, "incomplete": 2}
 
 COHORT_SCHEMA: dict[str, Any] = {
@@ -385,7 +385,7 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
             raise InputError(
                 f"{where(i)}: cannot map this row to a solver-score file (a name contains a path separator or is . or ..)"
             )
-        path = directory.joinpath(*parts, SOLVER_SCORE_FILE)
+        path = ResultsLayout(directory.parent).relative_json(*parts)  # directory: <run>/solver
         if not path.is_file():
             raise InputError(f"{where(i)}: no solver-score output at {path}")
         data = read_json(path, "solver-score output")

@@ -110,7 +110,8 @@ def _check_rows(path: Path, identities: set[tuple[str, str, str, str]]) -> str |
 
 def heal(plan, *, dry_run: bool = False) -> HealReport:
     """Check the derived files of `plan`'s evaluation tree; set aside those that fail."""
-    out = Path(plan.out)
+    layout = plan.layout
+    out = layout.root
     report = HealReport()
     bad: dict[Path, str] = {}
     if not out.is_dir():
@@ -121,10 +122,10 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
             bad[path] = reason
 
     downstream = [
-        out / "attempts.csv",
-        out / "index.json",
-        out / "manifest.json",
-        *sorted((out / "plots").glob("*.png")),
+        layout.attempts_csv,
+        layout.index,
+        layout.manifest,
+        *sorted(layout.plots_dir.glob("*.png")),
     ]
     row_files: list[Path] = []
     ref_id = _reference_id(plan)
@@ -139,11 +140,12 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
                 if reason:
                     mark(row, reason)
             continue
-        base = out / "solver" / p.model / p.item / p.attempt
-        records, relative = base / "records.json", base / "relative.json"
+        records = layout.records_json(p.model, p.item, p.attempt)
+        relative = layout.relative_json(p.model, p.item, p.attempt)
         if records.exists():
             candidate = plan.root / plan.candidate(p.model, p.item, p.attempt)
-            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), base / "records", candidate)
+            records_dir = layout.records_dir(p.model, p.item, p.attempt)
+            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), records_dir, candidate)
             if reason:
                 mark(records, reason)
                 mark(relative, "computed from a records.json that is set aside")
@@ -167,7 +169,7 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
             if reason:
                 mark(row, reason)
     for model in plan.models:
-        rows = out / "tracks" / model / "rows.json"
+        rows = layout.track_rows(model)
         row_files.append(rows)
         if rows.exists():
             want = {
@@ -177,12 +179,12 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
             if reason:
                 mark(rows, reason)
 
-    cohort = out / "cohort.json"
+    cohort = layout.cohort
     if cohort.exists():
         reason = _check_cohort(plan, cohort)
         if reason:
             mark(cohort, reason)
-    table = out / "attempts.csv"
+    table = layout.attempts_csv
     if table.exists():
         if any(f in bad or not f.exists() for f in row_files):
             mark(table, "computed from row files that are missing or set aside")
@@ -190,12 +192,12 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
             reason = _check_table(table, row_files)
             if reason:
                 mark(table, reason)
-    index = out / "index.json"
+    index = layout.index
     if index.exists():
         if table in bad or cohort in bad:
             mark(index, "computed from an attempts.csv or cohort.json that is set aside")
         else:
-            sums = out / ".checksums" / "index.json"
+            sums = layout.index_checksums
             if not sums.exists():
                 reason = f"no {sums} to check it against its inputs"
             else:
@@ -207,11 +209,11 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
             mark(path, "computed from files that are set aside")
         if not dry_run:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            dest = out / ".set-aside" / stamp
+            dest = layout.set_aside_dir / stamp
             n = 1
             while dest.exists():
                 n += 1
-                dest = out / ".set-aside" / f"{stamp}-{n}"
+                dest = layout.set_aside_dir / f"{stamp}-{n}"
             for path, reason in bad.items():
                 move_aside(path, dest / path.parent.relative_to(out), reason)
             report.destination = dest

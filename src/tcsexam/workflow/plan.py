@@ -3,14 +3,7 @@
 Used by rules/common.smk (the input functions), so the rules files hold only rules. Pure reading
 of the config, the suite, the task files and the folders: nothing here runs anything.
 
-Layout (one tree per suite and protocol, so Lite/Full and online/offline never mix):
-
-    <results>/<suite>/<protocol>/
-        solver/<model>/<task>/<attempt>/{records/, records.json, run.log, relative.json, row.json, score.log}
-        tracks/<model>/{rows.json, rows.log}     (theorem, construction, open_conjecture rows)
-        missing/solver/<model>/<task>/<attempt>/{row.json, row.log}
-        cohort.json  attempts.csv  index.json  plots/*.png
-    <results>/reference/<reference id>/<task>/seed<k>/{records/, records.json, run.log}
+The results tree (one per suite and protocol) is `tcsexam.layout.ResultsLayout`.
 """
 
 from __future__ import annotations
@@ -24,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.layout import ResultsLayout, reference_dir
 
 
 @dataclass(frozen=True)
@@ -66,10 +60,14 @@ class Plan:
         path = self.root / spec if spec.endswith((".yaml", ".yml")) else spec
         return load_suite(path)
 
+    @cached_property
+    def layout(self) -> ResultsLayout:
+        """<results>/<suite>/<protocol>: the tree of this evaluation (tcsexam.layout)."""
+        return ResultsLayout.of(self.results, self.suite.id, self.protocol)
+
     @property
     def out(self) -> str:
-        """<results>/<suite>/<protocol>: the tree of this evaluation."""
-        return f"{self.results}/{self.suite.id}/{self.protocol}"
+        return str(self.layout.root)
 
     @property
     def solver_tasks(self) -> list[str]:
@@ -116,15 +114,15 @@ class Plan:
     def _row_path(self, model: str, track: str, item: str, attempt: str) -> str:
         if track == "solver":
             if self.has_candidate(model, item, attempt):
-                return f"{self.out}/solver/{model}/{item}/{attempt}/row.json"
+                return str(self.layout.solver_row(model, item, attempt))
         elif (self.root / self.verdict(model, item, attempt)).is_file():
-            return f"{self.out}/tracks/{model}/{item}/{attempt}/row.json"
-        return f"{self.out}/missing/{track}/{model}/{item}/{attempt}/row.json"
+            return str(self.layout.track_row(model, item, attempt))
+        return str(self.layout.missing_row(track, model, item, attempt))
 
     def row_files(self, wildcards=None) -> list[str]:
         """Solver rows (one file per attempt) + one rows file per model for the other tracks."""
         files = [p.row for p in self.planned if p.track == "solver"]
-        files += [f"{self.out}/tracks/{model}/rows.json" for model in self.models]
+        files += [str(self.layout.track_rows(model)) for model in self.models]
         return files
 
     def verdict_files(self, wildcards) -> list[str]:
@@ -142,7 +140,7 @@ class Plan:
         return [p for p in self.planned if p.track == "solver" and "/missing/" not in p.row]
 
     def records_files(self, wildcards=None) -> list[str]:
-        return [f"{self.out}/solver/{p.model}/{p.item}/{p.attempt}/records.json" for p in self.solver_runs()]
+        return [str(self.layout.records_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
 
     def missing_reason(self, wildcards) -> str:
         if wildcards.track == "solver":
@@ -203,7 +201,7 @@ class Plan:
 
     @property
     def compare_files(self) -> list[str]:
-        return [f"{self.out}/compare/{name}" for name in ("compare.json", "compare.html", "deltas.png")]
+        return [str(self.layout.compare_dir / name) for name in ("compare.json", "compare.html", "deltas.png")]
 
     def compare_target(self, wildcards=None) -> list[str]:
         """The `compare` target's files; without a baseline a one-line error saying what to pass."""
@@ -287,7 +285,7 @@ class Plan:
 
     @property
     def reference_out(self) -> str:
-        return f"{self.results}/reference/{self.reference_build['id']}"
+        return str(reference_dir(self.results, self.reference_build["id"]))
 
     def reference_candidate(self, task: str) -> str:
         return f"{self.reference_build['solvers_dir']}/{task}"

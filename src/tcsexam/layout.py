@@ -1,0 +1,127 @@
+"""The results tree of one evaluation, known in one place.
+
+One tree per suite and Solver protocol, so Lite/Full and online/offline never mix:
+
+    <results>/<suite>/<protocol>/                    ResultsLayout.root
+        solver/<model>/<task>/<attempt>/             one Solver attempt
+            records/  records.json  run.log  relative.json  row.json  score.log
+        tracks/<model>/rows.json  rows.log           theorem, construction, open_conjecture rows
+        missing/<track>/<model>/<item>/<attempt>/row.json   a planned attempt without a result
+        cohort.json  attempts.csv  index.json  manifest.json  plots/*.png  logs/  compare/
+        .checksums/index.json  .set-aside/<stamp>/      index.json's inputs; derived files set aside
+    <results>/reference/<reference id>/<task>/seed<k>/{records/, records.json, run.log}
+
+The workflow's planner, the scorer, the plots, the manifest, `compare` and the self-healing check
+all take their paths from here. Every method returns a `Path`; given Snakemake wildcards such as
+"{model}" it returns the rule's path pattern.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ResultsLayout:
+    root: Path
+
+    @classmethod
+    def of(cls, results: str | os.PathLike, suite: str, protocol: str) -> ResultsLayout:
+        return cls(Path(results) / suite / protocol)
+
+    # ---- Solver attempts -----------------------------------------------------------------
+
+    @property
+    def solver_dir(self) -> Path:
+        return self.root / "solver"
+
+    def attempt_dir(self, model: str, task: str, attempt: str) -> Path:
+        return self.solver_dir / model / task / str(attempt)
+
+    def records_dir(self, model: str, task: str, attempt: str) -> Path:
+        return self.attempt_dir(model, task, attempt) / "records"
+
+    def records_json(self, model: str, task: str, attempt: str) -> Path:
+        return self.attempt_dir(model, task, attempt) / "records.json"
+
+    def relative_json(self, model: str, task: str, attempt: str) -> Path:
+        return self.attempt_dir(model, task, attempt) / "relative.json"
+
+    def solver_row(self, model: str, task: str, attempt: str) -> Path:
+        return self.attempt_dir(model, task, attempt) / "row.json"
+
+    def solver_files(self, name: str) -> list[tuple[str, str, str, Path]]:
+        """(model, task, attempt, path) of every existing solver/<model>/<task>/<attempt>/<name>,
+        sorted."""
+        return attempt_files(self.solver_dir, name)
+
+    # ---- the other tracks and missing results ---------------------------------------------
+
+    def track_rows(self, model: str) -> Path:
+        return self.root / "tracks" / model / "rows.json"
+
+    def track_row(self, model: str, item: str, attempt: str) -> Path:
+        """The row of one planned verdict inside the model's rows.json (its identity, not a file)."""
+        return self.root / "tracks" / model / item / str(attempt) / "row.json"
+
+    def missing_row(self, track: str, model: str, item: str, attempt: str) -> Path:
+        return self.root / "missing" / track / model / item / str(attempt) / "row.json"
+
+    # ---- the evaluation's own files -------------------------------------------------------
+
+    @property
+    def cohort(self) -> Path:
+        return self.root / "cohort.json"
+
+    @property
+    def attempts_csv(self) -> Path:
+        return self.root / "attempts.csv"
+
+    @property
+    def index(self) -> Path:
+        return self.root / "index.json"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.root / "plots"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def index_checksums(self) -> Path:
+        """The sha256 of index.json's inputs (`tcsexam score --checksums`), kept beside it."""
+        return self.root / ".checksums" / "index.json"
+
+    @property
+    def set_aside_dir(self) -> Path:
+        """Where the self-healing check moves derived files it cannot trust."""
+        return self.root / ".set-aside"
+
+    @property
+    def compare_dir(self) -> Path:
+        return self.root / "compare"
+
+
+def reference_dir(results: str | os.PathLike, reference_id: str) -> Path:
+    """Where the reference target builds reference `reference_id`: <results>/reference/<id>."""
+    return Path(results) / "reference" / reference_id
+
+
+def attempt_files(solver_dir: str | os.PathLike, name: str) -> list[tuple[str, str, str, Path]]:
+    """(model, task, attempt, path) of every existing <solver_dir>/<model>/<task>/<attempt>/<name>."""
+    solver_dir = Path(solver_dir)
+    if not solver_dir.is_dir():
+        return []
+    out = []
+    for path in sorted(solver_dir.glob(f"*/*/*/{name}")):
+        attempt = path.parent
+        out.append((attempt.parent.parent.name, attempt.parent.name, attempt.name, path))
+    return out
