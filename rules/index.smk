@@ -47,6 +47,7 @@ rule index:
     input:
         attempts=f"{OUT}/attempts.csv",
         cohort=f"{OUT}/cohort.json",
+        relative=PLAN.relative_files,
     output:
         report(
             f"{OUT}/index.json",
@@ -80,6 +81,7 @@ rule plots:
         index=f"{OUT}/index.json",
         attempts=f"{OUT}/attempts.csv",
         records=PLAN.records_files,
+        relative=PLAN.relative_files,
     output:
         report(
             f"{OUT}/plots/track_means.png",
@@ -130,6 +132,7 @@ rule manifest:
         cohort=f"{OUT}/cohort.json",
         attempts=f"{OUT}/attempts.csv",
         records=PLAN.records_files,
+        relative=PLAN.relative_files,
     output:
         f"{OUT}/manifest.json",
     log:

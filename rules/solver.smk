@@ -65,12 +65,14 @@ for _task in PLAN.generated_tasks:
             "tcsexam generate --task {input:q} --stamp {output:q} > {log:q} 2>&1"
 
 
-# Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row.
+# Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row
+# (and relative.json a refusal the scorer never averages).
 rule solver_score:
     input:
         records=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
     output:
         row=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/row.json",
+        relative=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/relative.json",
     log:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/score.log",
     conda:
@@ -83,8 +85,7 @@ rule solver_score:
     params:
         reference=PLAN.reference,
         protocol=PLAN.protocol,
-        relative=lambda w: f"{OUT}/solver/{w.model}/{w.task}/{w.attempt}/relative.json",
     shell:
         "tcsexam attempts solver-row --records {input.records:q} --task {wildcards.task:q}"
         " --reference {params.reference:q} --model {wildcards.model:q} --attempt {wildcards.attempt:q}"
-        " --protocol {params.protocol} --relative-output {params.relative:q} --output {output.row:q} > {log:q} 2>&1"
+        " --protocol {params.protocol} --relative-output {output.relative:q} --output {output.row:q} > {log:q} 2>&1"

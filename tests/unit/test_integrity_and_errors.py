@@ -160,7 +160,7 @@ def test_an_edited_record_is_never_scored(tmp_path):
         relative_output=base / "relative.json",
     )
     assert row.score_status == "judge_failed" and "digest mismatch" in row.note
-    assert not (base / "relative.json").exists()
+    assert json.loads((base / "relative.json").read_text())["relative_score"] is None  # a refusal, no score
 
 
 # ---------------------------------------------------------------------------------------------

@@ -161,8 +161,9 @@ def solver_row(
 
     A bad reference is a configuration error and raises `InputError`. Missing records ->
     `not_finished`; records the scorer refuses (infrastructure_error, missing eligible instance,
-    malformed file, ...) -> `judge_failed` with the scorer's message. On success the scorer's
-    output is written to `relative_output`; on failure a stale one is removed.
+    malformed file, ...) -> `judge_failed` with the scorer's message. `relative_output` is always
+    written (it is a declared output of the workflow's rule): the scorer's output on success, else
+    a refusal (`relative_score` null, `score_status`, `refused`: why) that replaces any older one.
     """
     from tcsexam.integrity import seal
     from tcsexam.scoring.reference import load_reference
@@ -173,7 +174,14 @@ def solver_row(
     records = Path(records)
 
     def fail(status: str, note: str) -> tuple[AttemptRow, None]:
-        relative_output.unlink(missing_ok=True)
+        refusal = {
+            "task": task,
+            "reference_id": ref.reference_id,
+            "relative_score": None,
+            "score_status": status,
+            "refused": note,
+        }
+        atomic_write_json(relative_output, seal(refusal, {"records": records}))
         return failed_row(model, "solver", task, attempt, status, note, protocol, adoption_status), None
 
     if not records.exists():

@@ -109,7 +109,7 @@ def load_run(path: str | Path, solver_files: bool = True) -> Run:
     if solver_files:
         for model, task, attempt, f in layout.solver_files("relative.json"):
             data = read_json(f, "solver-score output")
-            if isinstance(data, dict):
+            if isinstance(data, dict) and data.get("relative_score") is not None:  # not a refusal
                 relative[(model, task, attempt)] = data
         # the solver-score output holds every eligible instance's status and value; the records are
         # read only for attempts that have none (scoring refused or not run)

@@ -139,6 +139,11 @@ class Plan:
     def solver_runs(self) -> list[Planned]:
         return [p for p in self.planned if p.track == "solver" and "/missing/" not in p.row]
 
+    def relative_files(self, wildcards=None) -> list[str]:
+        """The solver-score outputs (relative.json) of every Solver run: what `tcsexam score
+        --solver-scores` and the plots read."""
+        return [str(self.layout.relative_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
+
     def records_files(self, wildcards=None) -> list[str]:
         return [str(self.layout.records_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
 

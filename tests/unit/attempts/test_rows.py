@@ -64,7 +64,7 @@ def test_solver_row_valid_uses_the_scorer(tmp_path, ref):
     assert "test-ref-v1" in row.note and "checker_reward 0.5" in row.note
 
 
-def test_solver_row_infrastructure_error_is_judge_failed_and_removes_stale_output(tmp_path, ref):
+def test_solver_row_infrastructure_error_is_judge_failed_and_replaces_stale_output(tmp_path, ref):
     rel = tmp_path / "relative.json"
     rel.write_text("{}")  # stale output of an earlier, successful scoring
     recs = _records(
@@ -82,7 +82,9 @@ def test_solver_row_infrastructure_error_is_judge_failed_and_removes_stale_outpu
     assert result is None and row.score is None
     assert row.score_status == "judge_failed"
     assert "infrastructure" in row.note
-    assert not rel.exists()
+    refusal = json.loads(rel.read_text())  # the stale output is replaced by the refusal
+    assert refusal["relative_score"] is None and refusal["score_status"] == "judge_failed"
+    assert "infrastructure" in refusal["refused"] and refusal["reference_id"] == "test-ref-v1"
 
 
 def test_solver_row_missing_instance_is_judge_failed(tmp_path, ref):
