@@ -20,8 +20,6 @@ every user runs the same bytes; `tcsexam generate --task <id>` writes the genera
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +29,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.paths import config_dir, project_root
+from tcsexam.schemas import check
 
 KINDS = ("objective", "solve")
 DIRECTIONS = ("maximize", "minimize")
@@ -93,42 +92,13 @@ class Task:
         raise InputError(f"task {self.id}: no instance named {name!r}")
 
 
-#: limit -> (what it counts, whether it must be a whole number); every limit is finite and positive.
-_LIMIT_FIELDS = {
-    "wall_s": ("wall-clock seconds", False),
-    "cpu_s": ("CPU seconds", False),
-    "mem_mb": ("megabytes", True),
-    "output_mb": ("megabytes", True),
-    "nproc": ("processes", True),
-}
+#: limits counted in whole units (the schema checks each is a finite positive number, whole here)
+_WHOLE_LIMITS = ("mem_mb", "output_mb", "nproc")
 
 
-def parse_limits(raw: dict[str, Any], path: Path | str) -> TaskLimits:
-    """A task's `limits:` mapping, checked: each a finite positive number (whole where it counts
-    megabytes or processes); `cpu_s` may be null. Every error names the file and the limit."""
-    unknown = [k for k in raw if k not in _LIMIT_FIELDS]
-    if unknown:
-        raise InputError(
-            f"{path}: limits: unknown limit(s) {', '.join(map(str, unknown))} (known: {', '.join(_LIMIT_FIELDS)})"
-        )
-    if "wall_s" not in raw:
-        raise InputError(f"{path}: limits: wall_s is required")
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        what, whole = _LIMIT_FIELDS[key]
-        if value is None and key == "cpu_s":
-            values[key] = None
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{path}: limits.{key} must be a number of {what}, not {value!r}")
-        if not math.isfinite(value) or value <= 0:
-            raise InputError(f"{path}: limits.{key} must be a finite positive number of {what}, not {value!r}")
-        if whole:
-            if value != int(value):
-                raise InputError(f"{path}: limits.{key} must be a whole number of {what}, not {value!r}")
-            value = int(value)
-        values[key] = value
-    return TaskLimits(**values)
+def parse_limits(raw: dict[str, Any]) -> TaskLimits:
+    """A task's `limits:` mapping, already checked by the task schema (`tcsexam/schemas`)."""
+    return TaskLimits(**{k: int(v) if k in _WHOLE_LIMITS else v for k, v in raw.items()})
 
 
 def task_path(task: str | Path) -> Path:
@@ -140,71 +110,38 @@ def task_path(task: str | Path) -> Path:
 
 
 def load_task(task: str | Path) -> Task:
+    """Read a task file, checked against the task schema (one line naming the file and field),
+    then for what a schema cannot say: unique instance names, generated files' names."""
     path = task_path(task)
     data = read_yaml(path, "task file")
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: task file must be a mapping")
-
-    def need(key: str, kind: type | tuple[type, ...]):
-        if key not in data:
-            raise InputError(f"{path}: missing key {key!r}")
-        if not isinstance(data[key], kind):
-            raise InputError(f"{path}: {key!r} has the wrong type")
-        return data[key]
-
-    task_id = need("id", str)
-    problem = need("problem", str)
-    kind = need("kind", str)
-    direction = need("direction", str)
-    if kind not in KINDS:
-        raise InputError(f"{path}: kind must be one of {KINDS}, not {kind!r}")
-    if direction not in DIRECTIONS:
-        raise InputError(f"{path}: direction must be one of {DIRECTIONS}, not {direction!r}")
-    limits = parse_limits(need("limits", dict), path)
-    base = project_root() / need("instance_dir", str)
+    check(data, "task", path)
+    problem = data["problem"]
+    base = project_root() / data["instance_dir"]
     instances = []
     seen = set()
-    for i, row in enumerate(need("instances", list)):
-        if not isinstance(row, dict) or "name" not in row or "file" not in row:
-            raise InputError(f"{path}: instances[{i}] needs 'name' and 'file'")
+    for row in data["instances"]:
         name = str(row["name"])
         if name in seen:
             raise InputError(f"{path}: duplicate instance {name!r}")
         seen.add(name)
         meta = {k: v for k, v in row.items() if k not in _INSTANCE_KEYS}
-        where = f"{path}: instance {name!r}"
-        digest = row.get("sha256")
-        if digest is not None and (not isinstance(digest, str) or not _SHA256.fullmatch(digest)):
-            raise InputError(f"{where}: sha256 must be 64 lowercase hex digits")
         gen = row.get("generate")
         if gen is not None:
-            gen = _generate_spec(gen, problem, str(row["file"]), digest, where)
-        instances.append(TaskInstance(name, base / str(row["file"]), meta, digest, gen))
-    return Task(task_id, problem, kind, direction, limits, tuple(instances), path)
+            gen = _generate_spec(gen, problem, str(row["file"]), f"{path}: instance {name!r}")
+        instances.append(TaskInstance(name, base / str(row["file"]), meta, row.get("sha256"), gen))
+    limits = parse_limits(data["limits"])
+    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path)
 
 
 _INSTANCE_KEYS = ("name", "file", "sha256", "generate")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def _generate_spec(raw: Any, problem: str, file: str, digest: str | None, where: str) -> dict[str, Any]:
+def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> dict[str, Any]:
+    """The generator's arguments of a generated instance; its file must carry the generator's name."""
     from tcsexam.problems import get_problem
-    from tcsexam.problems.generate import FORMATS, generated_name
+    from tcsexam.problems.generate import generated_name
 
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: generate must be a mapping with size and seed")
-    unknown = set(raw) - {"size", "seed", "index", "format"}
-    if unknown:
-        raise InputError(f"{where}: generate has unknown key {sorted(unknown)[0]!r}")
-    spec = {"size": raw.get("size"), "seed": raw.get("seed"), "index": raw.get("index", 1)}
-    for key, low in (("size", 1), ("seed", 0), ("index", 1)):
-        if type(spec[key]) is not int or spec[key] < low:
-            raise InputError(f"{where}: generate.{key} must be an integer >= {low}")
-    spec["format"] = raw.get("format", "new")
-    if spec["format"] not in FORMATS:
-        raise InputError(f"{where}: generate.format must be one of {', '.join(FORMATS)}")
-    if digest is None:
-        raise InputError(f"{where}: a generated instance must record its sha256")
+    spec = {"size": raw["size"], "seed": raw["seed"], "index": raw.get("index", 1), "format": raw.get("format", "new")}
     impl = get_problem(problem)
     if spec["format"] != "new" and impl.name != "maxsat":
         raise InputError(f"{where}: generate.format applies to maxsat only")

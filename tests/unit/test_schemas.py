@@ -18,6 +18,15 @@ def test_every_schema_is_a_valid_draft_2020_12_schema(name):
     jsonschema.Draft202012Validator.check_schema(load_schema(name))
 
 
+def test_task_vocabularies_match_the_code():
+    from tcsexam.problems.generate import FORMATS
+    from tcsexam.tasks import DIRECTIONS, KINDS
+
+    props = load_schema("task")["properties"]
+    assert tuple(props["kind"]["enum"]) == KINDS and tuple(props["direction"]["enum"]) == DIRECTIONS
+    assert tuple(props["instances"]["items"]["properties"]["generate"]["properties"]["format"]["enum"]) == FORMATS
+
+
 def test_verdict_vocabularies_match_the_code():
     from tcsexam.attempts.verdicts import VERDICT_STATUSES
 

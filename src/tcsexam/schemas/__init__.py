@@ -5,8 +5,9 @@ verdicts, suites, ...); the loaders call `check(data, name, source)` first and k
 the rules a schema cannot say (cross-file identities, case-insensitive names, duplicates).
 
 Error lines name the file, the field and what is wrong: `FILE: FIELD: MESSAGE`. A schema node may
-carry `x-message`, the sentence to use when that node fails (`{value!r}` is the offending value);
-otherwise the message comes from the failed keyword (a missing key, an unknown key, a type, ...).
+carry `x-message`, the sentence to use when that node fails (`{value!r}` is the offending value),
+or a mapping from the failed keyword (`type`, `multipleOf`, ...) to its sentence with `default` for
+the others; otherwise the message comes from the failed keyword (a missing key, an unknown key, ...).
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def describe(error, root: dict[str, Any] | None = None) -> str:
         known = sorted(node.get("properties", {}))
         extra = sorted(str(k) for k in error.instance if k not in known)
         message = f"unknown key(s) {', '.join(extra)}; known: {', '.join(known)}"
+    elif isinstance(x_message, dict):  # one sentence per failed keyword, else `default`
+        chosen = x_message.get(error.validator, x_message.get("default"))
+        message = chosen.format(value=error.instance) if chosen else error.message
     elif x_message is not None:
         message = x_message.format(value=error.instance)
     else:
