@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 from tcsexam.errors import InputError
-from tcsexam.records import InstanceRecord
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.pool import RayPool, RunContext, job_cpus, start_ray
@@ -134,10 +133,10 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
 
         inside = []
 
-        def on_result(name, data, tries):
-            inside.append(data["extra"].pop("bench_inside_s"))
-            store2.write(InstanceRecord.from_dict(data))
-            seen.append(data["status"])
+        def on_result(name, record, tries):
+            inside.append(record.extra.pop("bench_inside_s"))
+            store2.write(record)
+            seen.append(record.status)
 
         t0 = time.perf_counter()
         pool.run(names, on_result)
@@ -196,7 +195,7 @@ def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int,
     names = [i.name for i in task_obj.instances[:n]]
     statuses = []
     t0 = time.perf_counter()
-    pool.run(names, lambda name, data, tries: statuses.append(data["status"]))
+    pool.run(names, lambda name, record, tries: statuses.append(record.status))
     wall = time.perf_counter() - t0
     ideal = math.ceil(n / workers) * t
     print(

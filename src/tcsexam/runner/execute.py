@@ -256,11 +256,15 @@ def run_instance(
     scratch_dir: str | os.PathLike,
     attempt: str | None = None,
     key: str | None = None,
+    candidate_hash: str | None = None,
+    sandbox_image: str | None = None,
     instance_sha256: str | None = None,
     hidden_paths: Sequence[str] = (),
 ) -> InstanceRecord:
     """Run `candidate` on `instance` (a TaskInstance or its name) of `task`; never raises for
     solver failures. An unexpected harness failure becomes an `infrastructure_error` record.
+    The record is complete: its identity (`key`, `candidate_hash`, `sandbox_image`, `task`,
+    `attempt`) is filled in from the arguments, nothing is set on it afterwards.
 
     Inputs are protected under every sandbox: the instance is checked after the run against
     `instance_sha256` (the record key's hash; by default its hash before the run) and restored
@@ -274,6 +278,8 @@ def run_instance(
         task=getattr(task, "id", None),
         attempt=attempt,
         key=key,
+        candidate_hash=candidate_hash,
+        sandbox_image=sandbox_image,
         harness_version=HARNESS_VERSION,
         sandbox=getattr(sandbox, "name", sandbox if isinstance(sandbox, str) else None),
     )
@@ -386,7 +392,7 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
     record.exit_code = outcome.exit_code
     record.signal = outcome.signal
     record.termination = outcome.termination
-    record.sandbox = outcome.sandbox
+    record.sandbox = outcome.sandbox or record.sandbox
     record.limiter = outcome.limiter
     status, message = outcome_status(outcome, candidate)
     if status == Status.CRASH.value and outcome.termination == "exit" and _not_started(outcome):

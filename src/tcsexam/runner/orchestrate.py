@@ -23,12 +23,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
+
+if TYPE_CHECKING:
+    from tcsexam.runner.pool import RunContext
 
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_BUILD_TIMEOUT_S = 600.0
@@ -72,19 +75,6 @@ class RunSummary:
 def _threads(candidate) -> int:
     threads = getattr(candidate, "threads", 1) or 1
     return max(1, int(threads))
-
-
-def _finalise(
-    record: InstanceRecord, *, key: str, candidate_hash: str, task_id: str, attempt: str | None, sandbox: str
-) -> InstanceRecord:
-    record.key = key
-    record.candidate_hash = candidate_hash
-    record.task = task_id
-    record.attempt = attempt
-    record.harness_version = HARNESS_VERSION
-    if record.sandbox is None:
-        record.sandbox = sandbox
-    return record
 
 
 def hidden_paths(output: Path, records_dir: Path) -> tuple[str, ...]:
@@ -210,16 +200,23 @@ def run_task(
         for name, reason, detail in store.set_aside:
             say(f"{task_obj.id}: set aside {name}: {reason}{': ' + detail if detail else ''}")
 
+    from tcsexam.runner.pool import RunContext
+
+    ctx = RunContext(
+        task=task_obj,
+        candidate=candidate,
+        sandbox=sandbox,
+        limits=limits,
+        seed=seed,
+        attempt=attempt,
+        keys=keys,
+        candidate_hash=candidate_hash,
+        sandbox_image=image,
+        instance_hashes=instance_hashes,
+        hidden_paths=hidden_paths(output, records_dir),
+    )
+
     def finish(name: str, record: InstanceRecord) -> None:
-        record = _finalise(
-            record,
-            key=keys[name],
-            candidate_hash=candidate_hash,
-            task_id=task_obj.id,
-            attempt=attempt,
-            sandbox=sandbox,
-        )
-        record.sandbox_image = image
         store.write(record)
         results[name] = record
         summary.executed += 1
@@ -227,16 +224,7 @@ def run_task(
     def all_invalid(message: str, termination: str) -> list[str]:
         """Record every pending instance `invalid` (the submission cannot run); none is left."""
         for name in pending:
-            finish(
-                name,
-                InstanceRecord(
-                    instance=name,
-                    status=Status.INVALID.value,
-                    message=message[:1000],
-                    sandbox=sandbox,
-                    termination=termination,
-                ),
-            )
+            finish(name, ctx.blank_record(name, Status.INVALID.value, message[:1000], termination=termination))
         return []
 
     if pending:
@@ -282,15 +270,8 @@ def run_task(
         try:
             if pending:
                 _run_pool(
-                    task_obj,
-                    built,
+                    dataclasses.replace(ctx, candidate=built),
                     pending,
-                    sandbox=sandbox,
-                    limits=limits,
-                    seed=seed,
-                    attempt=attempt,
-                    instance_hashes=instance_hashes,
-                    hidden_paths=hidden_paths(output, records_dir),
                     threads=threads,
                     workers=workers,
                     ray_address=ray_address,
@@ -337,16 +318,9 @@ def run_task(
 
 
 def _run_pool(
-    task_obj,
-    candidate,
-    pending,
+    ctx: RunContext,
+    pending: list[str],
     *,
-    sandbox,
-    limits,
-    seed,
-    attempt,
-    instance_hashes,
-    hidden_paths,
     threads,
     workers,
     ray_address,
@@ -363,24 +337,14 @@ def _run_pool(
 ) -> None:
     from tqdm import tqdm
 
-    from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, job_cpus, start_ray
+    from tcsexam.runner.pool import InProcessPool, RayPool, job_cpus, start_ray
 
-    ctx = RunContext(
-        task=task_obj,
-        candidate=candidate,
-        sandbox=sandbox,
-        limits=limits,
-        seed=seed,
-        attempt=attempt,
-        instance_hashes=instance_hashes,
-        hidden_paths=hidden_paths,
-    )
+    task_obj, limits = ctx.task, ctx.limits
     failures = 0
     bar = None
 
-    def on_result(name: str, data: dict, tries: int) -> None:
+    def on_result(name: str, record: InstanceRecord, tries: int) -> None:
         nonlocal failures
-        record = InstanceRecord.from_dict(data)
         finish(name, record)
         if record.status != Status.OK.value:
             failures += 1

@@ -19,6 +19,7 @@ already initialised in this process it is reused and left running.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -29,26 +30,40 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tcsexam import HARNESS_VERSION
 from tcsexam.records import InstanceRecord, Status
 
-#: on_result(instance, record_dict, tries): called once per instance, in completion order.
-ResultCallback = Callable[[str, dict, int], None]
+if TYPE_CHECKING:
+    from tcsexam.runner.execute import Candidate
+    from tcsexam.runner.limiter import Limits
+    from tcsexam.runner.sandboxes.base import Sandbox
+    from tcsexam.tasks import Task, TaskInstance
+
+#: on_result(instance, record, tries): called once per instance, in completion order, with the
+#: complete record (key, task, attempt, candidate_hash, sandbox... filled in).
+ResultCallback = Callable[[str, InstanceRecord, int], None]
 #: on_dispatch(instance, actor_pid, try_number): called when an instance is handed to an actor.
 DispatchHook = Callable[[str, int, int], None]
 
 
 @dataclass
 class RunContext:
-    """What every execution of one attempt shares; sent once to each actor."""
+    """What every execution of one attempt shares; sent once to each actor. It carries what a
+    record names besides the run's outcome (keys, candidate hash, image), so the executor returns
+    the complete record."""
 
-    task: Any  #: tcsexam.tasks.Task
-    candidate: Any  #: tcsexam.runner.execute.Candidate (built, when it has a build step)
-    sandbox: str
-    limits: Any  #: tcsexam.runner.limits.Limits
+    task: Task
+    candidate: Candidate | None  #: built, when it has a build step
+    sandbox: str  #: the sandbox's name (resolved: never `auto`)
+    limits: Limits | None
     seed: int = 0
     attempt: str | None = None
+    #: instance name -> its record key (`store.record_key`); None for an instance not named here
+    keys: dict[str, str] = field(default_factory=dict)
+    candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in the keys
+    sandbox_image: str | None = None  #: the container image id (docker), part of the keys
     scratch_root: str | None = None  #: parent of the per-instance scratch dirs (None: $TMPDIR)
     #: instance name -> sha256 of its file (the one in the record key): checked after every run
     instance_hashes: dict[str, str] = field(default_factory=dict)
@@ -56,20 +71,43 @@ class RunContext:
     hidden_paths: tuple[str, ...] = ()
     #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
     executor: Callable[..., InstanceRecord] | None = None
-    _instances: dict = field(default_factory=dict, repr=False, compare=False)
-    _sandbox_obj: Any = field(default=None, repr=False, compare=False)
+    _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
+    _sandbox_obj: Sandbox | None = field(default=None, repr=False, compare=False)
 
-    def instance(self, name: str):
+    def instance(self, name: str) -> TaskInstance:
         if not self._instances:
             self._instances = {inst.name: inst for inst in self.task.instances}
         return self._instances[name]
 
-    def sandbox_obj(self):
+    def sandbox_obj(self) -> Sandbox:
         if self._sandbox_obj is None:
             from tcsexam.runner.sandboxes import get_sandbox
 
             self._sandbox_obj = get_sandbox(self.sandbox)
         return self._sandbox_obj
+
+    def identity(self, name: str) -> dict[str, Any]:
+        """The fields every record of instance `name` in this attempt carries (its identity)."""
+        return {
+            "task": getattr(self.task, "id", None),
+            "attempt": self.attempt,
+            "key": self.keys.get(name),
+            "candidate_hash": self.candidate_hash,
+            "sandbox_image": self.sandbox_image,
+        }
+
+    def blank_record(self, name: str, status: str, message: str = "", **fields: Any) -> InstanceRecord:
+        """A record of `name` decided without running it (an infrastructure failure, a candidate
+        that cannot start), with the attempt's identity fields."""
+        return InstanceRecord(
+            instance=name,
+            status=status,
+            message=message,
+            sandbox=self.sandbox,
+            harness_version=HARNESS_VERSION,
+            **self.identity(name),
+            **fields,
+        )
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -78,12 +116,12 @@ class RunContext:
         return state
 
 
-def infrastructure_record(instance: str, message: str) -> InstanceRecord:
-    return InstanceRecord(instance=instance, status=Status.INFRASTRUCTURE_ERROR.value, message=message)
+def infrastructure_record(ctx: RunContext, instance: str, message: str) -> InstanceRecord:
+    return ctx.blank_record(instance, Status.INFRASTRUCTURE_ERROR.value, message)
 
 
-def execute_instance(ctx: RunContext, name: str) -> dict:
-    """Run one instance under the task's limits and return its record as a dict. Never raises."""
+def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
+    """Run one instance under the task's limits and return its complete record. Never raises."""
     scratch = None
     try:
         protect: dict[str, Any] = {}
@@ -93,7 +131,13 @@ def execute_instance(ctx: RunContext, name: str) -> dict:
             from tcsexam.runner.execute import run_instance
 
             sandbox = ctx.sandbox_obj()
-            protect = {"instance_sha256": ctx.instance_hashes.get(name), "hidden_paths": ctx.hidden_paths}
+            identity = ctx.identity(name)
+            del identity["task"], identity["attempt"]  # run_instance takes them from task and attempt
+            protect = {
+                "instance_sha256": ctx.instance_hashes.get(name),
+                "hidden_paths": ctx.hidden_paths,
+                **identity,
+            }
         scratch = tempfile.mkdtemp(prefix="tcsexam-", dir=ctx.scratch_root)
         record = run_instance(
             ctx.task,
@@ -107,11 +151,11 @@ def execute_instance(ctx: RunContext, name: str) -> dict:
             **protect,
         )
         if isinstance(record, InstanceRecord):
-            return record.to_dict()
-        return infrastructure_record(name, f"harness error: run_instance returned {type(record)}").to_dict()
+            return record
+        return infrastructure_record(ctx, name, f"harness error: run_instance returned {type(record)}")
     except Exception as exc:  # a harness failure, never the solver's
         msg = " ".join(f"harness error: {type(exc).__name__}: {exc}".split())
-        return infrastructure_record(name, msg[:500]).to_dict()
+        return infrastructure_record(ctx, name, msg[:500])
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -126,19 +170,16 @@ class _Retry:
         self.max_retries = max_retries
         self.on_result = on_result
 
-    def finish(self, name: str, record: dict, tries: int, queue: deque) -> None:
+    def finish(self, name: str, record: InstanceRecord, tries: int, queue: deque) -> None:
         """Pass a result on, or queue the instance again if it is a retryable infra failure."""
-        if record.get("status") == Status.INFRASTRUCTURE_ERROR.value and tries <= self.max_retries:
-            queue.append((name, tries + 1, record.get("message", "")))
+        infra = record.status == Status.INFRASTRUCTURE_ERROR.value
+        if infra and tries <= self.max_retries:
+            queue.append((name, tries + 1, record.message))
             return
-        if record.get("status") == Status.INFRASTRUCTURE_ERROR.value and tries > 1:
-            record = dict(record)
-            record["message"] = f"{record.get('message', '')} (after {tries} tries)".strip()
+        if infra and tries > 1:
+            record = dataclasses.replace(record, message=f"{record.message} (after {tries} tries)".strip())
         if tries > 1:
-            record = dict(record)
-            extra = dict(record.get("extra") or {})
-            extra["tries"] = tries
-            record["extra"] = extra
+            record = dataclasses.replace(record, extra={**record.extra, "tries": tries})
         self.on_result(name, record, tries)
 
 
@@ -260,7 +301,7 @@ def _actor_class():
             def where(self) -> tuple[str, int]:
                 return socket.gethostname(), os.getpid()
 
-            def run(self, name: str) -> dict:
+            def run(self, name: str) -> InstanceRecord:
                 return execute_instance(self.ctx, name)
 
         _ACTOR_CLASS = ray.remote(InstanceActor)
@@ -367,12 +408,12 @@ class RayPool:
                     record = ray.get(ref)
                     slots.append(actor)
                 except RayTaskError as exc:  # the executor itself raised: a harness failure
-                    record = infrastructure_record(name, _one_line("harness error", exc)).to_dict()
+                    record = infrastructure_record(self.ctx, name, _one_line("harness error", exc))
                     slots.append(actor)
                 except RayError as exc:  # the actor, its worker or its node was lost
                     why = "watchdog deadline passed" if ref in overdue else _one_line("lost actor", exc)
                     overdue.discard(ref)
-                    record = infrastructure_record(name, why).to_dict()
+                    record = infrastructure_record(self.ctx, name, why)
                     if actor in self.actors:  # the first call to report this actor's loss
                         self._lost(actor)
                         slots = [a for a in slots if a is not actor]

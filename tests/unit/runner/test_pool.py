@@ -63,8 +63,8 @@ def _log(tmp_path) -> list[str]:
 def test_execute_instance_turns_harness_exceptions_into_records(tmp_path):
     ctx = _ctx(tmp_path, [{"name": "a", "raise": "true"}, {"name": "b"}])
     rec = execute_instance(ctx, "a")
-    assert rec["status"] == "infrastructure_error" and "boom in the harness" in rec["message"]
-    assert execute_instance(ctx, "b")["status"] == "ok"
+    assert rec.status == "infrastructure_error" and "boom in the harness" in rec.message
+    assert execute_instance(ctx, "b").status == "ok"
 
 
 def test_in_process_pool_retries_infrastructure_errors(tmp_path):
@@ -73,11 +73,11 @@ def test_in_process_pool_retries_infrastructure_errors(tmp_path):
     )
     got = {}
     InProcessPool(ctx, max_retries=2).run(["a", "bad", "c"], lambda n, r, t: got.setdefault(n, (r, t)))
-    assert got["a"][0]["status"] == "ok" and got["a"][1] == 1
-    assert got["c"][0]["status"] == "timeout"  # a solver failure is never retried
+    assert got["a"][0].status == "ok" and got["a"][1] == 1
+    assert got["c"][0].status == "timeout"  # a solver failure is never retried
     rec, tries = got["bad"]
-    assert rec["status"] == "infrastructure_error" and tries == 3
-    assert "after 3 tries" in rec["message"] and rec["extra"]["tries"] == 3
+    assert rec.status == "infrastructure_error" and tries == 3
+    assert "after 3 tries" in rec.message and rec.extra["tries"] == 3
     assert _log(tmp_path) == ["a", "bad", "c", "bad", "bad"]
 
 
@@ -103,7 +103,7 @@ def test_ray_pool_runs_every_instance_on_two_actors(tmp_path, ray_2cpus):
         pool.run(names, lambda n, r, t: got.setdefault(n, r))
     finally:
         pool.close()
-    assert sorted(got) == names and all(r["status"] == "ok" for r in got.values())
+    assert sorted(got) == names and all(r.status == "ok" for r in got.values())
     pids = {line.split()[1] for line in (tmp_path / "exec.log").read_text().splitlines()}
     assert len(pids) == 2 and str(os.getpid()) not in pids  # two actor processes did the work
 
@@ -131,8 +131,8 @@ def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
         pool.close()
     assert len(kills) == 1 and pool.lost_actors == 1
     rec, tries = got["victim"]
-    assert rec["status"] == "ok" and tries == 2 and rec["extra"]["tries"] == 2
-    assert got["a"][0]["status"] == "ok" and got["b"][0]["status"] == "ok"
+    assert rec.status == "ok" and tries == 2 and rec.extra["tries"] == 2
+    assert got["a"][0].status == "ok" and got["b"][0].status == "ok"
     assert _log(tmp_path).count("victim") == 2
 
 
@@ -146,9 +146,9 @@ def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
     finally:
         pool.close()
     rec, tries = got["victim"]
-    assert rec["status"] == "infrastructure_error" and tries == 2 and len(kills) == 2
-    assert "lost actor" in rec["message"] and "after 2 tries" in rec["message"]
-    assert got["a"][0]["status"] == "ok"
+    assert rec.status == "infrastructure_error" and tries == 2 and len(kills) == 2
+    assert "lost actor" in rec.message and "after 2 tries" in rec.message
+    assert got["a"][0].status == "ok"
 
 
 def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
@@ -161,9 +161,9 @@ def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
         pool.run(["stuck", "a"], lambda n, r, t: got.setdefault(n, r))
     finally:
         pool.close()
-    assert got["stuck"]["status"] == "infrastructure_error"
-    assert "watchdog" in got["stuck"]["message"]
-    assert got["a"]["status"] == "ok"
+    assert got["stuck"].status == "infrastructure_error"
+    assert "watchdog" in got["stuck"].message
+    assert got["a"].status == "ok", got["a"].message
 
 
 def _alive_with_arg(arg: str) -> list[int]:
@@ -207,7 +207,7 @@ def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     finally:
         pool.close()
     assert seen_running == [True]
-    assert got["victim"]["status"] == "infrastructure_error"
+    assert got["victim"].status == "infrastructure_error"
     assert pool.orphans_killed >= 1
     deadline = time.monotonic() + 5
     while _alive_with_arg(token) and time.monotonic() < deadline:
