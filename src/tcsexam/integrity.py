@@ -10,27 +10,23 @@ aside so the next `snakemake` run rebuilds it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
+from tcsexam.errors import InputError
 from tcsexam.records import DIGEST_FIELD, digest_problem, record_digest
+from tcsexam.runner.store import hash_file
 
 INPUTS_FIELD = "inputs_sha256"
-_CHUNK = 1 << 20
 
 
 def file_sha256(path: str | os.PathLike) -> str | None:
     """'sha256:<hex>' of a file's bytes; None when it does not exist or cannot be read."""
-    h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(_CHUNK):
-                h.update(chunk)
-    except OSError:
+        return "sha256:" + hash_file(path)
+    except InputError:
         return None
-    return "sha256:" + h.hexdigest()
 
 
 def seal(data: dict[str, Any], inputs: dict[str, str | os.PathLike] | None = None) -> dict[str, Any]:

@@ -32,11 +32,10 @@ def generate_text(problem, size: int, seed: int, index: int = 1, form: str = "ne
 
 
 def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """sha256 (hex) of an instance file (`tcsexam.runner.store.hash_file`)."""
+    from tcsexam.runner.store import hash_file
+
+    return hash_file(path)
 
 
 def sha256_text(text: str) -> str:

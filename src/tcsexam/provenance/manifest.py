@@ -15,7 +15,6 @@ live comes from options, else from the run's previous manifest.json, else the bu
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import subprocess
@@ -27,24 +26,15 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 from tcsexam.layout import ResultsLayout
+from tcsexam.runner.store import hash_file
 
 SCHEMA_VERSION = 1
 PACKAGES = ("numpy", "scipy", "ray", "snakemake", "python-sat")
-_CHUNK = 1 << 20
 
 
 def sha256_file(path: str | os.PathLike) -> str | None:
-    """sha256 of a file's bytes, None when it does not exist."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(_CHUNK):
-                h.update(chunk)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return h.hexdigest()
+    """sha256 of a file's bytes, None when it does not exist (InputError when it cannot be read)."""
+    return hash_file(path) if Path(path).exists() else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -459,7 +459,7 @@ def _exit_with_parent(interval_s: float = 0.5) -> None:
 
 def kill_run_orphans(harness_pid: int) -> int:
     """SIGKILL every process carrying the run marker of harness process `harness_pid` in its
-    environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limits for every run and
+    environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limiter for every run and
     inherited by every descendant, those that left with setsid included). Returns how many."""
     needle = f"TCSEXAM_RUN_MARKER={int(harness_pid)}-".encode()
     me = os.getpid()

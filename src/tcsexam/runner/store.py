@@ -66,13 +66,15 @@ def _hash_file_into(h: hashlib._Hash, path: Path) -> None:
 
 
 def hash_file(path: str | os.PathLike) -> str:
-    """sha256 of a file's bytes (read in 1 MiB chunks); InputError naming the file if unreadable."""
+    """sha256 (hex) of a file's bytes, read in 1 MiB chunks: the one file hash of the project
+    (record keys, task files' instance hashes, the manifest, sealed files' inputs); InputError
+    naming the file if it cannot be read."""
     path = Path(path)
     h = hashlib.sha256()
     try:
         _hash_file_into(h, path)
     except OSError as exc:
-        raise InputError(f"{path}: cannot read instance file: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: cannot read file: {exc.strerror or exc}") from None
     return h.hexdigest()
 
 

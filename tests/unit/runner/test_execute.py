@@ -9,7 +9,7 @@ import pytest
 
 from tcsexam.errors import InputError
 from tcsexam.runner.execute import build_candidate, load_candidate, run_instance
-from tcsexam.runner.limits import Limits
+from tcsexam.runner.limiter import Limits
 from tcsexam.tasks import load_task
 
 GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from tcsexam.runner.execute import load_candidate, run_instance
-from tcsexam.runner.limits import Limits, cgroup_support
+from tcsexam.runner.limiter import Limits, cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 

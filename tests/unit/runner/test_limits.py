@@ -9,15 +9,9 @@ import psutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import (
-    LaunchError,
-    Limits,
-    MiB,
-    cgroup_support,
-    launcher,
-    resolve_limiter,
-    run_limited,
-)
+from tcsexam.runner.limiter import LaunchError, Limits, MiB, cgroup_support, resolve_limiter
+from tcsexam.runner.limiter.launcher import launcher
+from tcsexam.runner.sandboxes import run_limited
 from tcsexam.tasks import TaskLimits
 
 LIMITERS = [

@@ -179,7 +179,7 @@ def _alive_with_arg(arg: str) -> list[int]:
 def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     """Real executor: the candidate of a killed actor (an orphan) is found and killed."""
     from tcsexam.runner.execute import load_candidate
-    from tcsexam.runner.limits import Limits
+    from tcsexam.runner.limiter import Limits
 
     ctx = _ctx(tmp_path, [{"name": "victim"}])
     token = f"{time.time_ns() % 10**9}.5"  # a unique sleep argument to find the candidate by

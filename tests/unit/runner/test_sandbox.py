@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limits import Limits, MiB, run_limited
-from tcsexam.runner.sandboxes import NAMES, get_sandbox
+from tcsexam.runner.limiter import Limits, MiB
+from tcsexam.runner.sandboxes import NAMES, get_sandbox, run_limited
 
 
 def test_registry():
