@@ -7,6 +7,7 @@ import signal
 import sys
 
 from tcsexam.records import STATUSES
+from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.sandboxes import CHOICES
 
 
@@ -77,9 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--max-retries",
         type=int,
-        default=2,
+        default=DEFAULT_MAX_RETRIES,
         metavar="K",
-        help="resubmissions after an infrastructure failure (lost actor, ...); default 2",
+        help="resubmissions after an infrastructure failure (lost actor, ...); default %(default)s",
     )
     run.add_argument(
         "--build-timeout",

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
 if TYPE_CHECKING:
     from tcsexam.runner.pool import RunContext
 
-DEFAULT_MAX_RETRIES = 2
 DEFAULT_BUILD_TIMEOUT_S = 600.0
 RAY_HEAD_WAIT_S = 120.0  #: how long a job waits for a shared Ray head that is still starting
 

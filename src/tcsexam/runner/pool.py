@@ -35,6 +35,9 @@ from typing import TYPE_CHECKING, Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.records import InstanceRecord, Status
 
+#: resubmissions after an infrastructure failure: the one retry policy (CLI, run_task, pools)
+DEFAULT_MAX_RETRIES = 2
+
 if TYPE_CHECKING:
     from tcsexam.runner.execute import Candidate
     from tcsexam.runner.limiter import Limits
@@ -188,7 +191,9 @@ class InProcessPool:
 
     workers = 1
 
-    def __init__(self, ctx: RunContext, *, max_retries: int = 2, on_dispatch: DispatchHook | None = None):
+    def __init__(
+        self, ctx: RunContext, *, max_retries: int = DEFAULT_MAX_RETRIES, on_dispatch: DispatchHook | None = None
+    ):
         self.ctx = ctx
         self.max_retries = max_retries
         self.on_dispatch = on_dispatch
@@ -323,7 +328,7 @@ class RayPool:
         *,
         workers: int,
         threads: int = 1,
-        max_retries: int = 2,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         watchdog_s: float | None = None,
         on_dispatch: DispatchHook | None = None,
         poll_s: float = 1.0,
