@@ -38,6 +38,13 @@ def seal(data: dict[str, Any], inputs: dict[str, str | os.PathLike] | None = Non
     return out
 
 
+def require_sound(data: dict[str, Any], what: str) -> None:
+    """Refuse a sealed file that fails its own digest (`what` names it, e.g. "FILE: attempt row");
+    one written before digests existed, without one, passes."""
+    if DIGEST_FIELD in data and (problem := digest_problem(data)) is not None:
+        raise InputError(f"{what} fails its integrity check ({problem}); rerun to rebuild it")
+
+
 def seal_problem(data: Any, inputs: dict[str, str | os.PathLike] | None = None) -> str | None:
     """Why a decoded sealed file cannot be trusted (None when it can): it fails its digest, or one
     of the named inputs is not the file it was computed from."""

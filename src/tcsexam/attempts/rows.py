@@ -100,12 +100,9 @@ class AttemptRow:
     def from_dict(cls, data: Any, source: str) -> AttemptRow:
         if not isinstance(data, dict):
             raise InputError(f"{source}: an attempt row must be a JSON object")
-        if "digest" in data:
-            from tcsexam.records import digest_problem
+        from tcsexam.integrity import require_sound
 
-            problem = digest_problem(data)
-            if problem is not None:
-                raise InputError(f"{source}: attempt row fails its integrity check ({problem}); rerun to rebuild it")
+        require_sound(data, f"{source}: attempt row")
         missing = [c for c in COLUMNS if c not in data]
         if missing:
             raise InputError(f"{source}: attempt row lacks {', '.join(missing)}")

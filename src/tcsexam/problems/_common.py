@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +263,38 @@ def meta_number(meta: Mapping[str, Any], *keys: str) -> float | None:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             return float(value)
     return None
+
+
+def competition_lines(data: bytes, max_bytes: int) -> Iterator[tuple[int, bytes, bytes, bytes]]:
+    """(line number, line, kind, rest) of each line of SAT or MaxSAT competition output that is not
+    blank or a `c` comment. kind is the line's one-letter first word (`s`, `v`, `o`, ...), or b""
+    when the line does not start with a one-letter word: the caller reports it as an unknown line."""
+    if len(data) > max_bytes:
+        raise invalid(f"certificate is {len(data)} bytes, more than the {max_bytes} allowed")
+    if not data.strip():
+        raise invalid("empty certificate")
+    for number, raw in enumerate(data.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[:1] == b"c":
+            continue
+        head, rest = line[:1], line[1:]
+        yield number, line, head if rest[:1] in (b"", b" ", b"\t") else b"", rest
+
+
+def assignment(lits: np.ndarray, nvars: int, used_vars: int, claimed: Any) -> np.ndarray:
+    """The truth values (1 true, -1 false, 0 unset; index 0 unused) that the non-zero literals
+    `lits` assign, sized by the variables actually used so a huge declared count costs nothing.
+    Rejects a literal outside 1..nvars and a variable given both signs."""
+    var = np.abs(lits)
+    if var.size and int(var.max()) > nvars:
+        k = int(np.argmax(var > nvars))
+        raise failed(f"literal {int(lits[k])} outside 1..{nvars}", claimed)
+    value = np.zeros(max(used_vars, int(var.max()) if var.size else 0) + 1, dtype=np.int8)
+    pos = lits > 0
+    value[var[pos]] = 1
+    clash = value[var[~pos]] == 1
+    if clash.any():
+        both = int(var[~pos][np.argmax(clash)])
+        raise failed(f"variable {both} is assigned both true and false", claimed)
+    value[var[~pos]] = -1
+    return value

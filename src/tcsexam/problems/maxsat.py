@@ -182,21 +182,10 @@ class MaxSat(Problem):
         return 65536 + 24 * inst.nvars
 
     def _assignment(self, inst: WcnfInstance, data: bytes) -> tuple[str | None, float | None, np.ndarray]:
-        limit = self.max_certificate_bytes(inst)
-        if len(data) > limit:
-            raise c.invalid(f"certificate is {len(data)} bytes, more than the {limit} allowed")
-        if not data.strip():
-            raise c.invalid("empty certificate")
         answer: str | None = None
         claimed: float | None = None
         vparts: list[bytes] = []
-        for number, raw in enumerate(data.splitlines(), start=1):
-            line = raw.strip()
-            if not line or line[:1] == b"c":
-                continue
-            head, rest = line[:1], line[1:]
-            if rest[:1] not in (b"", b" ", b"\t"):
-                raise c.invalid(f"line {number}: unknown line {c.show(line)}", claimed)
+        for number, line, head, rest in c.competition_lines(data, self.max_certificate_bytes(inst)):
             if head == b"s":
                 if answer is not None:
                     raise c.invalid(f"line {number}: a second 's' line", claimed)
@@ -233,20 +222,7 @@ class MaxSat(Problem):
             lits = lits[:-1]
         if (lits == 0).any():
             raise c.invalid("a 0 before the end of the 'v' literals", claimed)
-        var = np.abs(lits)
-        if var.size and int(var.max()) > inst.nvars:
-            k = int(np.argmax(var > inst.nvars))
-            raise c.failed(f"literal {int(lits[k])} outside 1..{inst.nvars}", claimed)
-        # sized by the variables actually used, so a huge declared count costs nothing
-        value = np.zeros(max(inst.used_vars, int(var.max()) if var.size else 0) + 1, dtype=np.int8)
-        pos = lits > 0
-        value[var[pos]] = 1
-        clash = value[var[~pos]] == 1
-        if clash.any():
-            both = int(var[~pos][np.argmax(clash)])
-            raise c.failed(f"variable {both} is assigned both true and false", claimed)
-        value[var[~pos]] = -1
-        return answer, claimed, value
+        return answer, claimed, c.assignment(lits, inst.nvars, inst.used_vars, claimed)
 
     def check_certificate(self, instance: WcnfInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         optimum = c.meta_number(meta, "optimum", "optimal", "best_known")

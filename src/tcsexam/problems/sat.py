@@ -120,6 +120,12 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     )
 
 
+def _answered(answer: str, solved: bool, message: str) -> CheckResult:
+    """An `ok` result of a solve problem: value and reward 1.0 when solved, else 0.0."""
+    score = 1.0 if solved else 0.0
+    return CheckResult(Status.OK.value, value=score, solved=solved, claimed=answer, reward=score, message=message)
+
+
 class Sat(Problem):
     name = "sat"
     kind = "solve"
@@ -135,20 +141,9 @@ class Sat(Problem):
 
     def parse_certificate(self, inst: CnfInstance, data: bytes) -> tuple[str, np.ndarray | None]:
         """(answer, literals) from SAT-competition output; raises Reject."""
-        limit = self.max_certificate_bytes(inst)
-        if len(data) > limit:
-            raise c.invalid(f"certificate is {len(data)} bytes, more than the {limit} allowed")
-        if not data.strip():
-            raise c.invalid("empty certificate")
         answer: str | None = None
         vparts: list[bytes] = []
-        for number, raw in enumerate(data.splitlines(), start=1):
-            line = raw.strip()
-            if not line or line[:1] == b"c":
-                continue
-            head, rest = line[:1], line[1:]
-            if rest[:1] not in (b"", b" ", b"\t"):
-                raise c.invalid(f"line {number}: unknown line {c.show(line)}", answer)
+        for number, line, head, rest in c.competition_lines(data, self.max_certificate_bytes(inst)):
             if head == b"s":
                 word = b" ".join(rest.split())
                 if answer is not None:
@@ -190,49 +185,20 @@ class Sat(Problem):
         try:
             answer, lits = self.parse_certificate(instance, certificate)
             if answer == "UNKNOWN":
-                return CheckResult(
-                    Status.OK.value,
-                    value=0.0,
-                    solved=False,
-                    claimed=answer,
-                    reward=0.0,
-                    message="s UNKNOWN: not solved",
-                )
+                return _answered(answer, False, "s UNKNOWN: not solved")
             if answer == "UNSAT":
                 if label == "UNSAT":
-                    return CheckResult(
-                        Status.OK.value,
-                        value=1.0,
-                        solved=True,
-                        claimed=answer,
-                        reward=1.0,
-                        message="UNSAT claim agrees with the label",
-                    )
+                    return _answered(answer, True, "UNSAT claim agrees with the label")
                 if label == "SAT":
                     raise c.failed("claims UNSATISFIABLE but the instance is satisfiable", answer)
-                return CheckResult(
-                    Status.OK.value,
-                    value=0.0,
-                    solved=False,
-                    claimed=answer,
-                    reward=0.0,
-                    message="UNSAT claim not verifiable: the instance "
-                    "has no label (a DRAT proof is needed); not counted as solved",
+                return _answered(
+                    answer,
+                    False,
+                    "UNSAT claim not verifiable: the instance has no label (a DRAT proof is needed); not counted as solved",
                 )
             assert lits is not None
-            var = np.abs(lits)
-            if var.size and int(var.max()) > instance.nvars:
-                k = int(np.argmax(var > instance.nvars))
-                raise c.failed(f"literal {int(lits[k])} outside 1..{instance.nvars}", answer)
             used = int(instance.var.max()) if instance.var.size else 0
-            value = np.zeros(max(used, int(var.max()) if var.size else 0) + 1, dtype=np.int8)
-            pos = lits > 0
-            value[var[pos]] = 1
-            clash = value[var[~pos]] == 1
-            if clash.any():
-                both = int(var[~pos][np.argmax(clash)])
-                raise c.failed(f"variable {both} is assigned both true and false", answer)
-            value[var[~pos]] = -1
+            value = c.assignment(lits, instance.nvars, used, answer)
             unsat = np.flatnonzero(~instance.satisfied(value))
             if unsat.size:
                 k = int(unsat[0])
@@ -240,9 +206,7 @@ class Sat(Problem):
                 raise c.failed(f"{unsat.size} clause(s) falsified, first clause {k + 1}: [{shown}]", answer)
         except c.Reject as rej:
             return rej.result()
-        return CheckResult(
-            Status.OK.value, value=1.0, solved=True, claimed=answer, reward=1.0, message="model satisfies every clause"
-        )
+        return _answered(answer, True, "model satisfies every clause")
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """Uniform random 3-SAT with `size` variables and round(4.26 * size) clauses."""

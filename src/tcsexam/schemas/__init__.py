@@ -12,6 +12,7 @@ the others; otherwise the message comes from the failed keyword (a missing key, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,11 @@ def first_error(validator, data: Any):
     return max(errors, key=by_relevance()) if errors else None
 
 
-def check(data: Any, schema: str, source: str | Path) -> None:
-    """Raise InputError(`source: field: what is wrong`) when `data` violates schema `schema`."""
+def check(data: Any, schema: str, source: str | Path, where: Callable[[list], str] | None = None) -> None:
+    """Raise InputError(`source: field: what is wrong`) when `data` violates schema `schema`.
+    `where`, when given, turns the failing value's path (a list of keys) into the `source: field`
+    part in the file format's own words (e.g. "FILE: task 't' instance 'G1'")."""
     error = first_error(_validator(schema), data)
     if error is not None:
-        raise InputError(f"{source}: {location(error)}: {describe(error, load_schema(schema))}")
+        at = where(list(error.absolute_path)) if where else f"{source}: {location(error)}"
+        raise InputError(f"{at}: {describe(error, load_schema(schema))}")

@@ -25,6 +25,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.integrity import require_sound
 from tcsexam.layout import ResultsLayout
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
 from tcsexam.suites import TRACKS, WEIGHTS, Suite, normalize_track
@@ -391,12 +392,7 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
         data = read_json(path, "solver-score output")
         if not isinstance(data, dict):
             raise InputError(f"{path}: a solver-score output must be a JSON object")
-        if "digest" in data:
-            from tcsexam.records import digest_problem
-
-            problem = digest_problem(data)
-            if problem is not None:
-                raise InputError(f"{where(i)}: {path} fails its integrity check ({problem}); rerun to rebuild it")
+        require_sound(data, f"{where(i)}: {path}")
         if data.get("reference_id") != cohort.solver_reference_id:
             raise InputError(
                 f"{where(i)}: {path} was scored against reference {data.get('reference_id')!r}, but the cohort "

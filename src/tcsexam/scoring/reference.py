@@ -38,22 +38,12 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.paths import references_dir
+from tcsexam.schemas import check
 from tcsexam.tasks import DIRECTIONS, KINDS
 
 SCHEMA_VERSION = 1
 STANDARD_FLOORS = {"relative": 0.02, "absolute": 1e-9}
 NAMED_REFERENCES = {"lite": "lite.json", "full": "full.json"}
-_TOP_KEYS = {
-    "schema_version",
-    "reference_id",
-    "suite",
-    "scale_floors",
-    "tasks",
-    "unscored_reference_instances",
-    "description",
-    "metadata",
-}
-_TASK_KEYS = {"kind", "direction", "instances", "scale_floors"}
 
 
 @dataclass(frozen=True)
@@ -162,34 +152,25 @@ class Reference:
 # validation
 
 
-def _floors(raw: Any, where: str, inherit: dict[str, float] | None) -> dict[str, float]:
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: scale_floors must be an object with 'relative' and 'absolute'")
-    unknown = set(raw) - {"relative", "absolute"}
-    if unknown:
-        raise InputError(f"{where}: scale_floors has unknown key {sorted(unknown)[0]!r}")
-    out = {}
-    for key in ("relative", "absolute"):
-        if key not in raw:
-            if inherit is None:
-                raise InputError(f"{where}: scale_floors needs both 'relative' and 'absolute' (missing {key!r})")
-            out[key] = inherit[key]
-            continue
-        value = raw[key]
-        if type(value) not in (int, float) or not math.isfinite(value):
-            raise InputError(f"{where}: scale_floors.{key} must be a finite number, not {value!r}")
-        if key == "relative" and value < 0:
-            raise InputError(f"{where}: scale_floors.relative must be >= 0, not {value!r}")
-        if key == "absolute" and value <= 0:
-            raise InputError(f"{where}: scale_floors.absolute must be > 0, not {value!r}")
-        out[key] = float(value)
-    return out
+def _where(source: str, path: list) -> str:
+    """A place in a reference file in its own words: `FILE: task 't' instance 'G1'`,
+    `FILE: unscored_reference_instances: task 't'`, `FILE: scale_floors.absolute`."""
+    head, rest = source, [str(p) for p in path]
+    if rest[:1] == ["unscored_reference_instances"] and len(rest) > 1:
+        head, rest = f"{source}: unscored_reference_instances: task {rest[1]!r}", rest[2:]
+        if rest:
+            head, rest = f"{head} instance {rest[0]!r}", rest[1:]
+    elif rest[:1] == ["tasks"] and len(rest) > 1:
+        head, rest = f"{source}: task {rest[1]!r}", rest[2:]
+        if rest[:1] == ["instances"] and len(rest) > 1:
+            head, rest = f"{head} instance {rest[1]!r}", rest[2:]
+    return f"{head}: {'.'.join(rest)}" if rest else head
 
 
 def _check_values(values: Any, kind: str, where: str) -> int:
-    """Validate one instance's value list; return the number of usable values."""
+    """Check one instance's values against its task's kind; return the number of usable values."""
     if not isinstance(values, list):
-        raise InputError(f"{where}: values must be a list, not {type(values).__name__}")
+        raise InputError(f"{where}: values must be a list, not {values!r}")
     usable = 0
     for j, v in enumerate(values):
         if v is None:
@@ -203,69 +184,32 @@ def _check_values(values: Any, kind: str, where: str) -> int:
     return usable
 
 
+def _float_floors(raw: dict[str, Any], inherit: dict[str, float], where: str) -> dict[str, float]:
+    """A schema-checked `scale_floors` object as floats, keys it leaves out taken from `inherit`."""
+    out = {key: float(raw[key]) if key in raw else inherit[key] for key in ("relative", "absolute")}
+    for key, value in out.items():
+        if not math.isfinite(value):  # NaN passes every comparison of a schema
+            raise InputError(f"{where}.{key}: must be a finite number, not {value!r}")
+    return out
+
+
 def reference_from_dict(data: Any, source: str = "<reference>") -> Reference:
-    """Validate a decoded reference file; every error names the file, task and instance."""
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: a reference must be a JSON object")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise InputError(f"{source}: unknown key {sorted(unknown)[0]!r} (allowed: {', '.join(sorted(_TOP_KEYS))})")
-    for key in ("schema_version", "reference_id", "scale_floors", "tasks"):
-        if key not in data:
-            raise InputError(f"{source}: missing key {key!r}")
-    if data["schema_version"] != SCHEMA_VERSION or type(data["schema_version"]) is not int:
-        raise InputError(f"{source}: schema_version must be {SCHEMA_VERSION}, not {data['schema_version']!r}")
-    ref_id = data["reference_id"]
-    if not isinstance(ref_id, str) or not ref_id.strip():
-        raise InputError(f"{source}: reference_id must be a non-empty string")
-    suite = data.get("suite")
-    if suite is not None and not isinstance(suite, str):
-        raise InputError(f"{source}: suite must be a string")
-    description = data.get("description")
-    if description is not None and not isinstance(description, str):
-        raise InputError(f"{source}: description must be a string")
-    metadata = data.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise InputError(f"{source}: metadata must be an object")
-    floors = _floors(data["scale_floors"], source, None)
+    """Validate a decoded reference file against `schemas/reference.schema.yaml`, then each value
+    against its task's kind; every error is one line naming the file, task and instance."""
+    check(data, "reference", source, lambda path: _where(source, path))
+    floors = _float_floors(data["scale_floors"], {}, f"{source}: scale_floors")
     raw_tasks = data["tasks"]
-    if not isinstance(raw_tasks, dict) or not raw_tasks:
-        raise InputError(f"{source}: tasks must be a non-empty object")
-    raw_unscored = data.get("unscored_reference_instances", {})
-    if raw_unscored is None:
-        raw_unscored = {}
-    if not isinstance(raw_unscored, dict):
-        raise InputError(f"{source}: unscored_reference_instances must be an object")
+    raw_unscored = data.get("unscored_reference_instances") or {}
     for name in raw_unscored:
         if name not in raw_tasks:
             raise InputError(f"{source}: unscored_reference_instances: task {name!r} is not in tasks")
-
     tasks: dict[str, ReferenceTask] = {}
     for name, raw in raw_tasks.items():
-        where = f"{source}: task {name!r}"
-        if not name:
-            raise InputError(f"{source}: a task name is empty")
-        if not isinstance(raw, dict):
-            raise InputError(f"{where}: must be an object")
-        unknown = set(raw) - _TASK_KEYS
-        if unknown:
-            raise InputError(f"{where}: unknown key {sorted(unknown)[0]!r}")
-        for key in ("kind", "direction", "instances"):
-            if key not in raw:
-                raise InputError(f"{where}: missing key {key!r}")
-        kind, direction = raw["kind"], raw["direction"]
-        if kind not in KINDS:
-            raise InputError(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        if direction not in DIRECTIONS:
-            raise InputError(f"{where}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
-        task_floors = _floors(raw["scale_floors"], where, floors) if "scale_floors" in raw else floors
-        instances = raw["instances"]
-        if not isinstance(instances, dict) or not instances:
-            raise InputError(f"{where}: instances must be a non-empty object of instance -> values")
+        kind, instances = raw["kind"], raw["instances"]
         for inst, values in instances.items():
-            iwhere = f"{where} instance {inst!r}"
+            iwhere = _where(source, ["tasks", name, "instances", inst])
             if not inst:
-                raise InputError(f"{where}: an instance name is empty")
+                raise InputError(f"{_where(source, ['tasks', name])}: instances: an instance name is empty")
             usable = _check_values(values, kind, iwhere)
             if usable < 2:
                 raise InputError(
@@ -273,19 +217,22 @@ def reference_from_dict(data: Any, source: str = "<reference>") -> Reference:
                     "(list it under unscored_reference_instances instead)"
                 )
         unscored = raw_unscored.get(name, {})
-        if not isinstance(unscored, dict):
-            raise InputError(f"{source}: unscored_reference_instances: task {name!r} must be an object")
         for inst, values in unscored.items():
-            iwhere = f"{source}: unscored_reference_instances: task {name!r} instance {inst!r}"
+            iwhere = _where(source, ["unscored_reference_instances", name, inst])
             if not inst:
-                raise InputError(f"{source}: unscored_reference_instances: task {name!r}: an instance name is empty")
+                raise InputError(f"{_where(source, ['unscored_reference_instances', name])}: an instance name is empty")
             if inst in instances:
                 raise InputError(f"{iwhere}: listed both as eligible and as unscored")
             _check_values(values, kind, iwhere)
-        tasks[name] = ReferenceTask(
-            name, kind, direction, task_floors["relative"], task_floors["absolute"], instances, unscored
+        task_floors = _float_floors(
+            raw.get("scale_floors", {}), floors, _where(source, ["tasks", name, "scale_floors"])
         )
-    return Reference(ref_id, suite, floors, tasks, source, description, metadata)
+        tasks[name] = ReferenceTask(
+            name, kind, raw["direction"], task_floors["relative"], task_floors["absolute"], instances, unscored
+        )
+    return Reference(
+        data["reference_id"], data.get("suite"), floors, tasks, source, data.get("description"), data.get("metadata")
+    )
 
 
 def resolve_reference_path(spec: str | Path) -> Path:
@@ -332,7 +279,7 @@ def build_reference(
         raise InputError(f"task {task!r}: a reference needs at least two runs, got {len(runs)}")
     if not reference_id or not reference_id.strip():
         raise InputError("reference id must be a non-empty string")
-    floors = _floors(floors if floors is not None else STANDARD_FLOORS, "scale floors", None)
+    floors = dict(floors if floors is not None else STANDARD_FLOORS)  # checked when the result is loaded below
     parsed = [(name, parse_outcomes(records, kind, name)) for name, records in runs]
     first_name, first = parsed[0]
     if len(first) == 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -390,12 +391,9 @@ class Plan:
                 folder = self.root / self.solvers_dir / model / task
                 if not any(self.has_candidate(model, task, a) for a in attempts):
                     expected = f"{self.candidate(model, task, attempts[0])}/solver.yaml"
-                    if folder.is_dir():
-                        names = sorted(p.name for p in folder.iterdir() if p.is_dir())
-                        hint = _suggest(attempts[0], names, what="attempt")
-                    else:
-                        names = sorted(p.name for p in (self.root / self.solvers_dir / model).glob("*") if p.is_dir())
-                        hint = _suggest(task, names, what="folder")
+                    hint = _missing_hint(
+                        folder, attempts[0], task, lambda d: [p.name for p in d.iterdir() if p.is_dir()]
+                    )
                     raise InputError(
                         f"config models: model {model!r} task {task!r}: no candidate for attempt(s) "
                         f"{', '.join(attempts)}: expected {expected}{hint} "
@@ -405,17 +403,21 @@ class Plan:
                 folder = self.root / self.verdicts_dir / model / item
                 if not any((self.root / self.verdict(model, item, a)).is_file() for a in attempts):
                     expected = self.verdict(model, item, attempts[0])
-                    if folder.is_dir():
-                        names = sorted(p.stem for p in folder.glob("*.json"))
-                        hint = _suggest(attempts[0], names, what="attempt")
-                    else:
-                        names = sorted(p.name for p in (self.root / self.verdicts_dir / model).glob("*") if p.is_dir())
-                        hint = _suggest(item, names, what="folder")
+                    hint = _missing_hint(folder, attempts[0], item, lambda d: [p.stem for p in d.glob("*.json")])
                     raise InputError(
                         f"config models: model {model!r} {track} item {item!r}: no checker verdict for attempt(s) "
                         f"{', '.join(attempts)}: expected {expected}{hint} "
                         "(set allow_missing: true to plan missing rows instead)"
                     )
+
+
+def _missing_hint(folder: Path, attempt: str, name: str, attempts_in: Callable[[Path], list[str]]) -> str:
+    """A did-you-mean for a missing submission `folder`/`attempt`: another attempt in the folder
+    (`attempts_in` lists them), or, when the folder itself is missing, another folder beside it."""
+    if folder.is_dir():
+        return _suggest(attempt, sorted(attempts_in(folder)), what="attempt")
+    siblings = sorted(p.name for p in folder.parent.glob("*") if p.is_dir())
+    return _suggest(name, siblings, what="folder")
 
 
 def _siblings(path: Path) -> list[str]:

@@ -34,13 +34,13 @@ def test_loads_the_issue_example():
     "mutate, needle",
     [
         (lambda d: d.pop("scale_floors"), "missing key 'scale_floors'"),
-        (lambda d: d["scale_floors"].pop("absolute"), "missing 'absolute'"),
-        (lambda d: d["scale_floors"].update(absolute=0), "absolute must be > 0"),
-        (lambda d: d["scale_floors"].update(relative=-1), "relative must be >= 0"),
+        (lambda d: d["scale_floors"].pop("absolute"), "scale_floors: missing key 'absolute'"),
+        (lambda d: d["scale_floors"].update(absolute=0), "scale_floors.absolute: must be > 0"),
+        (lambda d: d["scale_floors"].update(relative=-1), "scale_floors.relative: must be >= 0"),
         (lambda d: d.update(schema_version=2), "schema_version"),
         (lambda d: d.update(reference_id=""), "reference_id"),
-        (lambda d: d.update(extra=1), "unknown key 'extra'"),
-        (lambda d: d.update(tasks={}), "tasks must be a non-empty"),
+        (lambda d: d.update(extra=1), "unknown key(s) extra"),
+        (lambda d: d.update(tasks={}), "tasks: must be a non-empty"),
         (lambda d: d["tasks"]["t"].update(kind="score"), "task 't': kind"),
         (lambda d: d["tasks"]["t"].update(direction="up"), "task 't': direction"),
         (lambda d: d["tasks"]["t"].pop("direction"), "task 't': missing key 'direction'"),
@@ -51,6 +51,14 @@ def test_loads_the_issue_example():
         (lambda d: d["unscored_reference_instances"].update(x={}), "task 'x' is not in tasks"),
         (lambda d: d["unscored_reference_instances"]["t"].update(G1=[1]), "instance 'G1': listed both"),
         (lambda d: d["unscored_reference_instances"]["t"].update(G9=["a"]), "instance 'G9': value 1"),
+        (lambda d: d["scale_floors"].update(relative=float("nan")), "scale_floors.relative: must be a finite number"),
+        (
+            lambda d: d["tasks"]["t"].update(scale_floors={"absolute": "x"}),
+            "task 't': scale_floors.absolute: must be a",
+        ),
+        (lambda d: d["tasks"]["t"]["instances"].update({"": [1, 2]}), "task 't': instances: an instance name is empty"),
+        (lambda d: d["tasks"]["t"].update(extra=1), "task 't': unknown key(s) extra"),
+        (lambda d: d.update(schema_version=True), "schema_version: must be 1"),
     ],
 )
 def test_validation_names_task_and_instance(h, mutate, needle):
