@@ -69,7 +69,7 @@ def main() -> int:
         print(f"job {name} {count}")
     print(
         f"snakemake -n: Full suite, {args.models} models x {args.attempts} attempts: "
-        f"{full_jobs.get('total', 0)} jobs ({full_jobs.get('run_solver_task', 0)} Solver jobs = sbatch "
+        f"{full_jobs.get('total', 0)} jobs ({full_jobs.get('run', 0)} Solver jobs = sbatch "
         f"submissions on SLURM), DAG built in {full_s:.2f} s"
     )
     print(

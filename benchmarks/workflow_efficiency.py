@@ -106,7 +106,7 @@ def main() -> int:
             f"(sum {sum(ray_s):.1f} s)"
         )
     jobs = job_times(ROOT / ".snakemake" / "metadata", results)
-    solver_jobs = [(s, e) for s, e, rule in jobs if rule == "run_solver_task"]
+    solver_jobs = [(s, e) for s, e, rule in jobs if rule == "run"]
     if jobs and solver_jobs:
         first_start = min(s for s, _, _ in jobs)
         solver_end = max(e for _, e in solver_jobs)

@@ -1,7 +1,7 @@
 # The attempt table of every track, the cohort, the Index and the report plots.
 
 
-rule cohort:
+rule attempts_cohort:
     output:
         f"{OUT}/cohort.json",
     log:
@@ -25,7 +25,7 @@ rule cohort:
         " --model {params.models} --adoption-policy {params.policy:q} --output {output:q} > {log:q} 2>&1"
 
 
-rule attempt_table:
+rule attempts_table:
     input:
         PLAN.row_files,
     output:
@@ -43,7 +43,7 @@ rule attempt_table:
         "tcsexam attempts table --rows {input:q} --output {output:q} > {log:q} 2>&1"
 
 
-rule index:
+rule score:
     input:
         attempts=f"{OUT}/attempts.csv",
         cohort=f"{OUT}/cohort.json",
@@ -76,7 +76,7 @@ rule index:
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
-rule plots:
+rule attempts_plots:
     input:
         index=f"{OUT}/index.json",
         attempts=f"{OUT}/attempts.csv",

@@ -77,7 +77,7 @@ rule orspace_score_objectives:
         " --workspaces {params.workspaces:q} --modes {params.modes} --output {output:q} > {log:q} 2>&1"
 
 
-rule orspace_explain:
+rule orspace_explain_score:
     input:
         answers=lambda w: ORSPACE.run(w)["explain"]["answers"],
     output:

@@ -40,7 +40,7 @@ rule reference_run:
         " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 
 
-rule reference_task:
+rule reference_build:
     input:
         runs=lambda w: PLAN.reference_runs(w.task),
         task=lambda w: PLAN.task_file(w.task),

@@ -4,7 +4,7 @@
 # Snakemake deletes the outputs of an incomplete job, and they must survive a kill.
 
 
-rule run_solver_task:
+rule run:
     input:
         PLAN.run_inputs,
     output:
@@ -67,7 +67,7 @@ for _task in PLAN.generated_tasks:
 
 # Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row
 # (and relative.json a refusal the scorer never averages).
-rule solver_score:
+rule attempts_solver_row:
     input:
         records=f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
     output:

@@ -1,10 +1,10 @@
 # Theorem, construction and open-conjecture tracks: each attempt's checker verdict becomes its
 # attempt row (complete proof/resolution -> 1 else 0; construction rewards unchanged), one job per
 # model; a planned attempt without a verdict gets a `missing` row. A planned Solver attempt without
-# a submission gets a `missing` row too (missing_row).
+# a submission gets a `missing` row too (attempts_missing_row).
 
 
-rule verdict_rows:
+rule attempts_verdict_rows:
     input:
         PLAN.verdict_files,
     output:
@@ -28,7 +28,7 @@ rule verdict_rows:
         " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} --output {output:q} > {log:q} 2>&1"
 
 
-rule missing_row:
+rule attempts_missing_row:
     output:
         row=f"{OUT}/missing/{{track}}/{{model}}/{{item}}/{{attempt}}/row.json",
     log:

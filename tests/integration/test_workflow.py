@@ -302,8 +302,8 @@ def test_dry_run_builds_the_full_dag_of_10_models_and_3_attempts(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     jobs = dict(line.split()[1:3] for line in proc.stdout.splitlines() if line.startswith("job "))
-    assert jobs["run_solver_task"] == "390" and jobs["solver_score"] == "390", proc.stdout  # 10 x 13 x 3
-    assert jobs["verdict_rows"] == "10" and jobs["index"] == "1", proc.stdout
+    assert jobs["run"] == "390" and jobs["attempts_solver_row"] == "390", proc.stdout  # 10 x 13 x 3
+    assert jobs["attempts_verdict_rows"] == "10" and jobs["score"] == "1", proc.stdout
 
 
 def test_workflow_with_run_sandbox_docker(tmp_path):

@@ -112,7 +112,7 @@ def prepare(config: dict, basedir: str, *, main_process: bool = True, argv: list
     ensure_cli_on_path()
     try:
         plan = Plan(config, basedir)
-        plan.check(reference_target=any(a in ("reference", "reference_task") for a in argv[1:]))
+        plan.check(reference_target=any(a in ("reference", "reference_build") for a in argv[1:]))
     except InputError as exc:
         _fail(str(exc))
     mode = _mode(argv)
