@@ -36,8 +36,33 @@ FAILURE_STATUSES: frozenset[str] = frozenset(
 REFUSED_STATUSES: frozenset[str] = frozenset({Status.INFRASTRUCTURE_ERROR})
 
 
+class StoredRecord:
+    """What the runner's `RecordStore` and pools need of a record type (a Solver instance record,
+    an OR-Space workspace record): the field that names it and the words for it in messages, a
+    shape check of decoded JSON, whether it is an infrastructure error, and its form after retries."""
+
+    NAME_FIELD = ""  #: the field holding the name its file is called after
+    NOUN = ""  #: what one is a record of ("instance")
+    KIND = ""  #: what the record is called in messages ("instance record")
+    message: str
+
+    @property
+    def infrastructure_error(self) -> bool:
+        raise NotImplementedError
+
+    def tries_fields(self, tries: int) -> dict[str, Any]:
+        """The fields that note how many runs a retried record took."""
+        raise NotImplementedError
+
+    def retried(self, tries: int):
+        """This record after `tries` runs (the pool's retry policy): the count noted, and an
+        infrastructure error says "(after K tries)"."""
+        message = f"{self.message} (after {tries} tries)".strip() if self.infrastructure_error else self.message
+        return dataclasses.replace(self, message=message, **self.tries_fields(tries))
+
+
 @dataclass
-class InstanceRecord:
+class InstanceRecord(StoredRecord):
     """The outcome of one candidate on one instance.
 
     `A` is the objective recomputed from the certificate (objective tasks); `solved` the verified
@@ -69,6 +94,24 @@ class InstanceRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
     digest: str | None = None  #: sha256 of the record's other fields (`record_digest`), set by to_dict
+
+    NAME_FIELD = "instance"
+    NOUN = "instance"
+    KIND = "instance record"
+
+    @property
+    def infrastructure_error(self) -> bool:
+        return self.status == Status.INFRASTRUCTURE_ERROR
+
+    def tries_fields(self, tries: int) -> dict[str, Any]:
+        return {"extra": {**self.extra, "tries": tries}}
+
+    @classmethod
+    def shape_problem(cls, data: Any) -> str | None:
+        """Why decoded JSON is not an instance record (None when it is one)."""
+        if not isinstance(data, dict) or data.get("status") not in STATUSES:
+            return "not an instance record (no valid 'status')"
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as written: every field plus `digest`, the sha256 of the rest."""

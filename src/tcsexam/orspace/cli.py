@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from tcsexam.errors import InputError, UsageError
-from tcsexam.runner.sandboxes import CHOICES
+from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 MODE_CHOICES = ("build", "revise", "explain")
 
@@ -39,12 +39,7 @@ def register(subparsers) -> None:
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--time-limit", type=float, default=180.0, help="wall-clock seconds per program (default 180)")
     p.add_argument("--mem-mb", type=int, default=4096, help="memory limit per program (default 4096)")
-    p.add_argument(
-        "--sandbox",
-        default="auto",
-        choices=CHOICES,
-        help="auto (default: the strongest that works here: bwrap, docker, apptainer, local)|local|bwrap|docker|apptainer",
-    )
+    p.add_argument("--sandbox", **SANDBOX_OPTION)
     p.add_argument("--limiter", default="auto", help="auto|light|cgroup|benchexec (default auto)")
     p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
     p.add_argument("--python", default=sys.executable, help="interpreter for the programs (default: this one)")
@@ -120,8 +115,9 @@ def _execute(args) -> int:
     summary = execute(
         args.workspaces, args.output_dir, settings, modes=tuple(args.modes), workspace_ids=args.ids, progress=_progress
     )
+    aside = f"; {summary['set_aside']} damaged or outdated record(s) set aside" if summary["set_aside"] else ""
     print(
-        f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces; "
+        f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces{aside}; "
         f"failure modes {summary['failure_modes'] or 'none'}; predictions in {args.output_dir / 'predictions.jsonl'}"
     )
     return 0

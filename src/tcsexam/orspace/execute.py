@@ -18,39 +18,45 @@ Failure modes recorded here: execution_error (non-zero exit, signal, memory, no 
 that can start), timeout, infeasible, unbounded, not_optimal, missing_output (no program, or no
 status/objective reported). wrong_objective is decided by `score-objectives`.
 
-Outputs: `<out>/records/<workspace_id>.json` (written as each finishes: the resume point; reused
-when its key, the sha256 of the workspace files, the limits, the interpreter and the harness
-version, matches) and `<out>/predictions.jsonl` (`workspace_id, status, objective, failure_mode`).
+A workspace is a kind of candidate: it runs through the runner's machinery, not a copy of it.
+Records (`record.WorkspaceRecord`) live in the runner's `RecordStore`: `<out>/records/<workspace_id>.json`,
+written as each finishes (the resume point), each with a digest of its own content, reused when its
+key (`store.record_key` over the workspace files hashed like a Solver candidate's, the limits, the
+sandbox, the interpreter and the harness version) matches and it is not an `infrastructure_error`;
+a damaged record, or one made under another key, is set aside into `records/.set-aside/` (kept)
+and its workspace runs again. Workspaces run in the runner's pool (`--workers 1`: in this process;
+more: Ray actors, as the Solver track), which retries an infrastructure failure
+`DEFAULT_MAX_RETRIES` times and then records `infrastructure_error` "(after K tries)". How a
+finished run becomes an OR-Space status is `record.outcome_verdict`.
+`<out>/predictions.jsonl` holds `workspace_id, status, objective, failure_mode` per workspace.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, atomic_write_text, read_json, read_yaml
-from tcsexam.orspace.objectives import status_failure_mode
+from tcsexam.fileio import atomic_write_text, read_yaml
+from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
-from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate
+from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
 DEFAULT_TIME_LIMIT_S = 180.0
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
-RECORD_SCHEMA_VERSION = 1
+#: the `problem` of a workspace's record key (a Solver task's problem names its family)
+KEY_PROBLEM = "orspace-workspace"
 
 
 @dataclass
@@ -96,58 +102,96 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
 
 
 def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, Any]) -> str:
-    """The record's reuse key: the workspace's files (hashed like a Solver candidate's), the
-    limits, the interpreter, the sandbox and the harness version."""
-    digest = hashlib.sha256(hash_candidate(workspace).encode())
-    digest.update(
-        json.dumps(
-            {"limits": limits, "python": settings.python, "sandbox": settings.sandbox, "harness": HARNESS_VERSION},
-            sort_keys=True,
-        ).encode()
+    """The record's reuse key (`store.record_key`, the Solver's scheme: a workspace is a candidate
+    and its own instance): the workspace's files, the limits, the sandbox, the interpreter and the
+    harness version."""
+    return record_key(
+        candidate_hash=hash_candidate(workspace),
+        instance_hash="",
+        limits=limits,
+        sandbox=settings.sandbox,
+        seed=0,
+        meta={"python": settings.python},
+        problem=KEY_PROBLEM,
     )
-    return digest.hexdigest()
 
 
-def _prediction(wid: str, status: str | None, objective: float | None, failure: str | None) -> dict[str, Any]:
-    return {"workspace_id": wid, "status": status, "objective": objective, "failure_mode": failure}
+def _argv(template: list[str], values: dict[str, str], workspace: Path, entry: str) -> list[str]:
+    try:
+        return [part.format(**values) for part in template]
+    except (KeyError, IndexError, ValueError) as exc:
+        raise InputError(f"{workspace}: {entry}: bad placeholder in command: {exc}") from None
 
 
-def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox: Any) -> dict[str, Any]:
-    """Execute one submission; returns its execution record (never raises for program faults)."""
-    from tcsexam.runner.limiter import LaunchError, Limits
+@dataclass
+class WorkspaceContext:
+    """What every run of one `execute` shares (sent once to each Ray actor): the runner's pools
+    call `execute(workspace_id)` and `infrastructure_record(workspace_id, message)`."""
 
-    mode = parse_workspace_id(wid)[1]
-    limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
-    record: dict[str, Any] = {
-        "schema_version": RECORD_SCHEMA_VERSION,
-        "workspace_id": wid,
-        "mode": mode,
-        "workspace": str(workspace),
-        "time_limit_s": settings.time_limit_s,
-        "limits": limits.as_dict(),
-        "sandbox": settings.sandbox,
-        "harness_version": HARNESS_VERSION,
-        "key": workspace_key(workspace, settings, limits.as_dict()),
-    }
-    template, entry = find_entry(workspace, mode)
-    record["entry_point"] = entry
-    if template is None:
-        record.update(
-            status="Missing",
-            objective=None,
-            failure_mode="missing_output",
-            exit_code=None,
-            signal=None,
-            termination=None,
-            wall_s=0.0,
-            cpu_s=None,
-            peak_mem_mb=None,
-            stdout_tail="",
-            stderr_tail="",
-            status_source="none",
-            message=f"no submission: {entry}",
+    settings: ExecuteSettings  #: `sandbox` resolved (never `auto`)
+    workspaces: dict[str, Path]
+    keys: dict[str, str]
+    entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
+    _sandbox_obj: Any = field(default=None, repr=False, compare=False)
+
+    def limits(self):
+        from tcsexam.runner.limiter import Limits
+
+        s = self.settings
+        return Limits(wall_s=float(s.time_limit_s), mem_mb=s.mem_mb, limiter=s.limiter)
+
+    def sandbox_obj(self) -> Any:
+        if self._sandbox_obj is None:
+            from tcsexam.runner.sandboxes import get_sandbox
+
+            self._sandbox_obj = get_sandbox(self.settings.sandbox)
+        return self._sandbox_obj
+
+    def blank_record(self, wid: str, **fields: Any) -> WorkspaceRecord:
+        """A record of `wid` with its identity fields (nothing run yet)."""
+        s = self.settings
+        return WorkspaceRecord(
+            workspace_id=wid,
+            mode=parse_workspace_id(wid)[1],
+            workspace=str(self.workspaces[wid]),
+            time_limit_s=s.time_limit_s,
+            limits=self.limits().as_dict(),
+            sandbox=s.sandbox,
+            harness_version=HARNESS_VERSION,
+            key=self.keys.get(wid),
+            entry_point=self.entries[wid][1],
+            **fields,
         )
-        return record
+
+    def infrastructure_record(self, wid: str, message: str) -> WorkspaceRecord:
+        return self.blank_record(wid, failure_mode=INFRASTRUCTURE_ERROR, message=message)
+
+    def execute(self, wid: str) -> WorkspaceRecord:
+        """Run one workspace's program; never raises (a harness failure is a record)."""
+        try:
+            return run_workspace(self, wid)
+        except Exception as exc:  # the harness failed, not the program
+            return self.infrastructure_record(wid, " ".join(f"harness error: {type(exc).__name__}: {exc}".split()))
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_sandbox_obj"] = None
+        return state
+
+
+def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
+    """Execute one submission and return its record (never raises for program faults)."""
+    from tcsexam.runner.limiter import LaunchError
+
+    settings, workspace = ctx.settings, ctx.workspaces[wid]
+    mode = parse_workspace_id(wid)[1]
+    limits = ctx.limits()
+    template, entry = ctx.entries[wid]
+    not_run = dict(wall_s=0.0, objective=None)
+    if template is None:
+        return ctx.blank_record(
+            wid, status="Missing", failure_mode="missing_output", message=f"no submission: {entry}", **not_run
+        )
     scratch = Path(tempfile.mkdtemp(prefix=f"orspace-{wid}-"))
     try:
         copy = scratch / "workspace"
@@ -167,10 +211,7 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
             "result_file": str(result_file),
             "time_limit": f"{settings.time_limit_s:g}",
         }
-        try:
-            argv = [part.format(**values) for part in template]
-        except (KeyError, IndexError, ValueError) as exc:
-            raise InputError(f"{workspace}: {entry}: bad placeholder in command: {exc}") from None
+        argv = _argv(template, values, workspace, entry)
         env = {
             "PATH": os.pathsep.join([str(Path(settings.python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
             "HOME": str(scratch),
@@ -185,7 +226,7 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
         # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)
         readonly = sorted({sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1]), str(root)})
         try:
-            outcome = sandbox.run(
+            outcome = ctx.sandbox_obj().run(
                 argv,
                 cwd=str(src if src.is_dir() else root),
                 limits=limits,
@@ -198,39 +239,20 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
             )
         except LaunchError as exc:
             if not exc.candidate_fault:
-                record.update(
-                    failure_mode="infrastructure_error",
-                    status=None,
-                    objective=None,
-                    message=f"harness could not start the program: {exc}",
-                )
-                return record
-            record.update(
-                status="Error",
-                objective=None,
-                failure_mode="execution_error",
-                exit_code=None,
-                signal=None,
-                termination=None,
-                wall_s=0.0,
-                cpu_s=None,
-                peak_mem_mb=None,
-                stdout_tail="",
-                stderr_tail="",
-                status_source="none",
-                message=f"cannot start: {exc}",
+                return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
+            return ctx.blank_record(
+                wid, status="Error", failure_mode="execution_error", message=f"cannot start: {exc}", **not_run
             )
-            return record
         if outcome.sandbox_error:
-            record.update(
-                failure_mode="infrastructure_error",
-                status=None,
-                objective=None,
-                message=f"sandbox failed: {outcome.sandbox_error}",
-            )
-            return record
-        stdout = _read(scratch / "stdout.log")
-        record.update(
+            return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
+        result_text = _read(result_file) if result_file.exists() else None
+        exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
+        derived = derive(result_text, _read(scratch / "stdout.log"), exit_ok)
+        verdict = outcome_verdict(
+            outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s
+        )
+        return ctx.blank_record(
+            wid,
             exit_code=outcome.exit_code,
             signal=outcome.signal,
             termination=outcome.termination,
@@ -240,47 +262,9 @@ def run_workspace(wid: str, workspace: Path, settings: ExecuteSettings, sandbox:
             stdout_tail=outcome.stdout_tail,
             stderr_tail=outcome.stderr_tail,
             limiter=outcome.limiter,
+            status_source=derived["status_source"],
+            **verdict,
         )
-        result_text = _read(result_file) if result_file.exists() else None
-        exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
-        derived = derive(result_text, stdout, exit_ok)
-        record.update(status_source=derived["status_source"], message=derived["note"])
-        if outcome.termination in ("walltime", "cputime"):
-            record.update(
-                status="Timeout",
-                objective=None,
-                failure_mode="timeout",
-                message=f"{outcome.termination} limit exceeded ({settings.time_limit_s:g} s wall); any answer after the limit is ignored",
-            )
-        elif not exit_ok:
-            what = {
-                "memory": "memory limit exceeded",
-                "output": "output limit exceeded",
-                "signal": f"killed by signal {outcome.signal}",
-                "nproc": "process limit exceeded",
-            }
-            record.update(
-                status="Error",
-                objective=None,
-                failure_mode="execution_error",
-                message=what.get(outcome.termination, f"exit code {outcome.exit_code}"),
-            )
-        elif derived["status"] is None:
-            record.update(
-                status="Missing",
-                objective=derived["objective"],
-                failure_mode="missing_output",
-                message=derived["note"] or "no result file, no OBJECTIVE_VALUE/status line",
-            )
-        else:
-            status = derived["status"]
-            failure = None
-            if status.lower() != "optimal":
-                failure = status_failure_mode(status)
-            elif derived["objective"] is None:
-                failure = "missing_output"
-            record.update(status=status, objective=derived["objective"], failure_mode=failure)
-        return record
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -290,6 +274,26 @@ def _read(path: Path) -> str:
         return path.read_bytes().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callable, *, watchdog_s: float) -> None:
+    """Run `names` in the runner's pool, as the Solver track does: in this process when one
+    worker is asked for (or one name is left), else on `workers` Ray actors (RAY_ADDRESS's cluster
+    or a local Ray); both retry an infrastructure failure `DEFAULT_MAX_RETRIES` times."""
+    from tcsexam.runner.pool import DEFAULT_MAX_RETRIES, InProcessPool, RayPool, start_ray
+
+    if workers <= 1 or len(names) <= 1:
+        InProcessPool(ctx, max_retries=DEFAULT_MAX_RETRIES).run(names, on_result)
+        return
+    handle = start_ray(num_cpus=workers)
+    pool = None
+    try:
+        pool = RayPool(ctx, workers=min(workers, len(names)), max_retries=DEFAULT_MAX_RETRIES, watchdog_s=watchdog_s)
+        pool.run(names, on_result)
+    finally:
+        if pool is not None:
+            pool.close(kill_actors=not handle.ends_job)
+        handle.shutdown()
 
 
 def execute(
@@ -315,86 +319,69 @@ def execute(
         raise InputError(f"{workspaces_root}: no {'/'.join(modes)} workspaces found")
     if settings.time_limit_s <= 0:
         raise InputError(f"time limit must be positive, not {settings.time_limit_s}")
+    # a bad submission.yaml is the user's input: one error before anything runs
+    entries = {wid: find_entry(path, parse_workspace_id(wid)[1]) for wid, path in found.items()}
+    for wid, (template, entry) in entries.items():
+        if template is not None:
+            _argv(
+                template, dict.fromkeys(("python", "src", "root", "result_file", "time_limit"), ""), found[wid], entry
+            )
     sandbox, why = choose_sandbox(settings.sandbox)
     if progress is not None:
         progress(why)
     settings = dataclasses.replace(settings, sandbox=sandbox.name)  # `auto` resolved: keys name the real one
-    records_dir = out_dir / "records"
-    limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter).as_dict()
+    limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
+    keys = {wid: workspace_key(path, settings, limits.as_dict()) for wid, path in found.items()}
+    store = RecordStore(out_dir / "records", WorkspaceRecord)
+    store.prepare()
 
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, WorkspaceRecord] = {}
     todo = []
-    for wid, path in found.items():
-        existing = records_dir / f"{wid}.json"
-        if existing.exists():
-            try:
-                old = read_json(existing, "execution record")
-            except InputError:
-                old = None
-            if (
-                isinstance(old, dict)
-                and old.get("failure_mode") != "infrastructure_error"
-                and old.get("key") == workspace_key(path, settings, limits)
-            ):
-                records[wid] = old
-                continue
-        todo.append(wid)
+    for wid in found:
+        reused = store.lookup(wid, keys[wid]).reused
+        if reused is not None:
+            records[wid] = reused
+        else:
+            todo.append(wid)
+    if progress is not None:
+        for wid, reason, detail in store.set_aside:
+            progress(f"{wid}: record set aside ({reason}: {detail}) into {store.set_aside_dir}; it runs again")
 
-    lock = threading.Lock()
     started = time.monotonic()
-    done = [0, 0]
+    done = failures = 0
 
-    def one(wid: str) -> dict[str, Any]:
-        try:
-            record = run_workspace(wid, found[wid], settings, sandbox)
-        except InputError:
-            raise
-        except Exception as exc:  # the harness failed, not the program
-            record = {
-                "schema_version": RECORD_SCHEMA_VERSION,
-                "workspace_id": wid,
-                "failure_mode": "infrastructure_error",
-                "status": None,
-                "objective": None,
-                "message": f"harness error: {type(exc).__name__}: {exc}",
-            }
-        atomic_write_json(records_dir / f"{wid}.json", record)
-        with lock:
-            done[0] += 1
-            done[1] += record.get("failure_mode") is not None
-            if progress:
-                elapsed = time.monotonic() - started
-                eta = elapsed / done[0] * (len(todo) - done[0])
-                progress(
-                    f"[{done[0]}/{len(todo)}] {wid}: {record.get('status')} "
-                    f"({record.get('failure_mode') or 'ok'}); failures {done[1]}; ETA {eta:.0f} s"
-                )
-        return record
+    def on_result(wid: str, record: WorkspaceRecord, tries: int) -> None:
+        nonlocal done, failures
+        store.write(record)
+        records[wid] = record
+        done += 1
+        failures += record.failure_mode is not None
+        if progress is not None:
+            eta = (time.monotonic() - started) / done * (len(todo) - done)
+            progress(
+                f"[{done}/{len(todo)}] {wid}: {record.status} "
+                f"({record.failure_mode or 'ok'}); failures {failures}; ETA {eta:.0f} s"
+            )
 
-    with ThreadPoolExecutor(max_workers=max(1, settings.workers)) as pool:
-        futures = [pool.submit(one, wid) for wid in todo]
-        for future in as_completed(futures):
-            record = future.result()
-            records[record["workspace_id"]] = record
+    ctx = WorkspaceContext(settings=settings, workspaces=found, keys=keys, entries=entries)
+    run_in_pool(ctx, todo, settings.workers, on_result, watchdog_s=3 * float(settings.time_limit_s) + 120.0)
 
-    infra = sorted(w for w, r in records.items() if r.get("failure_mode") == "infrastructure_error")
+    infra = sorted(w for w, r in records.items() if r.infrastructure_error)
     if infra:
         raise InputError(
             f"{len(infra)} workspace(s) hit a harness failure, first {infra[0]}: "
-            f"{records[infra[0]].get('message')}; rerun to retry them (records in {records_dir})"
+            f"{records[infra[0]].message}; rerun to retry them (records in {store.dir})"
         )
-    lines = [
-        json.dumps(_prediction(w, r.get("status"), r.get("objective"), r.get("failure_mode")))
-        for w, r in sorted(records.items())
-    ]
+    lines = [json.dumps(r.prediction()) for _, r in sorted(records.items())]
     atomic_write_text(out_dir / "predictions.jsonl", "\n".join(lines) + "\n")
-    failures: dict[str, int] = {}
+    failure_modes: dict[str, int] = {}
     for r in records.values():
-        if r.get("failure_mode"):
-            failures[r["failure_mode"]] = failures.get(r["failure_mode"], 0) + 1
+        if r.failure_mode:
+            failure_modes[r.failure_mode] = failure_modes.get(r.failure_mode, 0) + 1
     return {
         "workspaces": len(records),
         "executed": len(todo),
         "reused": len(records) - len(todo),
-        "failure_modes": failures,
+        "failure_modes": failure_modes,
+        "set_aside": len(store.set_aside),
     }

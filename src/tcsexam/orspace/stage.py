@@ -19,7 +19,6 @@ so an interrupted stage leaves nothing behind; an existing non-empty output is r
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
+from tcsexam.runner.store import hash_file
 
 EXCLUDED_DIRS = {"evaluation", ".git", "__pycache__", ".ipynb_checkpoints"}
 EXCLUDED_FILES = (
@@ -75,14 +75,6 @@ def sanitize_metadata(value: Any) -> Any:
     return value
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
     files, excluded = [], []
     for path in sorted(source.rglob("*")):
@@ -102,7 +94,7 @@ def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
             dest.write_text(json.dumps(sanitize_metadata(meta), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         else:
             shutil.copy2(path, dest)
-        files.append({"path": str(relative), "sha256": _sha256(dest)})
+        files.append({"path": str(relative), "sha256": hash_file(dest)})
     empty = {"build": ["src"], "revise": ["revised/src"], "explain": []}[mode]
     for folder in empty:
         (target / folder).mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ import sys
 
 from tcsexam.records import STATUSES
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
-from tcsexam.runner.sandboxes import CHOICES
+from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,13 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--no-ray", action="store_true", help="run in this process, one instance at a time (same executor; debugging)"
     )
-    run.add_argument(
-        "--sandbox",
-        default="auto",
-        choices=CHOICES,
-        help="auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
-        "image present), apptainer, local; checked once per job, the choice is logged",
-    )
+    run.add_argument("--sandbox", **SANDBOX_OPTION)
     run.add_argument("--seed", type=int, default=0, help="seed passed to the candidate ({seed})")
     run.add_argument(
         "--instances",

@@ -1,9 +1,13 @@
 """Fan-out of one attempt's instances over Ray actors (or in-process, for debugging).
 
-Each actor reserves the candidate's `threads` CPUs and runs `execute_instance` (the same function
-the in-process pool calls) for one instance at a time. The driver hands the next instance to an
-actor as soon as it is free and passes every finished record to `on_result` at once (the caller
-writes it to the store).
+Each actor reserves the candidate's `threads` CPUs and runs `ctx.execute(name)` (the same call
+the in-process pool makes) for one name at a time. The driver hands the next name to an actor as
+soon as it is free and passes every finished record to `on_result` at once (the caller writes it
+to the store). The context is a `RunContext` (a Solver attempt: `execute_instance`) or any
+picklable object with `execute(name)` and `infrastructure_record(name, message)` whose records
+have `infrastructure_error` and `retried(tries)`: OR-Space workspaces run through the same pools
+(`tcsexam.orspace.execute.WorkspaceContext`), so one retry and `infrastructure_error` policy
+serves the whole project.
 
 Infrastructure failures are retried a bounded number of times (`max_retries`): a lost actor or
 worker (the actor process killed, a node died, an object lost), an exception escaping the
@@ -19,7 +23,6 @@ already initialised in this process it is reused and left running.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import shutil
@@ -112,6 +115,14 @@ class RunContext:
             **fields,
         )
 
+    def execute(self, name: str) -> InstanceRecord:
+        """What a pool runs for each name (never raises)."""
+        return execute_instance(self, name)
+
+    def infrastructure_record(self, name: str, message: str) -> InstanceRecord:
+        """The record of a name whose run the harness lost."""
+        return infrastructure_record(self, name, message)
+
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_instances"] = {}
@@ -175,14 +186,11 @@ class _Retry:
 
     def finish(self, name: str, record: InstanceRecord, tries: int, queue: deque) -> None:
         """Pass a result on, or queue the instance again if it is a retryable infra failure."""
-        infra = record.status == Status.INFRASTRUCTURE_ERROR.value
-        if infra and tries <= self.max_retries:
+        if record.infrastructure_error and tries <= self.max_retries:
             queue.append((name, tries + 1, record.message))
             return
-        if infra and tries > 1:
-            record = dataclasses.replace(record, message=f"{record.message} (after {tries} tries)".strip())
         if tries > 1:
-            record = dataclasses.replace(record, extra={**record.extra, "tries": tries})
+            record = record.retried(tries)
         self.on_result(name, record, tries)
 
 
@@ -205,7 +213,7 @@ class InProcessPool:
             name, tries, _ = queue.popleft()
             if self.on_dispatch:
                 self.on_dispatch(name, os.getpid(), tries)
-            retry.finish(name, execute_instance(self.ctx, name), tries, queue)
+            retry.finish(name, self.ctx.execute(name), tries, queue)
 
     def close(self, kill_actors: bool = True) -> None:
         pass
@@ -307,7 +315,7 @@ def _actor_class():
                 return socket.gethostname(), os.getpid()
 
             def run(self, name: str) -> InstanceRecord:
-                return execute_instance(self.ctx, name)
+                return self.ctx.execute(name)
 
         _ACTOR_CLASS = ray.remote(InstanceActor)
     return _ACTOR_CLASS
@@ -413,12 +421,12 @@ class RayPool:
                     record = ray.get(ref)
                     slots.append(actor)
                 except RayTaskError as exc:  # the executor itself raised: a harness failure
-                    record = infrastructure_record(self.ctx, name, _one_line("harness error", exc))
+                    record = self.ctx.infrastructure_record(name, _one_line("harness error", exc))
                     slots.append(actor)
                 except RayError as exc:  # the actor, its worker or its node was lost
                     why = "watchdog deadline passed" if ref in overdue else _one_line("lost actor", exc)
                     overdue.discard(ref)
-                    record = infrastructure_record(self.ctx, name, why)
+                    record = self.ctx.infrastructure_record(name, why)
                     if actor in self.actors:  # the first call to report this actor's loss
                         self._lost(actor)
                         slots = [a for a in slots if a is not actor]

@@ -31,7 +31,7 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
-from tcsexam.records import STATUSES, InstanceRecord, Status, digest_problem
+from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord, digest_problem
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
 IGNORED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".mypy_cache"})
@@ -180,11 +180,17 @@ def move_aside(path: Path, folder: Path, reason: str) -> Path:
     return dest
 
 
-class RecordStore:
-    """The folder of one attempt's per-instance records."""
+def _article(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
-    def __init__(self, directory: str | os.PathLike):
+
+class RecordStore:
+    """The folder of one attempt's per-instance records (or of an OR-Space run's per-workspace
+    records: `record_type` is then `tcsexam.orspace.record.WorkspaceRecord`; see `StoredRecord`)."""
+
+    def __init__(self, directory: str | os.PathLike, record_type: type[StoredRecord] = InstanceRecord):
         self.dir = Path(directory)
+        self.record_type = record_type
         self._aside: Path | None = None
         self.set_aside: list[tuple[str, str, str]] = []  #: (instance, reason, detail) this session
 
@@ -232,24 +238,27 @@ class RecordStore:
 
     def check(self, instance: str, key: str | None = None) -> Lookup:
         """Read and verify an instance's record (without moving anything)."""
+        kind = self.record_type
         path = self.path_for(instance)
         if not path.exists():
             return Lookup(None, "missing")
         try:
-            data = read_json(path, "instance record")
+            data = read_json(path, kind.KIND)
         except InputError as exc:
             return Lookup(None, "unreadable", str(exc).removeprefix(f"{path}: "))
-        if not isinstance(data, dict) or data.get("status") not in STATUSES:
-            return Lookup(None, "unreadable", "not an instance record (no valid 'status')")
+        problem = kind.shape_problem(data)
+        if problem is not None:
+            return Lookup(None, "unreadable", problem)
         problem = digest_problem(data)
         if problem is not None:
             return Lookup(None, "digest-mismatch", problem)
-        if data.get("instance") != instance:
-            return Lookup(None, "wrong-instance", f"record is for instance {data.get('instance')!r}, not {instance!r}")
+        named = data.get(kind.NAME_FIELD)
+        if named != instance:
+            return Lookup(None, "wrong-instance", f"record is for {kind.NOUN} {named!r}, not {instance!r}")
         try:
-            record = InstanceRecord.from_dict(data)
+            record = kind.from_dict(data)
         except TypeError as exc:
-            return Lookup(None, "unreadable", f"not an instance record: {exc}")
+            return Lookup(None, "unreadable", f"not {_article(kind.KIND)}: {exc}")
         if key is not None and record.key != key:
             return Lookup(None, "key-changed", f"made under key {record.key}, this run's key is {key}")
         return Lookup(record, "reused")
@@ -261,12 +270,12 @@ class RecordStore:
         if found.reason in SET_ASIDE_REASONS:
             self.set_aside_record(instance, found.reason, found.detail)
             return found
-        if found.reused is not None and found.reused.status == Status.INFRASTRUCTURE_ERROR:
+        if found.reused is not None and found.reused.infrastructure_error:
             return Lookup(None, "infrastructure_error")
         return found
 
-    def write(self, record: InstanceRecord) -> Path:
-        path = self.path_for(record.instance)
+    def write(self, record: StoredRecord) -> Path:
+        path = self.path_for(getattr(record, self.record_type.NAME_FIELD))
         # no fsync per record (it cost 8 ms per instance on a busy 2-core machine, found with
         # benchmarks/throughput.py): the rename is atomic against a kill, and a record torn by a
         # power cut fails its digest, is set aside and rerun
@@ -286,27 +295,30 @@ class RecordStore:
     def scan(self) -> list[tuple[Path, InstanceRecord | None, str]]:
         """Every record file in the folder (sorted by name) as (path, record, problem): record is
         None and problem says why when the file is not a sound record."""
+        kind = self.record_type
         out: list[tuple[Path, InstanceRecord | None, str]] = []
         for path in sorted(self.dir.glob("*.json")):
             try:
-                data = read_json(path, "instance record")
+                data = read_json(path, kind.KIND)
             except InputError as exc:
                 out.append((path, None, str(exc).removeprefix(f"{path}: ")))
                 continue
-            if not isinstance(data, dict) or data.get("status") not in STATUSES:
-                out.append((path, None, "not an instance record (no valid 'status')"))
+            problem = kind.shape_problem(data)
+            if problem is not None:
+                out.append((path, None, problem))
                 continue
-            if not isinstance(data.get("instance"), str) or record_filename(data["instance"]) != path.name:
-                out.append((path, None, f"record is for instance {data.get('instance')!r}, not this file's"))
+            named = data.get(kind.NAME_FIELD)
+            if not isinstance(named, str) or record_filename(named) != path.name:
+                out.append((path, None, f"record is for {kind.NOUN} {named!r}, not this file's"))
                 continue
             problem = digest_problem(data)
             if problem is not None:
                 out.append((path, None, problem))
                 continue
             try:
-                out.append((path, InstanceRecord.from_dict(data), ""))
+                out.append((path, kind.from_dict(data), ""))
             except TypeError as exc:
-                out.append((path, None, f"not an instance record: {exc}"))
+                out.append((path, None, f"not {_article(kind.KIND)}: {exc}"))
         return out
 
 

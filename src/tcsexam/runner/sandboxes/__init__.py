@@ -29,6 +29,13 @@ NAMES = tuple(SANDBOXES)
 #: what `auto` tries, strongest first (local always works)
 AUTO_ORDER = ("bwrap", "docker", "apptainer", "local")
 CHOICES = ("auto", *NAMES)
+#: the `--sandbox` option of every command that runs candidates (`tcsexam run`, `orspace execute`)
+SANDBOX_OPTION = {
+    "default": "auto",
+    "choices": CHOICES,
+    "help": "auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
+    "image present), apptainer, local; checked once per job, the choice is logged",
+}
 
 
 def get_sandbox(name: str, **options) -> Sandbox:

@@ -1,0 +1,153 @@
+"""The execution record of one OR-Space Build/Revise workspace, and how a run's end becomes its
+OR-Space status.
+
+A workspace is a kind of candidate: its records live in the runner's `RecordStore` (one file per
+workspace, `<out>/records/<workspace_id>.json`, with a digest of its own content and the runner's
+key scheme) and run through the runner's pool (same retries, same `infrastructure_error` policy).
+What differs from a Solver instance record is the vocabulary: `status` is the program's own
+status string ("Optimal", "Not Optimal", "Infeasible", ..., or the harness's "Timeout", "Error",
+"Missing"), `failure_mode` one of `objectives.FAILURE_MODES` (None when nothing failed) or
+`infrastructure_error` (the harness failed, not the program; never reused, never scored).
+
+`outcome_verdict` is the one place where a finished process (its `Termination`, exit code and
+signal) and what the program reported become (status, objective, failure_mode, message).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from tcsexam.orspace.objectives import FAILURE_MODES, status_failure_mode
+from tcsexam.records import StoredRecord, record_digest
+from tcsexam.runner.limiter.types import Termination
+
+SCHEMA_VERSION = 1
+#: the fields of a record that make its line of predictions.jsonl, in order
+PREDICTION_FIELDS = ("workspace_id", "status", "objective", "failure_mode")
+INFRASTRUCTURE_ERROR = "infrastructure_error"
+#: every value a workspace record's `failure_mode` may hold besides None
+RECORD_FAILURE_MODES = frozenset(m for m in FAILURE_MODES if m != "wrong_objective") | {INFRASTRUCTURE_ERROR}
+
+#: why a program that did not exit 0 is an execution error (the rest say their exit code)
+_ERROR_MESSAGES = {
+    Termination.MEMORY: "memory limit exceeded",
+    Termination.OUTPUT: "output limit exceeded",
+    Termination.NPROC: "process limit exceeded",
+}
+
+
+@dataclass
+class WorkspaceRecord(StoredRecord):
+    """The outcome of one Build/Revise workspace's program (fields in the order they are written)."""
+
+    workspace_id: str
+    mode: str | None = None
+    workspace: str | None = None
+    time_limit_s: float | None = None
+    limits: dict[str, Any] | None = None
+    sandbox: str | None = None
+    harness_version: str | None = None
+    key: str | None = None
+    entry_point: str | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    termination: str | None = None
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    peak_mem_mb: float | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    limiter: str | None = None
+    status_source: str = "none"
+    message: str = ""
+    status: str | None = None
+    objective: float | None = None
+    failure_mode: str | None = None
+    tries: int | None = None  #: how many runs it took, when more than one (written only then)
+    schema_version: int = SCHEMA_VERSION
+    digest: str | None = None  #: sha256 of the record's other fields, set by to_dict
+
+    NAME_FIELD = "workspace_id"
+    NOUN = "workspace"
+    KIND = "workspace record"
+
+    @property
+    def infrastructure_error(self) -> bool:
+        return self.failure_mode == INFRASTRUCTURE_ERROR
+
+    def tries_fields(self, tries: int) -> dict[str, Any]:
+        return {"tries": tries}
+
+    def prediction(self) -> dict[str, Any]:
+        """The record's line of predictions.jsonl."""
+        return {name: getattr(self, name) for name in PREDICTION_FIELDS}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as written: `schema_version` first, `tries` only when set, `digest` last."""
+        data = {"schema_version": self.schema_version}
+        data.update((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in _NOT_IN_BODY)
+        if self.tries is not None:
+            data["tries"] = self.tries
+        data["digest"] = record_digest(data)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise TypeError(f"unknown field {unknown[0]!r}")
+        return cls(**data)
+
+    @classmethod
+    def shape_problem(cls, data: Any) -> str | None:
+        """Why decoded JSON is not a workspace record (None when it is one)."""
+        if not isinstance(data, dict) or not isinstance(data.get("workspace_id"), str):
+            return "not a workspace record (no 'workspace_id')"
+        if data.get("failure_mode") is not None and data["failure_mode"] not in RECORD_FAILURE_MODES:
+            return f"not a workspace record (unknown failure_mode {data['failure_mode']!r})"
+        return None
+
+
+_NOT_IN_BODY = frozenset({"schema_version", "tries", "digest"})
+
+
+def outcome_verdict(
+    termination: str,
+    exit_code: int | None,
+    signal: int | None,
+    derived: dict[str, Any],
+    time_limit_s: float,
+) -> dict[str, Any]:
+    """status, objective, failure_mode and message of a program that ran to its end (the only
+    mapping from a runner `Termination` to OR-Space's vocabulary). `derived` is `result.derive`'s."""
+    term = Termination(termination)
+    if term in (Termination.WALLTIME, Termination.CPUTIME):
+        return {
+            "status": "Timeout",
+            "objective": None,
+            "failure_mode": "timeout",
+            "message": f"{term} limit exceeded ({time_limit_s:g} s wall); any answer after the limit is ignored",
+        }
+    if not (term == Termination.EXIT and exit_code == 0):
+        if term == Termination.SIGNAL:
+            why = f"killed by signal {signal}"
+        else:
+            why = _ERROR_MESSAGES.get(term, f"exit code {exit_code}")
+        return {"status": "Error", "objective": None, "failure_mode": "execution_error", "message": why}
+    if derived["status"] is None:
+        return {
+            "status": "Missing",
+            "objective": derived["objective"],
+            "failure_mode": "missing_output",
+            "message": derived["note"] or "no result file, no OBJECTIVE_VALUE/status line",
+        }
+    status = derived["status"]
+    failure = None
+    if status.lower() != "optimal":
+        failure = status_failure_mode(status)
+    elif derived["objective"] is None:
+        failure = "missing_output"
+    return {"status": status, "objective": derived["objective"], "failure_mode": failure, "message": derived["note"]}

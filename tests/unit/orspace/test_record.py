@@ -1,0 +1,137 @@
+"""WorkspaceRecord: the typed OR-Space execution record, and the one termination -> status mapping."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
+from tcsexam.records import digest_problem
+from tcsexam.runner.limiter import Termination
+
+FIELDS = [
+    "schema_version",
+    "workspace_id",
+    "mode",
+    "workspace",
+    "time_limit_s",
+    "limits",
+    "sandbox",
+    "harness_version",
+    "key",
+    "entry_point",
+    "exit_code",
+    "signal",
+    "termination",
+    "wall_s",
+    "cpu_s",
+    "peak_mem_mb",
+    "stdout_tail",
+    "stderr_tail",
+    "limiter",
+    "status_source",
+    "message",
+    "status",
+    "objective",
+    "failure_mode",
+]
+
+
+def sample(**fields) -> WorkspaceRecord:
+    base = dict(
+        workspace_id="or_space_007_revise",
+        mode="revise",
+        workspace="/w/or_space_007_revise",
+        time_limit_s=3.0,
+        limits={"wall_s": 3.0, "mem_mb": 4096},
+        sandbox="local",
+        harness_version="1",
+        key="sha256:ab",
+        entry_point="revised/src/main.py",
+        exit_code=0,
+        signal=None,
+        termination="exit",
+        wall_s=0.25,
+        cpu_s=0.2,
+        peak_mem_mb=31.5,
+        stdout_tail="OBJECTIVE_VALUE: 12.5\n",
+        stderr_tail="",
+        limiter="light",
+        status_source="stdout_status_line",
+        message="",
+        status="Optimal",
+        objective=12.5,
+        failure_mode=None,
+    )
+    base.update(fields)
+    return WorkspaceRecord(**base)
+
+
+def test_round_trip_through_json_keeps_every_field_and_the_digest():
+    record = sample()
+    data = json.loads(json.dumps(record.to_dict()))
+    assert list(data) == [*FIELDS, "digest"]  # the fields of the former dict records, then the digest
+    assert digest_problem(data) is None
+    back = WorkspaceRecord.from_dict(data)
+    assert back.digest == data["digest"] and dataclasses.replace(back, digest=None) == record
+    assert back.to_dict() == data
+    assert record.prediction() == {
+        "workspace_id": "or_space_007_revise",
+        "status": "Optimal",
+        "objective": 12.5,
+        "failure_mode": None,
+    }
+
+
+def test_tries_are_written_only_after_a_retry_and_infrastructure_errors_say_so():
+    infra = sample(status=None, objective=None, failure_mode="infrastructure_error", message="sandbox failed: x")
+    assert infra.infrastructure_error and not sample().infrastructure_error
+    again = infra.retried(3)
+    assert again.message == "sandbox failed: x (after 3 tries)" and again.tries == 3
+    data = again.to_dict()
+    assert data["tries"] == 3 and list(data)[-2:] == ["tries", "digest"]
+    assert WorkspaceRecord.from_dict(data).tries == 3
+    ok = sample().retried(2)
+    assert ok.message == "" and ok.tries == 2
+
+
+def test_shape_problems_name_what_is_wrong():
+    assert WorkspaceRecord.shape_problem(sample().to_dict()) is None
+    assert "workspace_id" in WorkspaceRecord.shape_problem({"status": "ok"})
+    assert "unknown failure_mode" in WorkspaceRecord.shape_problem({"workspace_id": "x", "failure_mode": "boom"})
+    with pytest.raises(TypeError, match="unknown field"):
+        WorkspaceRecord.from_dict({**sample().to_dict(), "surprise": 1})
+
+
+def derived(status=None, objective=None, note=""):
+    return {"status": status, "objective": objective, "status_source": "x", "note": note}
+
+
+@pytest.mark.parametrize(
+    ("termination", "exit_code", "signal", "reported", "expected"),
+    [
+        ("walltime", None, 9, derived("Optimal", 1.0), ("Timeout", "timeout")),
+        ("cputime", None, 24, derived(), ("Timeout", "timeout")),
+        ("memory", None, 9, derived(), ("Error", "execution_error")),
+        ("output", None, 9, derived(), ("Error", "execution_error")),
+        ("nproc", None, 9, derived(), ("Error", "execution_error")),
+        ("signal", None, 11, derived(), ("Error", "execution_error")),
+        ("exit", 3, None, derived("Optimal", 1.0), ("Error", "execution_error")),
+        ("exit", 0, None, derived(), ("Missing", "missing_output")),
+        ("exit", 0, None, derived("Optimal", 1.0), ("Optimal", None)),
+        ("exit", 0, None, derived("Optimal"), ("Optimal", "missing_output")),
+        ("exit", 0, None, derived("Infeasible"), ("Infeasible", "infeasible")),
+        ("exit", 0, None, derived("Not Optimal", 2.0), ("Not Optimal", "not_optimal")),
+    ],
+)
+def test_outcome_verdict_maps_every_termination(termination, exit_code, signal, reported, expected):
+    verdict = outcome_verdict(Termination(termination), exit_code, signal, reported, 3.0)
+    assert (verdict["status"], verdict["failure_mode"]) == expected
+    if expected[0] in ("Timeout", "Error", "Missing"):
+        assert verdict["message"]  # the harness says why
+    if expected[0] == "Timeout":
+        assert verdict["objective"] is None and "3 s wall" in verdict["message"]
+    if termination == "signal":
+        assert verdict["message"] == "killed by signal 11"
