@@ -8,6 +8,8 @@ Candidate (`solver.yaml`)::
     threads: 1                 # optional, CPUs reserved per run (int >= 1)
     env: {OMP_NUM_THREADS: "1"}  # optional extra environment (string values)
     exit_codes_ok: [0, 10, 20]  # optional, exit codes that are not crashes (default [0])
+    tasks:                     # optional, a task's own command when one folder serves several tasks
+      tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
 Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} ({{ and }} for braces).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
@@ -77,16 +79,21 @@ def _argv(value: list[str], key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
-def load_candidate(directory: str | os.PathLike) -> Candidate:
+def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Candidate:
     """Read `<directory>/solver.yaml` and validate it (schema `solver`, then its placeholders);
-    InputError naming the file and key."""
+    InputError naming the file and key. A folder that serves several tasks may give one of them
+    its own command (`tasks: {TASK: {command: [...]}}`); `task` selects it."""
     directory = Path(directory).resolve()
     path = directory / "solver.yaml"
     if not directory.is_dir():
         raise InputError(f"{directory}: candidate folder not found")
     data = read_yaml(path, "candidate solver.yaml")
     check(data, "solver", path)
+    for name, override in (data.get("tasks") or {}).items():
+        _argv(override["command"], f"tasks.{name}.command", path)
     command = _argv(data["command"], "command", path)
+    if task is not None and task in (data.get("tasks") or {}):
+        command = tuple(data["tasks"][task]["command"])
     build = _argv(data["build"], "build", path) if data.get("build") is not None else None
     threads = data.get("threads", 1)
     env = data.get("env") or {}

@@ -150,7 +150,7 @@ def run_task(
     # `invalid`), not the operator's; a missing candidate folder or solver.yaml is bad input.
     candidate_error = None
     try:
-        candidate = load_candidate(Path(candidate_dir))
+        candidate = load_candidate(Path(candidate_dir), task_obj.id)
     except InputError as exc:
         if not (Path(candidate_dir) / "solver.yaml").is_file():
             raise

@@ -294,7 +294,13 @@ class Plan:
         return str(reference_dir(self.results, self.reference_build["id"]))
 
     def reference_candidate(self, task: str) -> str:
-        return f"{self.reference_build['solvers_dir']}/{task}"
+        """The task's reference solver: `<solvers_dir>/<task>` where that folder exists, else the
+        folder of its problem, `<solvers_dir>/<problem>`, which serves every task of the problem
+        (a task's own command, if any, under `tasks:` in its solver.yaml)."""
+        solvers = self.reference_build["solvers_dir"]
+        if (self.root / solvers / task).is_dir():
+            return f"{solvers}/{task}"
+        return f"{solvers}/{self.task(task).problem}"
 
     def reference_runs(self, task: str) -> list[str]:
         return [f"{self.reference_out}/{task}/seed{s}/records.json" for s in self.reference_build["seeds"]]

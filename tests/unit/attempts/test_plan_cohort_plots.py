@@ -10,6 +10,7 @@ from tcsexam.attempts.cohort import build_cohort, parse_model_plans
 from tcsexam.attempts.plots import PLOTS, make_plots
 from tcsexam.attempts.rows import AttemptRow, failed_row, table_text
 from tcsexam.errors import InputError, UsageError
+from tcsexam.runner.execute import load_candidate
 from tcsexam.workflow import Plan
 
 
@@ -86,6 +87,13 @@ def test_plan_full_generated_stamps_and_reference_carry(tmp_path, project_root):
     assert "sat-satlib" not in plan.reference_tasks and "maxcut-mqlib" in plan.reference_tasks
     assert plan.reference_task_file("sat-satlib") == "res/reference/v9/sat-satlib/carried-sat-satlib.json"
     assert plan.reference_task_file("sat-random3") == "res/reference/v9/sat-random3/reference-sat-random3.json"
+    # one reference program per problem serves its tasks, each task with its own command where it has one
+    assert {plan.reference_candidate(t) for t in ("tsp-tsplib", "tsp-random", "tsp-random-large")} == {
+        "solvers/reference/tsp"
+    }
+    tsp = project_root / "solvers/reference/tsp"
+    assert load_candidate(tsp, "tsp-random").command[4] == "0.6"
+    assert load_candidate(tsp, "tsp-tsplib").command[4] == load_candidate(tsp).command[4] == "{time_limit}"
     for bad, needle in (
         ({**carry, "tasks": ["nope"]}, "in no reference output's suite"),
         ({"tasks": ["sat-satlib"]}, "need a reference file"),

@@ -110,7 +110,7 @@ def test_a_wrong_recorded_sha256_writes_nothing_and_names_the_instance(tmp_path)
 
 def test_run_refuses_a_changed_or_missing_generated_file(tmp_path):
     path = _copy_task(tmp_path, "sat-random3", 2)
-    cand = Path(load_task("sat-satlib").source).parents[2] / "solvers" / "reference" / "sat-random3"
+    cand = Path(load_task("sat-satlib").source).parents[2] / "solvers" / "reference" / "sat"
     run = [sys.executable, "-m", "tcsexam", "run", "--task", str(path), "--candidate", str(cand)]
     run += ["--output", str(tmp_path / "o" / "records.json"), "--no-ray", "--no-progress"]
     r = subprocess.run(run, capture_output=True, text=True)

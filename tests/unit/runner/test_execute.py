@@ -46,6 +46,8 @@ def task(tmp_path):
         ("command: [x]\nenv: [A]\n", "'env' must map"),
         ("command: [x]\ncolour: red\n", "unknown key(s) colour"),
         ("command: [x\n", "malformed"),
+        ("command: [x]\ntasks: {t: [y]}\n", "'tasks' must map task ids to {command: [...]}"),
+        ("command: [x]\ntasks: {t: {command: [y, '{nope}']}}\n", "'tasks.t.command': unknown placeholder {nope}"),
     ],
 )
 def test_bad_solver_yaml_names_file_and_key(tmp_path, yaml, message):
@@ -64,6 +66,16 @@ def test_load_candidate_fields(tmp_path):
     cand = load_candidate(tmp_path / "c")
     assert cand.threads == 2 and cand.build == ("make",) and cand.env == {"A": "1"}
     assert cand.exit_codes_ok == {0, 10, 20} and cand.dir == (tmp_path / "c").resolve()
+
+
+def test_a_task_may_have_its_own_command(tmp_path):
+    make_candidate(tmp_path / "c", "command: [run, '{time_limit}']\ntasks: {fixed: {command: [run, '0.6']}}\n")
+    assert load_candidate(tmp_path / "c", "fixed").command == ("run", "0.6")
+    assert (
+        load_candidate(tmp_path / "c", "other").command
+        == load_candidate(tmp_path / "c").command
+        == ("run", "{time_limit}")
+    )
 
 
 def test_environment_and_placeholders(task, tmp_path):
