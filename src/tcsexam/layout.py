@@ -23,6 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+class _Under:
+    """A fixed path under the layout's root, read as an attribute: `layout.index`."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __get__(self, layout: ResultsLayout | None, owner: type | None = None) -> Path:
+        if layout is None:
+            raise AttributeError("a path of a ResultsLayout instance")
+        return layout.root.joinpath(*self.parts)
+
+
 @dataclass(frozen=True)
 class ResultsLayout:
     root: Path
@@ -33,9 +45,7 @@ class ResultsLayout:
 
     # ---- Solver attempts -----------------------------------------------------------------
 
-    @property
-    def solver_dir(self) -> Path:
-        return self.root / "solver"
+    solver_dir = _Under("solver")
 
     def attempt_dir(self, model: str, task: str, attempt: str) -> Path:
         return self.solver_dir / model / task / str(attempt)
@@ -71,43 +81,17 @@ class ResultsLayout:
 
     # ---- the evaluation's own files -------------------------------------------------------
 
-    @property
-    def cohort(self) -> Path:
-        return self.root / "cohort.json"
-
-    @property
-    def attempts_csv(self) -> Path:
-        return self.root / "attempts.csv"
-
-    @property
-    def index(self) -> Path:
-        return self.root / "index.json"
-
-    @property
-    def manifest(self) -> Path:
-        return self.root / "manifest.json"
-
-    @property
-    def plots_dir(self) -> Path:
-        return self.root / "plots"
-
-    @property
-    def logs_dir(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def index_checksums(self) -> Path:
-        """The sha256 of index.json's inputs (`tcsexam score --checksums`), kept beside it."""
-        return self.root / ".checksums" / "index.json"
-
-    @property
-    def set_aside_dir(self) -> Path:
-        """Where the self-healing check moves derived files it cannot trust."""
-        return self.root / ".set-aside"
-
-    @property
-    def compare_dir(self) -> Path:
-        return self.root / "compare"
+    cohort = _Under("cohort.json")
+    attempts_csv = _Under("attempts.csv")
+    index = _Under("index.json")
+    manifest = _Under("manifest.json")
+    plots_dir = _Under("plots")
+    logs_dir = _Under("logs")
+    compare_dir = _Under("compare")
+    #: the sha256 of index.json's inputs (`tcsexam score --checksums`), kept beside it
+    index_checksums = _Under(".checksums", "index.json")
+    #: where the self-healing check moves derived files it cannot trust
+    set_aside_dir = _Under(".set-aside")
 
 
 def reference_dir(results: str | os.PathLike, reference_id: str) -> Path:

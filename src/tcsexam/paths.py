@@ -39,3 +39,12 @@ def references_dir() -> Path:
 
 def solvers_dir() -> Path:
     return project_root() / "solvers"
+
+
+def config_file(spec: str | os.PathLike, kind: str) -> Path:
+    """A file named by id or by path: anything ending in .yaml/.yml is a path, an id resolves to
+    config/<kind>/<id>.yaml (kind: "tasks", "suites")."""
+    path = Path(spec)
+    if path.suffix in (".yaml", ".yml"):
+        return path
+    return config_dir() / kind / f"{spec}.yaml"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
-from tcsexam.paths import config_dir
+from tcsexam.paths import config_file
 from tcsexam.schemas import check
 
 TRACKS = ("theorem", "solver", "construction", "open_conjecture")
@@ -50,15 +50,8 @@ class Suite:
         return [item for track in TRACKS for item in self.tracks[track]]
 
 
-def suite_path(suite: str | Path) -> Path:
-    p = Path(suite)
-    if p.suffix in (".yaml", ".yml"):
-        return p
-    return config_dir() / "suites" / f"{suite}.yaml"
-
-
 def load_suite(suite: str | Path) -> Suite:
-    path = suite_path(suite)
+    path = config_file(suite, "suites")
     data = read_yaml(path, "suite file")
     check(data, "suite", path)
     suite_id, raw = data["id"], data["tracks"]

@@ -28,7 +28,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
-from tcsexam.paths import config_dir, project_root
+from tcsexam.paths import config_file, project_root
 from tcsexam.schemas import check
 
 KINDS = ("objective", "solve")
@@ -101,18 +101,10 @@ def parse_limits(raw: dict[str, Any]) -> TaskLimits:
     return TaskLimits(**{k: int(v) if k in _WHOLE_LIMITS else v for k, v in raw.items()})
 
 
-def task_path(task: str | Path) -> Path:
-    """A task id resolves to config/tasks/<id>.yaml; anything with a suffix is a path."""
-    p = Path(task)
-    if p.suffix in (".yaml", ".yml"):
-        return p
-    return config_dir() / "tasks" / f"{task}.yaml"
-
-
 def load_task(task: str | Path) -> Task:
     """Read a task file, checked against the task schema (one line naming the file and field),
     then for what a schema cannot say: unique instance names, generated files' names."""
-    path = task_path(task)
+    path = config_file(task, "tasks")
     data = read_yaml(path, "task file")
     check(data, "task", path)
     problem = data["problem"]
