@@ -7,7 +7,9 @@ A record keeps apart what the solver claimed (`claimed`) from what the checker v
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -115,7 +117,10 @@ class InstanceRecord(StoredRecord):
 
     def to_dict(self) -> dict[str, Any]:
         """The record as written: every field plus `digest`, the sha256 of the rest."""
-        data = dataclasses.asdict(self)
+        # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
+        # its recursion over every field (a third of the cost of writing a record)
+        data = {name: getattr(self, name) for name in _field_names()}
+        data["extra"] = copy.deepcopy(self.extra) if self.extra else {}
         if not data["extra"]:
             del data["extra"]
         if data["sandbox_image"] is None:
@@ -131,6 +136,11 @@ class InstanceRecord(StoredRecord):
         extra = dict(known.pop("extra", None) or {})
         extra.update({k: v for k, v in data.items() if k not in names})
         return cls(**known, extra=extra)
+
+
+@functools.cache
+def _field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(InstanceRecord))
 
 
 #: The field that holds a record's digest of its own content.

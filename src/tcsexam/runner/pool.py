@@ -1,13 +1,20 @@
 """Fan-out of one attempt's instances over Ray actors (or in-process, for debugging).
 
 Each actor reserves the candidate's `threads` CPUs and runs `ctx.execute(name)` (the same call
-the in-process pool makes) for one name at a time. The driver hands the next name to an actor as
-soon as it is free and passes every finished record to `on_result` at once (the caller writes it
-to the store). The context is a `RunContext` (a Solver attempt: `execute_instance`) or any
-picklable object with `execute(name)` and `infrastructure_record(name, message)` whose records
-have `infrastructure_error` and `retried(tries)`: OR-Space workspaces run through the same pools
-(`tcsexam.orspace.execute.WorkspaceContext`), so one retry and `infrastructure_error` policy
-serves the whole project.
+the in-process pool makes) for one name per call. The context is a `RunContext` (a Solver attempt:
+`execute_instance`) or any picklable object with `execute(name)` and `infrastructure_record(name,
+message)` whose records have `infrastructure_error` and `retried(tries)`: OR-Space workspaces run
+through the same pools (`tcsexam.orspace.execute.WorkspaceContext`), so one retry and
+`infrastructure_error` policy serves the whole project.
+
+An actor takes two calls at once (a threaded actor) and pipelines them: the next run prepares its
+scratch folder, cgroup, launcher and sandbox while the current one's program runs, and the current
+one's post-run work (cgroup removal, certificate check, record) happens while the next one's
+program runs. The programs themselves never overlap: one lock per actor lets a program start only
+when the previous run's last process is gone (`tcsexam.runner.limiter.process.one_run_at_a_time`),
+so each is limited and measured alone. The driver hands the next name to an actor as soon as it
+has a free slot and passes every finished record to `on_result` at once (the caller writes it to
+the store).
 
 Infrastructure failures are retried a bounded number of times (`max_retries`): a lost actor or
 worker (the actor process killed, a node died, an object lost), an exception escaping the
@@ -305,7 +312,14 @@ def _actor_class():
 
         class InstanceActor:
             def __init__(self, ctx: RunContext):
+                import sys
+                import threading
+
                 self.ctx = ctx
+                self.gate = threading.Lock()  # one program at a time (see the module doc)
+                # the thread whose program just ended gets the interpreter back within 1 ms, not
+                # after the default 5 ms, while the other thread checks its certificate
+                sys.setswitchinterval(0.001)
                 _exit_with_parent()
 
             def pid(self) -> int:
@@ -315,7 +329,10 @@ def _actor_class():
                 return socket.gethostname(), os.getpid()
 
             def run(self, name: str) -> InstanceRecord:
-                return self.ctx.execute(name)
+                from tcsexam.runner.limiter.process import one_run_at_a_time
+
+                with one_run_at_a_time(self.gate):
+                    return self.ctx.execute(name)
 
         _ACTOR_CLASS = ray.remote(InstanceActor)
     return _ACTOR_CLASS
@@ -324,10 +341,11 @@ def _actor_class():
 class RayPool:
     """`workers` actors of `threads` CPUs each; lost actors are replaced, instances retried.
 
-    `pipeline` calls are queued per actor (default 2): the next instance is already waiting in
-    the actor when the current one ends. A lost actor loses its queued call too; it is retried
-    like the running one. `watchdog_s` counts from the dispatch, so it must cover `pipeline`
-    instances (the orchestrator uses 3 x wall + 120 s).
+    `pipeline` calls are in flight per actor (default 2), and the actor runs that many at once
+    (their programs one after another, see the module doc): the next instance is already
+    prepared when the current one's program ends. A lost actor loses all its calls; each is
+    retried like the running one. `watchdog_s` counts from the dispatch, so it must cover
+    `pipeline` instances (the orchestrator uses 3 x wall + 120 s).
     """
 
     def __init__(
@@ -360,7 +378,8 @@ class RayPool:
         self.orphans_killed = 0
 
     def _new_actor(self):
-        actor = _actor_class().options(num_cpus=self.threads, max_restarts=0, max_task_retries=0).remote(self._ctx_ref)
+        options = dict(num_cpus=self.threads, max_restarts=0, max_task_retries=0, max_concurrency=self.pipeline)
+        actor = _actor_class().options(**options).remote(self._ctx_ref)
         self.actors.append(actor)
         self._where[actor] = actor.where.remote()
         return actor

@@ -123,12 +123,13 @@ def _killer(times: int):
 def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
     ctx = _ctx(tmp_path, [{"name": "a", "sleep": 0.1}, {"name": "victim", "sleep": 1.5}, {"name": "b", "sleep": 0.1}])
     hook, kills = _killer(times=1)
-    got = {}
+    got, calls = {}, []
     pool = RayPool(ctx, workers=2, max_retries=2, on_dispatch=hook)
     try:
-        pool.run(["a", "victim", "b"], lambda n, r, t: got.setdefault(n, (r, t)))
+        pool.run(["a", "victim", "b"], lambda n, r, t: (calls.append(n), got.setdefault(n, (r, t))))
     finally:
         pool.close()
+    assert sorted(calls) == ["a", "b", "victim"]  # each once, also what the lost actor had in flight
     assert len(kills) == 1 and pool.lost_actors == 1
     rec, tries = got["victim"]
     assert rec.status == "ok" and tries == 2 and rec.extra["tries"] == 2
@@ -213,3 +214,41 @@ def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     while _alive_with_arg(token) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _alive_with_arg(token) == []
+
+
+def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_once(tmp_path, ray_2cpus):
+    """Real executor, one actor with two calls in flight (prepared concurrently): the programs
+    never overlap (start and end alternate in their shared log), a crashing run does not disturb
+    the next one, and every instance is passed on exactly once."""
+    import json
+
+    from tcsexam.runner.execute import load_candidate
+    from tcsexam.runner.limiter import Limits
+
+    names = [f"i{k}" for k in range(8)]
+    ctx = _ctx(tmp_path, [{"name": n} for n in names])
+    log = tmp_path / "programs.log"
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    script = (
+        f'echo "start $$" >> {log}; sleep 0.05 & wait; '
+        f'if [ "$(grep -c start {log})" = 3 ]; then echo "end $$" >> {log}; exit 3; fi; '
+        f'echo "end $$" >> {log}; echo 0 1 > "$1"'
+    )
+    (cand / "solver.yaml").write_text(json.dumps({"command": ["sh", "-c", script, "x", "{solution}"]}))
+    ctx.candidate, ctx.executor = load_candidate(cand), None
+    ctx.limits = Limits(wall_s=60, mem_mb=512)
+    calls = []
+    pool = RayPool(ctx, workers=1, max_retries=0)
+    assert pool.pipeline == 2
+    try:
+        pool.run(names, lambda n, r, t: calls.append((n, r)))
+    finally:
+        pool.close()
+    assert sorted(n for n, _ in calls) == names
+    statuses = [r.status for _, r in calls]
+    assert statuses.count("crash") == 1 and statuses.count("ok") == 7, [r.message for _, r in calls]
+    lines = log.read_text().splitlines()
+    assert len(lines) == 16
+    for first, second in zip(lines[::2], lines[1::2], strict=True):
+        assert first.split()[0] == "start" and second == f"end {first.split()[1]}", lines

@@ -11,15 +11,30 @@ from __future__ import annotations
 import itertools
 import os
 import signal as _signal
+import threading
 import time
 from pathlib import Path
 
 from tcsexam.runner.limiter.proctable import live
 from tcsexam.runner.limiter.types import Limits, MiB
 
+_mounts_cache: tuple[int, dict[str, str]] | None = None
+
 
 def _cgroup_mounts() -> dict[str, str]:
-    """controller -> mount point of the v1 hierarchies; 'unified' -> the v2 mount."""
+    """controller -> mount point of the v1 hierarchies; 'unified' -> the v2 mount (read once per
+    process: every run of a worker creates its cgroups under the same mounts)."""
+    global _mounts_cache
+    cached = _mounts_cache
+    if cached is not None and cached[0] == os.getpid():
+        return cached[1]
+    mounts = _read_cgroup_mounts()
+    if mounts:
+        _mounts_cache = (os.getpid(), mounts)
+    return mounts
+
+
+def _read_cgroup_mounts() -> dict[str, str]:
     mounts: dict[str, str] = {}
     try:
         lines = Path("/proc/self/mountinfo").read_text().splitlines()
@@ -214,21 +229,27 @@ class _CgroupV2:
 
 _cgroup_kind: str | None | bool = False  # False: not probed yet
 _cgroup_probe_error = ""
+_probe_lock = threading.Lock()  # a worker's concurrent runs must all see the probe's one answer
 
 
 def cgroup_support() -> str | None:
     """'v1' or 'v2' when this process can create limiting cgroups, else None (probed once)."""
     global _cgroup_kind, _cgroup_probe_error
-    if _cgroup_kind is False:
-        probe = Limits(wall_s=1, mem_mb=64, nproc=8)
-        _cgroup_kind = None
-        for kind, cls in (("v1", _CgroupV1), ("v2", _CgroupV2)):
-            try:
-                cls(probe).remove()
-                _cgroup_kind = kind
-                break
-            except (OSError, KeyError, ValueError) as exc:
-                _cgroup_probe_error += f"{kind}: {exc}; "
+    if _cgroup_kind is not False:
+        return _cgroup_kind  # type: ignore[return-value]
+    with _probe_lock:
+        if _cgroup_kind is False:
+            probe = Limits(wall_s=1, mem_mb=64, nproc=8)
+            kind_found, errors = None, ""
+            for kind, cls in (("v1", _CgroupV1), ("v2", _CgroupV2)):
+                try:
+                    cls(probe).remove()
+                    kind_found = kind
+                    break
+                except (OSError, KeyError, ValueError) as exc:
+                    errors += f"{kind}: {exc}; "
+            _cgroup_probe_error += errors
+            _cgroup_kind = kind_found
     return _cgroup_kind  # type: ignore[return-value]
 
 

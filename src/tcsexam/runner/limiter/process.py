@@ -1,7 +1,17 @@
 """One process tree under the light or cgroup limiter: start it through the launcher, watch the
 leader through a pidfd (a fast program is reaped at once, no polling tick), sample the other limits
 at growing intervals (10 ms up to 100 ms), kill the whole tree at the first limit it exceeds
-(SIGTERM, then SIGKILL after `limits.grace_s`), and classify how it ended (`classify`)."""
+(SIGTERM, then SIGKILL after `limits.grace_s`), and classify how it ended (`classify`).
+
+One run at a time, prepared ahead (`one_run_at_a_time`): a worker that runs several instances
+concurrently (a Ray actor with two calls in flight) passes one lock for all of them. A run then
+creates its cgroup, starts its launcher and lets its sandbox set itself up (`Launch.start_fd`)
+while the previous run's program still runs, takes the lock, says ``go``, and holds the lock
+until its last process is gone; its post-run work (cgroup removal, certificate check, record)
+happens after the lock is released, while the next run's program runs. So a worker's programs
+never overlap: each is measured alone, from its ``go``, with the CPU time and memory of exactly
+its own tree.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +22,11 @@ import select
 import signal as _signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +36,20 @@ from tcsexam.runner.limiter.launcher import launcher, make_preexec
 from tcsexam.runner.limiter.light import LightTree
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
 from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limits, MiB, ProcessOutcome, Termination
+
+_gate: ContextVar[threading.Lock | None] = ContextVar("tcsexam_run_gate", default=None)
+
+
+@contextmanager
+def one_run_at_a_time(lock: threading.Lock) -> Iterator[None]:
+    """Within this block (in this thread), a run's program starts only while it holds `lock`,
+    which it keeps until its last process is gone. Give every thread of a worker the same lock:
+    their runs are then prepared concurrently but their programs run one after another."""
+    token = _gate.set(lock)
+    try:
+        yield
+    finally:
+        _gate.reset(token)
 
 
 def tail(fh) -> str:
@@ -51,6 +79,8 @@ class LimitedProcess:
         self.peak_pss = 0.0
         self.tree: Any = None
         self.reaper = False  # the leader is the launcher (the run's own subreaper)
+        self.gate = _gate.get()  # held from the program's start until its tree is gone
+        self.holding = False
 
     def output_over(self, files) -> str | None:
         cap = self.limits.output_bytes
@@ -95,15 +125,37 @@ class LimitedProcess:
         try:
             return self._start(env, rlimits, out, err, files)
         finally:
+            self._release()
             out.close()
             if not same:
                 err.close()
-            for fd in self.launch.close_after:
+            while self.launch.close_after:  # emptied: a second close could hit another thread's fd
                 try:
-                    os.close(fd)
+                    os.close(self.launch.close_after.pop())
                 except OSError:
                     pass
             self.tree.close()
+
+    def _hold(self) -> None:
+        if self.gate is not None and not self.holding:
+            self.gate.acquire()
+            self.holding = True
+
+    def _release(self) -> None:
+        if self.holding:
+            self.holding = False
+            self.gate.release()
+
+    def _go(self) -> float:
+        """Let the run's program start (the gate held); the wall clock starts now."""
+        self._hold()
+        start_fd = self.launch.start_fd
+        if start_fd is not None:
+            try:
+                os.write(start_fd, b"go\n")
+            except OSError:  # the wrapper is gone already: its outcome says why
+                pass
+        return time.monotonic()
 
     def _start(self, env, rlimits, out, err, files) -> ProcessOutcome:
         procs_files = self.tree.procs_files
@@ -124,7 +176,8 @@ class LimitedProcess:
             self.reaper = True
         else:
             preexec = make_preexec(rlimits, procs_files)
-        t0 = time.monotonic()
+        ahead = self.launch.start_fd is not None  # the wrapper sets up now, the program waits for go
+        t0 = time.monotonic() if ahead else self._go()
         try:
             proc = subprocess.Popen(
                 argv,
@@ -163,6 +216,8 @@ class LimitedProcess:
         with active_lock:
             active_leaders.add(proc.pid)
         try:
+            if ahead:
+                t0 = self._go()
             return self._watch(proc, t0, out, err, files)
         finally:
             with active_lock:
@@ -267,6 +322,7 @@ class LimitedProcess:
                         break
                     time.sleep(0.002)
                     tree.reap_orphans()
+            self._release()  # nothing of this run is left: the next run's program may start
         finally:
             os.close(pidfd)
         wall = end - t0

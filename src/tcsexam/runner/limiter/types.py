@@ -126,7 +126,13 @@ class LaunchError(Exception):
 @dataclass
 class Launch:
     """What a sandbox hands the limiter: the final argv/cwd/env, fds to pass, and a hook that
-    inspects the finished run (e.g. bwrap's status fd) and may set `sandbox_error`."""
+    inspects the finished run (e.g. bwrap's status fd) and may set `sandbox_error`.
+
+    `start_fd` (optional) is the write end of a start pipe: the wrapper sets itself up (bwrap:
+    namespaces and mounts) and then waits for the line ``go`` on the pipe's other end before it
+    execs the program; end of file instead (the harness gave up or died) ends it without running
+    the program. The limiter writes ``go`` when the run may start (see
+    `tcsexam.runner.limiter.process.one_run_at_a_time`) and counts the wall time from then."""
 
     argv: list[str]
     cwd: str
@@ -136,3 +142,4 @@ class Launch:
     close_after: list[int] = field(default_factory=list)
     #: the wrapper reports a death by signal N as exit code 128+N (bwrap): `classify` turns it back
     signal_from_exit_code: bool = False
+    start_fd: int | None = None

@@ -74,6 +74,7 @@ class BwrapSandbox(WrappingSandbox):
         hidden_paths=(),
         status_fd: int | None = None,
         ready_fd: int | None = None,
+        start_fd: int | None = None,
     ) -> list[str]:
         """The bwrap command line. Binds come after the /tmp tmpfs (paths under /tmp survive),
         parents before children (a writable scratch inside a read-only folder stays writable),
@@ -93,12 +94,16 @@ class BwrapSandbox(WrappingSandbox):
             args += ["--json-status-fd", str(status_fd)]
         args += ["--chdir", cwd, "--"]
         if ready_fd is not None:  # reports from inside that the sandbox is up, then execs argv
-            args += ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && exec "$0" "$@"']
+            wait = ""
+            if start_fd is not None:  # ... once the harness says `go` (end of file: never)
+                wait = f'read -r go </proc/self/fd/{start_fd} && [ "$go" = go ] && '
+            args += ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && {wait}exec "$0" "$@"']
         return args + list(argv)
 
     def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
+        start_r, start_w = os.pipe2(os.O_CLOEXEC)  # the sandbox is set up ahead, the program waits
         os.set_blocking(status_r, False)
         os.set_blocking(ready_r, False)
 
@@ -139,12 +144,14 @@ class BwrapSandbox(WrappingSandbox):
                 hidden_paths=hidden_paths,
                 status_fd=status_w,
                 ready_fd=ready_w,
+                start_fd=start_r,
             ),
             cwd,
             dict(env),
-            pass_fds=(status_w, ready_w),
+            pass_fds=(status_w, ready_w, start_r),
             after=after,
             signal_from_exit_code=True,
+            start_fd=start_w,
         )
-        launch.close_after.extend([status_w, ready_w, status_r, ready_r])
+        launch.close_after.extend([status_w, ready_w, start_r, status_r, ready_r, start_w])
         return launch

@@ -1,0 +1,137 @@
+"""Pipelined runs in one worker (`one_run_at_a_time`): runs are prepared concurrently, their
+programs run one after another; under bwrap the sandbox is set up ahead and the program waits for
+the harness's `go`. No assertion here depends on the machine's speed: a slow machine only makes
+the waits below test less, never fail."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limiter import Limits
+from tcsexam.runner.limiter.process import one_run_at_a_time
+from tcsexam.runner.sandboxes import get_sandbox, run_limited
+
+#: logs `start K`, lives a while (with a child of its own), logs `end K`
+SCRIPT = 'echo "start $1" >> "$2"; sleep 0.05 & wait; echo "end $1" >> "$2"'
+
+
+def _box(name: str):
+    box = get_sandbox(name)
+    try:
+        box.check_available()
+    except InputError as exc:
+        pytest.skip(str(exc))
+    return box
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+@pytest.mark.parametrize("limiter", ["auto", "light"])
+def test_gated_runs_never_overlap(tmp_path, sandbox, limiter):
+    box = _box(sandbox)
+    work = tmp_path / "w"
+    work.mkdir()
+    log = work / "log"
+    gate = threading.Lock()
+
+    def one(k: int):
+        with one_run_at_a_time(gate):
+            return run_limited(
+                ["sh", "-c", SCRIPT, "x", str(k), str(log)], cwd=tmp_path, sandbox=box, writable_paths=[work],
+                limits=Limits(wall_s=60, mem_mb=512, limiter=limiter),
+            )  # fmt: skip
+
+    with ThreadPoolExecutor(3) as pool:
+        outcomes = list(pool.map(one, range(8)))
+    assert all(o.termination == "exit" and o.exit_code == 0 and o.sandbox_error is None for o in outcomes)
+    lines = log.read_text().splitlines()
+    assert len(lines) == 16
+    for first, second in zip(lines[::2], lines[1::2], strict=True):  # start K is followed by end K
+        assert first.split()[0] == "start" and second == f"end {first.split()[1]}", lines
+    assert sorted(int(line.split()[1]) for line in lines[::2]) == list(range(8))
+
+
+def test_gate_is_released_after_a_failed_run(tmp_path):
+    """A program that crashes, one that cannot start and one over its wall limit each give the
+    gate back: the next run still starts."""
+    box = _box("local")
+    gate = threading.Lock()
+    with one_run_at_a_time(gate):
+        assert run_limited(["sh", "-c", "exit 3"], cwd=tmp_path, limits=Limits(wall_s=30), sandbox=box).exit_code == 3
+        with pytest.raises(Exception, match="cannot start"):
+            run_limited([str(tmp_path / "missing")], cwd=tmp_path, limits=Limits(wall_s=30), sandbox=box)
+        out = run_limited(["sleep", "30"], cwd=tmp_path, limits=Limits(wall_s=0.2, grace_s=0.1), sandbox=box)
+        assert out.termination == "walltime"
+    assert gate.acquire(blocking=False)
+
+
+def test_bwrap_program_waits_for_go(tmp_path):
+    """Under bwrap the launcher and the sandbox start at once, the program only once the run holds
+    the gate; its wall time counts from then."""
+    box = _box("bwrap")
+    work = tmp_path / "w"
+    work.mkdir()
+    marker = work / "ran"
+    gate = threading.Lock()
+    gate.acquire()
+    result = {}
+
+    def one():
+        with one_run_at_a_time(gate):
+            result["out"] = run_limited(
+                ["sh", "-c", 'touch "$1"', "x", str(marker)], cwd=tmp_path, sandbox=box, writable_paths=[work],
+                limits=Limits(wall_s=60),
+            )  # fmt: skip
+
+    thread = threading.Thread(target=one)
+    thread.start()
+    try:
+        time.sleep(1.0)  # room for the sandbox to come up (not asserted: it may be slower)
+        assert not marker.exists() and thread.is_alive()
+    finally:
+        gate.release()
+    thread.join(120)
+    out = result["out"]
+    assert marker.exists() and out.exit_code == 0 and out.sandbox_error is None
+
+
+@pytest.mark.parametrize("what", [None, b"stop\n"])
+def test_bwrap_without_go_never_runs_the_program(tmp_path, what):
+    """The start pipe closed (the harness gave up or died) or anything but `go` on it: the program
+    never runs."""
+    box = _box("bwrap")
+    work = tmp_path / "w"
+    work.mkdir()
+    marker = work / "ran"
+    start_r, start_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    cmd = box.command(
+        ["sh", "-c", 'touch "$1"', "x", str(marker)], cwd=str(tmp_path), writable_paths=[str(work)],
+        ready_fd=ready_w, start_fd=start_r,
+    )  # fmt: skip
+    proc = subprocess.Popen(cmd, pass_fds=(ready_w, start_r), stderr=subprocess.DEVNULL)
+    os.close(start_r)
+    os.close(ready_w)
+    if what:
+        os.write(start_w, what)
+    os.close(start_w)
+    try:
+        assert proc.wait(120) != 0
+        assert os.read(ready_r, 16) == b"up"  # the sandbox was up: only the program did not run
+    finally:
+        os.close(ready_r)
+    assert not marker.exists()
+
+
+def test_bwrap_command_waits_for_go_only_with_a_start_fd():
+    box = get_sandbox("bwrap")
+    plain = " ".join(box.command(["p"], cwd="/c", ready_fd=6))
+    gated = " ".join(box.command(["p"], cwd="/c", ready_fd=6, start_fd=7))
+    assert "read" not in plain and "read -r go </proc/self/fd/7" in gated
+    assert gated.index("printf up >/proc/self/fd/6") < gated.index("read -r go") < gated.index('exec "$0" "$@"')
