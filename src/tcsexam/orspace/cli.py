@@ -112,9 +112,17 @@ def _execute(args) -> int:
         python=args.python,
         workers=args.workers,
     )
-    summary = execute(
-        args.workspaces, args.output_dir, settings, modes=tuple(args.modes), workspace_ids=args.ids, progress=_progress
-    )
+    from tcsexam.runner.pool import sigterm_as_exit
+
+    with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay
+        summary = execute(
+            args.workspaces,
+            args.output_dir,
+            settings,
+            modes=tuple(args.modes),
+            workspace_ids=args.ids,
+            progress=_progress,
+        )
     aside = f"; {summary['set_aside']} damaged or outdated record(s) set aside" if summary["set_aside"] else ""
     print(
         f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces{aside}; "

@@ -294,6 +294,8 @@ def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callabl
         if pool is not None:
             pool.close(kill_actors=not handle.ends_job)
         handle.shutdown()
+        if pool is not None:
+            pool.reap_orphans()
 
 
 def execute(

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 
 from tcsexam.records import STATUSES
-from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
+from tcsexam.runner.pool import DEFAULT_MAX_RETRIES, sigterm_as_exit
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 
@@ -123,15 +122,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.set_defaults(handler=_repair)
 
 
-def _sigterm_to_exit(signum, frame):  # let `finally` blocks stop Ray and the actors
-    raise SystemExit(128 + signum)
-
-
 def _run(args: argparse.Namespace) -> int:
     from tcsexam.runner.orchestrate import run_task
 
-    previous = signal.signal(signal.SIGTERM, _sigterm_to_exit)
-    try:
+    with sigterm_as_exit():
         run_task(
             task=args.task,
             candidate_dir=args.candidate,
@@ -150,8 +144,6 @@ def _run(args: argparse.Namespace) -> int:
             build_timeout_s=args.build_timeout,
             limiter=args.limiter,
         )
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     return 0
 
 

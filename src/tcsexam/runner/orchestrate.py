@@ -418,3 +418,5 @@ def _run_pool(
             pool.close(kill_actors=handle is None or not handle.ends_job)
         if handle is not None:
             handle.shutdown()
+        if pool is not None:
+            pool.reap_orphans()  # runs of actors that Ray stopped (SIGKILL) cannot stop themselves

@@ -30,6 +30,7 @@ already initialised in this process it is reused and left running.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -38,7 +39,7 @@ import socket
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -225,6 +226,9 @@ class InProcessPool:
     def close(self, kill_actors: bool = True) -> None:
         pass
 
+    def reap_orphans(self) -> int:
+        return 0
+
 
 # --------------------------------------------------------------------------------------------
 # Ray.
@@ -376,6 +380,7 @@ class RayPool:
         self._where: dict = {}  # actor -> ref of (hostname, pid)
         self.lost_actors = 0
         self.orphans_killed = 0
+        self._closed_pids: list[int] = []  #: this machine's actors at close()
 
     def _new_actor(self):
         options = dict(num_cpus=self.threads, max_restarts=0, max_task_retries=0, max_concurrency=self.pipeline)
@@ -464,12 +469,54 @@ class RayPool:
 
     def close(self, kill_actors: bool = True) -> None:
         """Forget the actors; kill them unless the caller ends the Ray job right after (which
-        stops them anyway, sooner than killing them one by one)."""
+        stops them anyway, sooner than killing them one by one). Call `reap_orphans` once they
+        are stopped."""
+        self._closed_pids = self._local_actor_pids()
         if kill_actors:
             for actor in list(self.actors):
                 self._drop(actor)
         self.actors.clear()
         self._where.clear()
+
+    def _local_actor_pids(self) -> list[int]:
+        pids = []
+        for ref in self._where.values():
+            try:
+                host, pid = self.ray.get(ref, timeout=2)
+            except Exception:  # never answered: it started no run
+                continue
+            if host == socket.gethostname():
+                pids.append(pid)
+        return pids
+
+    def reap_orphans(self, wait_s: float = 5.0) -> int:
+        """After close() and the end of the Ray job (e.g. on SIGTERM): kill the runs that this
+        machine's actors left behind. An actor stopped by Ray (SIGKILL) cannot stop its running
+        candidate, which would run on as an orphan. Waits up to `wait_s` for the actors to be gone
+        first, so none starts another run after the sweep. Returns how many were killed."""
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in self._closed_pids):
+            time.sleep(0.05)
+        killed = sum(kill_run_orphans(pid) for pid in self._closed_pids)
+        self._closed_pids = []
+        self.orphans_killed += killed
+        return killed
+
+
+@contextlib.contextmanager
+def sigterm_as_exit() -> Iterator[None]:
+    """While inside (in the main thread), SIGTERM (a cancelled Snakemake or SLURM job) raises
+    SystemExit(143), so the pool's `finally` blocks stop Ray and the actors; the records already
+    written stay."""
+
+    def to_exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, to_exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _exit_with_parent(interval_s: float = 0.5) -> None:

@@ -4,6 +4,12 @@ infrastructure_error (real programs under the local sandbox's limits)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -153,3 +159,53 @@ def test_a_bad_placeholder_is_an_input_error_before_anything_runs(tmp_path):
     with pytest.raises(InputError, match=r"submission.yaml: bad placeholder"):
         execute(root, tmp_path / "out", SETTINGS)
     assert not (tmp_path / "out" / "records").exists()
+
+
+def _marked(marker: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                    if marker.encode() in fh.read():
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _wait_for(condition, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_ray_pool_and_its_programs(tmp_path):
+    """A cancelled job (SIGTERM) ends `orspace execute`, and no program of it runs on."""
+    marker = f"orspace-sigterm-{uuid.uuid4().hex}"
+    root = tmp_path / "ws"
+    for wid in ("or_space_001_build", "or_space_002_build"):
+        (root / wid / "src").mkdir(parents=True)
+        (root / wid / "src" / "main.py").write_text("import time\ntime.sleep(600)\n")
+        (root / wid / "submission.yaml").write_text(f"command: ['{{python}}', 'main.py', '{marker}']\n")
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "tcsexam", "orspace", "execute", "--workspaces", str(root)]
+        + ["--output-dir", str(tmp_path / "out"), "--sandbox", "local", "--workers", "2", "--time-limit", "600"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        started = _wait_for(lambda: len(_marked(marker)) >= 2, 180)
+        cli.send_signal(signal.SIGTERM)
+        output = cli.communicate(timeout=120)[0].decode(errors="replace")
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert started, output
+    assert _wait_for(lambda: not _marked(marker), 60), _marked(marker)
+    assert cli.returncode != 0, output  # (Ray's driver handler makes SIGTERM a SystemExit)
+    assert not (tmp_path / "out" / "predictions.jsonl").exists()
