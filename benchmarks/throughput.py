@@ -3,10 +3,15 @@ through `tcsexam run` on all cores, against a bare `xargs -P <cores>` loop of th
 the same files (no limiter, no sandbox, no checker, no records).
 
     .venv/bin/python benchmarks/throughput.py [--n 2000] [--workers CORES] [--sleep-ms 10] [--own-ray]
+                                              [--sandbox NAME] [--no-local]
 
 Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - `tcsexam run --ray-head DIR` on a Ray head started beforehand (what a workflow's Solver job
-    does: the workflow starts one head for the whole run), and
+    does: the workflow starts one head for the whole run), with the default sandbox (auto: bwrap
+    where it works), and split into its start (the command's start until its first record:
+    Python, the task file, hashing, the Ray connection, the actors) and its steady rate (the
+    records' write times from the 10th percentile on) against xargs' rate;
+  - the same with `--sandbox local` (unless --no-local): what the isolation itself costs;
   - with --own-ray also `tcsexam run` starting its own local Ray (what a job alone on a cluster
     node does: the Ray start is paid once per job, so it matters for short jobs only),
   - the resume: the same command again with every record present (nothing runs).
@@ -71,6 +76,15 @@ def bare(files: list[Path], out: Path, workers: int, sleep_ms: int) -> float:
     return time.perf_counter() - start
 
 
+def steady(records: Path, start: float) -> tuple[float, float]:
+    """(seconds from the command's start to its first record, records per second from the 10th
+    percentile of the records' write times to the last)."""
+    times = sorted(p.stat().st_mtime for p in records.glob("*.json"))
+    lo = len(times) // 10
+    span = times[-1] - times[lo]
+    return times[0] - start, (len(times) - 1 - lo) / span if span > 0 else float("nan")
+
+
 def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None) -> float:
     cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
     if sandbox:
@@ -79,6 +93,7 @@ def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | No
     if head is not None:
         cmd += ["--ray-head", str(head)]
     start = time.perf_counter()
+    tcsexam_run.wall_start = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
@@ -96,6 +111,7 @@ def main() -> int:
     ap.add_argument("--sleep-ms", type=int, default=10)
     ap.add_argument("--own-ray", action="store_true", help="also time a run that starts its own Ray")
     ap.add_argument("--sandbox", default=None, help="passed to tcsexam run (default: its own default, auto)")
+    ap.add_argument("--no-local", action="store_true", help="skip the run with --sandbox local")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tcsexam-throughput-"))
     env_path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -109,19 +125,24 @@ def main() -> int:
         print(f"xargs -P {c}:                 {t_bare:7.2f} s  {n / t_bare:8.1f} inst/s  (baseline)")
 
         head = root / "ray-head"
-        t0 = time.perf_counter()
-        subprocess.run(
-            [str(BIN / "tcsexam"), "runner", "ray-head", "start", "--state-dir", str(head), "--num-cpus", str(c)],
-            check=True,
-            capture_output=True,
-        )
-        print(f"shared Ray head started in {time.perf_counter() - t0:.2f} s (once per workflow run)")
         try:
-            t_head = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
-            print(
-                f"tcsexam run --ray-head:       {t_head:7.2f} s  {n / t_head:8.1f} inst/s  "
-                f"ratio {t_bare / t_head:.2f} of xargs"
+            t0 = time.perf_counter()
+            subprocess.run(
+                [str(BIN / "tcsexam"), "runner", "ray-head", "start", "--state-dir", str(head), "--num-cpus", str(c)],
+                check=True,
+                capture_output=True,
             )
+            print(f"shared Ray head started in {time.perf_counter() - t0:.2f} s (once per workflow run)")
+            runs = [("head", args.sandbox, "tcsexam run --ray-head:     ")]
+            if not args.no_local and args.sandbox != "local":
+                runs.append(("head-local", "local", "  the same, --sandbox local:"))
+            for folder, sandbox, label in runs:
+                t_run = tcsexam_run(task, cand, root / folder, c, head, sandbox)
+                first, rate = steady(root / folder / "records", tcsexam_run.wall_start)
+                print(
+                    f"{label}  {t_run:7.2f} s  {n / t_run:8.1f} inst/s  ratio {t_bare / t_run:.2f} of xargs"
+                    f"  (first record after {first:.2f} s, then {rate:.1f} inst/s: ratio {rate / (n / t_bare):.2f})"
+                )
             t_resume = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
             print(f"the same again (all reused):  {t_resume:7.2f} s  (resume cost, nothing runs)")
         finally:

@@ -135,3 +135,43 @@ def test_bwrap_command_waits_for_go_only_with_a_start_fd():
     gated = " ".join(box.command(["p"], cwd="/c", ready_fd=6, start_fd=7))
     assert "read" not in plain and "read -r go </proc/self/fd/7" in gated
     assert gated.index("printf up >/proc/self/fd/6") < gated.index("read -r go") < gated.index('exec "$0" "$@"')
+
+
+def test_runners_without_a_start_ahead_hold_the_gate_for_the_whole_run():
+    """docker and BenchExec cannot prepare a run ahead: they hold the gate from start to end."""
+    from tcsexam.runner.limiter.process import whole_run_exclusive
+
+    gate = threading.Lock()
+    with whole_run_exclusive():  # no gate in this thread: nothing to hold
+        assert not gate.locked()
+    with one_run_at_a_time(gate):
+        with whole_run_exclusive():
+            assert gate.locked()
+        assert not gate.locked()
+
+
+def test_benchexec_runs_are_gated_too(tmp_path):
+    from tcsexam.runner.limiter import resolve_limiter
+
+    try:
+        resolve_limiter("benchexec")
+    except InputError as exc:
+        pytest.skip(str(exc))
+    box = _box("local")
+    log = tmp_path / "log"
+    gate = threading.Lock()
+
+    def one(k: int):
+        with one_run_at_a_time(gate):
+            return run_limited(
+                ["sh", "-c", SCRIPT, "x", str(k), str(log)], cwd=tmp_path, sandbox=box,
+                limits=Limits(wall_s=60, mem_mb=512, limiter="benchexec"),
+            )  # fmt: skip
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(one, range(4)))
+    if any(o.limiter != "benchexec" or o.exit_code != 0 for o in outcomes):
+        pytest.skip(f"BenchExec cannot run here: {outcomes[0].message or outcomes[0].stderr_tail[-200:]}")
+    lines = log.read_text().splitlines()
+    for first, second in zip(lines[::2], lines[1::2], strict=True):
+        assert first.split()[0] == "start" and second == f"end {first.split()[1]}", lines

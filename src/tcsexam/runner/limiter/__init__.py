@@ -65,8 +65,10 @@ def execute_limited(
     limiter = resolve_limiter(limits.limiter)
     if limiter == "benchexec":
         from tcsexam.runner.limiter.benchexec import run_benchexec
+        from tcsexam.runner.limiter.process import whole_run_exclusive
 
-        return run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths)
+        with whole_run_exclusive():
+            return run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths)
     from tcsexam.runner.limiter.process import LimitedProcess
 
     return LimitedProcess(launch, limits, limiter, sandbox_name, stdout_path, stderr_path, output_paths).go()

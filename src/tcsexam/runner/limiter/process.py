@@ -52,6 +52,18 @@ def one_run_at_a_time(lock: threading.Lock) -> Iterator[None]:
         _gate.reset(token)
 
 
+@contextmanager
+def whole_run_exclusive() -> Iterator[None]:
+    """For runners that cannot prepare a run ahead (docker's containers, BenchExec): hold this
+    thread's gate (`one_run_at_a_time`), if any, for the whole run."""
+    gate = _gate.get()
+    if gate is None:
+        yield
+        return
+    with gate:
+        yield
+
+
 def tail(fh) -> str:
     try:
         size = os.fstat(fh.fileno()).st_size
@@ -179,18 +191,22 @@ class LimitedProcess:
         ahead = self.launch.start_fd is not None  # the wrapper sets up now, the program waits for go
         t0 = time.monotonic() if ahead else self._go()
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=self.launch.cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                preexec_fn=preexec,
-                close_fds=True,
-                pass_fds=pass_fds,
-            )
+            # registered as a run's leader before any other thread can see it: a concurrent run's
+            # orphan sweep (light limiter) must never take this launcher for its own orphan
+            with active_lock:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=self.launch.cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    preexec_fn=preexec,
+                    close_fds=True,
+                    pass_fds=pass_fds,
+                )
+                active_leaders.add(proc.pid)
         except (OSError, subprocess.SubprocessError) as exc:
             if errpipe is not None:
                 os.close(errpipe[0])
@@ -210,11 +226,11 @@ class LimitedProcess:
             os.close(errpipe[0])
             if failure:
                 proc.wait()
+                with active_lock:
+                    active_leaders.discard(proc.pid)
                 kind, _, what = failure.decode("utf-8", "replace").partition(":")
                 raise LaunchError(f"cannot start: {what}", kind == "exec")
         self.tree.start(proc.pid)
-        with active_lock:
-            active_leaders.add(proc.pid)
         try:
             if ahead:
                 t0 = self._go()

@@ -153,6 +153,14 @@ class DockerSandbox(Sandbox):
         output_paths=(),
         hidden_paths=(),  # nothing but the named paths is mounted: hidden already
     ) -> ProcessOutcome:
+        from tcsexam.runner.limiter.process import whole_run_exclusive
+
+        with whole_run_exclusive():  # one container of a worker at a time (no start ahead)
+            return self._run(argv, cwd, limits, env, stdout_path, stderr_path, readonly_paths, writable_paths,
+                             output_paths)  # fmt: skip
+
+    def _run(self, argv, cwd, limits, env, stdout_path, stderr_path, readonly_paths, writable_paths,
+             output_paths) -> ProcessOutcome:  # fmt: skip
         # stdout and stderr go to files (under RLIMIT_FSIZE, like a local run: an output bomb dies
         # at the cap with SIGXFSZ), not to the engine's log, which would only rotate them
         io_dir = Path(tempfile.mkdtemp(prefix="tcsexam-docker-io-"))
