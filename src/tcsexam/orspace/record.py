@@ -85,9 +85,12 @@ class WorkspaceRecord(StoredRecord):
         return {name: getattr(self, name) for name in PREDICTION_FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as written: `schema_version` first, `tries` only when set, `digest` last."""
+        """The record as written: `schema_version` first, `limiter` only when a program ran,
+        `tries` only when set, `digest` last."""
         data = {"schema_version": self.schema_version}
         data.update((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in _NOT_IN_BODY)
+        if self.limiter is None:
+            del data["limiter"]
         if self.tries is not None:
             data["tries"] = self.tries
         data["digest"] = record_digest(data)

@@ -85,6 +85,13 @@ def test_round_trip_through_json_keeps_every_field_and_the_digest():
     }
 
 
+def test_a_record_of_no_run_has_no_limiter_field():
+    missing = sample(limiter=None, exit_code=None, termination=None, status="Missing", failure_mode="missing_output")
+    data = missing.to_dict()
+    assert "limiter" not in data and digest_problem(data) is None
+    assert WorkspaceRecord.from_dict(data) == dataclasses.replace(missing, digest=data["digest"])
+
+
 def test_tries_are_written_only_after_a_retry_and_infrastructure_errors_say_so():
     infra = sample(status=None, objective=None, failure_mode="infrastructure_error", message="sandbox failed: x")
     assert infra.infrastructure_error and not sample().infrastructure_error
