@@ -29,7 +29,17 @@ import pytest
 from tcsexam.records import record_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_workflow import BIN, CONFIG, OUT, ROOT, _env, make_workspace, snakemake, stop_ray_head  # noqa: E402
+from test_workflow import (  # noqa: E402
+    BIN,
+    CONFIG,
+    OUT,
+    ROOT,
+    _env,
+    copy_of_finished_run,
+    make_workspace,
+    snakemake,
+    stop_ray_head,
+)
 
 pytestmark = pytest.mark.slow
 TCSEXAM = str(BIN / "tcsexam")
@@ -61,10 +71,8 @@ def copy_workspace(src: Path, dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory) -> Path:
-    ws = make_workspace(tmp_path_factory.mktemp("cmp-baseline") / "ws")
-    run_workflow(ws)
-    return ws
+def baseline(finished_tiny_run, tmp_path_factory) -> Path:
+    return copy_of_finished_run(finished_tiny_run, tmp_path_factory.mktemp("cmp-baseline") / "ws")
 
 
 @pytest.fixture(scope="module")

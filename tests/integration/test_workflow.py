@@ -62,6 +62,12 @@ def make_workspace(dest: Path) -> Path:
     return dest
 
 
+def copy_of_finished_run(finished: Path, dest: Path) -> Path:
+    """A private copy of the session's finished workspace (conftest.finished_tiny_run), links kept."""
+    shutil.copytree(finished, dest, symlinks=True)
+    return dest
+
+
 def snakemake(ws: Path, *args: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
     proc = subprocess.run([SNAKEMAKE, *args], cwd=ws, env=_env(ws), capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
@@ -97,13 +103,8 @@ def stop_ray_head(ws: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory) -> Path:
-    ws = make_workspace(tmp_path_factory.mktemp("wf-baseline") / "ws")
-    try:
-        snakemake(ws, "--cores", "2", "--configfile", CONFIG)
-    finally:
-        stop_ray_head(ws)
-    return ws
+def baseline(finished_tiny_run, tmp_path_factory) -> Path:
+    return copy_of_finished_run(finished_tiny_run, tmp_path_factory.mktemp("wf-baseline") / "ws")
 
 
 def test_tiny_config_local_run_gives_complete_index(baseline):

@@ -27,6 +27,15 @@ def test_task_vocabularies_match_the_code():
     assert tuple(props["instances"]["items"]["properties"]["generate"]["properties"]["format"]["enum"]) == FORMATS
 
 
+def test_cohort_and_reference_vocabularies_match_the_code():
+    from tcsexam.scoring.vocabulary import PROTOCOLS
+    from tcsexam.tasks import DIRECTIONS, KINDS
+
+    assert set(load_schema("cohort")["properties"]["solver_protocol"]["enum"]) == set(PROTOCOLS)
+    task = load_schema("reference")["properties"]["tasks"]["additionalProperties"]["properties"]
+    assert tuple(task["kind"]["enum"]) == KINDS and tuple(task["direction"]["enum"]) == DIRECTIONS
+
+
 def test_verdict_vocabularies_match_the_code():
     from tcsexam.attempts.verdicts import VERDICT_STATUSES
 

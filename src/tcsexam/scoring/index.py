@@ -27,42 +27,13 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.integrity import require_sound
 from tcsexam.layout import ResultsLayout
+from tcsexam.schemas import check
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
 from tcsexam.suites import TRACKS, WEIGHTS, Suite, normalize_track
 
 METRIC_ID = "tcsexam-index-original-30303010-v0.1"
 OUTPUT_SCHEMA_VERSION = 1
 _STATUS_RANK = {"complete": 0, "provisional": 1, "incomplete": 2}
-
-COHORT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["suite", "solver_protocol", "solver_reference_id", "models"],
-    "additionalProperties": False,
-    "properties": {
-        "suite": {"type": "string", "minLength": 1},
-        "solver_protocol": {"enum": list(PROTOCOLS)},
-        "solver_reference_id": {"type": "string", "minLength": 1},
-        "adoption_policy": {"type": "string"},
-        "description": {"type": "string"},
-        "models": {
-            "type": "object",
-            "minProperties": 1,
-            "propertyNames": {"minLength": 1},
-            "additionalProperties": {
-                "type": "object",
-                "required": ["attempts_per_task"],
-                "additionalProperties": False,
-                "properties": {
-                    "attempts_per_task": {"type": "integer", "minimum": 1},
-                    "tasks": {
-                        "type": "object",
-                        "additionalProperties": {"type": "integer", "minimum": 1},
-                    },
-                },
-            },
-        },
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -96,16 +67,7 @@ def _distinct_models(data: Any) -> Any:
 
 
 def cohort_from_dict(data: Any, suite: Suite, source: str = "<cohort>") -> Cohort:
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(COHORT_SCHEMA)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(_distinct_models(data)))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        message = " ".join(error.message.split())
-        if len(message) > 200:
-            message = message[:197] + "..."
-        raise InputError(f"{source}: {where}: {message}")
+    check(_distinct_models(data), "cohort", source)
     if data["suite"] != suite.id:
         raise InputError(f"{source}: suite {data['suite']!r} does not match the suite being scored ({suite.id!r})")
     for model, spec in data["models"].items():
