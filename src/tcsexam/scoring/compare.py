@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,22 @@ def outcomes(run: Run, key: tuple[str, str, str]) -> list[dict[str, Any]] | None
 # inputs
 
 
+def _leaf_changes(base: dict, cand: dict, inner: str, value: Callable[[Any], Any], either: bool = False) -> list[dict]:
+    """The leaves of two {model: {name: {attempt: leaf}}} manifest sections whose `value` differs,
+    as {"model", inner, "attempt", "baseline", "candidate"} in sorted order. Models present in both
+    runs; names and attempts present in both, or in either when `either` (a missing leaf is None)."""
+    keys = (lambda x, y: set(x) | set(y)) if either else (lambda x, y: set(x) & set(y))
+    out = []
+    for model in sorted(set(base) & set(cand)):
+        for name in sorted(keys(base[model], cand[model])):
+            ab, ac = base[model].get(name, {}), cand[model].get(name, {})
+            for attempt in sorted(keys(ab, ac)):
+                vb, vc = value(ab.get(attempt)), value(ac.get(attempt))
+                if vb != vc:
+                    out.append({"model": model, inner: name, "attempt": attempt, "baseline": vb, "candidate": vc})
+    return out
+
+
 def _manifest_section(run: Run, key: str) -> Any:
     return (run.manifest or {}).get(key)
 
@@ -226,35 +243,12 @@ def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], lis
     # candidates, verdict files
     cands_b, cands_c = _manifest_section(base, "candidates"), _manifest_section(cand, "candidates")
     if isinstance(cands_b, dict) and isinstance(cands_c, dict):
-        changed = []
-        for model in sorted(set(cands_b) & set(cands_c)):
-            for task in sorted(set(cands_b[model]) & set(cands_c[model])):
-                for attempt in sorted(set(cands_b[model][task]) & set(cands_c[model][task])):
-                    hb = cands_b[model][task][attempt].get("candidate_hash")
-                    hc = cands_c[model][task][attempt].get("candidate_hash")
-                    if hb != hc:
-                        changed.append(
-                            {"model": model, "task": task, "attempt": attempt, "baseline": hb, "candidate": hc}
-                        )
+        changed = _leaf_changes(cands_b, cands_c, "task", lambda entry: (entry or {}).get("candidate_hash"))
         if changed:
             differ["candidates"] = changed
     ver_b, ver_c = _manifest_section(base, "verdicts"), _manifest_section(cand, "verdicts")
     if isinstance(ver_b, dict) and isinstance(ver_c, dict):
-        changed = []
-        for model in sorted(set(ver_b) & set(ver_c)):
-            for item in sorted(set(ver_b[model]) | set(ver_c[model])):
-                ab, ac = ver_b[model].get(item, {}), ver_c[model].get(item, {})
-                for attempt in sorted(set(ab) | set(ac)):
-                    if ab.get(attempt) != ac.get(attempt):
-                        changed.append(
-                            {
-                                "model": model,
-                                "item": item,
-                                "attempt": attempt,
-                                "baseline": ab.get(attempt),
-                                "candidate": ac.get(attempt),
-                            }
-                        )
+        changed = _leaf_changes(ver_b, ver_c, "item", lambda sha256: sha256, either=True)
         if changed:
             differ["verdict_files"] = changed
 
