@@ -7,6 +7,7 @@ integration tests.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -108,21 +109,29 @@ def test_ray_pool_runs_every_instance_on_two_actors(tmp_path, ray_2cpus):
     assert len(pids) == 2 and str(os.getpid()) not in pids  # two actor processes did the work
 
 
-def _killer(times: int):
-    """on_dispatch hook: SIGKILL the actor process 0.3 s after it gets instance 'victim'."""
+def _killer(log: Path, times: int):
+    """on_dispatch hook: SIGKILL the actor once it has started instance 'victim' (its line in the
+    execution log), so the kill lands mid-run however slowly a busy machine starts the actor."""
     kills = []
+
+    def kill_when_started(pid: int) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and f"victim {pid}\n" not in (log.read_text() if log.exists() else ""):
+            time.sleep(0.02)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
     def hook(name, pid, tries):
         if name == "victim" and len(kills) < times:
             kills.append(pid)
-            threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
+            threading.Thread(target=kill_when_started, args=(pid,), daemon=True).start()
 
     return hook, kills
 
 
 def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
-    ctx = _ctx(tmp_path, [{"name": "a", "sleep": 0.1}, {"name": "victim", "sleep": 1.5}, {"name": "b", "sleep": 0.1}])
-    hook, kills = _killer(times=1)
+    ctx = _ctx(tmp_path, [{"name": "a", "sleep": 0.1}, {"name": "victim", "sleep": 5}, {"name": "b", "sleep": 0.1}])
+    hook, kills = _killer(tmp_path / "exec.log", times=1)
     got, calls = {}, []
     pool = RayPool(ctx, workers=2, max_retries=2, on_dispatch=hook)
     try:
@@ -138,8 +147,8 @@ def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
 
 
 def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
-    ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 1.5}, {"name": "a", "sleep": 0.1}])
-    hook, kills = _killer(times=99)
+    ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 5}, {"name": "a", "sleep": 0.1}])
+    hook, kills = _killer(tmp_path / "exec.log", times=99)
     got = {}
     pool = RayPool(ctx, workers=2, max_retries=1, on_dispatch=hook, pipeline=1)
     try:
@@ -153,12 +162,16 @@ def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
 
 
 def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
-    ctx = _ctx(tmp_path, [{"name": "stuck", "sleep": 30}, {"name": "a"}])
+    ctx = _ctx(tmp_path, [{"name": "stuck", "sleep": 120}, {"name": "a"}, {"name": "w1"}, {"name": "w2"}])
     got = {}
-    # no wall-clock assertion: the watchdog's own message proves it fired (a 30 s sleep that ran
-    # to its end would be `ok`); 8 s leaves the quick instance room on a busy machine
-    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=8.0, poll_s=0.1, pipeline=1)
+    # no wall-clock assertion: the watchdog's own message proves it fired (a 120 s sleep that ran
+    # to its end would be `ok`). The deadline counts from the dispatch, so both actors are started
+    # first (w1, w2), and it is 30 s: with two busy processes per core (tests/under_load.sh) an 8 s
+    # deadline also caught the quick instance on a warm actor.
+    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=30.0, poll_s=0.1, pipeline=1)
     try:
+        pool.run(["w1", "w2"], lambda n, r, t: got.setdefault(n, r))
+        assert len(pool.actors) == 2
         pool.run(["stuck", "a"], lambda n, r, t: got.setdefault(n, r))
     finally:
         pool.close()
