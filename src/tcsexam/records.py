@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -38,7 +39,7 @@ FAILURE_STATUSES: frozenset[str] = frozenset(
 REFUSED_STATUSES: frozenset[str] = frozenset({Status.INFRASTRUCTURE_ERROR})
 
 
-class StoredRecord:
+class StoredRecord(ABC):
     """What the runner's `RecordStore` and pools need of a record type (a Solver instance record,
     an OR-Space workspace record): the field that names it and the words for it in messages, a
     shape check of decoded JSON, whether it is an infrastructure error, and its form after retries."""
@@ -49,12 +50,13 @@ class StoredRecord:
     message: str
 
     @property
+    @abstractmethod
     def infrastructure_error(self) -> bool:
-        raise NotImplementedError
+        """Whether the harness, not the program, failed (the pools retry such a record)."""
 
+    @abstractmethod
     def tries_fields(self, tries: int) -> dict[str, Any]:
         """The fields that note how many runs a retried record took."""
-        raise NotImplementedError
 
     def retried(self, tries: int):
         """This record after `tries` runs (the pool's retry policy): the count noted, and an
