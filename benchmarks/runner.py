@@ -151,8 +151,8 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
         if pool.pipeline > 1:  # a call's time in the actor includes waiting for the other's program
             print(
                 f"     run_instance in the actor {_ms(in_actor)} per call (median {_ms(statistics.median(inside))}) "
-                f"with {pool.pipeline} calls in flight per actor, pipelined: a call waits there for the other "
-                "call's program, so no share of dispatch is derived"
+                f"on {pool.pipeline} run threads per actor, pipelined ({pool.calls} calls for {len(names)} "
+                "instances): a run waits there for the other runs' programs, so no share of dispatch is derived"
             )
         else:
             print(

@@ -1,20 +1,21 @@
 """Fan-out of one attempt's instances over Ray actors (or in-process, for debugging).
 
 Each actor reserves the candidate's `threads` CPUs and runs `ctx.execute(name)` (the same call
-the in-process pool makes) for one name per call. The context is a `RunContext` (a Solver attempt:
+the in-process pool makes) for each name. The context is a `RunContext` (a Solver attempt:
 `execute_instance`) or any picklable object with `execute(name)` and `infrastructure_record(name,
 message)` whose records have `infrastructure_error` and `retried(tries)`: OR-Space workspaces run
 through the same pools (`tcsexam.orspace.execute.WorkspaceContext`), so one retry and
 `infrastructure_error` policy serves the whole project.
 
-An actor takes two calls at once (a threaded actor) and pipelines them: the next run prepares its
-scratch folder, cgroup, launcher and sandbox while the current one's program runs, and the current
-one's post-run work (cgroup removal, certificate check, record) happens while the next one's
-program runs. The programs themselves never overlap: one lock per actor lets a program start only
-when the previous run's last process is gone (`tcsexam.runner.limiter.process.one_run_at_a_time`),
-so each is limited and measured alone. The driver hands the next name to an actor as soon as it
-has a free slot and passes every finished record to `on_result` at once (the caller writes it to
-the store).
+An actor runs its instances on a few threads (`pipeline`, default 4) and pipelines them: the
+next runs prepare their scratch folder, cgroup, launcher and sandbox while the current one's
+program runs, and the current one's post-run work (cgroup removal, certificate check, record)
+happens while the next one's program runs. The programs themselves never overlap: one lock per
+actor lets a program start only when the previous run's last process is gone
+(`tcsexam.runner.limiter.process.one_run_at_a_time`), so each is limited and measured alone. The
+driver keeps two calls in flight per actor, each a batch of names sized to about `batch_s` seconds
+of the actor's measured time per instance (one name per call until it is measured; retries alone),
+and passes every finished record to `on_result` at once (the caller writes it to the store).
 
 Infrastructure failures are retried a bounded number of times (`max_retries`): a lost actor or
 worker (the actor process killed, a node died, an object lost), an exception escaping the
@@ -315,14 +316,17 @@ def _actor_class():
         import ray
 
         class InstanceActor:
-            def __init__(self, ctx: RunContext):
+            def __init__(self, ctx: RunContext, pipeline: int = 1):
                 import sys
                 import threading
+                from concurrent.futures import ThreadPoolExecutor
 
                 self.ctx = ctx
                 self.gate = threading.Lock()  # one program at a time (see the module doc)
+                # `pipeline` runs in progress at once, in the order the calls handed them over
+                self.runs = ThreadPoolExecutor(max_workers=max(1, pipeline), thread_name_prefix="tcsexam-run")
                 # the thread whose program just ended gets the interpreter back within 1 ms, not
-                # after the default 5 ms, while the other thread checks its certificate
+                # after the default 5 ms, while another thread checks its certificate
                 sys.setswitchinterval(0.001)
                 _exit_with_parent()
 
@@ -332,24 +336,50 @@ def _actor_class():
             def where(self) -> tuple[str, int]:
                 return socket.gethostname(), os.getpid()
 
-            def run(self, name: str) -> InstanceRecord:
+            def run(self, names: list[str]) -> list[InstanceRecord]:
+                """The records of `names` (a batch), in order; each is run by the actor's run
+                threads, so this call's runs pipeline with those of the actor's other call."""
+                futures = [self.runs.submit(self._one, name) for name in names]
+                return [future.result() for future in futures]
+
+            def _one(self, name: str) -> InstanceRecord:
                 from tcsexam.runner.limiter.process import one_run_at_a_time
 
-                with one_run_at_a_time(self.gate):
-                    return self.ctx.execute(name)
+                try:
+                    with one_run_at_a_time(self.gate):
+                        return self.ctx.execute(name)
+                except Exception as exc:  # the executor itself raised: a harness failure
+                    return self.ctx.infrastructure_record(name, _one_line("harness error", exc))
 
         _ACTOR_CLASS = ray.remote(InstanceActor)
     return _ACTOR_CLASS
 
 
+@dataclass
+class _Call:
+    """One call in flight: a batch of (name, tries) on one actor."""
+
+    actor: Any
+    batch: list[tuple[str, int]]
+    dispatched: float
+    deadline: float  #: the watchdog's (inf without one)
+
+
 class RayPool:
     """`workers` actors of `threads` CPUs each; lost actors are replaced, instances retried.
 
-    `pipeline` calls are in flight per actor (default 2), and the actor runs that many at once
-    (their programs one after another, see the module doc): the next instance is already
-    prepared when the current one's program ends. A lost actor loses all its calls; each is
-    retried like the running one. `watchdog_s` counts from the dispatch, so it must cover
-    `pipeline` instances (the orchestrator uses 3 x wall + 120 s).
+    Each actor has `pipeline` run threads (default 4): while one run's program runs, the next
+    ones prepare their scratch folder, cgroup, launcher and sandbox, so a program starts as soon
+    as the previous one's tree is gone, even when programs last only milliseconds (see the module
+    doc; `pipeline=1` runs one instance at a time, nothing prepared ahead). The driver keeps two
+    calls in flight per actor (one with `pipeline=1`), each a batch of instances: one instance
+    per call at first, then as many as the actor finishes in about `batch_s` seconds (at most
+    `max_batch`), so instances of a few milliseconds do not each pay a Ray round trip, while a
+    killed job loses at most about 2 x `batch_s` of work per actor. Retried instances go alone.
+    A lost actor loses all its calls; each of their instances is retried like the running one.
+    `watchdog_s` is per instance: a call is overdue `watchdog_s` times the number of instances
+    queued on its actor when it was dispatched, its own included (the orchestrator uses
+    3 x wall + 120 s).
     """
 
     def __init__(
@@ -362,7 +392,9 @@ class RayPool:
         watchdog_s: float | None = None,
         on_dispatch: DispatchHook | None = None,
         poll_s: float = 1.0,
-        pipeline: int = 2,
+        pipeline: int = 4,
+        batch_s: float = 0.25,
+        max_batch: int = 64,
     ):
         import ray
 
@@ -375,16 +407,21 @@ class RayPool:
         self.on_dispatch = on_dispatch
         self.poll_s = poll_s
         self.pipeline = max(1, int(pipeline))
+        self.calls_per_actor = min(2, self.pipeline)
+        self.batch_s = batch_s
+        self.max_batch = max(1, int(max_batch))
         self._ctx_ref = ray.put(ctx)
         self.actors: list = []
         self._where: dict = {}  # actor -> ref of (hostname, pid)
         self.lost_actors = 0
         self.orphans_killed = 0
+        self.calls = 0  #: calls made (batches), for benchmarks
+        self._per_instance_s: float | None = None  #: an actor's time per instance, as measured
         self._closed_pids: list[int] = []  #: this machine's actors at close()
 
     def _new_actor(self):
-        options = dict(num_cpus=self.threads, max_restarts=0, max_task_retries=0, max_concurrency=self.pipeline)
-        actor = _actor_class().options(**options).remote(self._ctx_ref)
+        options = dict(num_cpus=self.threads, max_restarts=0, max_task_retries=0, max_concurrency=self.calls_per_actor)
+        actor = _actor_class().options(**options).remote(self._ctx_ref, self.pipeline)
         self.actors.append(actor)
         self._where[actor] = actor.where.remote()
         return actor
@@ -411,59 +448,91 @@ class RayPool:
         if host == socket.gethostname():
             self.orphans_killed += kill_run_orphans(pid)
 
+    def _batch(self, queue: deque, actors: int) -> list[tuple[str, int]]:
+        """The next call's instances: a retried one alone; else as many as an actor runs in
+        about `batch_s`, and no more than an even share of what is left (the last calls stay
+        balanced over the actors)."""
+        name, tries, _ = queue.popleft()
+        batch = [(name, tries)]
+        if tries > 1 or self._per_instance_s is None:
+            return batch
+        share = -(-(len(queue) + 1) // (actors * self.calls_per_actor))
+        size = min(self.max_batch, share, max(1, int(self.batch_s / max(self._per_instance_s, 1e-6))))
+        while queue and len(batch) < size and queue[0][1] == 1:
+            name, tries, _ = queue.popleft()
+            batch.append((name, tries))
+        return batch
+
+    def _measured(self, call: _Call, ahead: int, now: float) -> None:
+        """Update the time per instance from a finished call: it waited for the `ahead`
+        instances queued on its actor before it, then ran its own."""
+        per = (now - call.dispatched) / (ahead + len(call.batch))
+        old = self._per_instance_s
+        self._per_instance_s = per if old is None else 0.7 * old + 0.3 * per
+
     def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
         ray = self.ray
-        from ray.exceptions import RayError, RayTaskError
+        from ray.exceptions import RayError
 
         retry = _Retry(self.max_retries, on_result)
         queue: deque = deque((n, 1, "") for n in names)
         # actors survive between run() calls (a warm pool); top up to the number needed.
-        # Each actor holds up to `pipeline` calls (it runs them one after another), so it never
-        # waits for the driver's round trip between two instances.
         actors = list(self.actors)[: self.workers]
         while len(actors) < min(self.workers, len(names)):
             actors.append(self._new_actor())
-        slots = [a for _ in range(self.pipeline) for a in actors]
-        inflight: dict = {}  # ref -> (actor, name, tries, dispatched)
+        slots = [a for _ in range(self.calls_per_actor) for a in actors]
+        inflight: dict = {}  # ref -> _Call
+        queued: dict = {}  # actor -> instances in flight on it
+        ahead_of: dict = {}  # ref -> instances queued on its actor when it was dispatched
         overdue: set = set()
         while queue or inflight:
             while queue and slots:
                 actor = slots.pop(0)
-                name, tries, _ = queue.popleft()
+                batch = self._batch(queue, len(actors))
                 if self.on_dispatch:
                     try:
                         pid = ray.get(actor.pid.remote())
                     except RayError:  # already dead: the run call below reports it
                         pid = None
                     if pid is not None:
-                        self.on_dispatch(name, pid, tries)
-                inflight[actor.run.remote(name)] = (actor, name, tries, time.monotonic())
+                        for name, tries in batch:
+                            self.on_dispatch(name, pid, tries)
+                now = time.monotonic()
+                ahead = queued.get(actor, 0)
+                deadline = now + self.watchdog_s * (ahead + len(batch)) if self.watchdog_s else float("inf")
+                ref = actor.run.remote([name for name, _ in batch])
+                inflight[ref] = _Call(actor, batch, now, deadline)
+                queued[actor] = ahead + len(batch)
+                ahead_of[ref] = ahead
+                self.calls += 1
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=self.poll_s)
             for ref in ready:
-                actor, name, tries, _ = inflight.pop(ref)
+                call = inflight.pop(ref)
+                ahead = ahead_of.pop(ref)
+                queued[call.actor] = max(0, queued.get(call.actor, 0) - len(call.batch))
                 try:
-                    record = ray.get(ref)
-                    slots.append(actor)
-                except RayTaskError as exc:  # the executor itself raised: a harness failure
-                    record = self.ctx.infrastructure_record(name, _one_line("harness error", exc))
-                    slots.append(actor)
+                    records = ray.get(ref)
+                    self._measured(call, ahead, time.monotonic())
+                    slots.append(call.actor)
                 except RayError as exc:  # the actor, its worker or its node was lost
                     why = "watchdog deadline passed" if ref in overdue else _one_line("lost actor", exc)
                     overdue.discard(ref)
-                    record = self.ctx.infrastructure_record(name, why)
-                    if actor in self.actors:  # the first call to report this actor's loss
-                        self._lost(actor)
-                        slots = [a for a in slots if a is not actor]
+                    records = [self.ctx.infrastructure_record(name, why) for name, _ in call.batch]
+                    if call.actor in self.actors:  # the first call to report this actor's loss
+                        self._lost(call.actor)
+                        slots = [a for a in slots if a is not call.actor]
                         fresh = self._new_actor()
-                        slots.extend([fresh] * self.pipeline)
-                retry.finish(name, record, tries, queue)
+                        actors = [fresh if a is call.actor else a for a in actors]
+                        slots.extend([fresh] * self.calls_per_actor)
+                for (name, tries), record in zip(call.batch, records, strict=True):
+                    retry.finish(name, record, tries, queue)
             if self.watchdog_s is not None:
                 now = time.monotonic()
-                for ref, (actor, _name, _tries, started) in inflight.items():
-                    if ref not in overdue and now - started > self.watchdog_s:
+                for ref, call in inflight.items():
+                    if ref not in overdue and now > call.deadline:
                         overdue.add(ref)
                         try:
-                            ray.kill(actor, no_restart=True)
+                            ray.kill(call.actor, no_restart=True)
                         except Exception:
                             pass
 

@@ -253,7 +253,7 @@ def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_o
     ctx.limits = Limits(wall_s=60, mem_mb=512)
     calls = []
     pool = RayPool(ctx, workers=1, max_retries=0)
-    assert pool.pipeline == 2
+    assert pool.pipeline == 4 and pool.calls_per_actor == 2
     try:
         pool.run(names, lambda n, r, t: calls.append((n, r)))
     finally:
@@ -265,3 +265,26 @@ def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_o
     assert len(lines) == 16
     for first, second in zip(lines[::2], lines[1::2], strict=True):
         assert first.split()[0] == "start" and second == f"end {first.split()[1]}", lines
+
+
+def test_ray_pool_batches_quick_instances_and_sends_retries_alone(tmp_path, ray_2cpus):
+    """Instances of milliseconds go several to a call once the pool has measured them (fewer
+    calls than instances), each record still passed on once; a retried instance goes alone."""
+    names = [f"q{k:02d}" for k in range(40)]
+    rows = [{"name": n, "sleep": 0.01} for n in names] + [{"name": "bad", "status": "infrastructure_error"}]
+    ctx = _ctx(tmp_path, rows)
+    got, sizes = {}, []
+    # batch_s is large so that any machine speed gives batches of several instances
+    pool = RayPool(ctx, workers=2, max_retries=1, batch_s=30.0)
+    real_batch = pool._batch
+    pool._batch = lambda queue, actors: sizes.append(real_batch(queue, actors)) or sizes[-1]
+    try:
+        pool.run(["bad", *names], lambda n, r, t: got.setdefault(n, (r, t)))
+    finally:
+        pool.close()
+    assert sorted(got) == sorted(["bad", *names]) and all(got[n][0].status == "ok" for n in names)
+    assert _log(tmp_path).count("bad") == 2 and got["bad"][1] == 2
+    assert pool.calls == len(sizes) < len(names)
+    assert max(len(b) for b in sizes) > 1
+    retried = [b for b in sizes if any(tries > 1 for _, tries in b)]
+    assert retried == [[("bad", 2)]]
