@@ -418,6 +418,7 @@ class RayPool:
         self.calls = 0  #: calls made (batches), for benchmarks
         self._per_instance_s: float | None = None  #: an actor's time per instance, as measured
         self._closed_pids: list[int] = []  #: this machine's actors at close()
+        self._interrupted = False  #: a run() ended with calls in flight (an exception, SIGTERM)
 
     def _new_actor(self):
         options = dict(num_cpus=self.threads, max_restarts=0, max_task_retries=0, max_concurrency=self.calls_per_actor)
@@ -481,6 +482,7 @@ class RayPool:
         while len(actors) < min(self.workers, len(names)):
             actors.append(self._new_actor())
         slots = [a for _ in range(self.calls_per_actor) for a in actors]
+        self._interrupted = True  # until every call has come back
         inflight: dict = {}  # ref -> _Call
         queued: dict = {}  # actor -> instances in flight on it
         ahead_of: dict = {}  # ref -> instances queued on its actor when it was dispatched
@@ -535,6 +537,7 @@ class RayPool:
                             ray.kill(call.actor, no_restart=True)
                         except Exception:
                             pass
+        self._interrupted = False
 
     def close(self, kill_actors: bool = True) -> None:
         """Forget the actors; kill them unless the caller ends the Ray job right after (which
@@ -562,7 +565,12 @@ class RayPool:
         """After close() and the end of the Ray job (e.g. on SIGTERM): kill the runs that this
         machine's actors left behind. An actor stopped by Ray (SIGKILL) cannot stop its running
         candidate, which would run on as an orphan. Waits up to `wait_s` for the actors to be gone
-        first, so none starts another run after the sweep. Returns how many were killed."""
+        first, so none starts another run after the sweep. Returns how many were killed. Nothing
+        to do when every run() came back whole (no call was in flight; a lost actor's runs were
+        killed when it was lost)."""
+        if not self._interrupted:
+            self._closed_pids = []
+            return 0
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in self._closed_pids):
             time.sleep(0.05)

@@ -1,6 +1,6 @@
 """Pipelined runs in one worker (`one_run_at_a_time`): runs are prepared concurrently, their
 programs run one after another; under bwrap the sandbox is set up ahead and the program waits for
-the harness's `go`. No assertion here depends on the machine's speed: a slow machine only makes
+the harness's `go` (under local the launcher waits for it). No assertion here depends on the machine's speed: a slow machine only makes
 the waits below test less, never fail."""
 
 from __future__ import annotations
@@ -71,10 +71,11 @@ def test_gate_is_released_after_a_failed_run(tmp_path):
     assert gate.acquire(blocking=False)
 
 
-def test_bwrap_program_waits_for_go(tmp_path):
-    """Under bwrap the launcher and the sandbox start at once, the program only once the run holds
-    the gate; its wall time counts from then."""
-    box = _box("bwrap")
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_program_waits_for_go(tmp_path, sandbox):
+    """The launcher (and under bwrap the sandbox) start at once, the program only once the run
+    holds the gate; its wall time counts from then."""
+    box = _box(sandbox)
     work = tmp_path / "w"
     work.mkdir()
     marker = work / "ran"
@@ -127,6 +128,32 @@ def test_bwrap_without_go_never_runs_the_program(tmp_path, what):
     finally:
         os.close(ready_r)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("what", [None, b"stop\n"])
+def test_launcher_without_go_never_runs_the_program(tmp_path, what):
+    """The C launcher given a start pipe says `ready` and waits: end of file or anything but `go`
+    on the pipe ends it (exit 126) without running the program; `go` runs it."""
+    from tcsexam.runner.limiter.launcher import launcher
+
+    shim = launcher()
+    if shim is None:
+        pytest.skip("no C compiler: the limiter falls back to a preexec_fn")
+    marker = tmp_path / "ran"
+    for said in (what, b"go\n"):
+        err_r, err_w = os.pipe()
+        start_r, start_w = os.pipe()
+        argv = [shim, str(err_w), str(start_r), "-1", "-1", "-1", "-1", "0", "--", "touch", str(marker)]
+        proc = subprocess.Popen(argv, pass_fds=(err_w, start_r))
+        os.close(err_w)
+        os.close(start_r)
+        assert os.read(err_r, 16) == b"ready\n"
+        if said:
+            os.write(start_w, said)
+        os.close(start_w)
+        code = proc.wait(120)
+        os.close(err_r)
+        assert (code, marker.exists()) == ((0, True) if said == b"go\n" else (126, False))
 
 
 def test_bwrap_command_waits_for_go_only_with_a_start_fd():

@@ -22,10 +22,12 @@ import threading
 from pathlib import Path
 
 LAUNCHER_C = r"""
-/* tcsexam launcher: join cgroups, set rlimits, fork the command as a child subreaper, kill and reap
-   every leftover, exit with the command's status. argv:
-   launcher ERRFD FSIZE CPU_SOFT CPU_HARD DATA NFILES FILE... -- COMMAND ARGS  (-1: unlimited).
-   Failures are written to ERRFD (close-on-exec, so the harness reads EOF once exec succeeded). */
+/* tcsexam launcher: join cgroups, set rlimits, wait for `go`, fork the command as a child
+   subreaper, kill and reap every leftover, exit with the command's status. argv:
+   launcher ERRFD START FSIZE CPU_SOFT CPU_HARD DATA NFILES FILE... -- COMMAND ARGS  (-1: unlimited).
+   Failures are written to ERRFD (close-on-exec, so the harness reads EOF once exec succeeded).
+   START: an fd to read the line `go` from before the command starts, once "ready\n" has been
+   written to ERRFD (anything else, or end of file: exit 126, the command never runs); -1: at once. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -76,30 +78,41 @@ static int kill_children(void) { /* SIGKILL every process whose parent is this l
   return n;
 }
 int main(int argc, char **argv) {
-  if (argc < 9) { fputs("tcsexam-launch: bad arguments\n", stderr); return 126; }
+  if (argc < 10) { fputs("tcsexam-launch: bad arguments\n", stderr); return 126; }
   errfd = atoi(argv[1]);
   fcntl(errfd, F_SETFD, FD_CLOEXEC);
-  long long fsize = atoll(argv[2]), cs = atoll(argv[3]), ch = atoll(argv[4]), data = atoll(argv[5]);
-  int n = atoi(argv[6]), i, status = 0;
+  int start = atoi(argv[2]);
+  long long fsize = atoll(argv[3]), cs = atoll(argv[4]), ch = atoll(argv[5]), data = atoll(argv[6]);
+  int n = atoi(argv[7]), i, status = 0;
   char pid[32];
   int len = snprintf(pid, sizeof pid, "%d", (int)getpid());
   for (i = 0; i < n; i++) {
-    int fd = open(argv[7 + i], O_WRONLY);
-    if (fd < 0 || write(fd, pid, len) != len) fail("harness", argv[7 + i]);
+    int fd = open(argv[8 + i], O_WRONLY);
+    if (fd < 0 || write(fd, pid, len) != len) fail("harness", argv[8 + i]);
     close(fd);
   }
-  if (7 + n >= argc || strcmp(argv[7 + n], "--") != 0) { errno = EINVAL; fail("harness", "--"); }
+  if (8 + n >= argc || strcmp(argv[8 + n], "--") != 0) { errno = EINVAL; fail("harness", "--"); }
   lim(RLIMIT_FSIZE, fsize, fsize, "RLIMIT_FSIZE");
   lim(RLIMIT_CPU, cs, ch, "RLIMIT_CPU");
   lim(RLIMIT_DATA, data, data, "RLIMIT_DATA");
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fail("harness", "PR_SET_CHILD_SUBREAPER");
   signal(SIGPIPE, SIG_DFL);
   signal(SIGXFSZ, SIG_DFL);
+  if (start >= 0) { /* prepared ahead: say so, then wait for the harness's go */
+    char go[4] = {0};
+    ssize_t got = 0, r;
+    fcntl(start, F_SETFD, FD_CLOEXEC);
+    if (write(errfd, "ready\n", 6) != 6) _exit(126);
+    while (got < 3 && ((r = read(start, go + got, 3 - got)) > 0 || (r < 0 && errno == EINTR)))
+      if (r > 0) got += r;
+    if (got != 3 || memcmp(go, "go\n", 3) != 0) _exit(126);
+    close(start);
+  }
   pid_t c = fork();
   if (c < 0) fail("harness", "fork");
   if (c == 0) {
-    execvp(argv[8 + n], argv + 8 + n);
-    fail("exec", argv[8 + n]);
+    execvp(argv[9 + n], argv + 9 + n);
+    fail("exec", argv[9 + n]);
   }
   child = c;
   close(errfd);

@@ -4,9 +4,10 @@ at growing intervals (10 ms up to 100 ms), kill the whole tree at the first limi
 (SIGTERM, then SIGKILL after `limits.grace_s`), and classify how it ended (`classify`).
 
 One run at a time, prepared ahead (`one_run_at_a_time`): a worker that runs several instances
-concurrently (a Ray actor with two calls in flight) passes one lock for all of them. A run then
-creates its cgroup, starts its launcher and lets its sandbox set itself up (`Launch.start_fd`)
-while the previous run's program still runs, takes the lock, says ``go``, and holds the lock
+concurrently (a Ray actor's run threads) passes one lock for all of them. A run then creates its
+cgroup, starts its launcher, which joins the cgroup and sets the rlimits, and lets its sandbox set
+itself up (bwrap: `Launch.start_fd`; else the launcher itself waits for ``go``) while the previous
+run's program still runs, takes the lock, says ``go``, and holds the lock
 until its last process is gone; its post-run work (cgroup removal, certificate check, record)
 happens after the lock is released, while the next run's program runs. So a worker's programs
 never overlap: each is measured alone, from its ``go``, with the CPU time and memory of exactly
@@ -93,6 +94,8 @@ class LimitedProcess:
         self.reaper = False  # the leader is the launcher (the run's own subreaper)
         self.gate = _gate.get()  # held from the program's start until its tree is gone
         self.holding = False
+        #: where `go` is written: the wrapper's start pipe (bwrap), else the launcher's own
+        self.start_fd: int | None = launch.start_fd
 
     def output_over(self, files) -> str | None:
         cap = self.limits.output_bytes
@@ -161,7 +164,7 @@ class LimitedProcess:
     def _go(self) -> float:
         """Let the run's program start (the gate held); the wall clock starts now."""
         self._hold()
-        start_fd = self.launch.start_fd
+        start_fd = self.start_fd
         if start_fd is not None:
             try:
                 os.write(start_fd, b"go\n")
@@ -175,6 +178,7 @@ class LimitedProcess:
         argv = list(self.launch.argv)
         preexec = None
         errpipe = None
+        launcher_start = None  # (read end, write end) of the launcher's own start pipe
         pass_fds = tuple(self.launch.pass_fds)
         if shim is not None:
             want = {which: (soft, hard) for which, soft, hard in rlimits}
@@ -183,12 +187,18 @@ class LimitedProcess:
             data = want.get(resource.RLIMIT_DATA, (-1, -1))[0]
             errpipe = os.pipe2(os.O_CLOEXEC)
             pass_fds += (errpipe[1],)
-            argv = [shim, str(errpipe[1]), str(fsize), str(cpu_soft), str(cpu_hard), str(data)]
+            if self.launch.start_fd is None:  # the launcher itself waits for go (a wrapper may instead)
+                launcher_start = os.pipe2(os.O_CLOEXEC)
+                pass_fds += (launcher_start[0],)
+                self.start_fd = launcher_start[1]
+                self.launch.close_after.append(launcher_start[1])
+            start = launcher_start[0] if launcher_start is not None else -1
+            argv = [shim, str(errpipe[1]), str(start), str(fsize), str(cpu_soft), str(cpu_hard), str(data)]
             argv += [str(len(procs_files)), *procs_files, "--", *self.launch.argv]
             self.reaper = True
         else:
             preexec = make_preexec(rlimits, procs_files)
-        ahead = self.launch.start_fd is not None  # the wrapper sets up now, the program waits for go
+        ahead = self.start_fd is not None  # the launcher or wrapper sets up now, the program waits for go
         t0 = time.monotonic() if ahead else self._go()
         try:
             # registered as a run's leader before any other thread can see it: a concurrent run's
@@ -219,25 +229,39 @@ class LimitedProcess:
         finally:
             if errpipe is not None:
                 os.close(errpipe[1])
-        if errpipe is not None:
-            failure = b""
-            while chunk := os.read(errpipe[0], 4096):
-                failure += chunk
-            os.close(errpipe[0])
-            if failure:
-                proc.wait()
-                with active_lock:
-                    active_leaders.discard(proc.pid)
-                kind, _, what = failure.decode("utf-8", "replace").partition(":")
-                raise LaunchError(f"cannot start: {what}", kind == "exec")
+            if launcher_start is not None:
+                os.close(launcher_start[0])
+        try:
+            if errpipe is not None and launcher_start is not None:
+                # the launcher says "ready" (then waits for go) or why it failed (then exits)
+                self._launch_failure(proc, errpipe[0], until=b"ready\n")
+                t0 = self._go()
+            if errpipe is not None:
+                self._launch_failure(proc, errpipe[0])  # end of file once the program is exec'd
+        finally:
+            if errpipe is not None:
+                os.close(errpipe[0])
         self.tree.start(proc.pid)
         try:
-            if ahead:
+            if ahead and launcher_start is None:
                 t0 = self._go()
             return self._watch(proc, t0, out, err, files)
         finally:
             with active_lock:
                 active_leaders.discard(proc.pid)
+
+    def _launch_failure(self, proc, fd: int, until: bytes | None = None) -> None:
+        """Read the launcher's error pipe to end of file (or up to `until`); raise `LaunchError`
+        with what it says went wrong (nothing: the launcher got that far)."""
+        said = b""
+        while not (until and said.endswith(until)) and (chunk := os.read(fd, 4096)):
+            said += chunk
+        if said and not (until and said.endswith(until)):
+            proc.wait()
+            with active_lock:
+                active_leaders.discard(proc.pid)
+            kind, _, what = said.decode("utf-8", "replace").partition(":")
+            raise LaunchError(f"cannot start: {what}", kind == "exec")
 
     def _launcher_finished(self, pid: int) -> bool:
         """The launcher exited on its own (not by a signal): it has killed and reaped every
