@@ -6,6 +6,9 @@ the same files (no limiter, no sandbox, no checker, no records).
                                               [--sandbox NAME] [--no-local]
 
 Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
+  - the same xargs loop with each command inside the same bwrap sandbox the harness builds (what
+    the isolation alone costs: the ceiling of any harness that runs each instance in bwrap), and
+    the harness's ratio against that loop (what the harness itself adds);
   - `tcsexam run --ray-head DIR` on a Ray head started beforehand (what a workflow's Solver job
     does: the workflow starts one head for the whole run), with the default sandbox (auto: bwrap
     where it works), and split into its start (the command's start until its first record:
@@ -62,17 +65,21 @@ def setup(root: Path, n: int, sleep_ms: int) -> tuple[Path, Path, list[Path]]:
     return task_file, cand, files
 
 
-def bare(files: list[Path], out: Path, workers: int, sleep_ms: int) -> float:
+def bare(files: list[Path], out: Path, workers: int, sleep_ms: int, bwrap: bool = False) -> float:
+    """xargs -P over the same command; `bwrap`: each command inside the bwrap sandbox the harness
+    builds (same flags and mounts, the output folder the writable one), no harness around it."""
     out.mkdir()
     listing = "\n".join(str(out / f"{p.stem}.sol") for p in files) + "\n"
     script = f'sleep {sleep_ms / 1000:.3f}; echo 0 1 > "$1"'
+    command = ["sh", "-c", script, "cand", "{}"]
+    if bwrap:
+        from tcsexam.runner.sandboxes.bwrap import BwrapSandbox
+
+        command = BwrapSandbox().command(command, cwd=str(out), writable_paths=[str(out)])
     start = time.perf_counter()
-    subprocess.run(
-        ["xargs", "-P", str(workers), "-I{}", "sh", "-c", script, "cand", "{}"],
-        input=listing,
-        text=True,
-        check=True,
-    )
+    subprocess.run(["xargs", "-P", str(workers), "-I{}", *command], input=listing, text=True, check=True)
+    if len(list(out.glob("*.sol"))) != len(files):
+        raise SystemExit(f"the xargs loop in {out} did not write every answer")
     return time.perf_counter() - start
 
 
@@ -123,6 +130,13 @@ def main() -> int:
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         t_bare = bare(files, root / "bare", c, args.sleep_ms)
         print(f"xargs -P {c}:                 {t_bare:7.2f} s  {n / t_bare:8.1f} inst/s  (baseline)")
+        t_box = None
+        if shutil.which("bwrap") and args.sandbox in (None, "auto", "bwrap"):
+            t_box = bare(files, root / "bare-bwrap", c, args.sleep_ms, bwrap=True)
+            print(
+                f"  the same, each in bwrap:    {t_box:7.2f} s  {n / t_box:8.1f} inst/s  ratio {t_bare / t_box:.2f} "
+                "of xargs (the isolation alone: no harness can beat this with bwrap)"
+            )
 
         head = root / "ray-head"
         try:
@@ -143,6 +157,8 @@ def main() -> int:
                     f"{label}  {t_run:7.2f} s  {n / t_run:8.1f} inst/s  ratio {t_bare / t_run:.2f} of xargs"
                     f"  (first record after {first:.2f} s, then {rate:.1f} inst/s: ratio {rate / (n / t_bare):.2f})"
                 )
+                if t_box is not None and sandbox != "local":
+                    print(f"    the harness alone: ratio {t_box / t_run:.2f} of xargs with each command in bwrap")
             t_resume = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
             print(f"the same again (all reused):  {t_resume:7.2f} s  (resume cost, nothing runs)")
         finally:
