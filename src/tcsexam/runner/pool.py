@@ -362,6 +362,7 @@ class _Call:
     actor: Any
     batch: list[tuple[str, int]]
     dispatched: float
+    ahead: int  #: instances in flight on the actor when this call was dispatched
     deadline: float  #: the watchdog's (inf without one)
 
 
@@ -464,16 +465,16 @@ class RayPool:
             batch.append((name, tries))
         return batch
 
-    def _measured(self, call: _Call, ahead: int, now: float) -> None:
-        """Update the time per instance from a finished call: it waited for the `ahead`
-        instances queued on its actor before it, then ran its own."""
-        per = (now - call.dispatched) / (ahead + len(call.batch))
+    def _measured(self, call: _Call, now: float) -> None:
+        """Update the time per instance from a finished call: it waited for the instances
+        queued on its actor before it, then ran its own."""
+        per = (now - call.dispatched) / (call.ahead + len(call.batch))
         old = self._per_instance_s
         self._per_instance_s = per if old is None else 0.7 * old + 0.3 * per
 
     def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
         ray = self.ray
-        from ray.exceptions import RayError
+        from ray.exceptions import RayError, RayTaskError
 
         retry = _Retry(self.max_retries, on_result)
         queue: deque = deque((n, 1, "") for n in names)
@@ -485,7 +486,6 @@ class RayPool:
         self._interrupted = True  # until every call has come back
         inflight: dict = {}  # ref -> _Call
         queued: dict = {}  # actor -> instances in flight on it
-        ahead_of: dict = {}  # ref -> instances queued on its actor when it was dispatched
         overdue: set = set()
         while queue or inflight:
             while queue and slots:
@@ -503,18 +503,21 @@ class RayPool:
                 ahead = queued.get(actor, 0)
                 deadline = now + self.watchdog_s * (ahead + len(batch)) if self.watchdog_s else float("inf")
                 ref = actor.run.remote([name for name, _ in batch])
-                inflight[ref] = _Call(actor, batch, now, deadline)
+                inflight[ref] = _Call(actor, batch, now, ahead, deadline)
                 queued[actor] = ahead + len(batch)
-                ahead_of[ref] = ahead
                 self.calls += 1
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=self.poll_s)
             for ref in ready:
                 call = inflight.pop(ref)
-                ahead = ahead_of.pop(ref)
                 queued[call.actor] = max(0, queued.get(call.actor, 0) - len(call.batch))
                 try:
                     records = ray.get(ref)
-                    self._measured(call, ahead, time.monotonic())
+                    self._measured(call, time.monotonic())
+                    slots.append(call.actor)
+                except RayTaskError as exc:  # the actor's call itself raised: a harness failure
+                    records = [
+                        self.ctx.infrastructure_record(n, _one_line("harness error", exc)) for n, _ in call.batch
+                    ]
                     slots.append(call.actor)
                 except RayError as exc:  # the actor, its worker or its node was lost
                     why = "watchdog deadline passed" if ref in overdue else _one_line("lost actor", exc)
