@@ -112,7 +112,7 @@ def _execute(args) -> int:
         python=args.python,
         workers=args.workers,
     )
-    from tcsexam.runner.pool import sigterm_as_exit
+    from tcsexam.runner.ray_job import sigterm_as_exit
 
     with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay
         summary = execute(

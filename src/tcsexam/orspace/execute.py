@@ -280,7 +280,8 @@ def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callabl
     """Run `names` in the runner's pool, as the Solver track does: in this process when one
     worker is asked for (or one name is left), else on `workers` Ray actors (RAY_ADDRESS's cluster
     or a local Ray); both retry an infrastructure failure `DEFAULT_MAX_RETRIES` times."""
-    from tcsexam.runner.pool import DEFAULT_MAX_RETRIES, InProcessPool, RayPool, start_ray
+    from tcsexam.runner.pool import DEFAULT_MAX_RETRIES, InProcessPool, RayPool
+    from tcsexam.runner.ray_job import start_ray
 
     if workers <= 1 or len(names) <= 1:
         InProcessPool(ctx, max_retries=DEFAULT_MAX_RETRIES).run(names, on_result)

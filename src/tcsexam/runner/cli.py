@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from tcsexam.records import STATUSES
-from tcsexam.runner.pool import DEFAULT_MAX_RETRIES, sigterm_as_exit
+from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
+from tcsexam.runner.ray_job import sigterm_as_exit
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 

@@ -337,7 +337,8 @@ def _run_pool(
 ) -> None:
     from tqdm import tqdm
 
-    from tcsexam.runner.pool import InProcessPool, RayPool, job_cpus, start_ray
+    from tcsexam.runner.pool import InProcessPool, RayPool
+    from tcsexam.runner.ray_job import job_cpus, start_ray
 
     task_obj, limits = ctx.task, ctx.limits
     failures = 0

@@ -23,29 +23,25 @@ executor, an `infrastructure_error` record, or an instance that outlives its wat
 (the actor is then killed). A lost actor is replaced by a fresh one. What still fails after the
 retries is recorded as `infrastructure_error` with the reason.
 
-Ray: `start_ray` connects to an existing cluster (`address`, or `RAY_ADDRESS`) or starts a local
-one sized to `workers * threads` CPUs with a short temp dir under /tmp, no dashboard, no log
-forwarding and no runtime_env, which is the only fixed cost of a run (a few seconds). If Ray is
-already initialised in this process it is reused and left running.
+How a job gets its Ray (`start_ray`) and cleans up after a killed actor (`kill_run_orphans`):
+`tcsexam.runner.ray_job`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import shutil
-import signal
 import socket
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.ray_job import exit_with_parent, kill_run_orphans
 
 #: resubmissions after an infrastructure failure: the one retry policy (CLI, run_task, pools)
 DEFAULT_MAX_RETRIES = 2
@@ -234,78 +230,6 @@ class InProcessPool:
 # --------------------------------------------------------------------------------------------
 # Ray.
 
-
-@dataclass
-class RayHandle:
-    started_here: bool  #: this process called ray.init (and shuts it down)
-    address: str | None
-    temp_dir: str | None
-    total_cpus: float
-    startup_s: float
-    connected_here: bool = False  #: this process connected to a running cluster (and disconnects)
-
-    @property
-    def ends_job(self) -> bool:
-        """shutdown() ends this process's Ray job (and with it the job's actors)."""
-        return self.started_here or self.connected_here
-
-    def shutdown(self) -> None:
-        if not self.ends_job:
-            return
-        import ray
-
-        # An explicit disconnect is quick; leaving it to Ray's exit hook costs ~1 s per job.
-        ray.shutdown()
-        if self.temp_dir:
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
-
-
-def job_cpus() -> int:
-    """CPUs this job may use: SLURM_CPUS_PER_TASK, else the affinity mask, else os.cpu_count()."""
-    slurm = os.environ.get("SLURM_CPUS_PER_TASK")
-    if slurm and slurm.isdigit() and int(slurm) > 0:
-        return int(slurm)
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-#: Environment of every Ray process the harness starts (set unless the user set them): no usage
-#: statistics, and no task events (they feed only the dashboard and the state API, which the
-#: harness does not use; flushing them made a driver's disconnect take ~0.3 s instead of ~0.03 s).
-RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_task_events_report_interval_ms": "0"}
-
-
-def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
-    """Connect to `address` (or RAY_ADDRESS) or start a minimal local Ray with `num_cpus` CPUs."""
-    import ray
-
-    t0 = time.perf_counter()
-    if ray.is_initialized():
-        return RayHandle(False, None, None, ray.cluster_resources().get("CPU", 0.0), 0.0)
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    quiet = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-    for name, value in RAY_ENV.items():
-        os.environ.setdefault(name, value)
-    if address:
-        try:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-        except Exception as exc:  # a wrong address is the user's input
-            from tcsexam.errors import InputError
-
-            raise InputError(f"cannot connect to Ray at {address!r}: {' '.join(str(exc).split())[:300]}") from None
-        total = ray.cluster_resources().get("CPU", 0.0)
-        return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
-    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
-    try:
-        ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
-    except BaseException:
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        raise
-    return RayHandle(True, None, temp_dir, float(num_cpus or 0), time.perf_counter() - t0)
-
-
 _ACTOR_CLASS = None
 
 
@@ -328,7 +252,7 @@ def _actor_class():
                 # the thread whose program just ended gets the interpreter back within 1 ms, not
                 # after the default 5 ms, while another thread checks its certificate
                 sys.setswitchinterval(0.001)
-                _exit_with_parent()
+                exit_with_parent()
 
             def pid(self) -> int:
                 return os.getpid()
@@ -581,60 +505,6 @@ class RayPool:
         self._closed_pids = []
         self.orphans_killed += killed
         return killed
-
-
-@contextlib.contextmanager
-def sigterm_as_exit() -> Iterator[None]:
-    """While inside (in the main thread), SIGTERM (a cancelled Snakemake or SLURM job) raises
-    SystemExit(143), so the pool's `finally` blocks stop Ray and the actors; the records already
-    written stay."""
-
-    def to_exit(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, to_exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _exit_with_parent(interval_s: float = 0.5) -> None:
-    """In an actor: when its parent (the raylet) goes away, e.g. the driver and its local Ray were
-    SIGKILLed, kill this actor's runs and exit instead of running on as an orphan."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(interval_s)
-            if os.getppid() != parent:
-                kill_run_orphans(os.getpid())
-                os._exit(1)
-
-    import threading
-
-    threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()
-
-
-def kill_run_orphans(harness_pid: int) -> int:
-    """SIGKILL every process carrying the run marker of harness process `harness_pid` in its
-    environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limiter for every run and
-    inherited by every descendant, those that left with setsid included). Returns how many."""
-    needle = f"TCSEXAM_RUN_MARKER={int(harness_pid)}-".encode()
-    me = os.getpid()
-    killed = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) in (me, harness_pid):
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as fh:
-                if needle not in fh.read():
-                    continue
-            os.kill(int(entry.name), signal.SIGKILL)
-            killed += 1
-        except (OSError, ValueError):
-            continue
-    return killed
 
 
 def _one_line(prefix: str, exc: BaseException) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
-from tcsexam.runner.pool import RAY_ENV
+from tcsexam.runner.ray_job import RAY_ENV
 
 #: What a client of the head must use: the head runs without token authentication (it is
 #: reached on this machine by the user's own jobs), and a client whose environment asks for

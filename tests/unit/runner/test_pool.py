@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tcsexam.records import InstanceRecord
-from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, execute_instance, start_ray
+from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, execute_instance
+from tcsexam.runner.ray_job import start_ray
 from tcsexam.tasks import load_task
 
 
