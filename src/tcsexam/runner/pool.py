@@ -409,7 +409,6 @@ class RayPool:
         slots = [a for _ in range(self.calls_per_actor) for a in actors]
         self._interrupted = True  # until every call has come back
         inflight: dict = {}  # ref -> _Call
-        queued: dict = {}  # actor -> instances in flight on it
         overdue: set = set()
         while queue or inflight:
             while queue and slots:
@@ -424,16 +423,14 @@ class RayPool:
                         for name, tries in batch:
                             self.on_dispatch(name, pid, tries)
                 now = time.monotonic()
-                ahead = queued.get(actor, 0)
+                ahead = sum(len(c.batch) for c in inflight.values() if c.actor is actor)  # queued on it
                 deadline = now + self.watchdog_s * (ahead + len(batch)) if self.watchdog_s else float("inf")
                 ref = actor.run.remote([name for name, _ in batch])
                 inflight[ref] = _Call(actor, batch, now, ahead, deadline)
-                queued[actor] = ahead + len(batch)
                 self.calls += 1
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=self.poll_s)
             for ref in ready:
                 call = inflight.pop(ref)
-                queued[call.actor] = max(0, queued.get(call.actor, 0) - len(call.batch))
                 try:
                     records = ray.get(ref)
                     self._measured(call, time.monotonic())
