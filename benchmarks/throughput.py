@@ -92,7 +92,10 @@ def steady(records: Path, start: float) -> tuple[float, float]:
     return times[0] - start, (len(times) - 1 - lo) / span if span > 0 else float("nan")
 
 
-def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None) -> float:
+def tcsexam_run(
+    task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None
+) -> tuple[float, float]:
+    """(seconds the command took, its start as a wall-clock time, to compare with file times)"""
     cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
     if sandbox:
         cmd += ["--sandbox", sandbox]
@@ -100,7 +103,7 @@ def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | No
     if head is not None:
         cmd += ["--ray-head", str(head)]
     start = time.perf_counter()
-    tcsexam_run.wall_start = time.time()
+    wall_start = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
@@ -108,7 +111,7 @@ def tcsexam_run(task: Path, cand: Path, out: Path, workers: int, head: Path | No
         raise SystemExit(f"tcsexam run failed ({proc.returncode})")
     last = [line for line in proc.stderr.splitlines() if "instances (" in line]
     print(f"    {last[-1] if last else proc.stderr.strip().splitlines()[-1]}")
-    return elapsed
+    return elapsed, wall_start
 
 
 def main() -> int:
@@ -151,22 +154,22 @@ def main() -> int:
             if not args.no_local and args.sandbox != "local":
                 runs.append(("head-local", "local", "  the same, --sandbox local:"))
             for folder, sandbox, label in runs:
-                t_run = tcsexam_run(task, cand, root / folder, c, head, sandbox)
-                first, rate = steady(root / folder / "records", tcsexam_run.wall_start)
+                t_run, wall_start = tcsexam_run(task, cand, root / folder, c, head, sandbox)
+                first, rate = steady(root / folder / "records", wall_start)
                 print(
                     f"{label}  {t_run:7.2f} s  {n / t_run:8.1f} inst/s  ratio {t_bare / t_run:.2f} of xargs"
                     f"  (first record after {first:.2f} s, then {rate:.1f} inst/s: ratio {rate / (n / t_bare):.2f})"
                 )
                 if t_box is not None and sandbox != "local":
                     print(f"    the harness alone: ratio {t_box / t_run:.2f} of xargs with each command in bwrap")
-            t_resume = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
+            t_resume, _ = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
             print(f"the same again (all reused):  {t_resume:7.2f} s  (resume cost, nothing runs)")
         finally:
             subprocess.run(
                 [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(head)], capture_output=True
             )
         if args.own_ray:
-            t_local = tcsexam_run(task, cand, root / "local", c, None, args.sandbox)
+            t_local, _ = tcsexam_run(task, cand, root / "local", c, None, args.sandbox)
             print(
                 f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
                 f"ratio {t_bare / t_local:.2f} of xargs"
