@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from tcsexam.errors import InputError, UsageError
+from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 MODE_CHOICES = ("build", "revise", "explain")
@@ -25,6 +26,24 @@ def register(subparsers) -> None:
     p.add_argument("--modes", nargs="+", choices=MODE_CHOICES, default=list(MODE_CHOICES))
     p.add_argument("--workspaces", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--split", help="only the ids of supporting_files/splits/<SPLIT>.json")
+    p.add_argument(
+        "--view",
+        choices=VIEWS,
+        default="revise-all",
+        help="Revise workspaces: legacy code only, formulation only, or both (default revise-all)",
+    )
+    p.add_argument(
+        "--interface",
+        choices=INTERFACES,
+        default="filesystem",
+        help="flat: also write prompts/<id>.txt serialising every visible file (default filesystem)",
+    )
+    p.add_argument(
+        "--context",
+        choices=CONTEXTS,
+        default="both",
+        help="Build/Explain workspaces: model artifacts shown (default both)",
+    )
     p.set_defaults(handler=_stage)
 
     p = sub.add_parser("execute", help="run Build/Revise submissions in the sandbox")
@@ -87,12 +106,23 @@ def _progress(message: str) -> None:
 def _stage(args) -> int:
     from tcsexam.orspace.stage import stage
 
+    condition = Condition(view=args.view, interface=args.interface, context=args.context)
     manifest = stage(
-        args.release, args.output, modes=tuple(args.modes), workspace_ids=args.workspaces, split=args.split
+        args.release,
+        args.output,
+        modes=tuple(args.modes),
+        workspace_ids=args.workspaces,
+        split=args.split,
+        condition=condition,
     )
-    excluded = sum(len(w["excluded"]) for w in manifest["workspaces"].values())
+    staged = manifest["workspaces"].values()
+    excluded = sum(len(w["excluded"]) for w in staged)
+    hidden = sum(len(w["hidden"]) for w in staged)
+    coincident = sum(len(w["audit"]["coincident"]) for w in staged)
     print(
-        f"staged {len(manifest['workspaces'])} workspaces to {args.output} ({excluded} evaluator-only files left out)"
+        f"staged {len(manifest['workspaces'])} workspaces to {args.output} under {condition.slug} "
+        f"({excluded} evaluator-only files left out, {hidden} hidden by the condition); leakage audit: no leaks "
+        f"({coincident} objective values coincide with input numbers, recorded)"
     )
     return 0
 

@@ -14,6 +14,12 @@ The empty submission folders the release ships as `.gitkeep` are recreated: `src
 `revised/src/` (Revise). `<output>/manifest.json` lists every staged workspace with its source and
 the sha256 of each file. The output is built in a temporary sibling folder and renamed into place,
 so an interrupted stage leaves nothing behind; an existing non-empty output is refused.
+
+A stage is made under one condition (`conditions.Condition`: Revise view, interface, context):
+model artifacts the condition hides are left out (listed as `hidden`), the flat interface adds
+`<output>/prompts/<workspace_id>.txt` (`flat.py`), and the manifest records the condition. Every
+staged file and every flat prompt then passes the leakage audit (`leakage.py`); a hit fails the
+stage with one line and leaves no output; the audit is recorded per workspace in the manifest.
 """
 
 from __future__ import annotations
@@ -28,8 +34,12 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.orspace import flat, leakage
+from tcsexam.orspace.conditions import DEFAULT_CONDITION, Condition
 from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
 from tcsexam.runner.store import hash_file
+
+MANIFEST_VERSION = 2
 
 EXCLUDED_DIRS = {"evaluation", ".git", "__pycache__", ".ipynb_checkpoints"}
 EXCLUDED_FILES = (
@@ -75,8 +85,11 @@ def sanitize_metadata(value: Any) -> Any:
     return value
 
 
-def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
-    files, excluded = [], []
+def stage_workspace(
+    source: Path, target: Path, mode: str, condition: Condition = DEFAULT_CONDITION
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Copy one workspace; returns its manifest entry and the audited texts (relative -> text)."""
+    files, excluded, hidden, texts = [], [], [], {}
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source)
         if path.is_symlink():
@@ -87,18 +100,38 @@ def stage_workspace(source: Path, target: Path, mode: str) -> dict[str, Any]:
         if is_evaluator_only(relative):
             excluded.append(str(relative))
             continue
+        if not condition.visible(relative.as_posix(), mode):
+            hidden.append(relative.as_posix())
+            continue
         dest = target / relative
         dest.parent.mkdir(parents=True, exist_ok=True)
         if relative.name == "metadata.json":
-            meta = read_json(path, "workspace metadata")
-            dest.write_text(json.dumps(sanitize_metadata(meta), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            meta = sanitize_metadata(read_json(path, "workspace metadata"))
+            dest.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            texts[relative.as_posix()] = leakage.metadata_text(meta, mode)
         else:
             shutil.copy2(path, dest)
+            texts[relative.as_posix()] = dest.read_bytes().decode("utf-8", "replace")
         files.append({"path": str(relative), "sha256": hash_file(dest)})
     empty = {"build": ["src"], "revise": ["revised/src"], "explain": []}[mode]
     for folder in empty:
         (target / folder).mkdir(parents=True, exist_ok=True)
-    return {"files": files, "excluded": excluded}
+    return {"files": files, "excluded": excluded, "hidden": hidden, "condition": condition.applied(mode)}, texts
+
+
+def _flat_prompt(tmp: Path, wid: str, condition: Condition, texts: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """Write the flat prompt; returns its relative path and its texts as audited (every file it
+    holds, parsed back, and its header)."""
+    prompt = flat.render(tmp / wid, wid, condition.slug)
+    rel = f"prompts/{wid}.txt"
+    (tmp / "prompts").mkdir(exist_ok=True)
+    (tmp / rel).write_bytes(prompt)
+    held = flat.parse(prompt)
+    if set(held) != set(texts):
+        raise InputError(f"{rel}: flat prompt does not hold exactly the staged files")
+    audited = {f"{rel}::{p}": texts.get(p, data.decode("utf-8", "replace")) for p, data in held.items()}
+    audited[f"{rel}::header"] = prompt[: prompt.find(b"<<<FILE ")].decode("utf-8", "replace")
+    return rel, audited
 
 
 def stage(
@@ -108,6 +141,7 @@ def stage(
     modes: tuple[str, ...] = MODES,
     workspace_ids: list[str] | None = None,
     split: str | None = None,
+    condition: Condition = DEFAULT_CONDITION,
 ) -> dict[str, Any]:
     release_root, output = Path(release_root), Path(output)
     found = discover_workspaces(release_root, modes)
@@ -137,13 +171,26 @@ def stage(
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise InputError(f"{output}: output folder exists and is not empty")
     output.parent.mkdir(parents=True, exist_ok=True)
+    secrets = leakage.Secrets(release_root)
     tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
-        manifest = {"schema_version": 1, "release": str(release_root.resolve()), "workspaces": {}}
+        manifest = {
+            "schema_version": MANIFEST_VERSION,
+            "release": str(release_root.resolve()),
+            "condition": condition.as_dict(),
+            "leakage_audit": {"rule": "docs/orspace.md#leakage-audit", "secret_items": secrets.items(), "leaks": 0},
+            "workspaces": {},
+        }
         for wid in selected:
             mode = parse_workspace_id(wid)[1]
-            info = stage_workspace(found[wid], tmp / wid, mode)
-            manifest["workspaces"][wid] = {"mode": mode, "source": str(found[wid].resolve()), **info}
+            info, texts = stage_workspace(found[wid], tmp / wid, mode, condition)
+            if condition.interface == "flat":
+                info["prompt"], audited = _flat_prompt(tmp, wid, condition, texts)
+                texts = {**texts, **audited}
+            audit = leakage.audit_texts(wid, texts, secrets)
+            if audit["leaks"]:
+                raise leakage.LeakError(leakage.leak_line(wid, audit["leaks"][0], str(output)))
+            manifest["workspaces"][wid] = {"mode": mode, "source": str(found[wid].resolve()), **info, "audit": audit}
         atomic_write_json(tmp / "manifest.json", manifest)
         if output.exists():
             output.rmdir()

@@ -1,0 +1,252 @@
+"""The leakage audit of `orspace stage`: no staged file (nor the flat prompt) may show the agent the
+answers of its problem.
+
+**Secret items of problem N** (from the release's evaluator files, all three modes):
+
+- the oracle's `reference_objective` of `or_space_N_build` and `or_space_N_revise`;
+- every exact-match target entity of the rubric of `or_space_N_explain`.
+
+**Matching** (the release's exact-match normalisation, `normalize.py`): each text is normalised
+(NFKC, quotes/dashes folded, backticks dropped, white space collapsed, thousands separators dropped,
+casefolded). A numeric item matches a number cited in the text (on number boundaries: `2190` does
+not contain `219`, digits inside identifiers such as `x_219816` are not numbers) within relative
+1e-6; any other item matches on identifier boundaries (`Food II` does not contain `I`).
+
+**What is not a leak, and why** (without these rules the real release fails on hundreds of
+natural occurrences; each exclusion is counted in the manifest):
+
+- *trivial numbers*: integer values of magnitude at most 10 (`1`, `2`, `5.0`): they occur in every
+  workspace as counts, indices and small parameters, so their presence says nothing;
+- *public evidence*: the Explain task asks the agent to find its rubric targets in the workspace,
+  so a target that the release's Explain workspace of N shows in its evidence (data tables, model
+  code and formulation, logs, solver records, the question) is evidence, not a secret (a
+  `name=value` target is shown by a parameter row holding both, e.g. `lead_premium,3000`); only
+  targets found in none of those (derived answers) are secret;
+- *coincident inputs*: an objective value that is also a number of the problem's input tables (the
+  data tables of the release's Explain workspace of N; e.g. an objective of 2000 with a capacity of
+  2000) cannot be told from the input by value; such hits are recorded as `coincident`;
+- *Explain evidence files*: an Explain workspace's logs, solver records, data, code and the question
+  carry the solved objectives by design (the task is to explain those solutions), so in Explain
+  workspaces only the other files (documents, metadata outside the question, anything extra) are
+  scanned.
+
+A hit fails staging with one line naming the workspace, the file and the leaked item.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.orspace.normalize import _entity_pattern, cited_numbers, normalize_text, numbers_close, parse_number
+from tcsexam.orspace.release import (
+    find_workspace,
+    load_oracle_csv,
+    load_rubrics,
+    oracle_path,
+    parse_workspace_id,
+    workspace_id,
+)
+
+TRIVIAL_ABS = 10
+EVIDENCE_DIRS = {"data", "src", "logs", "solver_records"}
+MAX_BYTES = 16 * 1024 * 1024
+
+
+class LeakError(InputError):
+    """A staged file shows a secret item."""
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str  #: objective:build, objective:revise, explain_target
+    source: str  #: the evaluator row it comes from (workspace id, criterion)
+    text: str  #: as written in the evaluator file
+    number: float | None  #: the value when numeric
+
+    def label(self) -> str:
+        return f"{self.kind} {self.text!r} of {self.source}"
+
+
+@dataclass
+class ProblemSecrets:
+    secret: list[Item] = field(default_factory=list)
+    public_targets: int = 0
+    trivial: int = 0
+    input_numbers: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+class Text:
+    """A normalised text with its cited numbers (computed once, matched against many items)."""
+
+    def __init__(self, raw: str):
+        self.norm = normalize_text(raw)
+        self.numbers = cited_numbers(self.norm)
+
+    def has(self, item: Item) -> bool:
+        if item.number is not None:
+            return bool(self.numbers.size) and bool(numbers_close(self.numbers, item.number).any())
+        return _entity_pattern(normalize_text(item.text)).search(self.norm) is not None
+
+
+def _read(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return ""
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)\s*[=:]\s*(\S+)\s*$")
+
+
+def _shows(text: Text, item: Item) -> bool:
+    """Does an evidence text show the item (a `name=value` target is shown by a parameter row
+    that has both within 40 characters, e.g. the CSV line `lead_premium,3000,...`)."""
+    if text.has(item):
+        return True
+    match = _ASSIGNMENT.match(item.text)
+    if not match or parse_number(normalize_text(match.group(2))) is None:
+        return False
+    name, value = match.groups()
+    number = parse_number(normalize_text(value))
+    pattern = re.compile(r"(?<!\w)" + re.escape(normalize_text(name)) + r"(?!\w).{0,40}")
+    return any(numbers_close(cited_numbers(line.group(0)), number).any() for line in pattern.finditer(text.norm))
+
+
+def _is_trivial(value: float) -> bool:
+    return float(value).is_integer() and abs(value) <= TRIVIAL_ABS
+
+
+def _item(kind: str, source: str, text: str) -> Item:
+    return Item(kind, source, text, parse_number(normalize_text(text)))
+
+
+def _explain_evidence(folder: Path | None) -> tuple[list[Text], np.ndarray]:
+    """The evidence texts of a release Explain workspace and the numbers of its data tables."""
+    if folder is None:
+        return [], np.zeros(0)
+    texts, numbers = [], []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = PurePosixPath(path.relative_to(folder).as_posix())
+        if rel.name == "metadata.json":
+            try:
+                meta = json.loads(_read(path))
+                texts.append(Text(str(meta.get("explain_task", {}).get("question", ""))))
+            except (ValueError, AttributeError):
+                pass
+            continue
+        if not EVIDENCE_DIRS & set(rel.parts[:-1]):
+            continue
+        text = Text(_read(path))
+        texts.append(text)
+        if "data" in rel.parts[:-1]:
+            numbers.append(text.numbers)
+    return texts, np.unique(np.concatenate(numbers)) if numbers else np.zeros(0)
+
+
+class Secrets:
+    """The secret items of every problem of a release (loaded once per stage)."""
+
+    def __init__(self, release_root: Path):
+        self.root = Path(release_root)
+        self.objectives: dict[int, list[Item]] = {}
+        for mode in ("build", "revise"):
+            path = oracle_path(self.root, mode)
+            if path.exists():
+                for wid, row in load_oracle_csv(path, mode).items():
+                    item = Item(f"objective:{mode}", wid, f"{row.reference_objective:g}", row.reference_objective)
+                    self.objectives.setdefault(row.instance_number, []).append(item)
+        self.targets: dict[int, list[Item]] = {}
+        rubrics = self.root / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
+        if rubrics.exists():
+            for wid, rubric in load_rubrics(rubrics).items():
+                number = parse_workspace_id(wid)[0]
+                for crit in rubric["checklist"]:
+                    if crit["checklist_type"] != "exact_match":
+                        continue
+                    for entity in crit.get("target_entities", []):
+                        item = _item("explain_target", f"{wid} {crit['criterion_id']}", entity)
+                        self.targets.setdefault(number, []).append(item)
+        self._problems: dict[int, ProblemSecrets] = {}
+
+    def items(self) -> int:
+        return sum(map(len, self.objectives.values())) + sum(map(len, self.targets.values()))
+
+    def problem(self, number: int) -> ProblemSecrets:
+        if number in self._problems:
+            return self._problems[number]
+        out = ProblemSecrets()
+        evidence, out.input_numbers = _explain_evidence(find_workspace(self.root, workspace_id(number, "explain")))
+        for item in self.objectives.get(number, []) + self.targets.get(number, []):
+            if item.number is not None and _is_trivial(item.number):
+                out.trivial += 1
+            elif item.kind == "explain_target" and any(_shows(t, item) for t in evidence):
+                out.public_targets += 1
+            elif item not in out.secret:
+                out.secret.append(item)
+        self._problems[number] = out
+        return out
+
+
+def scanned(relative: str, mode: str) -> bool:
+    """Is this staged file scanned (Explain evidence files are not, see the module docstring)."""
+    parts = PurePosixPath(relative).parts
+    return mode != "explain" or not (EVIDENCE_DIRS & set(parts[:-1]))
+
+
+def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, Any]:
+    """Scan `texts` (relative name -> content) of staged workspace `wid`; returns the audit entry
+    (`leaks` lists every hit: file, kind, item, source). An Explain workspace's metadata.json is
+    passed without its question (`metadata_text`)."""
+    number, mode = parse_workspace_id(wid)
+    problem = secrets.problem(number)
+    leaks, coincident, files = [], [], 0
+    for rel in sorted(texts):
+        if not scanned(rel, mode):
+            continue
+        text = Text(texts[rel])
+        files += 1
+        for item in problem.secret:
+            if not text.has(item):
+                continue
+            hit = {"file": rel, "kind": item.kind, "item": item.text, "source": item.source}
+            if (
+                item.kind.startswith("objective")
+                and problem.input_numbers.size
+                and numbers_close(problem.input_numbers, item.number).any()
+            ):
+                coincident.append(hit)
+            else:
+                leaks.append(hit)
+    return {
+        "files_scanned": files,
+        "secret_items": len(problem.secret),
+        "public_targets": problem.public_targets,
+        "trivial_items": problem.trivial,
+        "coincident": coincident,
+        "leaks": leaks,
+    }
+
+
+def metadata_text(meta: Any, mode: str) -> str:
+    """The text of a (sanitised) metadata.json as audited: an Explain workspace's question is public."""
+    if mode == "explain" and isinstance(meta, dict) and isinstance(meta.get("explain_task"), dict):
+        meta = {**meta, "explain_task": {k: v for k, v in meta["explain_task"].items() if k != "question"}}
+    return json.dumps(meta, ensure_ascii=False)
+
+
+def leak_line(wid: str, leak: dict[str, Any], where: str) -> str:
+    return (
+        f"leakage audit: {where}/{wid}/{leak['file']} shows {leak['kind']} {leak['item']!r} "
+        f"(from {leak['source']}); staging refused"
+    )
