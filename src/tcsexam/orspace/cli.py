@@ -62,6 +62,10 @@ def register(subparsers) -> None:
     p.add_argument("--limiter", default="auto", help="auto|light|cgroup|benchexec (default auto)")
     p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
     p.add_argument("--python", default=sys.executable, help="interpreter for the programs (default: this one)")
+    p.add_argument(
+        "--condition",
+        help="stage condition <view>_<interface>_<context> of these workspaces (checked against their manifest.json)",
+    )
     p.set_defaults(handler=_execute)
 
     p = sub.add_parser("score-objectives", help="predictions + oracle -> pass@1 and failure modes")
@@ -152,6 +156,7 @@ def _execute(args) -> int:
             modes=tuple(args.modes),
             workspace_ids=args.ids,
             progress=_progress,
+            condition=args.condition,
         )
     aside = f"; {summary['set_aside']} damaged or outdated record(s) set aside" if summary["set_aside"] else ""
     print(

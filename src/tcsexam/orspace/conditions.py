@@ -111,3 +111,26 @@ class Condition:
 
 
 DEFAULT_CONDITION = Condition()
+
+
+def staged_condition(workspaces_root, declared: str | None = None) -> str | None:
+    """The condition slug of a workspaces folder: its stage manifest's (`manifest.json` beside the
+    workspaces), else `declared`; a manifest that disagrees with `declared` is an error (results of
+    two conditions never mix)."""
+    from pathlib import Path
+
+    from tcsexam.fileio import read_json
+
+    if declared is not None:
+        declared = Condition.parse(declared).slug
+    path = Path(workspaces_root) / "manifest.json"
+    if not path.exists():
+        return declared
+    manifest = read_json(path, "stage manifest")
+    data = manifest.get("condition") if isinstance(manifest, dict) else None
+    if data is None:
+        return declared
+    slug = Condition.from_dict(data, str(path)).slug
+    if declared is not None and declared != slug:
+        raise InputError(f"{path}: staged under condition {slug}, not {declared}")
+    return slug

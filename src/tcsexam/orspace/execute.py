@@ -51,6 +51,7 @@ from tcsexam.fileio import atomic_write_text, read_yaml
 from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
+from tcsexam.orspace.solvers import UNKNOWN, detect_solver
 from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
 DEFAULT_TIME_LIMIT_S = 180.0
@@ -101,7 +102,9 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
     )
 
 
-def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, Any]) -> str:
+def workspace_key(
+    workspace: Path, settings: ExecuteSettings, limits: dict[str, Any], condition: str | None = None
+) -> str:
     """The record's reuse key (`store.record_key`, the Solver's scheme: a workspace is a candidate
     and its own instance): the workspace's files, the limits, the sandbox, the interpreter and the
     harness version."""
@@ -111,7 +114,7 @@ def workspace_key(workspace: Path, settings: ExecuteSettings, limits: dict[str, 
         limits=limits,
         sandbox=settings.sandbox,
         seed=0,
-        meta={"python": settings.python},
+        meta={"python": settings.python, **({"condition": condition} if condition else {})},
         problem=KEY_PROBLEM,
     )
 
@@ -132,6 +135,7 @@ class WorkspaceContext:
     workspaces: dict[str, Path]
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
+    condition: str | None = None  #: the stage condition's slug, recorded in every record
     _sandbox_obj: Any = field(default=None, repr=False, compare=False)
 
     def limits(self):
@@ -160,6 +164,7 @@ class WorkspaceContext:
             harness_version=HARNESS_VERSION,
             key=self.keys.get(wid),
             entry_point=self.entries[wid][1],
+            condition=self.condition,
             **fields,
         )
 
@@ -190,7 +195,12 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     not_run = dict(wall_s=0.0, objective=None)
     if template is None:
         return ctx.blank_record(
-            wid, status="Missing", failure_mode="missing_output", message=f"no submission: {entry}", **not_run
+            wid,
+            status="Missing",
+            failure_mode="missing_output",
+            message=f"no submission: {entry}",
+            solver=UNKNOWN,
+            **not_run,
         )
     scratch = Path(tempfile.mkdtemp(prefix=f"orspace-{wid}-"))
     try:
@@ -241,7 +251,12 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             if not exc.candidate_fault:
                 return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
             return ctx.blank_record(
-                wid, status="Error", failure_mode="execution_error", message=f"cannot start: {exc}", **not_run
+                wid,
+                status="Error",
+                failure_mode="execution_error",
+                message=f"cannot start: {exc}",
+                solver=detect_solver(None, "", src),
+                **not_run,
             )
         if outcome.sandbox_error:
             return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
@@ -263,6 +278,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             stderr_tail=outcome.stderr_tail,
             limiter=outcome.limiter,
             status_source=derived["status_source"],
+            solver=detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src),
             **verdict,
         )
     finally:
@@ -307,8 +323,11 @@ def execute(
     modes: tuple[str, ...] = OBJECTIVE_MODES,
     workspace_ids: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    condition: str | None = None,
 ) -> dict[str, Any]:
-    """Run every selected submission; returns a summary. Writes records and predictions.jsonl."""
+    """Run every selected submission; returns a summary. Writes records and predictions.jsonl.
+    `condition`: the stage condition's slug when the folder has no stage manifest saying it."""
+    from tcsexam.orspace.conditions import staged_condition
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes import choose_sandbox
 
@@ -334,7 +353,8 @@ def execute(
         progress(why)
     settings = dataclasses.replace(settings, sandbox=sandbox.name)  # `auto` resolved: keys name the real one
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
-    keys = {wid: workspace_key(path, settings, limits.as_dict()) for wid, path in found.items()}
+    condition = staged_condition(workspaces_root, condition)
+    keys = {wid: workspace_key(path, settings, limits.as_dict(), condition) for wid, path in found.items()}
     store = RecordStore(out_dir / "records", WorkspaceRecord)
     store.prepare()
 
@@ -366,7 +386,7 @@ def execute(
                 f"({record.failure_mode or 'ok'}); failures {failures}; ETA {eta:.0f} s"
             )
 
-    ctx = WorkspaceContext(settings=settings, workspaces=found, keys=keys, entries=entries)
+    ctx = WorkspaceContext(settings=settings, workspaces=found, keys=keys, entries=entries, condition=condition)
     run_in_pool(ctx, todo, settings.workers, on_result, watchdog_s=3 * float(settings.time_limit_s) + 120.0)
 
     infra = sorted(w for w, r in records.items() if r.infrastructure_error)
@@ -387,4 +407,5 @@ def execute(
         "reused": len(records) - len(todo),
         "failure_modes": failure_modes,
         "set_aside": len(store.set_aside),
+        "condition": condition,
     }

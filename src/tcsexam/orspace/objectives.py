@@ -6,7 +6,8 @@ tolerance, 0.01 in the release). A workspace of the oracle without a prediction 
 for a workspace the oracle does not know, or two predictions for one workspace, is an error.
 Status comparison ignores case and surrounding white space (`Optimal`, `optimal`).
 
-Each failed workspace gets one failure mode (FAILURE_MODES); `execute` already records one for the
+Each scored workspace gets exactly one mode of `FailureMode` (`none` when it passed, else one of
+FAILURE_MODES); `execute` already records one for the
 failures it sees (execution error, timeout, infeasible, unbounded, not optimal, missing output),
 `wrong_objective` is only known here.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,22 @@ FAILURE_MODES = (
     "wrong_objective",
     "missing_output",
 )
+
+
+class FailureMode(StrEnum):
+    """The closed vocabulary of a scored Build/Revise result: exactly one per workspace."""
+
+    NONE = "none"
+    EXECUTION_ERROR = "execution_error"
+    TIMEOUT = "timeout"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    NOT_OPTIMAL = "not_optimal"
+    WRONG_OBJECTIVE = "wrong_objective"
+    MISSING_OUTPUT = "missing_output"
+
+
+RESULT_MODES = tuple(m.value for m in FailureMode)
 RULE = "status == Optimal and abs(objective - reference) / max(1, abs(reference)) <= relative_tolerance"
 
 
@@ -88,6 +106,12 @@ def load_predictions(path: str | Path, oracle_ids: set[str]) -> dict[str, dict[s
             raise InputError(f"{path}: line {line}: unknown workspace id {wid} (not in the oracle)")
         if wid in out:
             raise InputError(f"{path}: line {line}: duplicate workspace id {wid}")
+        first = next(iter(out.values()), None)
+        if first is not None and first.get("condition") != row.get("condition"):
+            raise InputError(
+                f"{path}: line {line}: {wid}: condition {row.get('condition')!r} differs from "
+                f"{first.get('condition')!r} of {first['workspace_id']} (score each condition on its own)"
+            )
         status = row.get("status")
         if status is not None and not isinstance(status, str):
             raise InputError(f"{path}: line {line}: {wid}: status {status!r} is not a string")
@@ -109,6 +133,16 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
         passed = sum(r["passed"] for r in members)
         out[name] = {"n": len(members), "passed": passed, "pass_at_1": _rate(passed, len(members))}
     return out
+
+
+def failure_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Counts and shares of every result mode (`none` included) over `rows`."""
+    counts = Counter(r["failure_mode"] for r in rows)
+    n = len(rows)
+    return [
+        {"failure_mode": m, "count": counts.get(m, 0), "share": counts.get(m, 0) / n if n else None}
+        for m in RESULT_MODES
+    ]
 
 
 def score_objectives(
@@ -147,17 +181,17 @@ def score_objectives(
         pred = predictions.get(wid) or {}
         mode = release.oracle[wid].task_type
         if passed[i]:
-            failure = None
+            failure = FailureMode.NONE
         elif not has_pred[i]:
-            failure = "missing_output"
+            failure = FailureMode.MISSING_OUTPUT
         elif pred.get("failure_mode") in FAILURE_MODES and pred.get("failure_mode") != "wrong_objective":
-            failure = pred["failure_mode"]
+            failure = FailureMode(pred["failure_mode"])
         elif not optimal[i]:
-            failure = status_failure_mode(str(pred.get("status") or ""))
+            failure = FailureMode(status_failure_mode(str(pred.get("status") or "")))
         elif np.isnan(obj[i]):
-            failure = "missing_output"
+            failure = FailureMode.MISSING_OUTPUT
         else:
-            failure = "wrong_objective"
+            failure = FailureMode.WRONG_OBJECTIVE
         workspace = None
         if mode == "revise":
             workspace = find_workspace(workspaces_root, wid) if workspaces_root else release.workspace_dir(wid)
@@ -173,11 +207,12 @@ def score_objectives(
                 "relative_tolerance": float(tol[i]),
                 "relative_error": None if np.isnan(rel_err[i]) else float(rel_err[i]),
                 "passed": bool(passed[i]),
-                "failure_mode": failure,
+                "failure_mode": failure.value,
+                "solver": pred.get("solver") or "unknown",
             }
         )
 
-    failures = Counter(r["failure_mode"] for r in rows if r["failure_mode"])
+    failures = Counter(r["failure_mode"] for r in rows)
     by_mode_failures = {
         mode: {fm: sum(1 for r in rows if r["mode"] == mode and r["failure_mode"] == fm) for fm in FAILURE_MODES}
         for mode in modes
@@ -196,5 +231,8 @@ def score_objectives(
         "by_revise_type": _group([r for r in rows if r["mode"] == "revise"], "revise_type"),
         "failure_modes": {fm: failures.get(fm, 0) for fm in FAILURE_MODES},
         "failure_modes_by_mode": by_mode_failures,
+        "failure_table": failure_table(rows),
+        "by_solver": _group(rows, "solver"),
+        "condition": next((p.get("condition") for p in predictions.values()), None),
         "rows": rows,
     }

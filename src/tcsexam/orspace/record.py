@@ -25,7 +25,7 @@ from tcsexam.runner.limiter.types import Termination
 
 SCHEMA_VERSION = 1
 #: the fields of a record that make its line of predictions.jsonl, in order
-PREDICTION_FIELDS = ("workspace_id", "status", "objective", "failure_mode")
+PREDICTION_FIELDS = ("workspace_id", "status", "objective", "failure_mode", "solver", "condition")
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 #: every value a workspace record's `failure_mode` may hold besides None
 RECORD_FAILURE_MODES = frozenset(m for m in FAILURE_MODES if m != "wrong_objective") | {INFRASTRUCTURE_ERROR}
@@ -61,6 +61,8 @@ class WorkspaceRecord(StoredRecord):
     stderr_tail: str = ""
     limiter: str | None = None
     status_source: str = "none"
+    solver: str | None = None  #: `solvers.detect_solver`: gurobi, copt, highs, cbc, ... or unknown
+    condition: str | None = None  #: the stage condition's slug (from the staged manifest), if any
     message: str = ""
     status: str | None = None
     objective: float | None = None

@@ -50,6 +50,8 @@ def test_resume_reuses_matching_records_and_sets_a_damaged_one_aside(tmp_path):
         "status": "Optimal",
         "objective": 1.5,
         "failure_mode": None,
+        "solver": "unknown",
+        "condition": None,
     }
     stored = json.loads((out / "records" / "or_space_001_build.json").read_text())
     assert digest_problem(stored) is None and stored["key"].startswith("sha256:")

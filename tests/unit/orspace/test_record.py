@@ -32,6 +32,8 @@ FIELDS = [
     "stderr_tail",
     "limiter",
     "status_source",
+    "solver",
+    "condition",
     "message",
     "status",
     "objective",
@@ -82,6 +84,8 @@ def test_round_trip_through_json_keeps_every_field_and_the_digest():
         "status": "Optimal",
         "objective": 12.5,
         "failure_mode": None,
+        "solver": None,
+        "condition": None,
     }
 
 

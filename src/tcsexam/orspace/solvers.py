@@ -1,0 +1,72 @@
+"""Which solver a Build/Revise submission used (recorded as `solver` in every record and prediction).
+
+Values: `gurobi`, `copt`, `highs`, `cbc` (PuLP's bundled CBC), several joined by `+` when a
+program uses more than one, or `unknown` (no program, or none of the four found). Evidence, first
+hit wins:
+
+1. the result file's `solver` key (`result.pulp_result`, `highs_result`, ... set it);
+2. the solver's own banner in the program's output (`Gurobi Optimizer version`, `Cardinal
+   Optimizer`, `Running HiGHS`, `Welcome to the CBC MILP Solver`);
+3. the program's imports (`gurobipy`, `coptpy`, `highspy`, `pulp`; PuLP with `HiGHS`,
+   `GUROBI` or `COPT` solver classes counts as that solver, else CBC).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+SOLVERS = ("gurobi", "copt", "highs", "cbc")
+UNKNOWN = "unknown"
+_BANNERS = {
+    "gurobi": re.compile(r"Gurobi Optimizer version|Set parameter LicenseID|Restricted license - for non-production"),
+    "copt": re.compile(r"Cardinal Optimizer|COPT v\d|Copt Version"),
+    "highs": re.compile(r"Running HiGHS|HiGHS run time"),
+    "cbc": re.compile(r"Welcome to the CBC MILP Solver|Cbc\d{4}I|CBC Status|Result - Optimal solution found"),
+}
+_IMPORT = re.compile(r"^\s*(?:import|from)\s+(gurobipy|coptpy|highspy|pulp)\b", re.MULTILINE)
+_PULP_BACKENDS = {
+    "gurobi": re.compile(r"\bGUROBI(?:_CMD)?\b"),
+    "copt": re.compile(r"\bCOPT(?:_CMD|_DLL)?\b"),
+    "highs": re.compile(r"\bHiGHS(?:_CMD)?\b"),
+}
+MODULE_SOLVER = {"gurobipy": "gurobi", "coptpy": "copt", "highspy": "highs"}
+
+
+def _join(found: set[str]) -> str:
+    return "+".join(s for s in SOLVERS if s in found) or UNKNOWN
+
+
+def from_sources(texts: list[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        modules = set(_IMPORT.findall(text))
+        found |= {MODULE_SOLVER[m] for m in modules if m in MODULE_SOLVER}
+        if "pulp" in modules:
+            backends = {name for name, pattern in _PULP_BACKENDS.items() if pattern.search(text)}
+            found |= backends or {"cbc"}
+    return found
+
+
+def detect_solver(result_text: str | None, output: str, src: Path | None) -> str:
+    """The solver a submission used, by the evidence order of the module docstring."""
+    if result_text:
+        try:
+            data = json.loads(result_text)
+        except ValueError:
+            data = None
+        named = data.get("solver") if isinstance(data, dict) else None
+        if isinstance(named, str) and named.strip().lower() in SOLVERS:
+            return named.strip().lower()
+    banners = {name for name, pattern in _BANNERS.items() if pattern.search(output)}
+    if banners:
+        return _join(banners)
+    texts = []
+    if src is not None and src.is_dir():
+        for path in sorted(src.rglob("*.py")):
+            try:
+                texts.append(path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+    return _join(from_sources(texts))
