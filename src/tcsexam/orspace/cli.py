@@ -89,8 +89,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "--penalty-setting",
         choices=("paper", "release"),
-        default="release",
-        help="hallucination penalty cap: paper=12, release=20 (default release)",
+        default="paper",
+        help="hallucination penalty cap: paper=12 (default), release=20",
     )
     p.add_argument(
         "--no-judge", action="store_true", help="no judge: exact-match units and the evidence check only (scores null)"
@@ -100,6 +100,16 @@ def register(subparsers) -> None:
     p.add_argument("--judge-timeout", type=float, default=120.0)
     p.add_argument("--judge-attempts", type=int, default=5, help="tries per item (default 5)")
     p.add_argument("--judge-cache", type=Path, help="cache folder for judgments")
+    p.add_argument(
+        "--judge-prices",
+        type=Path,
+        help="YAML {model: {input_per_mtok, output_per_mtok}} (USD per million tokens): cost per judgment",
+    )
+    p.add_argument(
+        "--max-judge-cost",
+        type=float,
+        help="USD budget for this run's new judgments (needs --judge-prices and --judge-cache)",
+    )
     p.set_defaults(handler=_explain_score)
 
 
@@ -186,6 +196,30 @@ def _score_objectives(args) -> int:
     return 0
 
 
+def _judge_client(args):
+    from tcsexam.orspace.judge import JudgeClient, JudgeError, JudgeSettings, load_prices
+
+    try:
+        settings = JudgeSettings.from_env(
+            base_url=args.judge_base_url,
+            model=args.judge_model,
+            timeout_s=args.judge_timeout,
+            max_attempts=args.judge_attempts,
+            cache_dir=args.judge_cache,
+        )
+    except JudgeError as exc:
+        raise UsageError(f"{exc} (or pass --no-judge)") from None
+    if args.judge_prices is not None:
+        settings.prices = load_prices(args.judge_prices, settings.model)
+    if args.max_judge_cost is not None:
+        if settings.prices is None:
+            raise UsageError(f"--max-judge-cost needs a price for judge model {settings.model} (--judge-prices)")
+        if args.judge_cache is None:
+            raise UsageError("--max-judge-cost needs --judge-cache (so that a rerun continues)")
+        settings.max_cost = args.max_judge_cost
+    return JudgeClient(settings)
+
+
 def _explain_score(args) -> int:
     from tcsexam.fileio import atomic_write_json
     from tcsexam.orspace.explain import load_answers, score_explain
@@ -193,27 +227,23 @@ def _explain_score(args) -> int:
 
     rubrics = load_rubrics(args.rubrics)
     answers = load_answers(args.answers, set(rubrics))
-    judge = None
-    if not args.no_judge:
-        from tcsexam.orspace.judge import JudgeClient, JudgeError, JudgeSettings
-
-        try:
-            settings = JudgeSettings.from_env(
-                base_url=args.judge_base_url,
-                model=args.judge_model,
-                timeout_s=args.judge_timeout,
-                max_attempts=args.judge_attempts,
-                cache_dir=args.judge_cache,
-            )
-        except JudgeError as exc:
-            raise UsageError(f"{exc} (or pass --no-judge)") from None
-        judge = JudgeClient(settings)
+    judge = None if args.no_judge else _judge_client(args)
     if args.workspaces is not None and not args.workspaces.is_dir():
         raise InputError(f"{args.workspaces}: workspaces folder not found")
     summary = score_explain(
         rubrics, answers, judge=judge, penalty_setting=args.penalty_setting, workspaces_root=args.workspaces
     )
     atomic_write_json(args.output, summary)
+    cost = summary["judge_cost"] or {}
+    spent = f"; judge cost {cost['total_cost']:.4f} USD" if cost.get("total_cost") is not None else ""
+    if summary["budget_stop"]:
+        done = sum(r["status"] == "scored" for r in summary["rows"])
+        print(
+            f"tcsexam orspace explain-score: judging stopped at {summary['budget_stop']}; {done} judgments kept "
+            f"(cached in {args.judge_cache}); rerun to continue",
+            file=sys.stderr,
+        )
+        return 1
     if summary["judge_errors"]:
         first = next(r for r in summary["rows"] if r["status"] == "judge_error")
         print(
@@ -223,10 +253,9 @@ def _explain_score(args) -> int:
             file=sys.stderr,
         )
         return 1
-    mean = summary["mean_score"]
     print(
         f"explain: {summary['n']} items, {summary['answered']} answered, mean score "
-        f"{'n/a (not judged)' if mean is None else f'{mean:.2f}'}, penalty cap {summary['penalty_cap']:g} "
-        f"({summary['penalty_setting']}), {summary['possible_hallucinations']} unmatched cited numbers"
+        f"{summary['mean_score_label']}{'' if summary['mean_score'] is not None else ' (not judged)'}, "
+        f"{summary['unfaithful']} unfaithful, {summary['possible_hallucinations']} unmatched cited numbers{spent}"
     )
     return 0

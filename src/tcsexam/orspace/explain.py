@@ -9,9 +9,12 @@ Per workspace:
   hallucination penalty, applied as min(penalty, cap).
 - score = clip(35 * coverage + reasoning + grounding + answer_quality - penalty, 0, 100).
 
-The penalty cap is a versioned setting (PENALTY_SETTINGS): `paper` = 12 (the paper's protocol),
-`release` = 20 (the current public release); the output records the setting and the cap, the judge
-model and the prompt sha256 (also in every row).
+The penalty cap is a versioned setting (PENALTY_SETTINGS): `paper` = 12 (the paper's protocol, the
+default), `release` = 20 (the current public release); the output records the setting and the cap,
+the judge model and the prompt sha256 (also in every row), and every printed mean says its cap.
+
+Every row carries `unfaithful: true|false`: true when the judge's hallucination penalty is positive
+or a number the answer cites is in no workspace artifact (`evidence.py`), with the reasons.
 
 A workspace of the rubrics without an answer scores 0 (`answer_status: missing`). A judge failure
 (no valid judgment after retries) is never a zero: the row gets `status: judge_error`, score null,
@@ -33,7 +36,7 @@ from tcsexam.orspace.release import find_workspace, read_jsonl_numbered
 
 SCHEMA_VERSION = 1
 PENALTY_SETTINGS = {"paper": 12.0, "release": 20.0}
-DEFAULT_PENALTY_SETTING = "release"
+DEFAULT_PENALTY_SETTING = "paper"
 
 
 def penalty_cap(setting: str) -> float:
@@ -104,6 +107,96 @@ def combine(coverage: float, judgment: dict[str, Any], cap: float) -> tuple[floa
     return float(np.clip(raw, 0.0, 100.0)), penalty
 
 
+def _missing_row(rubric: dict[str, Any]) -> dict[str, Any]:
+    units = [
+        u
+        for item in rubric["checklist"]
+        if item["checklist_type"] == "exact_match"
+        for u in item.get("target_entities", [])
+    ]
+    return dict(
+        status="scored",
+        answer_status="missing",
+        score=0.0,
+        coverage=0.0,
+        units_total=len(units) + len(semantic_items(rubric)),
+        units_satisfied=0,
+        exact_match=[],
+        criteria={},
+        reasoning=0.0,
+        grounding=0.0,
+        answer_quality=0.0,
+        hallucination_penalty=0.0,
+        unsupported_claims=[],
+        evidence=None,
+    )
+
+
+def _judged_fields(em: list[dict[str, Any]], sem: list[dict[str, Any]], judgment: dict[str, Any], cap: float):
+    verdicts = {cid: judgment["criteria"][cid] for cid in (i["criterion_id"] for i in sem)}
+    total = len(em) + len(sem)
+    satisfied = sum(u["satisfied"] for u in em) + sum(bool(v["verdict"]) for v in verdicts.values())
+    coverage = satisfied / total if total else 0.0
+    score, penalty = combine(coverage, judgment, cap)
+    return dict(
+        status="scored",
+        score=score,
+        coverage=coverage,
+        units_satisfied=satisfied,
+        criteria=verdicts,
+        reasoning=float(judgment["reasoning"]),
+        grounding=float(judgment["grounding"]),
+        answer_quality=float(judgment["answer_quality"]),
+        hallucination_penalty_raw=float(judgment["hallucination_penalty"]),
+        hallucination_penalty=penalty,
+        unsupported_claims=list(judgment["unsupported_claims"]),
+    )
+
+
+def unfaithful(row: dict[str, Any]) -> tuple[bool, list[str]]:
+    """(flag, reasons): the judge's hallucination penalty is positive, or a number the answer cites
+    is in no workspace artifact (the evidence check's `unmatched`)."""
+    reasons = []
+    if (row.get("hallucination_penalty_raw") or 0) > 0:
+        reasons.append("judge_penalty")
+    if (row.get("evidence") or {}).get("unmatched"):
+        reasons.append("unmatched_numbers")
+    return bool(reasons), reasons
+
+
+def _score_row(rubric, answer, judge, cap, workspaces_root, stopped: str | None) -> dict[str, Any]:
+    """The scored fields of one rubric row (the identity fields are added by the caller)."""
+    from tcsexam.orspace.evidence import check_numbers, evidence_numbers
+    from tcsexam.orspace.judge import BudgetExceeded, JudgeError
+
+    wid = rubric["workspace_id"]
+    if answer is None or not answer.strip():
+        return _missing_row(rubric)
+    sem = semantic_items(rubric)
+    em = exact_match_units(rubric, NormalizedAnswer(answer))
+    row: dict[str, Any] = {"answer_status": "given", "exact_match": em, "units_total": len(em) + len(sem)}
+    evidence = None
+    if workspaces_root is not None:
+        folder = find_workspace(workspaces_root, wid)
+        if folder is None:
+            raise InputError(f"{workspaces_root}: no workspace folder for {wid}")
+        evidence = check_numbers(answer, evidence_numbers(folder, (rubric["question"],)))
+    row["evidence"] = evidence
+    not_judged = dict(score=None, coverage=None, units_satisfied=None, criteria=None)
+    exact = sum(u["satisfied"] for u in em)
+    if judge is None:
+        return {**row, "status": "not_judged", **not_judged, "exact_match_satisfied": exact}
+    if stopped is not None:
+        return {**row, "status": "budget_stopped", **not_judged, "exact_match_satisfied": exact}
+    try:
+        judgment = judge.judge(judge_payload(rubric, answer, cap), [i["criterion_id"] for i in sem], cap)
+    except BudgetExceeded:
+        raise
+    except JudgeError as exc:
+        return {**row, "status": "judge_error", "error": str(exc), "score": None, "coverage": None}
+    return {**row, **_judged_fields(em, sem, judgment, cap), "judge_usage": judge.last_usage}
+
+
 def score_explain(
     rubrics: dict[str, dict[str, Any]],
     answers: dict[str, str],
@@ -114,18 +207,17 @@ def score_explain(
     progress=None,
 ) -> dict[str, Any]:
     """Score every rubric row. `judge` is a JudgeClient or None (no judge: exact-match units and
-    the evidence check only, scores null, status `not_judged`)."""
-    from tcsexam.orspace.evidence import check_numbers, evidence_numbers
-    from tcsexam.orspace.judge import JudgeError
+    the evidence check only, scores null, status `not_judged`). When the judge's cost budget would
+    be exceeded, judging stops: that row and the rest get `status: budget_stopped` (score null),
+    every finished judgment is kept (and cached), and the summary says so (`budget_stop`)."""
+    from tcsexam.orspace.judge import BudgetExceeded
 
     cap = penalty_cap(penalty_setting)
     judge_model = judge.model if judge is not None else None
     prompt_sha = judge.prompt_sha256 if judge is not None else None
-    rows = []
+    rows, stopped = [], None
     for wid in sorted(rubrics):
-        rubric = rubrics[wid]
-        answer = answers.get(wid)
-        sem = semantic_items(rubric)
+        rubric = {**rubrics[wid], "workspace_id": wid}
         row: dict[str, Any] = {
             "workspace_id": wid,
             "judge_model": judge_model,
@@ -133,99 +225,49 @@ def score_explain(
             "penalty_setting": penalty_setting,
             "penalty_cap": cap,
         }
-        if answer is None or not answer.strip():
-            units = [
-                u
-                for item in rubric["checklist"]
-                if item["checklist_type"] == "exact_match"
-                for u in item.get("target_entities", [])
-            ]
-            total = len(units) + len(sem)
-            row.update(
-                status="scored",
-                answer_status="missing",
-                score=0.0,
-                coverage=0.0,
-                units_total=total,
-                units_satisfied=0,
-                exact_match=[],
-                criteria={},
-                reasoning=0.0,
-                grounding=0.0,
-                answer_quality=0.0,
-                hallucination_penalty=0.0,
-                unsupported_claims=[],
-                evidence=None,
-            )
-            rows.append(row)
-            if progress:
-                progress(wid)
-            continue
-        normalized = NormalizedAnswer(answer)
-        em = exact_match_units(rubric, normalized)
-        row.update(answer_status="given", exact_match=em)
-        evidence = None
-        if workspaces_root is not None:
-            folder = find_workspace(workspaces_root, wid)
-            if folder is None:
-                raise InputError(f"{workspaces_root}: no workspace folder for {wid}")
-            evidence = check_numbers(answer, evidence_numbers(folder, (rubric["question"],)))
-        row["evidence"] = evidence
-        total = len(em) + len(sem)
-        row["units_total"] = total
-        if judge is None:
-            satisfied = sum(u["satisfied"] for u in em)
-            row.update(
-                status="not_judged",
-                score=None,
-                coverage=None,
-                units_satisfied=None,
-                exact_match_satisfied=satisfied,
-                criteria=None,
-            )
-        else:
-            try:
-                judgment = judge.judge(judge_payload(rubric, answer, cap), [i["criterion_id"] for i in sem], cap)
-            except JudgeError as exc:
-                row.update(status="judge_error", error=str(exc), score=None, coverage=None)
-            else:
-                verdicts = {cid: judgment["criteria"][cid] for cid in (i["criterion_id"] for i in sem)}
-                satisfied = sum(u["satisfied"] for u in em) + sum(bool(v["verdict"]) for v in verdicts.values())
-                coverage = satisfied / total if total else 0.0
-                score, penalty = combine(coverage, judgment, cap)
-                row.update(
-                    status="scored",
-                    score=score,
-                    coverage=coverage,
-                    units_satisfied=satisfied,
-                    criteria=verdicts,
-                    reasoning=float(judgment["reasoning"]),
-                    grounding=float(judgment["grounding"]),
-                    answer_quality=float(judgment["answer_quality"]),
-                    hallucination_penalty_raw=float(judgment["hallucination_penalty"]),
-                    hallucination_penalty=penalty,
-                    unsupported_claims=list(judgment["unsupported_claims"]),
-                )
+        try:
+            row.update(_score_row(rubric, answers.get(wid), judge, cap, workspaces_root, stopped))
+        except BudgetExceeded as exc:
+            stopped = f"{wid}: {exc}"
+            row.update(_score_row(rubric, answers.get(wid), judge, cap, workspaces_root, stopped))
+        row["unfaithful"], row["unfaithful_reasons"] = unfaithful(row)
         rows.append(row)
         if progress:
             progress(wid)
+    return _summary(rows, judge, penalty_setting, cap, stopped)
+
+
+def _summary(rows, judge, penalty_setting: str, cap: float, stopped: str | None) -> dict[str, Any]:
     scores = [r["score"] for r in rows]
     complete = judge is not None and all(r["status"] == "scored" for r in rows)
     errors = [r["workspace_id"] for r in rows if r["status"] == "judge_error"]
+    mean = float(np.mean(scores)) if complete and scores else None
+    n_unfaithful = sum(r["unfaithful"] for r in rows)
     return {
         "schema_version": SCHEMA_VERSION,
         "benchmark": "or-space-explain",
         "formula": "clip(35*coverage + reasoning + grounding + answer_quality - min(penalty, cap), 0, 100)",
         "penalty_setting": penalty_setting,
         "penalty_cap": cap,
-        "judge_model": judge_model,
+        "judge_model": judge.model if judge is not None else None,
         "prompt_version": judge.prompt_version if judge is not None else None,
-        "prompt_sha256": prompt_sha,
+        "prompt_sha256": judge.prompt_sha256 if judge is not None else None,
         "n": len(rows),
         "answered": sum(r["answer_status"] == "given" for r in rows),
         "complete": complete,
         "judge_errors": errors,
-        "mean_score": float(np.mean(scores)) if complete and scores else None,
+        "budget_stop": stopped,
+        "mean_score": mean,
+        "mean_score_label": mean_label(mean, penalty_setting, cap),
+        "unfaithful": n_unfaithful,
+        "unfaithful_share": n_unfaithful / len(rows) if rows else None,
         "possible_hallucinations": sum(len((r.get("evidence") or {}).get("unmatched", [])) for r in rows),
+        "judge_cost": judge.cost_summary() if judge is not None else None,
         "rows": rows,
     }
+
+
+def mean_label(mean: float | None, setting: str, cap: float) -> str:
+    """An Explain mean as it is printed everywhere: with the penalty cap it was computed under."""
+    value = "n/a" if mean is None else f"{mean:.2f}"
+    return f"{value} (penalty cap {cap:g}, {setting})"

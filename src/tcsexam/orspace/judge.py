@@ -10,6 +10,13 @@
   once. What still fails raises `JudgeError`: a judgment is never silently replaced by zeros.
 - Cache: a validated judgment is stored on disk under `cache_dir`, keyed by the sha256 of
   (judge model, prompt sha256, canonical JSON of the input); a hit skips the endpoint.
+- Cost: every reply's `usage` (`prompt_tokens`, `completion_tokens`, summed over the attempts of
+  one judgment) is recorded per judgment (`last_usage`, stored in the cache entry too); with prices
+  (USD per million input and output tokens of the judge model) each judgment gets a `cost` and the
+  client a total. With `max_cost`, a judgment whose estimated cost (the dearest judgment so far
+  this run, else the request's bytes / 4 input tokens plus `ESTIMATED_OUTPUT_TOKENS`) would take the
+  new spending of this run past the budget raises `BudgetExceeded` before anything is sent; cache
+  hits cost nothing new, so a rerun with the cache continues where the budget stopped.
 """
 
 from __future__ import annotations
@@ -30,10 +37,34 @@ from tcsexam.fileio import atomic_write_json
 from tcsexam.orspace.judge_prompt import PROMPT_SHA256, PROMPT_VERSION, SYSTEM_PROMPT
 
 SCORE_RANGES = {"reasoning": 35.0, "grounding": 20.0, "answer_quality": 10.0}
+ESTIMATED_OUTPUT_TOKENS = 1000
 
 
 class JudgeError(Exception):
     """The judge gave no valid judgment after every retry (or cannot be reached / configured)."""
+
+
+class BudgetExceeded(Exception):
+    """The next judgment would take the judge's spending past `max_cost` (nothing was sent)."""
+
+
+def load_prices(path: str | Path, model: str) -> tuple[float, float] | None:
+    """(USD per million input tokens, per million output tokens) of `model` from a YAML/JSON file
+    `{model: {input_per_mtok: x, output_per_mtok: y}}`; None when the model is not listed."""
+    from tcsexam.errors import InputError
+    from tcsexam.fileio import read_yaml
+
+    data = read_yaml(Path(path), "judge prices file")
+    entry = data.get(model) if isinstance(data, dict) else None
+    if entry is None:
+        return None
+    try:
+        prices = float(entry["input_per_mtok"]), float(entry["output_per_mtok"])
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"{path}: {model}: needs numbers input_per_mtok and output_per_mtok") from None
+    if min(prices) < 0:
+        raise InputError(f"{path}: {model}: prices must not be negative")
+    return prices
 
 
 @dataclass
@@ -46,6 +77,8 @@ class JudgeSettings:
     backoff_s: float = 1.0
     max_backoff_s: float = 60.0
     cache_dir: Path | None = None
+    prices: tuple[float, float] | None = None  #: USD per million input, output tokens
+    max_cost: float | None = None  #: USD of new judgments this run
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> JudgeSettings:
@@ -130,6 +163,15 @@ def _retry_after(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, when - (time.time() if now is None else now))
 
 
+def _usage(raw: bytes, name: str) -> int:
+    """A token count of a chat-completions reply's `usage` (0 when the reply has none)."""
+    try:
+        value = json.loads(raw).get("usage", {}).get(name, 0)
+    except (ValueError, AttributeError):
+        return 0
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else 0
+
+
 @dataclass
 class JudgeClient:
     settings: JudgeSettings
@@ -137,6 +179,46 @@ class JudgeClient:
     calls: int = 0  # HTTP requests made (tests and logs)
     cache_hits: int = 0
     log: list[str] = field(default_factory=list)
+    usages: list[dict[str, Any]] = field(default_factory=list)  #: one per judgment, in order
+    last_usage: dict[str, Any] | None = None
+    spent: float = 0.0  #: cost of this run's endpoint calls (cache hits excluded)
+
+    def _cost(self, tokens_in: int, tokens_out: int) -> float | None:
+        if self.settings.prices is None:
+            return None
+        price_in, price_out = self.settings.prices
+        return tokens_in / 1e6 * price_in + tokens_out / 1e6 * price_out
+
+    def _record_usage(self, tokens_in: int, tokens_out: int, cached: bool) -> None:
+        cost = self._cost(tokens_in, tokens_out)
+        self.last_usage = {"input_tokens": tokens_in, "output_tokens": tokens_out, "cost": cost, "cached": cached}
+        self.usages.append(self.last_usage)
+        if not cached and cost is not None:
+            self.spent += cost
+
+    def _check_budget(self, body: bytes) -> None:
+        if self.settings.max_cost is None:
+            return
+        paid = [u["cost"] for u in self.usages if not u["cached"] and u["cost"] is not None]
+        estimate = max(paid) if paid else (self._cost(len(body) // 4, ESTIMATED_OUTPUT_TOKENS) or 0.0)
+        if self.spent + estimate > self.settings.max_cost:
+            raise BudgetExceeded(
+                f"judge budget max_judge_cost {self.settings.max_cost:g} USD would be exceeded "
+                f"(spent {self.spent:.4f} USD this run, next judgment estimated {estimate:.4f} USD)"
+            )
+
+    def cost_summary(self) -> dict[str, Any]:
+        priced = [u["cost"] for u in self.usages if u["cost"] is not None]
+        return {
+            "judgments": len(self.usages),
+            "cached": sum(u["cached"] for u in self.usages),
+            "input_tokens": sum(u["input_tokens"] for u in self.usages),
+            "output_tokens": sum(u["output_tokens"] for u in self.usages),
+            "prices_per_mtok": list(self.settings.prices) if self.settings.prices else None,
+            "total_cost": sum(priced) if self.settings.prices else None,
+            "spent_this_run": self.spent if self.settings.prices else None,
+            "max_cost": self.settings.max_cost,
+        }
 
     @property
     def model(self) -> str:
@@ -165,10 +247,14 @@ class JudgeClient:
                 validate_judgment(cached.get("judgment"), criterion_ids, penalty_cap)
                 if cached.get("model") == self.settings.model and cached.get("prompt_sha256") == PROMPT_SHA256:
                     self.cache_hits += 1
+                    usage = cached.get("usage") or {}
+                    self._record_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), True)
                     return cached["judgment"]
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError, AttributeError, TypeError):
                 pass  # a damaged cache entry is ignored and rewritten
-        judgment = self._request_valid(payload, criterion_ids, penalty_cap)
+        self._check_budget(self._request_body(payload))
+        judgment, (tokens_in, tokens_out) = self._request_valid(payload, criterion_ids, penalty_cap)
+        self._record_usage(tokens_in, tokens_out, False)
         if path is not None:
             atomic_write_json(
                 path,
@@ -178,6 +264,7 @@ class JudgeClient:
                     "prompt_sha256": PROMPT_SHA256,
                     "key": key,
                     "judgment": judgment,
+                    "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
                 },
             )
         return judgment
@@ -201,8 +288,12 @@ class JudgeClient:
             delay = min(max(delay, retry_after), max(self.settings.max_backoff_s, retry_after))
         self.sleep(delay)
 
-    def _request_valid(self, payload: dict[str, Any], criterion_ids: list[str], penalty_cap: float) -> dict[str, Any]:
+    def _request_valid(
+        self, payload: dict[str, Any], criterion_ids: list[str], penalty_cap: float
+    ) -> tuple[dict[str, Any], tuple[int, int]]:
+        """A validated judgment and the tokens (in, out) of every reply it took."""
         body = self._request_body(payload)
+        tokens = [0, 0]
         headers = {"Content-Type": "application/json"}
         if self.settings.api_key:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
@@ -225,10 +316,12 @@ class JudgeClient:
                 reason = getattr(exc, "reason", exc)
                 last = f"{type(reason).__name__}: {reason}"
             else:
+                for i, name in enumerate(("prompt_tokens", "completion_tokens")):
+                    tokens[i] += _usage(raw, name)
                 try:
                     judgment = self._parse(raw)
                     validate_judgment(judgment, criterion_ids, penalty_cap)
-                    return judgment
+                    return judgment, (tokens[0], tokens[1])
                 except ValueError as exc:
                     last = f"malformed judgment: {exc}"
             self.log.append(f"attempt {attempt + 1}: {last}")
