@@ -112,6 +112,55 @@ def register(subparsers) -> None:
     )
     p.set_defaults(handler=_explain_score)
 
+    p = sub.add_parser("effects", help="Pass@1, Explain means, failure modes and paired differences per condition")
+    p.add_argument("--model", required=True, help="the model (workflow run) these scores belong to")
+    p.add_argument(
+        "--objectives", nargs="+", required=True, metavar="COND=PATH", help="objectives.json of each condition"
+    )
+    p.add_argument("--explain", nargs="*", default=[], metavar="COND=PATH", help="explain.json of conditions")
+    p.add_argument("--output", required=True, type=Path, help="effects JSON")
+    p.add_argument("--html", type=Path, help="also an HTML page (the workflow report's item)")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default the project's)")
+    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
+    p.set_defaults(handler=_effects)
+
+
+def _pairs(values: list[str], what: str) -> dict[str, object]:
+    from tcsexam.fileio import read_json
+
+    out: dict[str, object] = {}
+    for value in values:
+        slug, sep, path = value.partition("=")
+        if not sep or not slug or not path:
+            raise UsageError(f"--{what} {value!r}: expected CONDITION=PATH")
+        if slug in out:
+            raise UsageError(f"--{what}: condition {slug} given twice")
+        Condition.parse(slug)
+        out[slug] = read_json(Path(path), f"{what} summary")
+    return out
+
+
+def _effects(args) -> int:
+    from tcsexam.fileio import atomic_write_json, atomic_write_text
+    from tcsexam.orspace.effects import condition_effects, render_html
+    from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    doc = condition_effects(
+        args.model,
+        _pairs(args.objectives, "objectives"),
+        _pairs(args.explain, "explain"),
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        resamples=DEFAULT_RESAMPLES if args.resamples is None else args.resamples,
+    )
+    atomic_write_json(args.output, doc)
+    if args.html is not None:
+        atomic_write_text(args.html, render_html(doc))
+    for slug, c in doc["conditions"].items():
+        modes = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in c["modes"].items())
+        ex = f"; explain {c['explain']['mean_score_label']}" if "explain" in c else ""
+        print(f"{args.model} {slug}: {modes}{ex}")
+    return 0
+
 
 def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
