@@ -1,4 +1,5 @@
-# OR-Space evaluation: execute Build/Revise submissions, score objectives, score Explain answers.
+# OR-Space evaluation: per run and stage condition, stage the release (leakage audit), execute the
+# Build/Revise submissions, score objectives and Explain answers; per run, the condition effects.
 # Self-contained: included by the Snakefile; does nothing unless config has an `orspace:` key
 # (e.g. `--configfile config/orspace.yaml`) and the target `orspace_all` (or one of its files)
 # is asked for. The config is validated against workflow/schemas/orspace.schema.yaml here.
@@ -20,6 +21,7 @@ ORSPACE_OUT = ORSPACE.out
 
 wildcard_constraints:
     run=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    cond=r"revise-(?:all|code|model)_(?:filesystem|flat)_(?:both|none|formulation|code)",
 
 
 rule orspace_all:
@@ -27,13 +29,34 @@ rule orspace_all:
         ORSPACE.targets,
 
 
-# Records (the resume point) live in <run>/records/ and are not declared outputs, so a rerun after
-# an interruption reuses every finished program instead of deleting it.
-rule orspace_execute:
+# The staged release of one condition (what the agent is given), refused on any leak.
+rule orspace_stage:
     output:
-        predictions=f"{ORSPACE_OUT}/{{run}}/predictions.jsonl",
+        directory(f"{ORSPACE_OUT}/{{run}}/{{cond}}/staged"),
     log:
-        f"{ORSPACE_OUT}/{{run}}/execute.log",
+        f"{ORSPACE_OUT}/{{run}}/{{cond}}/stage.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=30,
+        mem_mb=2048,
+        cpus_per_task=1,
+    params:
+        args=ORSPACE.stage_args,
+    shell:
+        "tcsexam orspace stage {params.args} --output {output:q} > {log:q} 2>&1"
+
+
+# Records (the resume point) live in <run>/<cond>/records/ and are not declared outputs, so a
+# rerun after an interruption reuses every finished program instead of deleting it.
+rule orspace_execute:
+    input:
+        staged=f"{ORSPACE_OUT}/{{run}}/{{cond}}/staged",
+    output:
+        predictions=f"{ORSPACE_OUT}/{{run}}/{{cond}}/predictions.jsonl",
+    log:
+        f"{ORSPACE_OUT}/{{run}}/{{cond}}/execute.log",
     conda:
         "../envs/tcsexam.yaml"
     threads: lambda w: ORSPACE.runs[w.run]["workers"]
@@ -42,8 +65,8 @@ rule orspace_execute:
         mem_mb=lambda w, threads: 1024 + threads * ORSPACE.runs[w.run]["mem_mb"],
         cpus_per_task=lambda w, threads: threads,
     params:
-        workspaces=lambda w: ORSPACE.run(w)["workspaces"],
-        outdir=lambda w: f"{ORSPACE_OUT}/{w.run}",
+        workspaces=ORSPACE.workspaces,
+        outdir=lambda w: f"{ORSPACE_OUT}/{w.run}/{w.cond}",
         modes=lambda w: " ".join(ORSPACE.run(w)["modes"]),
         limit=lambda w: ORSPACE.run(w)["time_limit_s"],
         mem=lambda w: ORSPACE.run(w)["mem_mb"],
@@ -51,16 +74,16 @@ rule orspace_execute:
     shell:
         "tcsexam orspace execute --workspaces {params.workspaces:q} --output-dir {params.outdir:q}"
         " --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem}"
-        " --sandbox {params.sandbox} --workers {threads} > {log:q} 2>&1"
+        " --sandbox {params.sandbox} --workers {threads} --condition {wildcards.cond} > {log:q} 2>&1"
 
 
 rule orspace_score_objectives:
     input:
-        predictions=f"{ORSPACE_OUT}/{{run}}/predictions.jsonl",
+        predictions=f"{ORSPACE_OUT}/{{run}}/{{cond}}/predictions.jsonl",
     output:
-        f"{ORSPACE_OUT}/{{run}}/objectives.json",
+        f"{ORSPACE_OUT}/{{run}}/{{cond}}/objectives.json",
     log:
-        f"{ORSPACE_OUT}/{{run}}/objectives.log",
+        f"{ORSPACE_OUT}/{{run}}/{{cond}}/objectives.log",
     conda:
         "../envs/tcsexam.yaml"
     threads: 1
@@ -70,7 +93,7 @@ rule orspace_score_objectives:
         cpus_per_task=1,
     params:
         release=lambda w: ORSPACE.run(w)["release"],
-        workspaces=lambda w: ORSPACE.run(w)["workspaces"],
+        workspaces=ORSPACE.workspaces,
         modes=lambda w: " ".join(ORSPACE.run(w)["modes"]),
     shell:
         "tcsexam orspace score-objectives --release {params.release:q} --predictions {input.predictions:q}"
@@ -79,11 +102,12 @@ rule orspace_score_objectives:
 
 rule orspace_explain_score:
     input:
-        answers=lambda w: ORSPACE.run(w)["explain"]["answers"],
+        staged=f"{ORSPACE_OUT}/{{run}}/{{cond}}/staged",
+        answers=ORSPACE.answers,
     output:
-        f"{ORSPACE_OUT}/{{run}}/explain.json",
+        f"{ORSPACE_OUT}/{{run}}/{{cond}}/explain.json",
     log:
-        f"{ORSPACE_OUT}/{{run}}/explain.log",
+        f"{ORSPACE_OUT}/{{run}}/{{cond}}/explain.log",
     conda:
         "../envs/tcsexam.yaml"
     threads: 1
@@ -95,3 +119,32 @@ rule orspace_explain_score:
         args=ORSPACE.explain_args,
     shell:
         "tcsexam orspace explain-score {params.args} --output {output:q} > {log:q} 2>&1"
+
+
+# Per run: Pass@1 and Explain means per mode and condition with intervals, failure modes, and the
+# paired differences of the conditions (also an item of `snakemake --report`).
+rule orspace_effects:
+    input:
+        unpack(ORSPACE.effects_inputs),
+    output:
+        json=f"{ORSPACE_OUT}/{{run}}/effects.json",
+        html=report(
+            f"{ORSPACE_OUT}/{{run}}/effects.html",
+            caption="../workflow/report/orspace_effects.rst",
+            category="OR-Space",
+            labels={"run": "{run}", "table": "conditions, failure modes, Explain"},
+        ),
+    log:
+        f"{ORSPACE_OUT}/{{run}}/effects.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    params:
+        args=ORSPACE.effects_args,
+    shell:
+        "tcsexam orspace effects --model {wildcards.run} {params.args} --output {output.json:q}"
+        " --html {output.html:q} > {log:q} 2>&1"

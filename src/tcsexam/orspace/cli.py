@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     p.add_argument("--workspaces", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--split", help="only the ids of supporting_files/splits/<SPLIT>.json")
     p.add_argument(
+        "--oracle", type=Path, help="release root whose evaluation/ the leakage audit uses (default --release)"
+    )
+    p.add_argument(
         "--view",
         choices=VIEWS,
         default="revise-all",
@@ -177,6 +180,7 @@ def _stage(args) -> int:
         workspace_ids=args.workspaces,
         split=args.split,
         condition=condition,
+        oracle_root=args.oracle,
     )
     staged = manifest["workspaces"].values()
     excluded = sum(len(w["excluded"]) for w in staged)

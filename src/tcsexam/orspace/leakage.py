@@ -157,8 +157,11 @@ def _explain_evidence(folder: Path | None) -> tuple[list[Text], np.ndarray]:
 class Secrets:
     """The secret items of every problem of a release (loaded once per stage)."""
 
-    def __init__(self, release_root: Path):
+    def __init__(self, release_root: Path, workspaces_root: Path | None = None):
         self.root = Path(release_root)
+        #: where the Explain workspaces that show public evidence are looked up (then the release)
+        self.workspaces_roots = [Path(workspaces_root)] if workspaces_root is not None else []
+        self.workspaces_roots.append(self.root)
         self.objectives: dict[int, list[Item]] = {}
         for mode in ("build", "revise"):
             path = oracle_path(self.root, mode)
@@ -186,7 +189,9 @@ class Secrets:
         if number in self._problems:
             return self._problems[number]
         out = ProblemSecrets()
-        evidence, out.input_numbers = _explain_evidence(find_workspace(self.root, workspace_id(number, "explain")))
+        wid = workspace_id(number, "explain")
+        folder = next((f for f in (find_workspace(r, wid) for r in self.workspaces_roots) if f is not None), None)
+        evidence, out.input_numbers = _explain_evidence(folder)
         for item in self.objectives.get(number, []) + self.targets.get(number, []):
             if item.number is not None and _is_trivial(item.number):
                 out.trivial += 1

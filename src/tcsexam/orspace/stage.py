@@ -142,7 +142,10 @@ def stage(
     workspace_ids: list[str] | None = None,
     split: str | None = None,
     condition: Condition = DEFAULT_CONDITION,
+    oracle_root: str | Path | None = None,
 ) -> dict[str, Any]:
+    """Stage the selected workspaces of `release_root` under `condition`; the leakage audit's
+    secrets come from `oracle_root`'s evaluation/ (default the release itself)."""
     release_root, output = Path(release_root), Path(output)
     found = discover_workspaces(release_root, modes)
     selected = list(found)
@@ -171,12 +174,13 @@ def stage(
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise InputError(f"{output}: output folder exists and is not empty")
     output.parent.mkdir(parents=True, exist_ok=True)
-    secrets = leakage.Secrets(release_root)
+    secrets = leakage.Secrets(Path(oracle_root) if oracle_root is not None else release_root, release_root)
     tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
         manifest = {
             "schema_version": MANIFEST_VERSION,
             "release": str(release_root.resolve()),
+            "oracle": str(Path(oracle_root or release_root).resolve()),
             "condition": condition.as_dict(),
             "leakage_audit": {"rule": "docs/orspace.md#leakage-audit", "secret_items": secrets.items(), "leaks": 0},
             "workspaces": {},

@@ -1,36 +1,113 @@
-"""Input functions of rules/orspace.smk: the validated `orspace:` config, its targets and runtimes."""
+"""Input functions of rules/orspace.smk: the validated `orspace:` config, its conditions, targets,
+runtimes and explain arguments.
+
+Every run is evaluated under one or more stage conditions (`orspace.conditions`; a run without
+`conditions` has the one default condition). Per run and condition (its slug) everything lives in
+`<output_dir>/<run>/<slug>/`: `staged/` (the staged release, leakage-audited), `predictions.jsonl`,
+`objectives.json`, `explain.json`; `<output_dir>/<run>/effects.json` and `effects.html` compare the
+conditions of the run.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
 from typing import Any
+
+from tcsexam.orspace.conditions import Condition
 
 
 class OrspaceRuns:
-    """The validated `orspace:` config: run settings, targets, runtime estimates, explain args."""
+    """The validated `orspace:` config: run settings, conditions, targets, runtimes, explain args."""
 
     def __init__(self, orspace: dict[str, Any] | None):
         self.runs: dict[str, dict[str, Any]] = dict((orspace or {}).get("runs", {}))
         self.out: str = (orspace or {}).get("output_dir", "results/orspace")
+        self.bootstrap: dict[str, Any] = dict((orspace or {}).get("bootstrap", {}))
+        self.conditions: dict[str, dict[str, dict[str, Any]]] = {}
+        for name, run in self.runs.items():
+            entries = run.get("conditions") or [{}]
+            by_slug: dict[str, dict[str, Any]] = {}
+            for entry in entries:
+                slug = Condition.from_dict(entry, f"orspace.runs.{name}.conditions").slug
+                if slug in by_slug:
+                    raise ValueError(f"orspace.runs.{name}.conditions: condition {slug} given twice")
+                by_slug[slug] = entry
+            self.conditions[name] = by_slug
 
     def run(self, wildcards) -> dict[str, Any]:
         return self.runs[wildcards.run]
 
+    def condition(self, wildcards) -> Condition:
+        return Condition.from_dict(self.conditions[wildcards.run][wildcards.cond])
+
+    def has_explain(self, name: str, slug: str) -> bool:
+        return bool(self.conditions[name][slug].get("answers") or (self.runs[name].get("explain") or {}).get("answers"))
+
     def targets(self, wildcards=None) -> list[str]:
         out = []
-        for name, run in self.runs.items():
-            out.append(f"{self.out}/{name}/objectives.json")
-            if "explain" in run:
-                out.append(f"{self.out}/{name}/explain.json")
+        for name in self.runs:
+            for slug in self.conditions[name]:
+                out.append(f"{self.out}/{name}/{slug}/objectives.json")
+                if self.has_explain(name, slug):
+                    out.append(f"{self.out}/{name}/{slug}/explain.json")
+            out.append(f"{self.out}/{name}/effects.html")
         return out
 
+    def workspaces(self, wildcards) -> str:
+        """What runs under a condition: the condition's `workspaces` (the agent's work), else the
+        run's, else the staged folder itself (no agent: every Build/Revise is missing_output)."""
+        entry = self.conditions[wildcards.run][wildcards.cond]
+        run = self.runs[wildcards.run]
+        return entry.get("workspaces") or run.get("workspaces") or f"{self.out}/{wildcards.run}/{wildcards.cond}/staged"
+
     @staticmethod
-    def count(run: dict[str, Any]) -> int:
-        root = run["workspaces"]
+    def stage_source(run: dict[str, Any]) -> str:
+        """What is staged: `stage_from`, else the release when it holds workspaces, else the run's
+        workspaces."""
+        if run.get("stage_from"):
+            return run["stage_from"]
+        if os.path.isdir(os.path.join(run["release"], "Workspace_OR")) or not run.get("workspaces"):
+            return run["release"]
+        return run["workspaces"]
+
+    def stage_args(self, wildcards) -> str:
+        run, cond = self.run(wildcards), self.condition(wildcards)
+        args = [
+            f"--release {shlex.quote(self.stage_source(run))}",
+            f"--oracle {shlex.quote(run['release'])}",
+            f"--view {cond.view} --interface {cond.interface} --context {cond.context}",
+        ]
+        return " ".join(args)
+
+    def effects_inputs(self, wildcards) -> dict[str, list[str]]:
+        name = wildcards.run
+        base = f"{self.out}/{name}"
+        return {
+            "objectives": [f"{base}/{slug}/objectives.json" for slug in self.conditions[name]],
+            "explain": [
+                f"{base}/{slug}/explain.json" for slug in self.conditions[name] if self.has_explain(name, slug)
+            ],
+        }
+
+    def effects_args(self, wildcards) -> str:
+        name = wildcards.run
+        base = f"{self.out}/{name}"
+        args = ["--objectives"] + [shlex.quote(f"{s}={base}/{s}/objectives.json") for s in self.conditions[name]]
+        explained = [s for s in self.conditions[name] if self.has_explain(name, s)]
+        if explained:
+            args += ["--explain"] + [shlex.quote(f"{s}={base}/{s}/explain.json") for s in explained]
+        for key in ("seed", "resamples"):
+            if key in self.bootstrap:
+                args.append(f"--{key} {int(self.bootstrap[key])}")
+        return " ".join(args)
+
+    @staticmethod
+    def count(root: str, modes: list[str]) -> int:
         if not os.path.isdir(root):
             return 0
         total = 0
-        for mode in run["modes"]:
+        for mode in modes:
             for base in (os.path.join(root, "Workspace_OR"), root):
                 folder = os.path.join(base, f"{mode}_workspaces")
                 if os.path.isdir(folder):
@@ -41,18 +118,36 @@ class OrspaceRuns:
     def execute_runtime(self, wildcards, attempt) -> int:
         """Minutes: every program may use its whole limit, plus start-up slack."""
         run = self.runs[wildcards.run]
-        n = max(1, self.count(run))
+        root = self.workspaces(wildcards)
+        n = max(1, self.count(root, run["modes"]) or self.count(self.stage_source(run), run["modes"]))
         return int(10 + attempt * n * run["time_limit_s"] / run["workers"] / 60)
 
     def explain_args(self, wildcards) -> str:
         run = self.run(wildcards)
-        ex = run["explain"]
+        entry = self.conditions[wildcards.run][wildcards.cond]
+        ex = dict(run.get("explain") or {"penalty_setting": "paper", "judge": False})
+        ex.setdefault("penalty_setting", "paper")
+        ex.setdefault("judge", False)
+        ex.setdefault("judge_cache", "results/orspace/.judge-cache")
+        answers = entry.get("answers") or ex.get("answers")
         rubrics = ex.get("rubrics") or os.path.join(run["release"], "evaluation", "explain_evaluation", "rubrics.jsonl")
+        workspaces = entry.get("workspaces") or ex.get("workspaces") or self.workspaces(wildcards)
         args = [
-            f"--rubrics '{rubrics}'",
-            f"--answers '{ex['answers']}'",
-            f"--workspaces '{ex.get('workspaces') or run['workspaces']}'",
+            f"--rubrics {shlex.quote(rubrics)}",
+            f"--answers {shlex.quote(answers)}",
+            f"--workspaces {shlex.quote(workspaces)}",
             f"--penalty-setting {ex['penalty_setting']}",
         ]
-        args.append(f"--judge-cache '{ex['judge_cache']}'" if ex["judge"] else "--no-judge")
+        if ex["judge"]:
+            args.append(f"--judge-cache {shlex.quote(ex['judge_cache'])}")
+            if ex.get("judge_prices"):
+                args.append(f"--judge-prices {shlex.quote(ex['judge_prices'])}")
+            if ex.get("max_judge_cost") is not None:
+                args.append(f"--max-judge-cost {float(ex['max_judge_cost'])}")
+        else:
+            args.append("--no-judge")
         return " ".join(args)
+
+    def answers(self, wildcards) -> str:
+        entry = self.conditions[wildcards.run][wildcards.cond]
+        return entry.get("answers") or self.runs[wildcards.run]["explain"]["answers"]

@@ -57,8 +57,14 @@ def test_small_run(flow):
     )
     proc = snakemake(flow, "--configfile", "c.yaml", "--cores", "1", "orspace_all")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    summary = json.loads((flow / "results" / "orspace" / "t" / "objectives.json").read_text())
+    run = flow / "results" / "orspace" / "t"
+    summary = json.loads((run / "revise-all_filesystem_both" / "objectives.json").read_text())
     assert summary["passed"] == 1 and summary["failure_modes"]["execution_error"] == 1
+    assert summary["condition"] == "revise-all_filesystem_both"
+    manifest = json.loads((run / "revise-all_filesystem_both" / "staged" / "manifest.json").read_text())
+    assert manifest["condition"]["slug"] == "revise-all_filesystem_both"
+    effects = json.loads((run / "effects.json").read_text())
+    assert effects["conditions"]["revise-all_filesystem_both"]["modes"]["build"]["passed"] == 1
 
 
 def test_bad_config_is_refused(flow):
@@ -73,3 +79,46 @@ def test_without_orspace_config_nothing_runs(flow):
     proc = snakemake(flow, "-n", "orspace_all")
     assert proc.returncode == 0
     assert "orspace_execute" not in proc.stdout + proc.stderr  # only the empty target itself
+
+
+def test_two_conditions_are_staged_executed_scored_compared_and_reported(flow):
+    (flow / "c.yaml").write_text(
+        "orspace:\n  bootstrap: {seed: 3, resamples: 200}\n  runs:\n    t:\n      workspaces: subs\n      release: rel\n"
+        "      modes: [build]\n      time_limit_s: 20\n      conditions:\n"
+        "        - {view: revise-all, interface: filesystem, context: both}\n"
+        "        - {view: revise-code, interface: flat, context: none, workspaces: subs}\n"
+    )
+    proc = snakemake(flow, "--configfile", "c.yaml", "--cores", "1", "orspace_all")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = flow / "results" / "orspace" / "t"
+    flat = run / "revise-code_flat_none"
+    assert (flat / "staged" / "prompts" / "or_space_101_build.txt").exists()
+    preds = [json.loads(line) for line in (flat / "predictions.jsonl").read_text().splitlines()]
+    assert {p["condition"] for p in preds} == {"revise-code_flat_none"}
+    effects = json.loads((run / "effects.json").read_text())
+    assert sorted(effects["conditions"]) == ["revise-all_filesystem_both", "revise-code_flat_none"]
+    (pair,) = effects["paired_differences"]
+    assert pair["n"] == 2 and pair["difference"] == 0.0 and effects["bootstrap"]["seed"] == 3
+    report = snakemake(flow, "--configfile", "c.yaml", "--report", str(flow / "report.html"), "orspace_all")
+    assert report.returncode == 0, report.stderr[-2000:]
+    assert "OR-Space" in (flow / "report.html").read_text(errors="replace")
+
+
+def test_a_leaking_release_fails_its_stage_rule(flow):
+    doc = flow / "subs" / "Workspace_OR" / "build_workspaces" / "instance_101" / "docs" / "hint.md"
+    ref = next(
+        line.split(",")[4]
+        for line in (flow / "rel" / "evaluation" / "build_evaluation" / "reference_objectives.csv")
+        .read_text()
+        .splitlines()
+        if "_101_" in line
+    )
+    doc.write_text(f"The best plan earns {ref}.\n")
+    (flow / "c.yaml").write_text(
+        "orspace:\n  runs:\n    t:\n      workspaces: subs\n      release: rel\n      modes: [build]\n"
+    )
+    proc = snakemake(flow, "--configfile", "c.yaml", "--cores", "1", "orspace_all")
+    assert proc.returncode != 0
+    log = (flow / "results" / "orspace" / "t" / "revise-all_filesystem_both" / "stage.log").read_text()
+    assert "leakage audit" in log and "hint.md" in log
+    assert not (flow / "results" / "orspace" / "t" / "revise-all_filesystem_both" / "predictions.jsonl").exists()
