@@ -64,7 +64,18 @@ def register(subparsers) -> None:
     p.add_argument("--sandbox", **SANDBOX_OPTION)
     p.add_argument("--limiter", default="auto", help="auto|light|cgroup|benchexec (default auto)")
     p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
-    p.add_argument("--python", default=sys.executable, help="interpreter for the programs (default: this one)")
+    p.add_argument(
+        "--python",
+        default=None,
+        help="interpreter for the programs (default: this one; under --sandbox docker the image's python3)",
+    )
+    p.add_argument(
+        "--licence",
+        nargs="+",
+        default=[],
+        metavar="SOLVER=PATH",
+        help="full solver licence, mounted read-only: gurobi=gurobi.lic, copt=DIR (default: the size-limited ones)",
+    )
     p.add_argument(
         "--condition",
         help="stage condition <view>_<interface>_<context> of these workspaces (checked against their manifest.json)",
@@ -194,6 +205,16 @@ def _stage(args) -> int:
     return 0
 
 
+def _licences(values: list[str]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        solver, sep, path = value.partition("=")
+        if not sep or solver not in ("gurobi", "copt") or not path:
+            raise UsageError(f"--licence {value!r}: expected gurobi=PATH or copt=PATH")
+        out[solver] = path
+    return out
+
+
 def _execute(args) -> int:
     from tcsexam.orspace.execute import ExecuteSettings, execute
 
@@ -208,6 +229,7 @@ def _execute(args) -> int:
         limiter=args.limiter,
         python=args.python,
         workers=args.workers,
+        licences=_licences(args.licence),
     )
     from tcsexam.runner.ray_job import sigterm_as_exit
 

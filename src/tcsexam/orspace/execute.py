@@ -51,7 +51,7 @@ from tcsexam.fileio import atomic_write_text, read_yaml
 from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
-from tcsexam.orspace.solvers import UNKNOWN, detect_solver
+from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
 from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
 DEFAULT_TIME_LIMIT_S = 180.0
@@ -66,8 +66,13 @@ class ExecuteSettings:
     mem_mb: int | None = 4096
     sandbox: str = "auto"
     limiter: str = "auto"
-    python: str = sys.executable
+    #: the programs' interpreter: None = this one, or under docker the image's `python3` (a bare
+    #: name is looked up on the sandbox's PATH; a path is mounted read-only with its prefix)
+    python: str | None = None
     workers: int = 1
+    #: solver -> full licence (file for gurobi, folder or file for copt), mounted read-only;
+    #: without one gurobipy and coptpy run with the size-limited licences their wheels ship
+    licences: dict[str, str] = field(default_factory=dict)
 
 
 def task_root(workspace: Path, mode: str) -> Path:
@@ -103,7 +108,11 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
 
 
 def workspace_key(
-    workspace: Path, settings: ExecuteSettings, limits: dict[str, Any], condition: str | None = None
+    workspace: Path,
+    settings: ExecuteSettings,
+    limits: dict[str, Any],
+    condition: str | None = None,
+    image: str | None = None,
 ) -> str:
     """The record's reuse key (`store.record_key`, the Solver's scheme: a workspace is a candidate
     and its own instance): the workspace's files, the limits, the sandbox, the interpreter and the
@@ -114,7 +123,12 @@ def workspace_key(
         limits=limits,
         sandbox=settings.sandbox,
         seed=0,
-        meta={"python": settings.python, **({"condition": condition} if condition else {})},
+        meta={
+            "python": settings.python,
+            **({"condition": condition} if condition else {}),
+            **({"licences": licence_digest(settings.licences)} if settings.licences else {}),
+            **({"image": image} if image else {}),
+        },
         problem=KEY_PROBLEM,
     )
 
@@ -222,8 +236,11 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             "time_limit": f"{settings.time_limit_s:g}",
         }
         argv = _argv(template, values, workspace, entry)
+        host_python = os.sep in settings.python
         env = {
-            "PATH": os.pathsep.join([str(Path(settings.python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": os.pathsep.join(
+                ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
+            ),
             "HOME": str(scratch),
             "TMPDIR": str(scratch),
             "LANG": "C.UTF-8",
@@ -233,8 +250,13 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             RESULT_ENV: str(result_file),
             "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
         }
+        licence_env, licence_paths = licence_mounts(settings.licences)
+        env.update(licence_env)
         # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)
-        readonly = sorted({sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1]), str(root)})
+        interpreter = (
+            {sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])} if host_python else set()
+        )
+        readonly = sorted({*interpreter, str(root), *licence_paths})
         try:
             outcome = ctx.sandbox_obj().run(
                 argv,
@@ -341,6 +363,10 @@ def execute(
         raise InputError(f"{workspaces_root}: no {'/'.join(modes)} workspaces found")
     if settings.time_limit_s <= 0:
         raise InputError(f"time limit must be positive, not {settings.time_limit_s}")
+    try:
+        licence_mounts(settings.licences)
+    except (ValueError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from None
     # a bad submission.yaml is the user's input: one error before anything runs
     entries = {wid: find_entry(path, parse_workspace_id(wid)[1]) for wid, path in found.items()}
     for wid, (template, entry) in entries.items():
@@ -351,10 +377,13 @@ def execute(
     sandbox, why = choose_sandbox(settings.sandbox)
     if progress is not None:
         progress(why)
-    settings = dataclasses.replace(settings, sandbox=sandbox.name)  # `auto` resolved: keys name the real one
+    # `auto` resolved: keys name the real one; docker runs the image's own python3 by default
+    python = settings.python or ("python3" if sandbox.name == "docker" else sys.executable)
+    settings = dataclasses.replace(settings, sandbox=sandbox.name, python=python)
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
     condition = staged_condition(workspaces_root, condition)
-    keys = {wid: workspace_key(path, settings, limits.as_dict(), condition) for wid, path in found.items()}
+    image = sandbox.image_id() if hasattr(sandbox, "image_id") else None  # a new docker image reruns
+    keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}
     store = RecordStore(out_dir / "records", WorkspaceRecord)
     store.prepare()
 

@@ -70,3 +70,41 @@ def detect_solver(result_text: str | None, output: str, src: Path | None) -> str
             except OSError:
                 continue
     return _join(from_sources(texts))
+
+
+#: solver -> the environment variable its library reads a full licence from
+LICENCE_ENV = {"gurobi": "GRB_LICENSE_FILE", "copt": "COPT_LICENSE_DIR"}
+
+
+def licence_mounts(licences: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(environment, read-only paths) that hand full solver licences to a program: Gurobi reads the
+    licence file named by GRB_LICENSE_FILE, COPT the folder named by COPT_LICENSE_DIR (a file given
+    for COPT means its folder). The files are mounted read-only where they are: never copied into
+    the scratch workspace or the results."""
+    env, paths = {}, []
+    for solver, given in sorted(licences.items()):
+        if solver not in LICENCE_ENV:
+            raise ValueError(f"no licence setting for solver {solver!r} (choose {', '.join(LICENCE_ENV)})")
+        path = Path(given).resolve()
+        if not path.exists():
+            raise FileNotFoundError(f"{given}: {solver} licence not found")
+        if solver == "copt" and path.is_file():
+            path = path.parent
+        env[LICENCE_ENV[solver]] = str(path)
+        paths.append(str(path))
+    return env, paths
+
+
+def licence_digest(licences: dict[str, str]) -> dict[str, str]:
+    """solver -> sha256 of its licence file(s), for the record key (never the content itself)."""
+    import hashlib
+
+    out = {}
+    for solver, given in sorted(licences.items()):
+        path = Path(given)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.name.encode() + b"\0" + f.read_bytes())
+        out[solver] = digest.hexdigest()
+    return out
