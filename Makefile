@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test test-under-load lint bench clean-results candidate-image
+.PHONY: setup run test test-under-load lint bench clean-results candidate-image orspace-image
 
 setup: $(VENV)/.installed
 
@@ -37,6 +37,12 @@ BASE ?= python:3.11-slim
 CANDIDATE_IMAGE ?= tcsexam-candidate:latest
 candidate-image:
 	bash envs/build-candidate-image.sh $(CANDIDATE_IMAGE) $(BASE)
+
+# The OR-Space sandbox image (envs/orspace.Dockerfile): the candidate image plus PuLP + CBC, highspy,
+# gurobipy and coptpy (envs/orspace-requirements.txt). Needs the candidate image (make candidate-image).
+ORSPACE_IMAGE ?= tcsexam-orspace:latest
+orspace-image:
+	bash envs/build-orspace-image.sh $(ORSPACE_IMAGE) $(CANDIDATE_IMAGE)
 
 clean-results:
 	rm -rf results/* .snakemake
