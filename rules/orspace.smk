@@ -71,10 +71,13 @@ rule orspace_execute:
         limit=lambda w: ORSPACE.run(w)["time_limit_s"],
         mem=lambda w: ORSPACE.run(w)["mem_mb"],
         sandbox=lambda w: ORSPACE.run(w)["sandbox"],
+        image=lambda w: ORSPACE.run(w)["docker_image"],
+        extra=ORSPACE.execute_args,
     shell:
-        "tcsexam orspace execute --workspaces {params.workspaces:q} --output-dir {params.outdir:q}"
-        " --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem}"
-        " --sandbox {params.sandbox} --workers {threads} --condition {wildcards.cond} > {log:q} 2>&1"
+        "TCSEXAM_DOCKER_IMAGE={params.image:q} tcsexam orspace execute --workspaces {params.workspaces:q}"
+        " --output-dir {params.outdir:q} --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem}"
+        " --sandbox {params.sandbox} --workers {threads} --condition {wildcards.cond} {params.extra}"
+        " > {log:q} 2>&1"
 
 
 rule orspace_score_objectives:

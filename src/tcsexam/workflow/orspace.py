@@ -102,6 +102,12 @@ class OrspaceRuns:
                 args.append(f"--{key} {int(self.bootstrap[key])}")
         return " ".join(args)
 
+    def execute_args(self, wildcards) -> str:
+        """The execute options beyond the limits: full licences (read-only mounts)."""
+        run = self.run(wildcards)
+        licences = [shlex.quote(f"{solver}={path}") for solver, path in sorted((run.get("licences") or {}).items())]
+        return f"--licence {' '.join(licences)}" if licences else ""
+
     @staticmethod
     def count(root: str, modes: list[str]) -> int:
         if not os.path.isdir(root):
