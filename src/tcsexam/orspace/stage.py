@@ -126,12 +126,32 @@ def _flat_prompt(tmp: Path, wid: str, condition: Condition, texts: dict[str, str
     rel = f"prompts/{wid}.txt"
     (tmp / "prompts").mkdir(exist_ok=True)
     (tmp / rel).write_bytes(prompt)
+    return rel, prompt_texts(rel, prompt, texts)
+
+
+def prompt_texts(rel: str, prompt: bytes, texts: dict[str, str]) -> dict[str, str]:
+    """A flat prompt as audited: every file it holds (parsed back; it must hold exactly the staged
+    files, audited as they are) and its header."""
     held = flat.parse(prompt)
     if set(held) != set(texts):
         raise InputError(f"{rel}: flat prompt does not hold exactly the staged files")
-    audited = {f"{rel}::{p}": texts.get(p, data.decode("utf-8", "replace")) for p, data in held.items()}
+    audited = {f"{rel}::{p}": texts[p] for p in held}
     audited[f"{rel}::header"] = prompt[: prompt.find(b"<<<FILE ")].decode("utf-8", "replace")
-    return rel, audited
+    return audited
+
+
+def staged_texts(output: Path, wid: str, entry: dict[str, Any]) -> dict[str, str]:
+    """The texts of one staged workspace as the audit reads them (to audit a staged folder again)."""
+    texts = {}
+    for item in entry["files"]:
+        path = output / wid / item["path"]
+        if Path(item["path"]).name == "metadata.json":
+            texts[item["path"]] = leakage.metadata_text(read_json(path, "workspace metadata"), entry["mode"])
+        else:
+            texts[item["path"]] = path.read_bytes().decode("utf-8", "replace")
+    if entry.get("prompt"):
+        texts.update(prompt_texts(entry["prompt"], (output / entry["prompt"]).read_bytes(), dict(texts)))
+    return texts
 
 
 def stage(
