@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -92,7 +93,12 @@ class Text:
     def has(self, item: Item) -> bool:
         if item.number is not None:
             return bool(self.numbers.size) and bool(numbers_close(self.numbers, item.number).any())
-        return _entity_pattern(normalize_text(item.text)).search(self.norm) is not None
+        return _item_pattern(item.text).search(self.norm) is not None
+
+
+@lru_cache(maxsize=65536)
+def _item_pattern(text: str) -> re.Pattern:
+    return _entity_pattern(normalize_text(text))
 
 
 def _read(path: Path) -> str:
@@ -130,7 +136,8 @@ def _item(kind: str, source: str, text: str) -> Item:
 
 
 def _explain_evidence(folder: Path | None) -> tuple[list[Text], np.ndarray]:
-    """The evidence texts of a release Explain workspace and the numbers of its data tables."""
+    """The evidence of a release Explain workspace (its texts joined into one, separated so that no
+    item spans two files) and the numbers of its data tables."""
     if folder is None:
         return [], np.zeros(0)
     texts, numbers = [], []
@@ -141,17 +148,18 @@ def _explain_evidence(folder: Path | None) -> tuple[list[Text], np.ndarray]:
         if rel.name == "metadata.json":
             try:
                 meta = json.loads(_read(path))
-                texts.append(Text(str(meta.get("explain_task", {}).get("question", ""))))
+                texts.append(str(meta.get("explain_task", {}).get("question", "")))
             except (ValueError, AttributeError):
                 pass
             continue
         if not EVIDENCE_DIRS & set(rel.parts[:-1]):
             continue
-        text = Text(_read(path))
-        texts.append(text)
+        raw = _read(path)
+        texts.append(raw)
         if "data" in rel.parts[:-1]:
-            numbers.append(text.numbers)
-    return texts, np.unique(np.concatenate(numbers)) if numbers else np.zeros(0)
+            numbers.append(Text(raw).numbers)
+    joined = [Text("\n\u2063|\u2063\n".join(texts))] if texts else []
+    return joined, np.unique(np.concatenate(numbers)) if numbers else np.zeros(0)
 
 
 class Secrets:
