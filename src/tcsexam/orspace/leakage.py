@@ -15,8 +15,9 @@ not contain `219`, digits inside identifiers such as `x_219816` are not numbers)
 **What is not a leak, and why** (without these rules the real release fails on hundreds of
 natural occurrences; each exclusion is counted in the manifest):
 
-- *trivial numbers*: integer values of magnitude at most 10 (`1`, `2`, `5.0`): they occur in every
-  workspace as counts, indices and small parameters, so their presence says nothing;
+- *trivial items*: integer values of magnitude at most 10 (`1`, `2`, `5.0`) and targets of at most
+  two characters (`I`, `II`): they occur in every workspace as counts, indices, small parameters and
+  product or set names, so their presence says nothing;
 - *public evidence*: the Explain task asks the agent to find its rubric targets in the workspace,
   so a target that the release's Explain workspace of N shows in its evidence (data tables, model
   code and formulation, logs, solver records, the question) is evidence, not a secret (a
@@ -56,6 +57,7 @@ from tcsexam.orspace.release import (
 )
 
 TRIVIAL_ABS = 10
+TRIVIAL_CHARS = 2  #: identifier targets this short (`I`, `II`, `x`) are trivial
 EVIDENCE_DIRS = {"data", "src", "logs", "solver_records"}
 MAX_BYTES = 16 * 1024 * 1024
 
@@ -127,8 +129,10 @@ def _shows(text: Text, item: Item) -> bool:
     return any(numbers_close(cited_numbers(line.group(0)), number).any() for line in pattern.finditer(text.norm))
 
 
-def _is_trivial(value: float) -> bool:
-    return float(value).is_integer() and abs(value) <= TRIVIAL_ABS
+def _is_trivial(item: Item) -> bool:
+    if item.number is not None:
+        return float(item.number).is_integer() and abs(item.number) <= TRIVIAL_ABS
+    return len(normalize_text(item.text)) <= TRIVIAL_CHARS
 
 
 def _item(kind: str, source: str, text: str) -> Item:
@@ -201,7 +205,7 @@ class Secrets:
         folder = next((f for f in (find_workspace(r, wid) for r in self.workspaces_roots) if f is not None), None)
         evidence, out.input_numbers = _explain_evidence(folder)
         for item in self.objectives.get(number, []) + self.targets.get(number, []):
-            if item.number is not None and _is_trivial(item.number):
+            if _is_trivial(item):
                 out.trivial += 1
             elif item.kind == "explain_target" and any(_shows(t, item) for t in evidence):
                 out.public_targets += 1

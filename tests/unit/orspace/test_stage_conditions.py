@@ -246,3 +246,19 @@ def test_real_release_stages_without_leaks(release, tmp_path):
     manifest = stage(release, tmp_path / "out", condition=Condition(view="revise-code", interface="flat"))
     assert len(manifest["workspaces"]) == sum(1 for _ in (tmp_path / "out" / "prompts").iterdir())
     assert all(not w["audit"]["leaks"] for w in manifest["workspaces"].values())
+
+
+def test_without_an_explain_workspace_every_target_but_the_trivial_is_secret(rel, tmp_path):
+    import shutil
+
+    rubrics = rel / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
+    row = json.loads(rubrics.read_text())
+    row["checklist"][0]["target_entities"].append("I")
+    rubrics.write_text(json.dumps(row) + "\n")
+    shutil.rmtree(rel / "Workspace_OR" / "explain_workspaces")
+    manifest = stage(rel, tmp_path / "ok")  # the brief says "Food I and Food II": `I` is trivial
+    audit = manifest["workspaces"]["or_space_007_build"]["audit"]
+    assert audit["public_targets"] == 0 and audit["trivial_items"] == 1
+    (rel / "Workspace_OR/build_workspaces/instance_7/docs/notes.md").write_text("use BIG_M\n")
+    with pytest.raises(LeakError, match="'BIG_M'"):
+        stage(rel, tmp_path / "bad")
