@@ -115,6 +115,10 @@ def register(subparsers) -> None:
     p.add_argument("--judge-attempts", type=int, default=5, help="tries per item (default 5)")
     p.add_argument("--judge-cache", type=Path, help="cache folder for judgments")
     p.add_argument(
+        "--condition",
+        help="stage condition the answers were made under (checked against the workspaces' manifest.json)",
+    )
+    p.add_argument(
         "--judge-prices",
         type=Path,
         help="YAML {model: {input_per_mtok, output_per_mtok}} (USD per million tokens): cost per judgment",
@@ -305,9 +309,16 @@ def _explain_score(args) -> int:
     judge = None if args.no_judge else _judge_client(args)
     if args.workspaces is not None and not args.workspaces.is_dir():
         raise InputError(f"{args.workspaces}: workspaces folder not found")
+    from tcsexam.orspace.conditions import staged_condition
+
+    if args.workspaces is not None:
+        condition = staged_condition(args.workspaces, args.condition)
+    else:
+        condition = Condition.parse(args.condition).slug if args.condition else None
     summary = score_explain(
         rubrics, answers, judge=judge, penalty_setting=args.penalty_setting, workspaces_root=args.workspaces
     )
+    summary["condition"] = condition
     atomic_write_json(args.output, summary)
     cost = summary["judge_cost"] or {}
     spent = f"; judge cost {cost['total_cost']:.4f} USD" if cost.get("total_cost") is not None else ""

@@ -108,6 +108,8 @@ def condition_effects(
         per_mode, outcomes[slug] = _objective_part(model, slug, summary, seed, resamples)
         entry: dict[str, Any] = {"modes": per_mode, "failure_table": failure_table(summary["rows"])}
         if slug in explain:
+            if explain[slug].get("condition") not in (None, slug):
+                raise InputError(f"explain scores of condition {slug} were made under {explain[slug]['condition']}")
             entry["explain"], scores[slug] = _explain_part(model, slug, explain[slug], seed, resamples)
             caps.add(explain[slug]["penalty_cap"])
         conditions[slug] = entry

@@ -143,6 +143,7 @@ class OrspaceRuns:
             f"--answers {shlex.quote(answers)}",
             f"--workspaces {shlex.quote(workspaces)}",
             f"--penalty-setting {ex['penalty_setting']}",
+            f"--condition {wildcards.cond}",
         ]
         if ex["judge"]:
             args.append(f"--judge-cache {shlex.quote(ex['judge_cache'])}")

@@ -82,6 +82,8 @@ def test_only_common_problems_are_paired_and_explain_is_compared():
 def test_conditions_never_mix():
     with pytest.raises(InputError, match="made under condition"):
         condition_effects("m", {A: objectives(B, [True])})
+    with pytest.raises(InputError, match="explain scores of condition .* were made under"):
+        condition_effects("m", {A: objectives(A, [True])}, {A: {**explain([1.0]), "condition": B}})
     with pytest.raises(InputError, match="different penalty caps"):
         condition_effects(
             "m",
