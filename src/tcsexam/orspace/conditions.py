@@ -3,12 +3,13 @@
 A condition is three choices, recorded in the stage manifest and carried by every prediction and
 score made from the staged workspaces (so results of different conditions never mix):
 
-- `view` (Revise workspaces): which legacy artifacts of `original/` the agent sees:
+- `view` (Revise workspaces): which legacy model artifacts of `original/` the agent sees:
   `revise-code` the legacy code only, `revise-model` the formulation only, `revise-all` both
   (the release as shipped). Build and Explain workspaces ignore it.
 - `context` (Build and Explain workspaces): which model artifacts beside documents, data, logs and
   solver records are visible: `none`, `formulation`, `code` or `both` (the release as shipped).
-  Revise workspaces take the `view` instead.
+  Revise workspaces take the `view` instead. Submission folders (Build `src/`, Revise
+  `revised/src/`) are never filtered: they hold the agent's own program.
 - `interface`: `filesystem` (the agent works in the folder) or `flat` (the agent gets one prompt
   file that serialises every visible artifact, `flat.py`; the folder is still what its program
   runs in).
@@ -97,12 +98,18 @@ class Condition:
         return cls(*parts)
 
     def visible(self, relative: str | PurePosixPath, mode: str) -> bool:
-        """Is this release file visible to the agent under the condition (model artifacts only
-        can be hidden)."""
+        """Is this release file visible to the agent under the condition? Only model artifacts can
+        be hidden, and never the submission folders (Build `src/`, Revise `revised/src/`): the view
+        acts on Revise's legacy `original/`, the context on the other modes' artifacts."""
         kind = artifact_kind(relative)
         if kind is None:
             return True
-        return kind in KEPT[self.view if mode == "revise" else self.context]
+        top = PurePosixPath(relative).parts[0]
+        if mode == "revise":
+            return top != "original" or kind in KEPT[self.view]
+        if mode == "build" and top == "src":
+            return True
+        return kind in KEPT[self.context]
 
     def applied(self, mode: str) -> dict[str, str]:
         """The parts of the condition that act on a workspace of `mode`."""

@@ -97,6 +97,10 @@ def test_artifact_kinds():
     assert artifact_kind("src/Formulation_notes.py") == "formulation"
     assert artifact_kind("original/docs/x.md") is None and artifact_kind("metadata.json") is None
     assert Condition.parse("revise-code_flat_none") == Condition("revise-code", "flat", "none")
+    model_only = Condition(view="revise-model", context="none")
+    assert not model_only.visible("original/src/model.py", "revise")
+    assert model_only.visible("revised/src/model.py", "revise")  # the agent's program
+    assert model_only.visible("src/main.py", "build") and not model_only.visible("original/src/f.tex", "explain")
     with pytest.raises(InputError, match="unknown view"):
         Condition(view="revise-everything")
 
