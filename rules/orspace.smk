@@ -74,9 +74,9 @@ rule orspace_execute:
         image=lambda w: ORSPACE.run(w)["docker_image"],
         extra=ORSPACE.execute_args,
     shell:
-        "TCSEXAM_DOCKER_IMAGE={params.image:q} tcsexam orspace execute --workspaces {params.workspaces:q}"
-        " --output-dir {params.outdir:q} --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem}"
-        " --sandbox {params.sandbox} --workers {threads} --condition {wildcards.cond} {params.extra}"
+        "tcsexam orspace execute --workspaces {params.workspaces:q} --output-dir {params.outdir:q}"
+        " --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem} --sandbox {params.sandbox}"
+        " --docker-image {params.image:q} --workers {threads} --condition {wildcards.cond} {params.extra}"
         " > {log:q} 2>&1"
 
 

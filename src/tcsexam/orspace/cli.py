@@ -70,6 +70,10 @@ def register(subparsers) -> None:
         help="interpreter for the programs (default: this one; under --sandbox docker the image's python3)",
     )
     p.add_argument(
+        "--docker-image",
+        help="image of --sandbox docker (default $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when present)",
+    )
+    p.add_argument(
         "--licence",
         nargs="+",
         default=[],
@@ -234,6 +238,7 @@ def _execute(args) -> int:
         python=args.python,
         workers=args.workers,
         licences=_licences(args.licence),
+        docker_image=args.docker_image,
     )
     from tcsexam.runner.ray_job import sigterm_as_exit
 

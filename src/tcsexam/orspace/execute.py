@@ -55,6 +55,8 @@ from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, lice
 from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
 DEFAULT_TIME_LIMIT_S = 180.0
+#: the OR-Space sandbox image (envs/orspace.Dockerfile, `make orspace-image`)
+DEFAULT_ORSPACE_IMAGE = "tcsexam-orspace:latest"
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
 #: the `problem` of a workspace's record key (a Solver task's problem names its family)
 KEY_PROBLEM = "orspace-workspace"
@@ -73,6 +75,9 @@ class ExecuteSettings:
     #: solver -> full licence (file for gurobi, folder or file for copt), mounted read-only;
     #: without one gurobipy and coptpy run with the size-limited licences their wheels ship
     licences: dict[str, str] = field(default_factory=dict)
+    #: the docker sandbox's image: None = $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when
+    #: present (make orspace-image: the four solvers), else the Solver track's candidate image
+    docker_image: str | None = None
 
 
 def task_root(workspace: Path, mode: str) -> Path:
@@ -162,7 +167,8 @@ class WorkspaceContext:
         if self._sandbox_obj is None:
             from tcsexam.runner.sandboxes import get_sandbox
 
-            self._sandbox_obj = get_sandbox(self.settings.sandbox)
+            options = {"image": self.settings.docker_image} if self.settings.sandbox == "docker" else {}
+            self._sandbox_obj = get_sandbox(self.settings.sandbox, **options)
         return self._sandbox_obj
 
     def blank_record(self, wid: str, **fields: Any) -> WorkspaceRecord:
@@ -337,6 +343,27 @@ def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callabl
             pool.reap_orphans()
 
 
+def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, str]:
+    """`choose_sandbox`, with the OR-Space image for docker (see ExecuteSettings.docker_image)."""
+    from tcsexam.runner.sandboxes import choose_sandbox
+
+    if name != "docker":
+        return choose_sandbox(name)
+    wanted = docker_image or os.environ.get("TCSEXAM_ORSPACE_IMAGE")
+    if wanted:
+        box, why = choose_sandbox("docker", image=wanted)
+        return box, f"{why} (image {wanted})"
+    try:
+        box, why = choose_sandbox("docker", image=DEFAULT_ORSPACE_IMAGE)
+        return box, f"{why} (image {DEFAULT_ORSPACE_IMAGE})"
+    except InputError:
+        box, why = choose_sandbox("docker")
+        return (
+            box,
+            f"{why} (no {DEFAULT_ORSPACE_IMAGE}: image {box.image}, which may lack the solvers: make orspace-image)",
+        )
+
+
 def execute(
     workspaces_root: Path,
     out_dir: Path,
@@ -351,7 +378,6 @@ def execute(
     `condition`: the stage condition's slug when the folder has no stage manifest saying it."""
     from tcsexam.orspace.conditions import staged_condition
     from tcsexam.runner.limiter import Limits
-    from tcsexam.runner.sandboxes import choose_sandbox
 
     found = discover_workspaces(workspaces_root, modes)
     if workspace_ids:
@@ -374,12 +400,13 @@ def execute(
             _argv(
                 template, dict.fromkeys(("python", "src", "root", "result_file", "time_limit"), ""), found[wid], entry
             )
-    sandbox, why = choose_sandbox(settings.sandbox)
+    sandbox, why = orspace_sandbox(settings.sandbox, settings.docker_image)
     if progress is not None:
         progress(why)
     # `auto` resolved: keys name the real one; docker runs the image's own python3 by default
     python = settings.python or ("python3" if sandbox.name == "docker" else sys.executable)
-    settings = dataclasses.replace(settings, sandbox=sandbox.name, python=python)
+    image_name = getattr(sandbox, "image", None) if sandbox.name == "docker" else None
+    settings = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=image_name)
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
     condition = staged_condition(workspaces_root, condition)
     image = sandbox.image_id() if hasattr(sandbox, "image_id") else None  # a new docker image reruns

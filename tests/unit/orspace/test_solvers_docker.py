@@ -95,12 +95,15 @@ def test_four_solvers_under_docker(tmp_path):
     need_docker()
     root = demo_release(tmp_path)
     out = tmp_path / "out"
+    # the Solver track's image in TCSEXAM_DOCKER_IMAGE (as CI sets it) does not hide the OR-Space one
+    chosen = [] if IMAGE == "tcsexam-orspace:latest" else ["--docker-image", IMAGE]
     proc = run(
         "execute", "--workspaces", str(root), "--output-dir", str(out), "--modes", "build",
-        "--sandbox", "docker", "--time-limit", "120", "--mem-mb", "2048",
-        env={"TCSEXAM_DOCKER_IMAGE": IMAGE},
+        "--sandbox", "docker", "--time-limit", "120", "--mem-mb", "2048", *chosen,
+        env={"TCSEXAM_DOCKER_IMAGE": "tcsexam-candidate:latest"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"(image {IMAGE})" in proc.stderr
     check(root, out)
     records = [json.loads(p.read_text()) for p in (out / "records").glob("*.json")]
     assert {r["sandbox"] for r in records} == {"docker"}
@@ -125,7 +128,7 @@ def test_a_full_licence_is_mounted_read_only_and_stays_out_of_the_results(tmp_pa
     out = tmp_path / "out"
     proc = run(
         "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(out), "--sandbox", "docker",
-        "--time-limit", "60", "--licence", f"gurobi={licence}", env={"TCSEXAM_DOCKER_IMAGE": IMAGE},
+        "--time-limit", "60", "--licence", f"gurobi={licence}", "--docker-image", IMAGE,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((out / "records" / "or_space_001_build.json").read_text())
