@@ -255,7 +255,8 @@ def _execute(args) -> int:
     aside = f"; {summary['set_aside']} damaged or outdated record(s) set aside" if summary["set_aside"] else ""
     print(
         f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces{aside}; "
-        f"failure modes {summary['failure_modes'] or 'none'}; predictions in {args.output_dir / 'predictions.jsonl'}"
+        f"failure modes {summary['failure_modes'] or 'none'}; condition {summary['condition'] or 'not staged'}; "
+        f"predictions in {args.output_dir / 'predictions.jsonl'}"
     )
     return 0
 
