@@ -48,7 +48,11 @@ def register(subparsers) -> None:
         help="Build/Explain workspaces: model artifacts shown (default both)",
     )
     p.set_defaults(handler=_stage)
+    _register_execute(sub)
+    _register_scoring(sub)
 
+
+def _register_execute(sub) -> None:
     p = sub.add_parser("execute", help="run Build/Revise submissions in the sandbox")
     p.add_argument("--workspaces", required=True, type=Path, help="submissions (release or staged layout)")
     p.add_argument(
@@ -86,6 +90,8 @@ def register(subparsers) -> None:
     )
     p.set_defaults(handler=_execute)
 
+
+def _register_scoring(sub) -> None:
     p = sub.add_parser("score-objectives", help="predictions + oracle -> pass@1 and failure modes")
     p.add_argument(
         "--release",

@@ -204,6 +204,34 @@ class WorkspaceContext:
         return state
 
 
+def program_environment(
+    settings: ExecuteSettings, scratch: Path, result_file: Path, root: Path
+) -> tuple[dict[str, str], list[str]]:
+    """The environment of a program and the paths it may read (besides its scratch folder): the
+    interpreter's prefix when it is a host path, the task root, full solver licences."""
+    host_python = os.sep in settings.python
+    env = {
+        "PATH": os.pathsep.join(
+            ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
+        ),
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        RESULT_ENV: str(result_file),
+        "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
+    }
+    licence_env, licence_paths = licence_mounts(settings.licences)
+    env.update(licence_env)
+    # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)
+    interpreter = (
+        {sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])} if host_python else set()
+    )
+    return env, sorted({*interpreter, str(root), *licence_paths})
+
+
 def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     """Execute one submission and return its record (never raises for program faults)."""
     from tcsexam.runner.limiter import LaunchError
@@ -242,27 +270,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             "time_limit": f"{settings.time_limit_s:g}",
         }
         argv = _argv(template, values, workspace, entry)
-        host_python = os.sep in settings.python
-        env = {
-            "PATH": os.pathsep.join(
-                ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
-            ),
-            "HOME": str(scratch),
-            "TMPDIR": str(scratch),
-            "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-            "OMP_NUM_THREADS": "1",
-            RESULT_ENV: str(result_file),
-            "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
-        }
-        licence_env, licence_paths = licence_mounts(settings.licences)
-        env.update(licence_env)
-        # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)
-        interpreter = (
-            {sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])} if host_python else set()
-        )
-        readonly = sorted({*interpreter, str(root), *licence_paths})
+        env, readonly = program_environment(settings, scratch, result_file, root)
         try:
             outcome = ctx.sandbox_obj().run(
                 argv,
@@ -343,6 +351,18 @@ def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callabl
             pool.reap_orphans()
 
 
+def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None, str]]:
+    """find_entry's answer per workspace; a bad submission.yaml is the user's input: one error
+    before anything runs."""
+    entries = {wid: find_entry(path, parse_workspace_id(wid)[1]) for wid, path in found.items()}
+    for wid, (template, entry) in entries.items():
+        if template is not None:
+            _argv(
+                template, dict.fromkeys(("python", "src", "root", "result_file", "time_limit"), ""), found[wid], entry
+            )
+    return entries
+
+
 def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, str]:
     """`choose_sandbox`, with the OR-Space image for docker (see ExecuteSettings.docker_image)."""
     from tcsexam.runner.sandboxes import choose_sandbox
@@ -393,13 +413,7 @@ def execute(
         licence_mounts(settings.licences)
     except (ValueError, FileNotFoundError) as exc:
         raise InputError(str(exc)) from None
-    # a bad submission.yaml is the user's input: one error before anything runs
-    entries = {wid: find_entry(path, parse_workspace_id(wid)[1]) for wid, path in found.items()}
-    for wid, (template, entry) in entries.items():
-        if template is not None:
-            _argv(
-                template, dict.fromkeys(("python", "src", "root", "result_file", "time_limit"), ""), found[wid], entry
-            )
+    entries = checked_entries(found)
     sandbox, why = orspace_sandbox(settings.sandbox, settings.docker_image)
     if progress is not None:
         progress(why)
