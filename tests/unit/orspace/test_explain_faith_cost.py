@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -145,3 +146,25 @@ def test_cli_budget_line_and_usage_errors(demo, tmp_path, judge_server):
     assert json.loads((tmp_path / "ex.json").read_text())["rows"][0]["status"] == "budget_stopped"
     no_cache = subprocess.run([*base, "--max-judge-cost", "1"], capture_output=True, text=True, env=env)
     assert no_cache.returncode == 2 and "--judge-cache" in no_cache.stderr
+
+
+def test_explain_score_records_and_checks_the_condition(demo, tmp_path):
+    base = [
+        sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--no-judge",
+        "--rubrics", str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
+        "--answers", str(demo["workspaces"] / "answers.jsonl"), "--output", str(tmp_path / "ex.json"),
+    ]  # fmt: skip
+    ok = subprocess.run([*base, "--condition", "revise-all_flat_both"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "ex.json").read_text())["condition"] == "revise-all_flat_both"
+    staged = tmp_path / "staged"
+    shutil.copytree(
+        demo["workspaces"] / "Workspace_OR" / "explain_workspaces" / "instance_101", staged / "or_space_101_explain"
+    )
+    (staged / "manifest.json").write_text(
+        json.dumps({"condition": {"view": "revise-all", "interface": "filesystem", "context": "none"}})
+    )
+    bad = subprocess.run(
+        [*base, "--workspaces", str(staged), "--condition", "revise-all_flat_both"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "staged under condition revise-all_filesystem_none" in bad.stderr

@@ -110,25 +110,30 @@ def test_four_solvers_under_docker(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_full_licence_is_mounted_read_only_and_stays_out_of_the_results(tmp_path):
+@pytest.mark.parametrize(
+    ("solver", "variable", "as_folder"), [("gurobi", "GRB_LICENSE_FILE", False), ("copt", "COPT_LICENSE_DIR", True)]
+)
+def test_a_full_licence_is_mounted_read_only_and_stays_out_of_the_results(tmp_path, solver, variable, as_folder):
     need_docker()
-    licence = tmp_path / "lic" / "gurobi.lic"
+    licence = tmp_path / "lic" / ("license.dat" if as_folder else "gurobi.lic")
     licence.parent.mkdir()
     licence.write_text("LICENSEID=424242 SECRET-LICENCE-TEXT\n")
     ws = tmp_path / "subs" / "or_space_001_build"
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "main.py").write_text(
         "import os\n"
-        "path = os.environ['GRB_LICENSE_FILE']\n"
+        f"path = os.environ['{variable}']\n"
+        f"path = os.path.join(path, 'license.dat') if {as_folder} else path\n"
         "print('read', open(path).read().startswith('LICENSEID'))\n"
         "try:\n    open(path, 'a').write('x')\n    print('Status: writable')\n"
         "except OSError:\n    print('Status: Optimal')\n"
         "print('OBJECTIVE_VALUE: 1')\n"
     )
     out = tmp_path / "out"
+    given = licence.parent if as_folder else licence
     proc = run(
         "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(out), "--sandbox", "docker",
-        "--time-limit", "60", "--licence", f"gurobi={licence}", "--docker-image", IMAGE,
+        "--time-limit", "60", "--licence", f"{solver}={given}", "--docker-image", IMAGE,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((out / "records" / "or_space_001_build.json").read_text())
