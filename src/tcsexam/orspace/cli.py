@@ -279,8 +279,9 @@ def _score_objectives(args) -> int:
     summary["predictions"] = str(args.predictions)
     atomic_write_json(args.output, summary)
     by_mode = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in summary["by_mode"].items())
+    table = ", ".join(f"{r['failure_mode']} {r['count']}" for r in summary["failure_table"] if r["count"])
     print(
-        f"pass@1 {summary['passed']}/{summary['n']} = {summary['pass_at_1']:.4f} ({by_mode})"
+        f"pass@1 {summary['passed']}/{summary['n']} = {summary['pass_at_1']:.4f} ({by_mode}); {table}"
         if summary["n"]
         else "no oracle rows to score"
     )

@@ -215,6 +215,10 @@ def stage(
             if audit["leaks"]:
                 raise leakage.LeakError(leakage.leak_line(wid, audit["leaks"][0], str(output)))
             manifest["workspaces"][wid] = {"mode": mode, "source": str(found[wid].resolve()), **info, "audit": audit}
+        manifest["leakage_audit"]["coincident"] = sum(
+            len(w["audit"]["coincident"]) for w in manifest["workspaces"].values()
+        )
+        manifest["leakage_audit"]["passed"] = True
         atomic_write_json(tmp / "manifest.json", manifest)
         if output.exists():
             output.rmdir()
