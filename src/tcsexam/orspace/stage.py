@@ -35,7 +35,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
-from tcsexam.orspace.conditions import DEFAULT_CONDITION, Condition
+from tcsexam.orspace.conditions import DEFAULT_CONDITION, Condition, artifact_kind
 from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
 from tcsexam.runner.store import hash_file
 
@@ -116,7 +116,10 @@ def stage_workspace(
     empty = {"build": ["src"], "revise": ["revised/src"], "explain": []}[mode]
     for folder in empty:
         (target / folder).mkdir(parents=True, exist_ok=True)
-    return {"files": files, "excluded": excluded, "hidden": hidden, "condition": condition.applied(mode)}, texts
+    kinds = [artifact_kind(f["path"]) for f in files]
+    shown = {kind: kinds.count(kind) for kind in ("code", "formulation")}  # 0: the release has none
+    entry = {"files": files, "excluded": excluded, "hidden": hidden, "model_artifacts": shown}
+    return {**entry, "condition": condition.applied(mode)}, texts
 
 
 def _flat_prompt(tmp: Path, wid: str, condition: Condition, texts: dict[str, str]) -> tuple[str, dict[str, str]]:

@@ -120,6 +120,7 @@ def test_revise_views(rel, tmp_path, view, kept):
     entry = manifest["workspaces"]["or_space_007_revise"]
     assert entry["condition"] == {"view": view, "interface": "filesystem"}
     assert {Path(h).name for h in entry["hidden"]} == {"model.py", "formulation.tex"} - kept
+    assert entry["model_artifacts"] == {"code": int("model.py" in kept), "formulation": int("formulation.tex" in kept)}
     assert manifest["condition"]["slug"] == f"{view}_filesystem_both"
     assert (tmp_path / "out" / "or_space_007_revise" / "revised" / "src").is_dir()
 
