@@ -14,6 +14,15 @@ from tcsexam.orspace.judge import JudgeClient, JudgeSettings
 from tcsexam.orspace.release import load_rubrics
 
 
+def explain_cli(demo, output) -> list[str]:
+    """`tcsexam orspace explain-score` of the demo's rubric and grounded answers."""
+    rubrics = demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
+    answers = demo["workspaces"] / "answers.jsonl"
+    return [sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--rubrics", str(rubrics)] + [
+        "--answers", str(answers), "--output", str(output)
+    ]  # fmt: skip
+
+
 def judgment(penalty=0.0):
     return {
         "criteria": {"c3": {"verdict": True, "justification": "j"}, "c4": {"verdict": True, "justification": "j"}},
@@ -117,21 +126,7 @@ def test_cli_budget_line_and_usage_errors(demo, tmp_path, judge_server):
     prices = tmp_path / "prices.yaml"
     prices.write_text("judge-x: {input_per_mtok: 3.0, output_per_mtok: 15.0}\n")
     env = {"PATH": "/usr/bin:/bin", "TCSEXAM_JUDGE_BASE_URL": judge_server.base_url, "TCSEXAM_JUDGE_MODEL": "judge-x"}
-    base = [
-        sys.executable,
-        "-m",
-        "tcsexam",
-        "orspace",
-        "explain-score",
-        "--rubrics",
-        str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
-        "--answers",
-        str(demo["workspaces"] / "answers.jsonl"),
-        "--output",
-        str(tmp_path / "ex.json"),
-        "--judge-prices",
-        str(prices),
-    ]
+    base = [*explain_cli(demo, tmp_path / "ex.json"), "--judge-prices", str(prices)]
     ok = subprocess.run([*base, "--judge-cache", str(tmp_path / "c")], capture_output=True, text=True, env=env)
     assert ok.returncode == 0, ok.stderr
     assert "(penalty cap 12, paper)" in ok.stdout and "judge cost 0.0135 USD" in ok.stdout
@@ -149,11 +144,7 @@ def test_cli_budget_line_and_usage_errors(demo, tmp_path, judge_server):
 
 
 def test_explain_score_records_and_checks_the_condition(demo, tmp_path):
-    base = [
-        sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--no-judge",
-        "--rubrics", str(demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"),
-        "--answers", str(demo["workspaces"] / "answers.jsonl"), "--output", str(tmp_path / "ex.json"),
-    ]  # fmt: skip
+    base = [*explain_cli(demo, tmp_path / "ex.json"), "--no-judge"]
     ok = subprocess.run([*base, "--condition", "revise-all_flat_both"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert json.loads((tmp_path / "ex.json").read_text())["condition"] == "revise-all_flat_both"
