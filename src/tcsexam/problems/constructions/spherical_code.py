@@ -2,8 +2,9 @@
 the unit sphere in R^dim).
 
 Certificate: `points` lines of `dim` real numbers (each point is normalised by the checker).
-Value: the smallest angle in degrees between two points, computed in float64 (as
-2 asin(|u - v| / 2) of the normalised closest pair, which is accurate for small angles too). `invalid`: a token that is not a finite
+Value: the smallest angle in degrees between two points, computed in float64 as
+arccos of the largest cosine of two normalised points (2 asin(|u - v| / 2) when that cosine is
+above 0.99, which keeps small angles accurate). `invalid`: a token that is not a finite
 number. `certificate_failed`: another number of points or entries, or a zero vector.
 """
 
@@ -42,8 +43,8 @@ def min_angle_degrees(unit: np.ndarray) -> float:
     """The smallest angle (degrees) between two of the unit vectors `unit` (float64).
 
     The pairs of largest cosine are found from the Gram matrix, one block of rows at a time; the
-    angle of each pair within 1e-9 of that cosine is then taken as 2 asin(|u - v| / 2), which
-    keeps small angles accurate (arccos of a cosine near 1 loses half the digits)."""
+    angle is arccos of that cosine, except above cosine 0.99, where the angle of each pair within
+    1e-9 of it is taken as 2 asin(|u - v| / 2): arccos of a cosine near 1 loses half the digits."""
     n = len(unit)
     best, pairs = -2.0, []
     for start in range(0, n - 1, 512):
@@ -56,6 +57,8 @@ def min_angle_degrees(unit: np.ndarray) -> float:
             pairs = [p for p in pairs if p[2] >= max(best, top) - 1e-9]
             pairs += [(start + int(a), int(b), float(gram[a, b])) for a, b in near]
             best = max(best, top)
+    if best < 0.99:  # arccos is well conditioned here
+        return float(np.degrees(np.arccos(np.clip(best, -1.0, 1.0))))
     i = np.array([p[0] for p in pairs])
     j = np.array([p[1] for p in pairs])
     chord = np.sqrt(((unit[i] - unit[j]) ** 2).sum(axis=1))
