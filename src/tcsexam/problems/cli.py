@@ -117,9 +117,10 @@ def check_main(args) -> int:
         "reward": result.reward,
         "message": result.message,
     }
-    version = getattr(problem, "checker_version", None)
-    if version is not None:  # a construction checker: its identity is part of the verdict
-        out["checker"] = f"tcsexam {problem.name} checker v{version}"
+    if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
+        from tcsexam.problems.constructions._base import checker_id
+
+        out["checker"] = checker_id(problem)
     if args.json:
         print(json.dumps(out))
     else:

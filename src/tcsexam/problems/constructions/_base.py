@@ -129,6 +129,11 @@ class ConstructionProblem(Problem):
         return CheckResult(Status.OK.value, value=value, reward=got)
 
 
+def checker_id(problem: ConstructionProblem) -> str:
+    """The checker's identity kept with every verdict: `tcsexam <kind> checker v<version>`."""
+    return f"tcsexam {problem.name} checker v{problem.checker_version}"
+
+
 # ---- certificate reading ---------------------------------------------------------------------
 
 
