@@ -102,3 +102,16 @@ def _row_of(rec: dict[str, Any], t, model: str, attempt: str, checker: str) -> A
     else:
         return failed_row(model, TRACK, t.id, attempt, "judge_failed", f"{checker}: {status}: {message}")
     return AttemptRow(model, TRACK, t.id, attempt, score, "selected", "valid", "original_task_score", "", note)
+
+
+def checker_outputs(run_dir: str | Path) -> dict[str, Any]:
+    """model -> item -> attempt -> the checker output (checker.json) of every construction the
+    run judged: what the manifest keeps beside the rows."""
+    from tcsexam.fileio import read_json
+    from tcsexam.layout import ResultsLayout, attempt_files
+
+    out: dict[str, Any] = {}
+    for model, item, attempt, path in attempt_files(ResultsLayout(Path(run_dir)).construction_dir, "checker.json"):
+        data = read_json(path, "construction checker output")
+        out.setdefault(model, {}).setdefault(item, {})[attempt] = {k: v for k, v in data.items() if k != "model"}
+    return out
