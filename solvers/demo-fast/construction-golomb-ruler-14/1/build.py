@@ -31,7 +31,7 @@ def one_pass(rng):
 def main():
     out, seed = sys.argv[1], int(sys.argv[2])
     rng = np.random.default_rng(seed)
-    best = min((one_pass(rng) for _ in range(3000)), key=lambda m: m[-1])
+    best = min((one_pass(rng) for _ in range(500)), key=lambda m: m[-1])
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write(f"# randomised greedy ruler, length {best[-1]}\n" + " ".join(map(str, best)) + "\n")

@@ -15,7 +15,7 @@ def main():
     out, seed = sys.argv[1], int(sys.argv[2])
     rng = np.random.default_rng(seed)
     best = []
-    for _ in range(300):
+    for _ in range(100):
         order = np.argsort(np.arange(1, 501) + rng.normal(0, 60, 500)) + 1
         chosen, sums = [], set()
         for x in order.tolist():
