@@ -162,7 +162,7 @@ def test_program_runs_through_the_runner_under_limits(tmp_path):
     text = (
         Path(TASK)
         .read_text()
-        .replace("wall_s: 20", "wall_s: 1")
+        .replace("wall_s: 60", "wall_s: 1")
         .replace("instance_dir: config/tasks", f"instance_dir: {ROOT}/config/tasks")
     )
     task.write_text(text)

@@ -45,7 +45,9 @@ def is_cap(cap):
 def improve(cap, rng, deadline):
     """Swap a point out and try to add two: random restarts of greedy completion."""
     best = list(cap)
-    while len(best) < 20 and time.monotonic() < deadline:
+    for _ in range(20_000):
+        if len(best) == 20 or time.monotonic() > deadline:
+            break
         keep = [p for p in best if rng.random() > 0.25]
         s = set(keep)
         for p in rng.permutation(81):

@@ -2,7 +2,8 @@
 
 Start from a greedy covering, then repeatedly drop a block and repair: simulated annealing over
 b blocks minimising the number of uncovered triples (a move replaces one point of one block),
-with b lowered each time a full covering is found. Writes every improvement atomically.
+with b lowered each time a full covering is found; a fixed, seeded budget (ATTEMPTS runs of
+ITERATIONS moves per b), so a rerun finds the same design. Writes every improvement atomically.
 Usage: build.py SOLUTION TIME_LIMIT SEED
 """
 
@@ -14,6 +15,7 @@ import time
 import numpy as np
 
 V, K, T = 13, 7, 3
+ITERATIONS, ATTEMPTS = 15_000, 2
 
 
 def write(path, blocks):
@@ -39,7 +41,9 @@ def main():
         blocks = [set(rng.choice(V, K, replace=False).tolist()) for _ in range(b)]
         masks = np.array([sum(1 << p for p in s) for s in blocks], dtype=np.int64)
         cost, temp = uncovered(masks), 1.0
-        while cost and time.monotonic() < deadline:
+        for _ in range(ITERATIONS):
+            if not cost or time.monotonic() > deadline:
+                break
             i = int(rng.integers(b))
             out_p = int(rng.choice(sorted(blocks[i])))
             in_p = int(rng.choice(sorted(set(range(V)) - blocks[i])))
@@ -66,10 +70,10 @@ def main():
         unc &= ~cover[:, j]
     write(out, best)
     b = len(best) - 1
-    while b > 0 and time.monotonic() < deadline:
-        found = annealed(b)
+    while b > 0:
+        found = next((f for f in (annealed(b) for _ in range(ATTEMPTS)) if f is not None), None)
         if found is None:
-            continue
+            break
         best = found
         write(out, best)
         b -= 1

@@ -3,7 +3,8 @@
 A Wichmann ruler W(r, s) (gaps 1^r, r+1, (2r+1)^r, (4r+3)^s, (2r+2)^(r+1), 1^r) has 4r + s + 3
 marks and measures every length up to its own; one of length >= 500 covers Z_1000 (every residue
 is d or -d for some d <= 500). The fewest-mark such ruler over r, s is taken, then simulated
-annealing tries to remove one more mark (a move shifts one residue). Usage: build.py SOLUTION TIME_LIMIT SEED
+annealing tries to remove one more mark (a move shifts one residue; ATTEMPTS seeded runs of
+ITERATIONS moves). Usage: build.py SOLUTION TIME_LIMIT SEED
 """
 
 import os
@@ -13,6 +14,7 @@ import time
 import numpy as np
 
 M = 1000
+ITERATIONS, ATTEMPTS = 50_000, 2
 
 
 def wichmann(r, s):
@@ -29,7 +31,9 @@ def missing(xs):
 def anneal(xs, rng, deadline):
     xs, temp = xs.copy(), 0.6
     cost = missing(xs)
-    while cost and time.monotonic() < deadline:
+    for _ in range(ITERATIONS):
+        if not cost or time.monotonic() > deadline:
+            break
         i = int(rng.integers(len(xs)))
         old = xs[i]
         new_value = (old + int(rng.integers(-20, 21))) % M if rng.random() < 0.7 else int(rng.integers(M))
@@ -59,11 +63,12 @@ def main():
     rulers = [wichmann(r, s) for r in range(1, 12) for s in range(60)]
     best = min((w for w in rulers if M // 2 <= w[-1] < M), key=len)
     write(out, best)
-    while time.monotonic() < deadline:
+    for _ in range(ATTEMPTS):
         found = anneal(np.delete(best, int(rng.integers(len(best)))), rng, deadline)
-        if found is not None:
-            best = found
-            write(out, best)
+        if found is None:
+            continue
+        best = found
+        write(out, best)
 
 
 if __name__ == "__main__":

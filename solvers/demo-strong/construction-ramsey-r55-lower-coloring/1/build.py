@@ -3,7 +3,8 @@
 Start from the Paley colouring of K_37 (edge ij coloured 1 iff i - j is a square mod 37; its
 clique number is 4, so neither colour has a K5). Then add vertices one at a time: a new vertex's
 edge colours c must leave no colour-k K4 inside {u : c_u = k}; the number of such K4s is
-driven to 0 by a tabu search over single flips. Every success is written atomically.
+driven to 0 by a tabu search over single flips (a fixed, seeded budget of STEPS flips per vertex).
+Every success is written atomically.
 Usage: build.py SOLUTION TIME_LIMIT SEED
 """
 
@@ -15,6 +16,7 @@ import time
 import numpy as np
 
 Q = 37
+STEPS = 300
 
 
 def paley(q):
@@ -48,7 +50,7 @@ def extend(m, rng, deadline):
         return sum(int((c[q] == k).all(axis=1).sum()) for k, q in enumerate(quads))
 
     current = cost(c)
-    while current and time.monotonic() < deadline:
+    while current and step < STEPS and time.monotonic() < deadline:
         step += 1
         best_u, best_cost = None, None
         for u in range(n):

@@ -1,8 +1,8 @@
 """demo-strong: 30 points on the sphere S^3 with a large smallest angle.
 
 Projected gradient ascent on a soft minimum of the pairwise distances (log-sum-exp of the
-cosines, sharpened over time) from several seeded random starts; the best configuration is
-written (atomically) after every start. Usage: build.py SOLUTION TIME_LIMIT SEED
+cosines, sharpened over time) from STARTS seeded random starts; the best configuration is written
+(atomically) after every start. Usage: build.py SOLUTION TIME_LIMIT SEED
 """
 
 import os
@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 N, D = 30, 4
+STARTS = 4
 
 
 def min_angle(x):
@@ -52,7 +53,9 @@ def main():
     deadline = time.monotonic() + 0.6 * limit
     rng = np.random.default_rng(seed)
     best, best_angle = None, -1.0
-    while time.monotonic() < deadline or best is None:
+    for _ in range(STARTS):
+        if best is not None and time.monotonic() > deadline:
+            break
         x = optimise(rng, 3000)
         a = min_angle(x)
         if a > best_angle:
