@@ -369,6 +369,8 @@ class Plan:
                 raise InputError(f"config run.instances.{task}: unknown instance(s) {', '.join(unknown)}")
         for task in self.solver_tasks:
             self.task(task)  # a broken task file (e.g. a limit that is not a number): one line now
+        for judged in self.construction_runs():
+            self.task(judged.item)  # the same for the construction tasks the run judges
         self._check_reference(reference_target)
         if not reference_target:  # the reference target runs the reference solvers, not the models
             self._check_submissions()
