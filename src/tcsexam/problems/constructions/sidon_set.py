@@ -23,8 +23,8 @@ class SidonSet(ConstructionProblem):
     def check_parameters(self, values, where):
         if values["low"] > values["high"]:
             raise InputError(f"{where}: parameters.low must not exceed parameters.high")
-        if values["high"] - values["low"] > 10**7:
-            raise InputError(f"{where}: parameters.high - parameters.low must be at most 10000000")
+        if values["high"] - values["low"] > 10**6:
+            raise InputError(f"{where}: parameters.high - parameters.low must be at most 1000000")
 
     def random_parameters(self, rng, size):
         low = int(rng.integers(0, 100))
