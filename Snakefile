@@ -28,6 +28,7 @@ report: "workflow/report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/solver.smk"
 include: "rules/tracks.smk"
+include: "rules/construction.smk"
 include: "rules/index.smk"
 include: "rules/reference.smk"
 include: "rules/orspace.smk"
@@ -43,6 +44,7 @@ localrules:
     attempts_verdict_rows,
     attempts_missing_row,
     attempts_solver_row,
+    construction_row,
     attempts_table,
     score,
     attempts_plots,

@@ -23,9 +23,11 @@ rule attempts_verdict_rows:
         suite=PLAN.config["suite"],
         verdicts_dir=PLAN.verdicts_dir,
         attempts=PLAN.attempts_arg,
+        judged=PLAN.judged_constructions_arg,
     shell:
         "tcsexam attempts verdict-rows --model {wildcards.model:q} --suite {params.suite:q}"
-        " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} --output {output:q} > {log:q} 2>&1"
+        " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} {params.judged}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule attempts_missing_row:

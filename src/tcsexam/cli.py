@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "tcsexam.problems.cli",  # check, generate
     "tcsexam.runner.cli",  # run, repair
     "tcsexam.runner.head_cli",  # runner ray-head
+    "tcsexam.runner.construction_cli",  # construction run|row
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.provenance.cli",  # manifest, compare

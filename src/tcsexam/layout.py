@@ -5,7 +5,9 @@ One tree per suite and Solver protocol, so Lite/Full and online/offline never mi
     <results>/<suite>/<protocol>/                    ResultsLayout.root
         solver/<model>/<task>/<attempt>/             one Solver attempt
             records/  records.json  run.log  relative.json  row.json  score.log
-        tracks/<model>/rows.json  rows.log           theorem, construction, open_conjecture rows
+        construction/<model>/<item>/<attempt>/       a construction judged by the pipeline
+            records/  records.json  run.log  checker.json  row.json  row.log
+        tracks/<model>/rows.json  rows.log           theorem, open_conjecture (and verdict-file construction) rows
         missing/<track>/<model>/<item>/<attempt>/row.json   a planned attempt without a result
         cohort.json  attempts.csv  index.json  manifest.json  plots/*.png  logs/  compare/
         .checksums/index.json  .set-aside/<stamp>/      index.json's inputs; derived files set aside
@@ -66,6 +68,16 @@ class ResultsLayout:
         """(model, task, attempt, path) of every existing solver/<model>/<task>/<attempt>/<name>,
         sorted."""
         return attempt_files(self.solver_dir, name)
+
+    # ---- constructions judged by the pipeline (tcsexam construction run / row) ---------------
+
+    construction_dir = _Under("construction")
+
+    def construction_attempt_dir(self, model: str, item: str, attempt: str) -> Path:
+        return self.construction_dir / model / item / str(attempt)
+
+    def construction_row(self, model: str, item: str, attempt: str) -> Path:
+        return self.construction_attempt_dir(model, item, attempt) / "row.json"
 
     # ---- the other tracks and missing results ---------------------------------------------
 

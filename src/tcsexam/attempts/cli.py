@@ -69,6 +69,13 @@ def register(subparsers) -> None:
     p.add_argument("--verdicts-dir", required=True, help="holds <model>/<item>/<attempt>.json")
     p.add_argument("--attempts", nargs="+", required=True, metavar="ID", help="the planned attempt ids")
     p.add_argument("--output", required=True, metavar="ROWS.json", help="a JSON list of rows")
+    p.add_argument(
+        "--judged",
+        nargs="*",
+        default=[],
+        metavar="ITEM/ATTEMPT",
+        help="constructions the pipeline judges (their rows come from `tcsexam construction row`): left out here",
+    )
     p.set_defaults(handler=_verdict_rows)
 
     p = sub.add_parser("missing-row", help="the row of a planned attempt that has no result")
@@ -149,7 +156,9 @@ def _verdict_rows(args: argparse.Namespace) -> int:
     from tcsexam.attempts.verdicts import model_verdict_rows
     from tcsexam.suites import load_suite
 
-    rows = model_verdict_rows(args.model, load_suite(args.suite), args.verdicts_dir, args.attempts)
+    rows = model_verdict_rows(
+        args.model, load_suite(args.suite), args.verdicts_dir, args.attempts, frozenset(args.judged)
+    )
     write_rows(args.output, rows)
     counts = Counter(r.score_status for r in rows)
     print(

@@ -120,15 +120,21 @@ def verdict_row_file(path: str | Path, expect: dict[str, str] | None = None) -> 
     return verdict_row(read_json(path, "verdict file"), str(path), expect)
 
 
-def model_verdict_rows(model: str, suite, verdicts_dir: str | Path, attempts: list[str]) -> list[AttemptRow]:
+def model_verdict_rows(
+    model: str, suite, verdicts_dir: str | Path, attempts: list[str], judged: frozenset[str] = frozenset()
+) -> list[AttemptRow]:
     """Every planned theorem / construction / open-conjecture attempt of one model, in suite order:
-    `<verdicts_dir>/<model>/<item>/<attempt>.json` converted, or a `missing` row when absent."""
+    `<verdicts_dir>/<model>/<item>/<attempt>.json` converted, or a `missing` row when absent.
+    `judged` ("ITEM/ATTEMPT") are constructions the pipeline judges itself: their rows come from
+    their own construction job (tcsexam.attempts.construction), so none is made here."""
     from tcsexam.attempts.rows import failed_row
 
     rows = []
     for track in VERDICT_TRACKS:
         for item in suite.tracks[track]:
             for attempt in attempts:
+                if track == "construction" and f"{item}/{attempt}" in judged:
+                    continue
                 path = Path(verdicts_dir) / model / item / f"{attempt}.json"
                 if path.is_file():
                     expect = {"model": model, "track": track, "item": item, "attempt": str(attempt)}

@@ -24,7 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="problem name (maxcut, sat, tsp, coloring, maxsat), "
         "for an instance outside any task (no metadata, so no reward)",
     )
-    p.add_argument("--instance", required=True, help="an instance name of the task, or the path of an instance file")
+    p.add_argument(
+        "--instance",
+        help="an instance name of the task, or the path of an instance file (default with --task: "
+        "the task's only instance, e.g. a construction task's parameter file)",
+    )
     p.add_argument("--certificate", required=True, help="the certificate file the solver wrote")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     p.set_defaults(handler=check_main)
@@ -66,12 +70,19 @@ def _resolve(args):
     from tcsexam.problems import get_problem
 
     if args.problem:
+        if not args.instance:
+            raise UsageError("--problem needs --instance")
         problem = get_problem(args.problem)
         return problem, Path(args.instance), {}, args.instance
     from tcsexam.tasks import load_task
 
     task = load_task(args.task)
     problem = task.problem_impl
+    if not args.instance:
+        if len(task.instances) != 1:
+            raise UsageError(f"task {task.id} has {len(task.instances)} instances: name one with --instance")
+        inst = task.instances[0]
+        return problem, inst.path, inst.meta, inst.name
     for inst in task.instances:
         if inst.name == args.instance:
             return problem, inst.path, inst.meta, inst.name
@@ -106,6 +117,10 @@ def check_main(args) -> int:
         "reward": result.reward,
         "message": result.message,
     }
+    if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
+        from tcsexam.problems.constructions._base import checker_id
+
+        out["checker"] = checker_id(problem)
     if args.json:
         print(json.dumps(out))
     else:

@@ -322,6 +322,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         "tasks": tasks,
         "candidates": candidates,
         "verdicts": verdicts,
+        "constructions": _construction_checker_outputs(run_dir),
         "sources": {
             "reference": str(reference_spec),
             "solvers_dir": sources.solvers_dir,
@@ -329,6 +330,13 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
             "task_files": task_files,
         },
     }
+
+
+def _construction_checker_outputs(run_dir: Path) -> dict[str, Any]:
+    """The checker output of every construction judged by the pipeline (tcsexam.attempts.construction)."""
+    from tcsexam.attempts.construction import checker_outputs
+
+    return checker_outputs(run_dir)
 
 
 def write_manifest(run_dir: str | os.PathLike, output: str | os.PathLike | None = None, sources=None) -> Path:

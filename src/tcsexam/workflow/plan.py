@@ -116,6 +116,8 @@ class Plan:
         if track == "solver":
             if self.has_candidate(model, item, attempt):
                 return str(self.layout.solver_row(model, item, attempt))
+        elif track == "construction" and self.has_construction(model, item, attempt):
+            return str(self.layout.construction_row(model, item, attempt))
         elif (self.root / self.verdict(model, item, attempt)).is_file():
             return str(self.layout.track_row(model, item, attempt))
         return str(self.layout.missing_row(track, model, item, attempt))
@@ -123,6 +125,7 @@ class Plan:
     def row_files(self, wildcards=None) -> list[str]:
         """Solver rows (one file per attempt) + one rows file per model for the other tracks."""
         files = [p.row for p in self.planned if p.track == "solver"]
+        files += [p.row for p in self.construction_runs()]
         files += [str(self.layout.track_rows(model)) for model in self.models]
         return files
 
@@ -152,10 +155,41 @@ class Plan:
         if wildcards.track == "solver":
             where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
             return f"no submission: {where}/solver.yaml does not exist"
+        if wildcards.track == "construction":
+            where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
+            verdict = self.verdict(wildcards.model, wildcards.item, wildcards.attempt)
+            return f"no construction: neither {where}/solver.yaml nor {where}/construction.txt nor {verdict} exists"
         return f"no checker verdict: {self.verdict(wildcards.model, wildcards.item, wildcards.attempt)} does not exist"
 
     def cohort_models(self) -> str:
         return " ".join(shlex.quote(f"{m}={len(a)}") for m, a in self.models.items())
+
+    # ---- construction jobs (tcsexam construction run / row; rules/construction.smk) ----------
+
+    def has_construction(self, model: str, item: str, attempt: str) -> bool:
+        """A construction the pipeline judges: <solvers_dir>/<model>/<item>/<attempt>/ holds
+        solver.yaml (a program writing the object) or construction.txt (the object)."""
+        folder = self.root / self.candidate(model, item, attempt)
+        return (folder / "solver.yaml").is_file() or (folder / "construction.txt").is_file()
+
+    def construction_runs(self) -> list[Planned]:
+        """The construction attempts judged by the pipeline (the others come from verdict files)."""
+        rows = self.layout.construction_row
+        return [p for p in self.planned if p.track == "construction" and p.row == str(rows(p.model, p.item, p.attempt))]
+
+    def construction_run_inputs(self, wildcards) -> list[str]:
+        cand = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
+        return [*self.candidate_files(cand), self.task_file(wildcards.item)]
+
+    def judged_constructions_arg(self, wildcards) -> str:
+        """`--judged ITEM/ATTEMPT ...`: the model's constructions the verdict-rows job leaves out
+        (their rows come from their own construction job)."""
+        judged = [f"{p.item}/{p.attempt}" for p in self.construction_runs() if p.model == wildcards.model]
+        return ("--judged " + " ".join(shlex.quote(j) for j in judged)) if judged else ""
+
+    def construction_runtime_min(self, item: str, attempt: int = 1) -> int:
+        seconds = self.task(item).limits.wall_s * 1.2 + 120
+        return max(5, math.ceil(seconds * min(1 + int(self.run["max_retries"]), attempt + 1) / 60))
 
     # ---- Solver jobs ----------------------------------------------------------------------
 
@@ -335,6 +369,8 @@ class Plan:
                 raise InputError(f"config run.instances.{task}: unknown instance(s) {', '.join(unknown)}")
         for task in self.solver_tasks:
             self.task(task)  # a broken task file (e.g. a limit that is not a number): one line now
+        for judged in self.construction_runs():
+            self.task(judged.item)  # the same for the construction tasks the run judges
         self._check_reference(reference_target)
         if not reference_target:  # the reference target runs the reference solvers, not the models
             self._check_submissions()
@@ -407,9 +443,14 @@ class Plan:
                     )
             for track, item in other_items:
                 folder = self.root / self.verdicts_dir / model / item
+                if track == "construction" and any(self.has_construction(model, item, a) for a in attempts):
+                    continue
                 if not any((self.root / self.verdict(model, item, a)).is_file() for a in attempts):
                     expected = self.verdict(model, item, attempts[0])
                     hint = _missing_hint(folder, attempts[0], item, lambda d: [p.stem for p in d.glob("*.json")])
+                    if track == "construction":
+                        where = self.candidate(model, item, attempts[0])
+                        expected = f"{where}/solver.yaml, {where}/construction.txt or {expected}"
                     raise InputError(
                         f"config models: model {model!r} {track} item {item!r}: no checker verdict for attempt(s) "
                         f"{', '.join(attempts)}: expected {expected}{hint} "

@@ -135,3 +135,8 @@ MAXSAT = Case(
 )
 
 CASES = [MAXCUT, SAT, TSP, COLORING, MAXSAT]
+
+# the construction kinds (tcsexam.problems.constructions) pass the same suite
+from construction_cases import CONSTRUCTION_CASES  # noqa: E402
+
+CASES += CONSTRUCTION_CASES
