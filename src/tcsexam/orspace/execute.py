@@ -38,7 +38,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,10 +46,11 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_text, read_yaml
+from tcsexam.fileio import UntrustedFileError, atomic_write_text, read_untrusted, read_yaml, remove_tree
 from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
+from tcsexam.runner.ray_job import make_scratch
 from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
 DEFAULT_TIME_LIMIT_S = 180.0
@@ -192,7 +192,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         return ctx.blank_record(
             wid, status="Missing", failure_mode="missing_output", message=f"no submission: {entry}", **not_run
         )
-    scratch = Path(tempfile.mkdtemp(prefix=f"orspace-{wid}-"))
+    scratch = Path(make_scratch(kind="orspace-"))
     try:
         copy = scratch / "workspace"
         shutil.copytree(
@@ -245,9 +245,9 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             )
         if outcome.sandbox_error:
             return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
-        result_text = _read(result_file) if result_file.exists() else None
+        result_text = _read(result_file, limits.output_bytes)
         exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
-        derived = derive(result_text, _read(scratch / "stdout.log"), exit_ok)
+        derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok)
         verdict = outcome_verdict(
             outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s
         )
@@ -266,14 +266,18 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             **verdict,
         )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, limit: int) -> str | None:
+    """A file the program could have written or replaced (its result file, stdout in its writable
+    scratch), read with `read_untrusted`: None when absent, unreadable, or not a regular file (a
+    link, a FIFO: never followed, never waited on)."""
     try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
+        data = read_untrusted(path, limit)
+    except (OSError, UntrustedFileError):
+        return None
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callable, *, watchdog_s: float) -> None:

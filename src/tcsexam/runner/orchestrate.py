@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tcsexam.errors import InputError, UsageError
-from tcsexam.fileio import atomic_write_json
+from tcsexam.fileio import atomic_write_json, special_files
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
@@ -265,7 +265,7 @@ def run_task(
             # nothing can be mounted read-only: the candidate runs in a private copy of its folder
             # (outside the results tree), and its real folder is checked afterwards
             private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
-            shutil.copytree(built.dir, private / built.dir.name, symlinks=True)
+            shutil.copytree(built.dir, private / built.dir.name, symlinks=True, ignore=special_files)
             built = dataclasses.replace(built, dir=private / built.dir.name)
         try:
             if pending:

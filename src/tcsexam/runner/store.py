@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import atomic_write_json, file_kind, read_json
 from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord, digest_problem
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
@@ -79,35 +80,60 @@ def hash_file(path: str | os.PathLike) -> str:
 
 
 def candidate_files(directory: str | os.PathLike) -> list[Path]:
-    """The files that define a candidate, as sorted relative paths (caches left out)."""
+    """The files that define a candidate, as sorted relative paths (caches left out): regular
+    files, symbolic links (a link to a folder too: listed, not followed) and any other kind of
+    file (a FIFO, a socket, a device), never opened here."""
     root = Path(directory)
     files = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        for name in filenames:
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and d not in links)
+        for name in (*filenames, *links):
             if name.endswith(IGNORED_SUFFIXES):
                 continue
             files.append((Path(dirpath) / name).relative_to(root))
     return sorted(files, key=lambda p: p.as_posix())
 
 
+_NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+def _hash_entry_into(h: hashlib._Hash, full: Path) -> None:
+    """One candidate file into `h`: a link by its target text, a regular file by size, executable
+    bit and bytes (opened with O_NOFOLLOW | O_NONBLOCK and checked with fstat, so a FIFO or a link
+    swapped in meanwhile is never waited on or followed), anything else by its kind alone."""
+    st = os.lstat(full)
+    if stat.S_ISLNK(st.st_mode):
+        h.update(b"link\0" + os.readlink(full).encode("utf-8", "surrogateescape") + b"\0")
+        return
+    if not stat.S_ISREG(st.st_mode):
+        h.update(b"special\0" + file_kind(st.st_mode).encode() + b"\0")
+        return
+    fd = os.open(full, _NOFOLLOW_READ)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            h.update(b"special\0" + file_kind(st.st_mode).encode() + b"\0")
+            return
+        h.update(b"file\0%d\0%d\0" % (st.st_size, st.st_mode & 0o111))
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+
+
 def hash_candidate(directory: str | os.PathLike) -> str:
     """sha256 over the candidate's relative paths and file contents, in sorted order.
 
-    A symbolic link is hashed by its target text (a link out of the folder is not followed).
+    A symbolic link is hashed by its target text (a link out of the folder is not followed), a
+    FIFO, socket or device by its kind: nothing but a regular file is opened, so a FIFO planted
+    in the folder (under `local`) cannot hang the hash.
     """
     root = Path(directory)
     h = hashlib.sha256()
     for rel in candidate_files(root):
         full = root / rel
-        h.update(b"path\0" + rel.as_posix().encode("utf-8") + b"\0")
+        h.update(b"path\0" + rel.as_posix().encode("utf-8", "surrogateescape") + b"\0")
         try:
-            if full.is_symlink():
-                h.update(b"link\0" + os.readlink(full).encode("utf-8") + b"\0")
-            else:
-                st = full.stat()
-                h.update(b"file\0%d\0%d\0" % (st.st_size, st.st_mode & 0o111))
-                _hash_file_into(h, full)
+            _hash_entry_into(h, full)
         except OSError as exc:
             raise InputError(f"{full}: cannot read candidate file: {exc.strerror or exc}") from None
     return h.hexdigest()
