@@ -7,6 +7,7 @@ either the whole file or none.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
@@ -15,6 +16,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +255,52 @@ def remove_tree(path: str | os.PathLike) -> None:
         shutil.rmtree(path, onexc=fix)
     else:  # pragma: no cover - Python 3.11
         shutil.rmtree(path, onerror=fix)
+
+
+LOCK_SUFFIX = ".tcsexam-run.lock"
+
+
+def lock_path(target: str | os.PathLike, folder: bool = False) -> Path:
+    """The lock file of an output: `<folder>/.tcsexam-run.lock` inside a folder, else
+    `.<name>.tcsexam-run.lock` beside a file."""
+    target = Path(os.path.abspath(target))
+    return target / LOCK_SUFFIX if folder else target.with_name(f".{target.name}{LOCK_SUFFIX}")
+
+
+@contextlib.contextmanager
+def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator[None]:
+    """Hold an exclusive lock (fcntl.flock on `lock_path(target, folder)`) on every (target,
+    folder) while inside, so two runs never write one output file or records folder at once: a
+    second run stops at once with one line (`InputError`) naming the target and the holder (pid
+    and host, written into the lock file). The kernel releases a lock when its holder exits, even
+    on SIGKILL, so a killed run never leaves a stale lock (the empty lock file stays)."""
+    import fcntl
+    import socket
+
+    from tcsexam.errors import os_error_text
+
+    held: list[int] = []
+    try:
+        for target, folder in targets:
+            path = lock_path(target, folder)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            except OSError as exc:
+                raise InputError(f"cannot lock {os_error_text(exc, path.parent)}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                os.close(fd)
+                raise InputError(
+                    f"{os.path.abspath(target)}: another tcsexam run is writing it ({holder}); wait for it to end "
+                    "or choose another output"
+                ) from None
+            held.append(fd)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -33,6 +33,7 @@ finished run becomes an OR-Space status is `record.outcome_verdict`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -46,10 +47,18 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import UntrustedFileError, atomic_write_text, read_untrusted, read_yaml, remove_tree
+from tcsexam.fileio import (
+    UntrustedFileError,
+    atomic_write_text,
+    exclusive_use,
+    read_untrusted,
+    read_yaml,
+    remove_tree,
+)
 from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
+from tcsexam.recordkey import ensure_key
 from tcsexam.runner.ray_job import make_scratch
 from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
@@ -132,6 +141,7 @@ class WorkspaceContext:
     workspaces: dict[str, Path]
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
+    hidden_paths: tuple[str, ...] = ()  #: hidden from the programs: the output folder, the record key's
     _sandbox_obj: Any = field(default=None, repr=False, compare=False)
 
     def limits(self):
@@ -236,6 +246,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 readonly_paths=readonly,
                 writable_paths=[str(scratch)],
                 output_paths=[str(result_file)],
+                hidden_paths=ctx.hidden_paths,
             )
         except LaunchError as exc:
             if not exc.candidate_fault:
@@ -303,7 +314,15 @@ def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callabl
             pool.reap_orphans()
 
 
-def execute(
+def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, **options: Any) -> dict[str, Any]:
+    """Run every selected submission (`modes`, `workspace_ids`; `progress` gets each line); returns
+    a summary. Writes records and predictions.jsonl. One run per output folder at a time: a
+    second one on the same `out_dir` stops at once with one line (`fileio.exclusive_use`)."""
+    with contextlib.ExitStack() as hold:  # the lock is taken once the input is checked
+        return _execute(workspaces_root, Path(out_dir), settings, hold=hold, **options)
+
+
+def _execute(
     workspaces_root: Path,
     out_dir: Path,
     settings: ExecuteSettings,
@@ -311,8 +330,8 @@ def execute(
     modes: tuple[str, ...] = OBJECTIVE_MODES,
     workspace_ids: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
-    """Run every selected submission; returns a summary. Writes records and predictions.jsonl."""
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes import choose_sandbox
 
@@ -339,7 +358,9 @@ def execute(
     settings = dataclasses.replace(settings, sandbox=sandbox.name)  # `auto` resolved: keys name the real one
     limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
     keys = {wid: workspace_key(path, settings, limits.as_dict()) for wid, path in found.items()}
-    store = RecordStore(out_dir / "records", WorkspaceRecord)
+    hold.enter_context(exclusive_use([(out_dir / "records", True)]))
+    seal_key = ensure_key(out_dir, near=out_dir / "records")
+    store = RecordStore(out_dir / "records", WorkspaceRecord, key=seal_key)
     store.prepare()
 
     records: dict[str, WorkspaceRecord] = {}
@@ -370,7 +391,8 @@ def execute(
                 f"({record.failure_mode or 'ok'}); failures {failures}; ETA {eta:.0f} s"
             )
 
-    ctx = WorkspaceContext(settings=settings, workspaces=found, keys=keys, entries=entries)
+    hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
+    ctx = WorkspaceContext(settings=settings, workspaces=found, keys=keys, entries=entries, hidden_paths=hidden)
     run_in_pool(ctx, todo, settings.workers, on_result, watchdog_s=3 * float(settings.time_limit_s) + 120.0)
 
     infra = sorted(w for w, r in records.items() if r.infrastructure_error)

@@ -7,7 +7,8 @@ limits, the harness version, the sandbox, the seed, the instance's checker metad
 reuses a record only if its key matches and its status is not `infrastructure_error`; everything
 else is run again and replaced.
 
-Every record also carries a digest of its own content (`tcsexam.records.record_digest`). A record
+Every record also carries a digest of its own content (`tcsexam.records.record_digest`, an HMAC
+under the results tree's key, `tcsexam.recordkey`). A record
 that does not parse, fails its digest, names another instance or was made under another key is
 never reused: it is set aside into `<records-dir>/.set-aside/<timestamp>/` (kept, with the reason
 in `reasons.txt` there, never deleted) and its instance runs again.
@@ -32,6 +33,7 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, file_kind, read_json
+from tcsexam.recordkey import RecordKey, ensure_key, find_key
 from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord, digest_problem
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
@@ -214,11 +216,24 @@ class RecordStore:
     """The folder of one attempt's per-instance records (or of an OR-Space run's per-workspace
     records: `record_type` is then `tcsexam.orspace.record.WorkspaceRecord`; see `StoredRecord`)."""
 
-    def __init__(self, directory: str | os.PathLike, record_type: type[StoredRecord] = InstanceRecord):
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        record_type: type[StoredRecord] = InstanceRecord,
+        key: RecordKey | None = None,
+    ):
         self.dir = Path(directory)
         self.record_type = record_type
+        self._key = key
         self._aside: Path | None = None
         self.set_aside: list[tuple[str, str, str]] = []  #: (instance, reason, detail) this session
+
+    @property
+    def key(self) -> RecordKey | None:
+        """The key its records are sealed with (given, or the tree's: `tcsexam.recordkey.find_key`)."""
+        if self._key is None:
+            self._key = find_key(self.dir)
+        return self._key
 
     @property
     def set_aside_dir(self) -> Path:
@@ -275,7 +290,7 @@ class RecordStore:
         problem = kind.shape_problem(data)
         if problem is not None:
             return Lookup(None, "unreadable", problem)
-        problem = digest_problem(data)
+        problem = digest_problem(data, self.key)
         if problem is not None:
             return Lookup(None, "digest-mismatch", problem)
         named = data.get(kind.NAME_FIELD)
@@ -305,7 +320,9 @@ class RecordStore:
         # no fsync per record (it cost 8 ms per instance on a busy 2-core machine, found with
         # benchmarks/throughput.py): the rename is atomic against a kill, and a record torn by a
         # power cut fails its digest, is set aside and rerun
-        atomic_write_json(path, record.to_dict(), durable=False)
+        if self.key is None:  # a store on its own: the tree is the folder holding the records folder
+            self._key = ensure_key(self.dir.parent, near=self.dir)
+        atomic_write_json(path, record.to_dict(self.key), durable=False)
         return path
 
     def records(self) -> list[tuple[Path, InstanceRecord]]:
@@ -337,7 +354,7 @@ class RecordStore:
             if not isinstance(named, str) or record_filename(named) != path.name:
                 out.append((path, None, f"record is for {kind.NOUN} {named!r}, not this file's"))
                 continue
-            problem = digest_problem(data)
+            problem = digest_problem(data, self.key)
             if problem is not None:
                 out.append((path, None, problem))
                 continue
@@ -421,11 +438,12 @@ def records_file_problem(path: str | os.PathLike, records_dir: str | os.PathLike
     if not isinstance(data, list):
         return "not a JSON list of records"
     store = RecordStore(records_dir)
+    key = find_key(path)
     seen: set[str] = set()
     for i, rec in enumerate(data):
         if not isinstance(rec, dict):
             return f"record {i + 1} is not a JSON object"
-        problem = digest_problem(rec)
+        problem = digest_problem(rec, key)
         if problem is not None:
             return f"record {i + 1} ({rec.get('instance')!r}): {problem}"
         name = rec.get("instance")
