@@ -225,14 +225,15 @@ class RecordStore:
         self.dir = Path(directory)
         self.record_type = record_type
         self._key = key
+        self._looked = False  #: find_key ran (a tree without a key is not searched per record)
         self._aside: Path | None = None
         self.set_aside: list[tuple[str, str, str]] = []  #: (instance, reason, detail) this session
 
     @property
     def key(self) -> RecordKey | None:
         """The key its records are sealed with (given, or the tree's: `tcsexam.recordkey.find_key`)."""
-        if self._key is None:
-            self._key = find_key(self.dir)
+        if self._key is None and not self._looked:
+            self._key, self._looked = find_key(self.dir), True
         return self._key
 
     @property
