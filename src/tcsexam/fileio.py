@@ -165,14 +165,31 @@ def read_untrusted(path: str | os.PathLike, limit: int, *, one_link: bool = True
     """At most `limit` + 1 bytes of a file a candidate could have written or replaced (a
     certificate, a program's result file), read without ever following a link or blocking: None
     when there is no such file; `UntrustedFileError` when it is not a regular file with one link
-    in a folder that is not itself a link (`one_link=False` accepts hard links).
+    in a folder that is not itself a link (`one_link=False` accepts hard links). A caller that
+    gets `limit` + 1 bytes knows the file is over the cap. See `open_untrusted`."""
+    fd = open_untrusted(path, one_link=one_link)
+    if fd is None:
+        return None
+    try:
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def open_untrusted(path: str | os.PathLike, *, one_link: bool = True) -> int | None:
+    """A read-only file descriptor (the caller closes it) of a file a candidate controls, or None
+    when there is none; `UntrustedFileError` unless it is a regular file (with one link, unless
+    `one_link=False`) in a folder that is not a link.
 
     The folder is opened with O_NOFOLLOW | O_DIRECTORY, the name is looked at with lstat
     (nothing but a regular file is ever opened, so no device is touched), then opened relative
     to the folder with O_NOFOLLOW | O_NONBLOCK (a FIFO swapped in meanwhile neither blocks nor is
-    read: fstat refuses it). A caller that gets `limit` + 1 bytes knows the file is over the cap."""
-    path = os.fspath(path)
-    folder, name = os.path.split(path)
+    read: fstat refuses it)."""
+    folder, name = os.path.split(os.fspath(path))
     try:
         dir_fd = os.open(folder or ".", _DIR_FLAGS)
     except FileNotFoundError:
@@ -182,12 +199,12 @@ def read_untrusted(path: str | os.PathLike, limit: int, *, one_link: bool = True
             raise UntrustedFileError("its folder is a symbolic link or not a folder") from None
         raise
     try:
-        return _read_in(dir_fd, name, limit, one_link)
+        return _open_in(dir_fd, name, one_link)
     finally:
         os.close(dir_fd)
 
 
-def _read_in(dir_fd: int, name: str, limit: int, one_link: bool) -> bytes | None:
+def _open_in(dir_fd: int, name: str, one_link: bool) -> int | None:
     try:
         st = os.lstat(name, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -202,19 +219,16 @@ def _read_in(dir_fd: int, name: str, limit: int, one_link: bool) -> bytes | None
         if exc.errno == errno.ELOOP:
             raise UntrustedFileError("it is a symbolic link, not a regular file") from None
         raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UntrustedFileError(f"it is {file_kind(st.st_mode)}, not a regular file")
-        if one_link and st.st_nlink != 1:
-            raise UntrustedFileError("it is a hard link to another file")
-        chunks, left = [], limit + 1
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
+    st = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = f"it is {file_kind(st.st_mode)}, not a regular file"
+    elif one_link and st.st_nlink != 1:
+        problem = "it is a hard link to another file"
+    if problem is not None:
         os.close(fd)
+        raise UntrustedFileError(problem)
+    return fd
 
 
 def special_files(folder: str, names: list[str]) -> set[str]:
