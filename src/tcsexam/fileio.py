@@ -287,34 +287,50 @@ def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator
     folder) while inside, so two runs never write one output file or records folder at once: a
     second run stops at once with one line (`InputError`) naming the target and the holder (pid
     and host, written into the lock file). The kernel releases a lock when its holder exits, even
-    on SIGKILL, so a killed run never leaves a stale lock (the empty lock file stays)."""
+    on SIGKILL, so a killed run never leaves a stale lock; a run that ends removes its lock files
+    (a lock taken on a file that was removed meanwhile is taken again on the new one)."""
+    held: list[tuple[Path, int]] = []
+    try:
+        for target, folder in targets:
+            path = lock_path(target, folder)
+            held.append((path, _lock(path, target)))
+        yield
+    finally:
+        for path, fd in reversed(held):
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # before the close: nobody can lock this file once it is unlinked
+            os.close(fd)
+
+
+def _lock(path: Path, target: str | os.PathLike) -> int:
     import fcntl
     import socket
 
     from tcsexam.errors import os_error_text
 
-    held: list[int] = []
-    try:
-        for target, folder in targets:
-            path = lock_path(target, folder)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
-            except OSError as exc:
-                raise InputError(f"cannot lock {os_error_text(exc, path.parent)}") from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-                os.close(fd)
-                raise InputError(
-                    f"{os.path.abspath(target)}: another tcsexam run is writing it ({holder}); wait for it to end "
-                    "or choose another output"
-                ) from None
-            held.append(fd)
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot lock {os_error_text(exc, path.parent)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise InputError(
+                f"{os.path.abspath(target)}: another tcsexam run is writing it ({holder}); wait for it to end "
+                "or choose another output"
+            ) from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # its holder removed it between our open and our lock: lock the new one
+            os.close(fd)
+            continue
+        with contextlib.suppress(OSError):  # who holds it, for the message of a second run (best effort)
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
-        yield
-    finally:
-        for fd in held:
-            os.close(fd)
+        return fd
