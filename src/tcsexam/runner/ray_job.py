@@ -16,10 +16,13 @@ and each job sweeps those of processes that are gone at its start (`sweep_dead_s
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -132,27 +135,44 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()
 
 
-#: Every run's scratch folder is `<tmp>/tcsexam-run-<pid of the process running it>-<random>`, so the
-#: driver can remove what a killed actor left (`remove_run_scratch`) and the next job what a dead one
-#: left (`sweep_dead_scratch`).
+#: Every run's scratch folder is `<tmp>/tcsexam-run-<machine>-<pid of the process running it>-<random>`
+#: (`<machine>`: this host and pid namespace, so a shared temp folder never mixes up two machines'
+#: pids), so the driver can remove what a killed actor left (`remove_run_scratch`) and the next job
+#: what a dead one left (`sweep_dead_scratch`).
 SCRATCH_PREFIX = "tcsexam-run-"
+
+
+@functools.cache
+def _machine() -> str:
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return hashlib.sha256(f"{socket.gethostname()}\0{namespace}".encode()).hexdigest()[:8]
+
+
+def scratch_prefix(pid: int) -> str:
+    """The name every scratch folder of process `pid` on this machine starts with."""
+    return f"{SCRATCH_PREFIX}{_machine()}-{int(pid)}-"
 
 
 def make_scratch(root: str | None = None, kind: str = "") -> str:
     """A fresh private scratch folder for one run of this process, under `root` (None: $TMPDIR)."""
-    return tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-{kind}", dir=root)
+    return tempfile.mkdtemp(prefix=scratch_prefix(os.getpid()) + kind, dir=root)
 
 
 def _scratch_folders(root: str | None) -> Iterator[tuple[int, str]]:
+    """(pid, path) of this machine's scratch folders under `root`."""
     base = root or tempfile.gettempdir()
+    mine = f"{SCRATCH_PREFIX}{_machine()}-"
     try:
         entries = list(os.scandir(base))
     except OSError:
         return
     for entry in entries:
-        if not entry.name.startswith(SCRATCH_PREFIX):
+        if not entry.name.startswith(mine):
             continue
-        pid, _, _ = entry.name[len(SCRATCH_PREFIX) :].partition("-")
+        pid, _, _ = entry.name[len(mine) :].partition("-")
         if pid.isdigit() and entry.is_dir(follow_symlinks=False):
             yield int(pid), entry.path
 

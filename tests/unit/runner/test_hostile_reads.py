@@ -31,7 +31,13 @@ import pytest
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
-from tcsexam.runner.ray_job import SCRATCH_PREFIX, make_scratch, remove_run_scratch, sweep_dead_scratch
+from tcsexam.runner.ray_job import (
+    SCRATCH_PREFIX,
+    make_scratch,
+    remove_run_scratch,
+    scratch_prefix,
+    sweep_dead_scratch,
+)
 from tcsexam.runner.store import hash_candidate
 from tcsexam.tasks import load_task
 
@@ -273,7 +279,7 @@ def test_sweep_removes_dead_runs_scratch_only(tmp_path):
     outside.write_text("keep me")
     dead = subprocess.Popen(["true"])
     dead.wait()
-    left = tmp_path / f"{SCRATCH_PREFIX}{dead.pid}-abc"
+    left = tmp_path / f"{scratch_prefix(dead.pid)}abc"
     (left / "work" / "locked").mkdir(parents=True)
     (left / "work" / "big").write_bytes(b"\0" * 4096)
     os.mkfifo(left / "work" / "fifo")
@@ -281,11 +287,13 @@ def test_sweep_removes_dead_runs_scratch_only(tmp_path):
     (left / "work" / "locked" / "f").write_text("x")
     (left / "work" / "locked").chmod(0)
     live = Path(make_scratch(str(tmp_path)))
-    assert live.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-")
+    assert live.name.startswith(scratch_prefix(os.getpid()))
     other = tmp_path / "tcsexam-something-else"
     other.mkdir()
+    elsewhere = tmp_path / f"{SCRATCH_PREFIX}0123abcd-{dead.pid}-x"  # another machine's (a shared /tmp)
+    elsewhere.mkdir()
     assert sweep_dead_scratch(str(tmp_path)) == 1
-    assert not left.exists() and live.is_dir() and other.is_dir()
+    assert not left.exists() and live.is_dir() and other.is_dir() and elsewhere.is_dir()
     assert outside.read_text() == "keep me"  # a link is removed, never followed
     assert remove_run_scratch(os.getpid(), str(tmp_path)) == 1 and not live.exists()
     remove_tree(tmp_path / "absent")  # nothing to do, no error
