@@ -19,6 +19,7 @@ deleted) so that the next run redoes only those instances; damaged records are a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -32,7 +33,7 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, file_kind, read_json
+from tcsexam.fileio import atomic_write_json, exclusive_use, file_kind, read_json
 from tcsexam.recordkey import RecordKey, ensure_key, find_key
 from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord, digest_problem
 
@@ -404,6 +405,13 @@ def repair(
                 wanted.add(s)
             else:
                 raise InputError(f"unknown status {s!r}: use one of {', '.join(sorted(STATUSES))} or 'any'")
+    with contextlib.ExitStack() as hold:
+        if not dry_run:  # never under a run that is writing the folder
+            hold.enter_context(exclusive_use([(store.dir, True)]))
+        return _choose_and_move(store, wanted, names, dry_run)
+
+
+def _choose_and_move(store: RecordStore, wanted: set[str], names: list[str] | None, dry_run: bool) -> RepairResult:
     scanned = store.scan()
     present = {rec.instance for _, rec, _ in scanned if rec is not None}
     chosen: list[tuple[Path, str, str, str]] = []  # (path, name, what, reason for reasons.txt)

@@ -173,6 +173,9 @@ def test_a_second_run_on_the_same_output_or_records_folder_stops_with_one_line(t
         other_out = tmp_path / "elsewhere" / "records.json"  # another output, the same records folder
         assert run(task, cand, other_out, "--records-dir", str(out.parent / "records")) == 1
         assert "another tcsexam run is writing it" in capsys.readouterr().err
+        # nor can `repair` move records from under it
+        assert main(["repair", "--records-dir", str(out.parent / "records"), "--status", "any"]) == 1
+        assert "another tcsexam run is writing it" in capsys.readouterr().err
     finally:
         go.write_text("")
         worker.join(STALL_S)
