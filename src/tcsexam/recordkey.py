@@ -62,11 +62,11 @@ class RecordKey:
         return f"RecordKey({str(self.path)!r}, id={self.id})"
 
 
-_cache: dict[tuple[str, int, int, int], RecordKey] = {}
+_cache: dict[tuple, RecordKey] = {}
 
 
 def _read(path: Path, st: os.stat_result) -> RecordKey:
-    ident = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    ident = (str(path), st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode, st.st_uid)
     found = _cache.get(ident)
     if found is not None:
         return found

@@ -201,3 +201,22 @@ def test_an_instance_file_outside_instance_dir_is_refused(tmp_path, file):
     assert load_task(task).instances[0].name == "evil"  # said explicitly: accepted
     task.write_text(head + "instances:\n  - {name: ok, file: sub/../sub/g.txt}\n")
     assert load_task(task).instances[0].path == inst / "sub/../sub/g.txt"  # stays inside: fine
+
+
+def test_a_key_of_another_user_is_ignored_and_a_readable_one_refused(tmp_path):
+    import os
+
+    key = ensure_key(tmp_path / "tree")
+    assert find_key(tmp_path / "tree" / "a" / "b").id == key.id
+    key.path.chmod(0o644)
+    with pytest.raises(InputError, match="may be read by others.*chmod 600"):
+        find_key(tmp_path / "tree" / "x")
+    key.path.chmod(0o600)
+    if os.geteuid() != 0:
+        pytest.skip("planting a key file owned by another user needs root")
+    planted = tmp_path / "tree" / "sub" / KEY_FILE  # e.g. made by a candidate running as another uid
+    planted.parent.mkdir()
+    shutil.copy(key.path, planted)
+    planted.write_text("tcsexam record key v1\n" + "ab" * 32 + "\n")
+    os.chown(planted, 65534, 65534)
+    assert find_key(planted.parent).path == key.path  # not the planted one: its owner is not us
