@@ -10,7 +10,8 @@ Where the key is: the file `.tcsexam-key` (mode 0600, 32 random bytes in hex) in
 file being sealed or checked, or the nearest folder above it that has one; `TCSEXAM_RECORD_KEY`
 (the path of a key file) overrides the search. A writer that finds none creates one at the root of
 what it writes (`tcsexam run`: the folder holding both its `--output` and `--records-dir`; the
-workflow: its results folder, at start), atomically, so concurrent jobs agree on one key.
+workflow: its evaluation tree `<results>/<suite>/<protocol>`, at start), atomically, so concurrent
+jobs agree on one key.
 
 Moving and copying: the key travels with the tree (copy the tree's root folder with it, e.g.
 `cp -a results/ elsewhere/` or `rsync -a`), and records copied without it cannot be checked: `run`
