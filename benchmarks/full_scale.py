@@ -34,6 +34,7 @@ from scipy.stats import norm
 
 from tcsexam.attempts.plots import make_plots
 from tcsexam.paths import project_root
+from tcsexam.recordkey import ensure_key
 from tcsexam.records import DIGEST_FIELD, record_digest
 from tcsexam.scoring.index import score_files
 from tcsexam.scoring.reference import load_reference
@@ -44,7 +45,7 @@ from tcsexam.tasks import load_task
 COLUMNS = "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol".split(",")
 
 
-def synth_records(task, ref_task, rng) -> list[dict]:
+def synth_records(task, ref_task, rng, key) -> list[dict]:
     mu = dict(zip(ref_task.names, ref_task.mu.tolist()))
     out = []
     for inst in task.instances:
@@ -62,7 +63,7 @@ def synth_records(task, ref_task, rng) -> list[dict]:
         else:
             rec["A"] = float(round(mu[inst.name] * (1 + rng.normal(0, 0.02))))
             rec["claimed"] = rec["A"]
-        rec[DIGEST_FIELD] = record_digest(rec)
+        rec[DIGEST_FIELD] = record_digest(rec, key)
         out.append(rec)
     return out
 
@@ -104,6 +105,7 @@ def main() -> int:
     models = [f"model-{m:02d}" for m in range(args.models)]
     attempts = [str(a) for a in range(1, args.attempts + 1)]
     solver_dir = root / "solver"
+    key = ensure_key(root)  # the tree's record key, as the workflow makes it
     jobs = []
     try:
         for task_id, task in tasks.items():
@@ -111,7 +113,7 @@ def main() -> int:
                 for attempt in attempts:
                     path = solver_dir / model / task_id / attempt / "records.json"
                     path.parent.mkdir(parents=True)
-                    path.write_text(json.dumps(synth_records(task, reference.tasks[task_id], rng), indent=2))
+                    path.write_text(json.dumps(synth_records(task, reference.tasks[task_id], rng, key), indent=2))
                     jobs.append((model, task_id, attempt, path))
         n_records = sum(len(tasks[t].instances) for _, t, _, _ in jobs)
         print(f"{len(jobs)} records files, {n_records} instance records ({len(tasks)} Full Solver tasks)")

@@ -7,10 +7,16 @@ either the whole file or none.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
+import shutil
+import stat
+import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +133,204 @@ def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
 def is_finite_number(value: Any) -> bool:
     """True for int/float (not bool) values that are finite."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class UntrustedFileError(Exception):
+    """A file a candidate controls is not a plain regular file of its own (a symbolic link, a FIFO,
+    a device, a socket, a folder, a hard link, under a linked folder). The message names only what
+    the file is, never where a link points or what the target holds: it may go into a record."""
+
+
+_UNTRUSTED_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this `st_mode` is, in words ("a FIFO"); "a regular file" for one."""
+    for test, words in _KINDS:
+        if test(mode):
+            return words
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def read_untrusted(path: str | os.PathLike, limit: int, *, one_link: bool = True) -> bytes | None:
+    """At most `limit` + 1 bytes of a file a candidate could have written or replaced (a
+    certificate, a program's result file), read without ever following a link or blocking: None
+    when there is no such file; `UntrustedFileError` when it is not a regular file with one link
+    in a folder that is not itself a link (`one_link=False` accepts hard links). A caller that
+    gets `limit` + 1 bytes knows the file is over the cap. See `open_untrusted`."""
+    fd = open_untrusted(path, one_link=one_link)
+    if fd is None:
+        return None
+    try:
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def open_untrusted(path: str | os.PathLike, *, one_link: bool = True) -> int | None:
+    """A read-only file descriptor (the caller closes it) of a file a candidate controls, or None
+    when there is none; `UntrustedFileError` unless it is a regular file (with one link, unless
+    `one_link=False`) in a folder that is not a link.
+
+    The folder is opened with O_NOFOLLOW | O_DIRECTORY, the name is looked at with lstat
+    (nothing but a regular file is ever opened, so no device is touched), then opened relative
+    to the folder with O_NOFOLLOW | O_NONBLOCK (a FIFO swapped in meanwhile neither blocks nor is
+    read: fstat refuses it)."""
+    folder, name = os.path.split(os.fspath(path))
+    try:
+        dir_fd = os.open(folder or ".", _DIR_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UntrustedFileError("its folder is a symbolic link or not a folder") from None
+        raise
+    try:
+        return _open_in(dir_fd, name, one_link)
+    finally:
+        os.close(dir_fd)
+
+
+def _open_in(dir_fd: int, name: str, one_link: bool) -> int | None:
+    try:
+        st = os.lstat(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise UntrustedFileError(f"it is {file_kind(st.st_mode)}, not a regular file")
+    try:
+        fd = os.open(name, _UNTRUSTED_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UntrustedFileError("it is a symbolic link, not a regular file") from None
+        raise
+    st = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = f"it is {file_kind(st.st_mode)}, not a regular file"
+    elif one_link and st.st_nlink != 1:
+        problem = "it is a hard link to another file"
+    if problem is not None:
+        os.close(fd)
+        raise UntrustedFileError(problem)
+    return fd
+
+
+def special_files(folder: str, names: list[str]) -> set[str]:
+    """The entries of `folder` that are neither regular files, folders nor links (FIFOs, sockets,
+    devices): an `ignore=` for shutil.copytree, which would block on a FIFO or copy a device."""
+    out = set()
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            out.add(name)
+    return out
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Remove a folder a candidate wrote into, whatever it left there: links are removed, never
+    followed (shutil.rmtree works on file descriptors), and a sub-folder it made unreadable or
+    unwritable (mode 000) is made accessible to its owner and removed. Errors are ignored: what
+    cannot be removed stays (a file the harness's user does not own, an immutable file)."""
+
+    def fix(func, failed, _exc):
+        parent = os.path.dirname(failed)
+        try:
+            os.chmod(parent, 0o700, follow_symlinks=False)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700, follow_symlinks=False)
+                shutil.rmtree(failed, ignore_errors=True)
+            else:
+                os.unlink(failed)
+        except OSError:
+            pass
+
+    if not os.path.lexists(path):
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=fix)
+    else:  # pragma: no cover - Python 3.11
+        shutil.rmtree(path, onerror=fix)
+
+
+LOCK_SUFFIX = ".tcsexam-run.lock"
+
+
+def lock_path(target: str | os.PathLike, folder: bool = False) -> Path:
+    """The lock file of an output: `<folder>/.tcsexam-run.lock` inside a folder, else
+    `.<name>.tcsexam-run.lock` beside a file."""
+    target = Path(os.path.abspath(target))
+    return target / LOCK_SUFFIX if folder else target.with_name(f".{target.name}{LOCK_SUFFIX}")
+
+
+@contextlib.contextmanager
+def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator[None]:
+    """Hold an exclusive lock (fcntl.flock on `lock_path(target, folder)`) on every (target,
+    folder) while inside, so two runs never write one output file or records folder at once: a
+    second run stops at once with one line (`InputError`) naming the target and the holder (pid
+    and host, written into the lock file). The kernel releases a lock when its holder exits, even
+    on SIGKILL, so a killed run never leaves a stale lock; a run that ends removes its lock files
+    (a lock taken on a file that was removed meanwhile is taken again on the new one)."""
+    held: list[tuple[Path, int]] = []
+    try:
+        for target, folder in targets:
+            path = lock_path(target, folder)
+            held.append((path, _lock(path, target)))
+        yield
+    finally:
+        for path, fd in reversed(held):
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # before the close: nobody can lock this file once it is unlinked
+            os.close(fd)
+
+
+def _lock(path: Path, target: str | os.PathLike) -> int:
+    import fcntl
+    import socket
+
+    from tcsexam.errors import os_error_text
+
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot lock {os_error_text(exc, path.parent)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise InputError(
+                f"{os.path.abspath(target)}: another tcsexam run is writing it ({holder}); wait for it to end "
+                "or choose another output"
+            ) from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # its holder removed it between our open and our lock: lock the new one
+            os.close(fd)
+            continue
+        with contextlib.suppress(OSError):  # who holds it, for the message of a second run (best effort)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        return fd

@@ -1,7 +1,9 @@
 """Self-checking result files: a digest of their own content and the sha256 of their inputs.
 
-Instance records carry `digest` (see `tcsexam.records.record_digest`). The derived JSON files the
-workflow reads back (relative.json, attempt rows, index.json) carry the same kind of `digest` and,
+Instance records carry `digest` (see `tcsexam.records.record_digest`: an HMAC under the results
+tree's key, `tcsexam.recordkey`). The derived JSON files the workflow reads back (relative.json,
+attempt rows, index.json's checksums) carry the same kind of `digest`, under the key of the tree
+the file is in (`at`: the file's path), and,
 where they are computed from other files, `inputs_sha256`: {name: sha256 of that file's bytes}.
 A file whose digest does not match was edited or damaged; one whose recorded input checksums differ
 from the inputs on disk is stale. Either way it is not trusted: `tcsexam.workflow.heal` sets it
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.recordkey import ensure_key, find_key
 from tcsexam.records import DIGEST_FIELD, digest_problem, record_digest
 from tcsexam.runner.store import hash_file
 
@@ -29,26 +32,27 @@ def file_sha256(path: str | os.PathLike) -> str | None:
         return None
 
 
-def seal(data: dict[str, Any], inputs: dict[str, str | os.PathLike] | None = None) -> dict[str, Any]:
-    """`data` plus `inputs_sha256` (when inputs are named) and `digest` (last, over the rest)."""
+def seal(data: dict[str, Any], inputs: dict[str, str | os.PathLike] | None, *, at: str | os.PathLike) -> dict[str, Any]:
+    """`data` plus `inputs_sha256` (when inputs are named) and `digest` (last, over the rest), for
+    the file at `at` (sealed with its tree's key, created beside it when the tree has none)."""
     out = {k: v for k, v in data.items() if k not in (DIGEST_FIELD, INPUTS_FIELD)}
     if inputs is not None:
         out[INPUTS_FIELD] = {name: file_sha256(path) for name, path in inputs.items()}
-    out[DIGEST_FIELD] = record_digest(out)
+    out[DIGEST_FIELD] = record_digest(out, ensure_key(Path(os.path.abspath(at)).parent))
     return out
 
 
-def require_sound(data: dict[str, Any], what: str) -> None:
-    """Refuse a sealed file that fails its own digest (`what` names it, e.g. "FILE: attempt row");
-    one written before digests existed, without one, passes."""
-    if DIGEST_FIELD in data and (problem := digest_problem(data)) is not None:
+def require_sound(data: dict[str, Any], what: str, *, at: str | os.PathLike) -> None:
+    """Refuse a sealed file (read from `at`) that fails its own digest (`what` names it, e.g.
+    "FILE: attempt row"); one written before digests existed, without one, passes."""
+    if DIGEST_FIELD in data and (problem := digest_problem(data, find_key(at))) is not None:
         raise InputError(f"{what} fails its integrity check ({problem}); rerun to rebuild it")
 
 
-def seal_problem(data: Any, inputs: dict[str, str | os.PathLike] | None = None) -> str | None:
-    """Why a decoded sealed file cannot be trusted (None when it can): it fails its digest, or one
-    of the named inputs is not the file it was computed from."""
-    problem = digest_problem(data)
+def seal_problem(data: Any, inputs: dict[str, str | os.PathLike] | None = None, *, at: str | os.PathLike) -> str | None:
+    """Why a decoded sealed file (read from `at`) cannot be trusted (None when it can): it fails
+    its digest, or one of the named inputs is not the file it was computed from."""
+    problem = digest_problem(data, find_key(at))
     if problem is not None:
         return problem
     if inputs:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import hashlib
+import hmac
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from tcsexam.recordkey import DIGEST_PREFIX, KEY_FILE, RecordKey
 
 SCHEMA_VERSION = 1
 
@@ -97,7 +99,7 @@ class InstanceRecord(StoredRecord):
     harness_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
-    digest: str | None = None  #: sha256 of the record's other fields (`record_digest`), set by to_dict
+    digest: str | None = None  #: HMAC of the record's other fields (`record_digest`), set by to_dict
 
     NAME_FIELD = "instance"
     NOUN = "instance"
@@ -117,8 +119,9 @@ class InstanceRecord(StoredRecord):
             return "not an instance record (no valid 'status')"
         return None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The record as written: every field plus `digest`, the sha256 of the rest."""
+    def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
+        """The record as written: every field plus `digest`, the HMAC of the rest under `key` (the
+        results tree's `tcsexam.recordkey`); without a key, the fields alone (no digest)."""
         # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
         # its recursion over every field (a third of the cost of writing a record)
         data = {name: getattr(self, name) for name in _field_names()}
@@ -128,7 +131,8 @@ class InstanceRecord(StoredRecord):
         if data["sandbox_image"] is None:
             del data["sandbox_image"]
         data.pop("digest", None)
-        data["digest"] = record_digest(data)
+        if key is not None:
+            data["digest"] = record_digest(data, key)
         return data
 
     @classmethod
@@ -149,28 +153,42 @@ def _field_names() -> tuple[str, ...]:
 DIGEST_FIELD = "digest"
 
 
-def record_digest(data: dict[str, Any]) -> str:
-    """sha256 of a record's canonical content: every field but `digest`, keys sorted, compact JSON.
+def _canonical_bytes(data: dict[str, Any]) -> bytes:
+    body = {k: v for k, v in data.items() if k != DIGEST_FIELD}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str).encode("utf-8")
+
+
+def record_digest(data: dict[str, Any], key: RecordKey) -> str:
+    """The digest of a record's (or sealed file's) canonical content: every field but `digest`,
+    keys sorted, compact JSON, HMAC-SHA256 under the results tree's key
+    (`hmac-sha256:<key id>:<hex>`, see `tcsexam.recordkey`): the one digest of the project.
 
     A record read back from its file gives the same digest (JSON floats round-trip exactly), so a
-    mismatch means the record was edited (or damaged) after it was written.
+    mismatch means the record was edited (or damaged) after it was written; without the key
+    nobody can compute a digest that matches.
     """
-    body = {k: v for k, v in data.items() if k != DIGEST_FIELD}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return key.digest(_canonical_bytes(data))
 
 
-def digest_problem(data: Any) -> str | None:
-    """Why a decoded record fails its own digest (None when it passes): no digest or a mismatch."""
+def digest_problem(data: Any, key: RecordKey | None) -> str | None:
+    """Why a decoded record fails its own digest under `key` (None when it passes): no digest, no
+    key to check it with, a plain (unkeyed) sha256, another tree's key, or a mismatch."""
     if not isinstance(data, dict):
         return "not a JSON object"
     stored = data.get(DIGEST_FIELD)
     if stored is None:
         return "no digest"
+    if not isinstance(stored, str) or not stored.startswith(DIGEST_PREFIX):
+        return "unkeyed digest (a plain sha256 anyone can recompute; not sealed with this tree's record key)"
+    if key is None:
+        return f"no record key ({KEY_FILE}) in its folder or above to check it with (see docs/runner.md)"
+    key_id, _, _ = stored.removeprefix(DIGEST_PREFIX).partition(":")
+    if key_id != key.id:
+        return f"sealed under another record key ({key_id}, this tree's is {key.id}): copied without its key?"
     try:
-        actual = record_digest(data)
+        actual = record_digest(data, key)
     except (TypeError, ValueError):
         return "content cannot be digested"
-    if stored != actual:
+    if not hmac.compare_digest(stored, actual):
         return "digest mismatch (edited after it was written)"
     return None

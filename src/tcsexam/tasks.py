@@ -11,6 +11,11 @@ instances:
   - {name: G1, file: G1.txt, best_known: 11624}   # any other keys are metadata for the checker
 ```
 
+An instance's `file` is a path inside `instance_dir` (sub-folders allowed): one that leads out of
+it (`../../etc/passwd`, an absolute path) is refused naming the task file and instance, unless the
+task file says `instances_outside_dir: true`. The check is on the path as written (symbolic links
+inside `instance_dir`, e.g. to a shared corpus, are the task author's and are followed).
+
 An instance may record its file's `sha256` (64 hex digits); a generated instance must, and also
 records how `tcsexam generate` makes it: `generate: {size: 200, seed: 7001}` (optional `index`,
 default 1, and `format` for maxsat), its `file` being the generator's name for it
@@ -20,6 +25,7 @@ every user runs the same bytes; `tcsexam generate --task <id>` writes the genera
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -109,6 +115,7 @@ def load_task(task: str | Path) -> Task:
     check(data, "task", path)
     problem = data["problem"]
     base = project_root() / data["instance_dir"]
+    outside_ok = data.get("instances_outside_dir", False) is True
     instances = []
     seen = set()
     for row in data["instances"]:
@@ -120,12 +127,23 @@ def load_task(task: str | Path) -> Task:
         gen = row.get("generate")
         if gen is not None:
             gen = _generate_spec(gen, problem, str(row["file"]), f"{path}: instance {name!r}")
-        instances.append(TaskInstance(name, base / str(row["file"]), meta, row.get("sha256"), gen))
+        file = base / str(row["file"])
+        if not outside_ok and not _inside(file, base):
+            raise InputError(
+                f"{path}: instance {name!r}: file {row['file']!r} is outside instance_dir {data['instance_dir']!r} "
+                "(say instances_outside_dir: true in the task file if that is meant)"
+            )
+        instances.append(TaskInstance(name, file, meta, row.get("sha256"), gen))
     limits = parse_limits(data["limits"])
     return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path)
 
 
 _INSTANCE_KEYS = ("name", "file", "sha256", "generate")
+
+
+def _inside(file: Path, base: Path) -> bool:
+    """Whether `file`, as written (`..` resolved, links not followed), lies inside `base`."""
+    return os.path.normpath(file).startswith(os.path.normpath(base).rstrip(os.sep) + os.sep)
 
 
 def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tcsexam.recordkey import find_key
 from tcsexam.records import record_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -242,7 +243,7 @@ def test_symmetric_noise_is_reproduced(baseline, tmp_path):
         assert rec["status"] == "ok"
         rec["A"] += shift
         rec["claimed"] = rec["A"]
-        rec["digest"] = record_digest(rec)  # as the harness writes a record (an unsealed edit is never scored)
+        rec["digest"] = record_digest(rec, find_key(attempt))  # as the harness writes it (an unsealed edit is refused)
     (attempt / "records.json").write_text(json.dumps(records))
     ws = baseline
     steps = [

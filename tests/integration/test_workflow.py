@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tcsexam.recordkey import find_key
 from tcsexam.records import record_digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,7 +232,7 @@ def test_repair_infrastructure_error(baseline, tmp_path):
     victim = base / "records" / "queen5_5.json"
     rec = json.loads(victim.read_text())
     rec.update(status="infrastructure_error", A=None, reward=None, message="ray worker lost (forced by the test)")
-    rec["digest"] = record_digest(rec)  # as the harness would write it (an unsealed edit is set aside)
+    rec["digest"] = record_digest(rec, find_key(victim))  # as the harness would (an unsealed edit is set aside)
     victim.write_text(json.dumps(rec))
     records = json.loads((base / "records.json").read_text())
     records = [rec if r["instance"] == "queen5_5" else r for r in records]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from tcsexam import fileio
 from tcsexam.cli import main
 from tcsexam.errors import InputError
 from tcsexam.integrity import file_sha256, seal, seal_problem
+from tcsexam.recordkey import KEY_FILE, ensure_key
 from tcsexam.records import InstanceRecord, digest_problem, record_digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,27 +36,48 @@ TEST_REF = ROOT / "config" / "test" / "reference.json"
 # digests
 
 
-def test_record_digest_detects_any_edit_and_survives_a_round_trip():
-    data = InstanceRecord(instance="G1", status="ok", A=11624.0, wall_s=0.1, key="sha256:k").to_dict()
-    assert digest_problem(data) is None
-    assert digest_problem(json.loads(json.dumps(data, indent=2))) is None  # as written and read back
+def test_record_digest_detects_any_edit_and_survives_a_round_trip(tmp_path):
+    key = ensure_key(tmp_path)
+    data = InstanceRecord(instance="G1", status="ok", A=11624.0, wall_s=0.1, key="sha256:k").to_dict(key)
+    assert data["digest"].startswith(f"hmac-sha256:{key.id}:")
+    assert digest_problem(data, key) is None
+    assert digest_problem(json.loads(json.dumps(data, indent=2)), key) is None  # as written and read back
     for field, value in (("A", 11625.0), ("status", "timeout"), ("key", "sha256:other"), ("instance", "G2")):
-        assert digest_problem({**data, field: value}) == "digest mismatch (edited after it was written)"
-    assert digest_problem({k: v for k, v in data.items() if k != "digest"}) == "no digest"
-    assert record_digest(data) == data["digest"]
+        assert digest_problem({**data, field: value}, key) == "digest mismatch (edited after it was written)"
+    assert digest_problem({k: v for k, v in data.items() if k != "digest"}, key) == "no digest"
+    assert record_digest(data, key) == data["digest"]
+    assert "no record key" in digest_problem(data, None)
+
+
+def test_a_record_edited_with_a_recomputed_plain_or_foreign_digest_is_refused(tmp_path):
+    """The attack of issue 19: A 0 -> 30 with the digest recomputed, as plain sha256 (what the
+    digest used to be) and as an HMAC under a key the editor made up."""
+    key = ensure_key(tmp_path / "tree")
+    data = InstanceRecord(instance="G1", status="ok", A=0.0, key="sha256:k").to_dict(key)
+    edited = {**data, "A": 30.0}
+    body = json.dumps({k: v for k, v in edited.items() if k != "digest"}, sort_keys=True, separators=(",", ":"))
+    plain = {**edited, "digest": "sha256:" + hashlib.sha256(body.encode()).hexdigest()}
+    assert "unkeyed digest" in digest_problem(plain, key)
+    forged_key = ensure_key(tmp_path / "elsewhere")
+    forged = {**edited, "digest": record_digest(edited, forged_key)}
+    assert "another record key" in digest_problem(forged, key)
+    same_id = {**edited, "digest": f"hmac-sha256:{key.id}:" + "0" * 64}
+    assert digest_problem(same_id, key) == "digest mismatch (edited after it was written)"
+    assert (tmp_path / "tree" / KEY_FILE).stat().st_mode & 0o777 == 0o600
 
 
 def test_seal_records_inputs_and_detects_stale_ones(tmp_path):
     src = tmp_path / "records.json"
     src.write_text("[]")
-    sealed = seal({"relative_score": 0.5}, {"records": src})
+    out = tmp_path / "relative.json"
+    sealed = seal({"relative_score": 0.5}, {"records": src}, at=out)
     assert sealed["inputs_sha256"] == {"records": file_sha256(src)}
-    assert seal_problem(sealed, {"records": src}) is None
+    assert seal_problem(sealed, {"records": src}, at=out) is None
     src.write_text("[ ]")
-    assert "stale" in seal_problem(sealed, {"records": src})
+    assert "stale" in seal_problem(sealed, {"records": src}, at=out)
     src.unlink()
-    assert "missing" in seal_problem(sealed, {"records": src})
-    assert "digest mismatch" in seal_problem({**sealed, "relative_score": 0.6})
+    assert "missing" in seal_problem(sealed, {"records": src}, at=out)
+    assert "digest mismatch" in seal_problem({**sealed, "relative_score": 0.6}, at=out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,7 +104,7 @@ def _score_inputs(tmp_path):
                     rec["A"] = float(inst[0])
                 else:
                     rec["solved"] = True
-                recs.append(InstanceRecord.from_dict(rec).to_dict())
+                recs.append(InstanceRecord.from_dict(rec).to_dict(ensure_key(tmp_path)))
             base = tmp_path / "solver" / "m" / item / "1"
             base.mkdir(parents=True)
             (base / "records.json").write_text(json.dumps(recs))
@@ -98,7 +121,8 @@ def _score_inputs(tmp_path):
             rows.append(row)
     table = tmp_path / "attempts.csv"
     for k, row in enumerate(rows):
-        fileio.atomic_write_json(tmp_path / "rows" / f"{k:03d}.json", row.to_dict())
+        path = tmp_path / "rows" / f"{k:03d}.json"
+        fileio.atomic_write_json(path, row.to_dict(at=path))
     write_table(sorted((tmp_path / "rows").glob("*.json")), table)
     cohort = tmp_path / "cohort.json"
     cohort.write_text(
@@ -283,8 +307,8 @@ def test_a_full_disk_in_tcsexam_run_is_one_line(tmp_path, capsys):
                 fh.write(b"\0" * 65536)
         assert main(_run_args(mnt / "out" / "records.json")) == 1
         err = capsys.readouterr().err.strip().splitlines()[-1]
-        assert "No space left on device" in err and "full" in err and str(mnt / "out" / "records") in err
-        assert sorted(p.name for p in (mnt / "out").rglob("*")) == ["records"]  # no partial file
+        assert "No space left on device" in err and "full" in err and str(mnt / "out") in err
+        assert sorted(p.name for p in (mnt / "out").rglob("*")) == ["records"]  # no partial file (no key)
 
 
 def test_a_read_only_results_folder_is_one_line(tmp_path, capsys):

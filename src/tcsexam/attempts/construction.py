@@ -21,6 +21,7 @@ from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow, failed_row, write_row
 from tcsexam.errors import InputError
+from tcsexam.recordkey import find_key
 from tcsexam.records import FAILURE_STATUSES, STATUSES, digest_problem
 
 TRACK = "construction"
@@ -48,7 +49,7 @@ def construction_row(
         row = _row_of(record, t, model, str(attempt), checker["checker"])
         checker.update(_checker_fields(record), score=row.score, score_status=row.score_status)
     inputs = {"records": records} if records.exists() else None
-    atomic_write_json(checker_output, seal(checker, inputs))
+    atomic_write_json(checker_output, seal(checker, inputs, at=checker_output))
     write_row(output, row, inputs)
     return row
 
@@ -62,7 +63,7 @@ def _one_record(path: Path, task: str, attempt: str) -> dict[str, Any]:
     if not isinstance(data, list) or len(data) != 1 or not isinstance(data[0], dict):
         raise InputError(f"{path}: a construction run has exactly one record")
     rec = data[0]
-    problem = digest_problem(rec)
+    problem = digest_problem(rec, find_key(path))
     if problem is not None:
         raise InputError(f"{path}: the record fails its integrity check ({problem})")
     if rec.get("status") not in STATUSES:

@@ -89,20 +89,21 @@ class AttemptRow:
     def identity(self) -> tuple[str, str, str, str]:
         return (self.model, self.track, self.item, self.attempt)
 
-    def to_dict(self, inputs: dict[str, str | Path] | None = None) -> dict[str, Any]:
-        """The row as written: its fields, the sha256 of the files it was computed from (`inputs`)
-        and a digest of its own content."""
+    def to_dict(self, inputs: dict[str, str | Path] | None = None, *, at: str | Path) -> dict[str, Any]:
+        """The row as written to the file `at`: its fields, the sha256 of the files it was computed
+        from (`inputs`) and a digest of its own content (under the key of the tree `at` is in)."""
         from tcsexam.integrity import seal
 
-        return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs)
+        return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs, at=at)
 
     @classmethod
-    def from_dict(cls, data: Any, source: str) -> AttemptRow:
+    def from_dict(cls, data: Any, source: str, *, at: str | Path) -> AttemptRow:
+        """A row read from the file `at` (`source` names it in messages)."""
         if not isinstance(data, dict):
             raise InputError(f"{source}: an attempt row must be a JSON object")
         from tcsexam.integrity import require_sound
 
-        require_sound(data, f"{source}: attempt row")
+        require_sound(data, f"{source}: attempt row", at=at)
         missing = [c for c in COLUMNS if c not in data]
         if missing:
             raise InputError(f"{source}: attempt row lacks {', '.join(missing)}")
@@ -178,7 +179,7 @@ def solver_row(
             "score_status": status,
             "refused": note,
         }
-        atomic_write_json(relative_output, seal(refusal, {"records": records}))
+        atomic_write_json(relative_output, seal(refusal, {"records": records}, at=relative_output))
         return failed_row(model, "solver", task, attempt, status, note, protocol, adoption_status), None
 
     if not records.exists():
@@ -189,7 +190,7 @@ def solver_row(
         result = solver_score(task, data, ref, str(records), require_digest=True)
     except InputError as exc:
         return fail("judge_failed", f"solver-score refused: {exc}")
-    atomic_write_json(relative_output, seal(result, {"records": records}))
+    atomic_write_json(relative_output, seal(result, {"records": records}, at=relative_output))
     reward = result.get("checker_reward")
     note = f"reference {result['reference_id']}; {result['n_ok']}/{result['n_eligible']} ok"
     if reward is not None:
@@ -230,23 +231,23 @@ def check_records_belong(data: Any, task: str, attempt: str, source: str) -> Non
 
 
 def write_row(path: str | Path, row: AttemptRow, inputs: dict[str, str | Path] | None = None) -> None:
-    atomic_write_json(path, row.to_dict(inputs))
+    atomic_write_json(path, row.to_dict(inputs, at=path))
 
 
 def read_row(path: str | Path) -> AttemptRow:
-    return AttemptRow.from_dict(read_json(path, "attempt row file"), str(path))
+    return AttemptRow.from_dict(read_json(path, "attempt row file"), str(path), at=path)
 
 
 def read_rows(path: str | Path) -> list[AttemptRow]:
     """A row file holds one row (a JSON object) or several (a JSON list of row objects)."""
     data = read_json(path, "attempt row file")
     if isinstance(data, list):
-        return [AttemptRow.from_dict(item, f"{path}: row {i + 1}") for i, item in enumerate(data)]
-    return [AttemptRow.from_dict(data, str(path))]
+        return [AttemptRow.from_dict(item, f"{path}: row {i + 1}", at=path) for i, item in enumerate(data)]
+    return [AttemptRow.from_dict(data, str(path), at=path)]
 
 
 def write_rows(path: str | Path, rows: list[AttemptRow]) -> None:
-    atomic_write_json(path, [row.to_dict() for row in rows])
+    atomic_write_json(path, [row.to_dict(at=path) for row in rows])
 
 
 def _cell(value: Any) -> str:

@@ -33,12 +33,12 @@ finished run becomes an OR-Space status is `record.outcome_verdict`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,11 +47,20 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_text, read_yaml
+from tcsexam.fileio import (
+    UntrustedFileError,
+    atomic_write_text,
+    exclusive_use,
+    read_untrusted,
+    read_yaml,
+    remove_tree,
+)
 from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
+from tcsexam.recordkey import ensure_key
+from tcsexam.runner.ray_job import make_scratch
 from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
 
 DEFAULT_TIME_LIMIT_S = 180.0
@@ -155,6 +164,7 @@ class WorkspaceContext:
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
     condition: str | None = None  #: the stage condition's slug, recorded in every record
+    hidden_paths: tuple[str, ...] = ()  #: hidden from the programs: the output folder, the record key's
     _sandbox_obj: Any = field(default=None, repr=False, compare=False)
 
     def limits(self):
@@ -250,7 +260,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             solver=UNKNOWN,
             **not_run,
         )
-    scratch = Path(tempfile.mkdtemp(prefix=f"orspace-{wid}-"))
+    scratch = Path(make_scratch(kind="orspace-"))
     try:
         copy = scratch / "workspace"
         shutil.copytree(
@@ -282,6 +292,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 readonly_paths=readonly,
                 writable_paths=[str(scratch)],
                 output_paths=[str(result_file)],
+                hidden_paths=ctx.hidden_paths,
             )
         except LaunchError as exc:
             if not exc.candidate_fault:
@@ -296,9 +307,9 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             )
         if outcome.sandbox_error:
             return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
-        result_text = _read(result_file) if result_file.exists() else None
+        result_text = _read(result_file, limits.output_bytes)
         exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
-        derived = derive(result_text, _read(scratch / "stdout.log"), exit_ok)
+        derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok)
         verdict = outcome_verdict(
             outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s
         )
@@ -318,14 +329,18 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             **verdict,
         )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, limit: int) -> str | None:
+    """A file the program could have written or replaced (its result file, stdout in its writable
+    scratch), read with `read_untrusted`: None when absent, unreadable, or not a regular file (a
+    link, a FIFO: never followed, never waited on)."""
     try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
+        data = read_untrusted(path, limit)
+    except (OSError, UntrustedFileError):
+        return None
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callable, *, watchdog_s: float) -> None:
@@ -384,7 +399,15 @@ def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, st
         )
 
 
-def execute(
+def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, **options: Any) -> dict[str, Any]:
+    """Run every selected submission (`modes`, `workspace_ids`; `progress` gets each line); returns
+    a summary. Writes records and predictions.jsonl. One run per output folder at a time: a
+    second one on the same `out_dir` stops at once with one line (`fileio.exclusive_use`)."""
+    with contextlib.ExitStack() as hold:  # the lock is taken once the input is checked
+        return _execute(workspaces_root, Path(out_dir), settings, hold=hold, **options)
+
+
+def _execute(
     workspaces_root: Path,
     out_dir: Path,
     settings: ExecuteSettings,
@@ -393,9 +416,9 @@ def execute(
     workspace_ids: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
     condition: str | None = None,
+    hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
-    """Run every selected submission; returns a summary. Writes records and predictions.jsonl.
-    `condition`: the stage condition's slug when the folder has no stage manifest saying it."""
+    """`condition`: the stage condition's slug when the folder has no stage manifest saying it."""
     from tcsexam.orspace.conditions import staged_condition
     from tcsexam.runner.limiter import Limits
 
@@ -425,7 +448,9 @@ def execute(
     condition = staged_condition(workspaces_root, condition)
     image = sandbox.image_id() if hasattr(sandbox, "image_id") else None  # a new docker image reruns
     keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}
-    store = RecordStore(out_dir / "records", WorkspaceRecord)
+    hold.enter_context(exclusive_use([(out_dir / "records", True)]))
+    seal_key = ensure_key(out_dir, near=out_dir / "records")
+    store = RecordStore(out_dir / "records", WorkspaceRecord, key=seal_key)
     store.prepare()
 
     records: dict[str, WorkspaceRecord] = {}
@@ -456,7 +481,10 @@ def execute(
                 f"({record.failure_mode or 'ok'}); failures {failures}; ETA {eta:.0f} s"
             )
 
-    ctx = WorkspaceContext(settings=settings, workspaces=found, keys=keys, entries=entries, condition=condition)
+    hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
+    ctx = WorkspaceContext(
+        settings=settings, workspaces=found, keys=keys, entries=entries, condition=condition, hidden_paths=hidden
+    )
     run_in_pool(ctx, todo, settings.workers, on_result, watchdog_s=3 * float(settings.time_limit_s) + 120.0)
 
     infra = sorted(w for w, r in records.items() if r.infrastructure_error)

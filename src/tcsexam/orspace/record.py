@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcsexam.orspace.objectives import FAILURE_MODES, status_failure_mode
+from tcsexam.recordkey import RecordKey
 from tcsexam.records import StoredRecord, record_digest
 from tcsexam.runner.limiter.types import Termination
 
@@ -86,16 +87,17 @@ class WorkspaceRecord(StoredRecord):
         """The record's line of predictions.jsonl."""
         return {name: getattr(self, name) for name in PREDICTION_FIELDS}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
         """The record as written: `schema_version` first, `limiter` only when a program ran,
-        `tries` only when set, `digest` last."""
+        `tries` only when set, `digest` (the HMAC under `key`; none without one) last."""
         data = {"schema_version": self.schema_version}
         data.update((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in _NOT_IN_BODY)
         if self.limiter is None:
             del data["limiter"]
         if self.tries is not None:
             data["tries"] = self.tries
-        data["digest"] = record_digest(data)
+        if key is not None:
+            data["digest"] = record_digest(data, key)
         return data
 
     @classmethod

@@ -86,6 +86,7 @@ def _check_object(t, folder: Path, output: Path, attempt: str | None, records_di
     from tcsexam import HARNESS_VERSION
     from tcsexam.fileio import atomic_write_json
     from tcsexam.problems.constructions._base import checker_id
+    from tcsexam.recordkey import run_key
     from tcsexam.records import InstanceRecord, Status
     from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
@@ -101,7 +102,8 @@ def _check_object(t, folder: Path, output: Path, attempt: str | None, records_di
         meta={**inst.meta, "checker": checker_id(problem)},
         problem=t.problem,
     )
-    store = RecordStore(records_dir)
+    seal_key = run_key(output, records_dir, folder)
+    store = RecordStore(records_dir, key=seal_key)
     store.prepare()
     found = store.lookup(inst.name, key)
     record = found.reused
@@ -132,5 +134,5 @@ def _check_object(t, folder: Path, output: Path, attempt: str | None, records_di
             **fields,
         )
         store.write(record)
-    atomic_write_json(output, [record.to_dict()])
+    atomic_write_json(output, [record.to_dict(seal_key)])
     print(f"tcsexam construction run: {t.id}: {record.status} {record.message}".rstrip(), file=sys.stderr)

@@ -39,7 +39,7 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_yaml
+from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
 from tcsexam.runner.sandboxes import run_limited
@@ -151,7 +151,7 @@ def build_candidate(
     if build_dir.exists():
         shutil.rmtree(build_dir)
     build_dir.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(candidate.dir, build_dir, symlinks=True)
+    shutil.copytree(candidate.dir, build_dir, symlinks=True, ignore=special_files)
     values = {
         "instance": "",
         "solution": "",
@@ -205,11 +205,9 @@ def _short(text: str, limit: int = MESSAGE_MAX) -> str:
 
 
 def _read_certificate(path: Path, cap: int) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(cap + 1)
-    except (FileNotFoundError, IsADirectoryError):
-        return None
+    """The certificate's bytes (at most cap + 1), None when there is none; `UntrustedFileError`
+    when the candidate put a link, FIFO, device or folder there (`read_untrusted`)."""
+    return read_untrusted(path, cap)
 
 
 _parsed_cache: dict[tuple[str, str, int, int], Any] = {}
@@ -314,13 +312,16 @@ def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, exp
     """None when `path` still holds the instance; else restore it atomically from `pristine`
     and say what happened (for the record)."""
     try:
-        now = path.stat()
+        now = os.lstat(path)  # a link, FIFO or device put in its place is never followed or opened
         same = (now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == (
             before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns,
         )  # fmt: skip
-        if same or hashlib.sha256(path.read_bytes()).hexdigest() == expected:
+        data = None if same else read_untrusted(path, len(pristine), one_link=False)
+        if same or (data is not None and hashlib.sha256(data).hexdigest() == expected):
             return None
-        what = "changed"
+        what = "changed" if data is not None else "removed"
+    except UntrustedFileError:
+        what = "replaced (by something that is not a regular file)"
     except OSError:
         what = "removed or made unreadable"
     tmp = path.with_name(f".{path.name}.tcsexam-restore-{os.getpid()}")
@@ -407,7 +408,12 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
     if status is not None:
         record.status, record.message = status, _short(message)
         return
-    cert = _read_certificate(solution, limits.output_bytes)
+    try:
+        cert = _read_certificate(solution, limits.output_bytes)
+    except UntrustedFileError as exc:
+        record.status = Status.INVALID.value
+        record.message = f"the certificate {SOLUTION_NAME} is not a file the program wrote: {exc}"
+        return
     if cert is None:
         record.status = Status.INVALID.value
         record.message = "no certificate written"

@@ -15,6 +15,7 @@ Solver failures are records; only bad input raises (`InputError`, exit 1).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 import sys
 import tempfile
@@ -26,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tcsexam.errors import InputError, UsageError
-from tcsexam.fileio import atomic_write_json
+from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
+from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
@@ -90,6 +92,25 @@ def hidden_paths(output: Path, records_dir: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _one_run_per_output(run):
+    """`run_task` holds an exclusive lock on its --output and its records folder while it runs
+    (`fileio.exclusive_use`): a second run on either stops at once with one line (exit 1)."""
+
+    @functools.wraps(run)
+    def locked(**options):
+        output, records_dir = _output_paths(options["output"], options.get("records_dir"))
+        with exclusive_use([(output, False), (records_dir, True)]):
+            return run(**options)
+
+    return locked
+
+
+def _output_paths(output, records_dir) -> tuple[Path, Path]:
+    output = Path(output)
+    return output, Path(records_dir) if records_dir is not None else output.parent / "records"
+
+
+@_one_run_per_output
 def run_task(
     *,
     task: str | Path,
@@ -129,8 +150,7 @@ def run_task(
     if ray_address and ray_head:
         raise UsageError("--ray-address and --ray-head exclude each other")
 
-    output = Path(output)
-    records_dir = Path(records_dir) if records_dir is not None else output.parent / "records"
+    output, records_dir = _output_paths(output, records_dir)
     if output.parent.resolve() == records_dir.resolve():
         raise UsageError("--output must not be inside --records-dir (it holds only instance records)")
 
@@ -177,7 +197,8 @@ def run_task(
             problem=task_obj.problem,
         )
 
-    store = RecordStore(records_dir)
+    seal_key = run_key(output, records_dir, candidate_dir)
+    store = RecordStore(records_dir, key=seal_key)
     store.prepare()
     summary = RunSummary(task=task_obj.id, total=len(selected), output=output, records_dir=records_dir)
     summary.candidate_error = candidate_error
@@ -213,7 +234,7 @@ def run_task(
         candidate_hash=candidate_hash,
         sandbox_image=image,
         instance_hashes=instance_hashes,
-        hidden_paths=hidden_paths(output, records_dir),
+        hidden_paths=tuple(sorted({*hidden_paths(output, records_dir), str(seal_key.path.parent)})),
     )
 
     def finish(name: str, record: InstanceRecord) -> None:
@@ -265,7 +286,7 @@ def run_task(
             # nothing can be mounted read-only: the candidate runs in a private copy of its folder
             # (outside the results tree), and its real folder is checked afterwards
             private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
-            shutil.copytree(built.dir, private / built.dir.name, symlinks=True)
+            shutil.copytree(built.dir, private / built.dir.name, symlinks=True, ignore=special_files)
             built = dataclasses.replace(built, dir=private / built.dir.name)
         try:
             if pending:
@@ -300,7 +321,7 @@ def run_task(
 
     summary.records = [results[inst.name] for inst in selected]
     summary.statuses = Counter(r.status for r in summary.records)
-    atomic_write_json(output, [r.to_dict() for r in summary.records])
+    atomic_write_json(output, [r.to_dict(seal_key) for r in summary.records])
     summary.wall_s = time.perf_counter() - t_start
     say(summary.line())
     if summary.candidate_error is not None:

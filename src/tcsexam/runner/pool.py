@@ -30,9 +30,7 @@ How a job gets its Ray (`start_ray`) and cleans up after a killed actor (`kill_r
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -40,8 +38,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.fileio import remove_tree
 from tcsexam.records import InstanceRecord, Status
-from tcsexam.runner.ray_job import exit_with_parent, kill_run_orphans
+from tcsexam.runner.ray_job import (
+    exit_with_parent,
+    kill_run_orphans,
+    make_scratch,
+    remove_run_scratch,
+    sweep_dead_scratch,
+)
 
 #: resubmissions after an infrastructure failure: the one retry policy (CLI, run_task, pools)
 DEFAULT_MAX_RETRIES = 2
@@ -157,7 +162,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
                 "hidden_paths": ctx.hidden_paths,
                 **identity,
             }
-        scratch = tempfile.mkdtemp(prefix="tcsexam-", dir=ctx.scratch_root)
+        scratch = make_scratch(ctx.scratch_root)
         record = run_instance(
             ctx.task,
             ctx.instance(name),
@@ -177,7 +182,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
         return infrastructure_record(ctx, name, msg[:500])
     finally:
         if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,6 +215,7 @@ class InProcessPool:
         self.ctx = ctx
         self.max_retries = max_retries
         self.on_dispatch = on_dispatch
+        sweep_dead_scratch(getattr(ctx, "scratch_root", None))  # what killed jobs left
 
     def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
         retry = _Retry(self.max_retries, on_result)
@@ -336,6 +342,8 @@ class RayPool:
         self.batch_s = batch_s
         self.max_batch = max(1, int(max_batch))
         self._ctx_ref = ray.put(ctx)
+        self._scratch_root = getattr(ctx, "scratch_root", None)
+        sweep_dead_scratch(self._scratch_root)  # what killed jobs and actors left
         self.actors: list = []
         self._where: dict = {}  # actor -> ref of (hostname, pid)
         self.lost_actors = 0
@@ -373,6 +381,7 @@ class RayPool:
             return
         if host == socket.gethostname():
             self.orphans_killed += kill_run_orphans(pid)
+            remove_run_scratch(pid, self._scratch_root)  # its own cleanup died with it
 
     def _batch(self, queue: deque, actors: int) -> list[tuple[str, int]]:
         """The next call's instances: a retried one alone; else as many as an actor runs in
@@ -499,6 +508,8 @@ class RayPool:
         while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in self._closed_pids):
             time.sleep(0.05)
         killed = sum(kill_run_orphans(pid) for pid in self._closed_pids)
+        for pid in self._closed_pids:
+            remove_run_scratch(pid, self._scratch_root)
         self._closed_pids = []
         self.orphans_killed += killed
         return killed

@@ -8,21 +8,28 @@ initialised in this process it is reused and left running.
 A run's processes carry its run marker (`TCSEXAM_RUN_MARKER=<harness pid>-...`, set by the
 limiter): `kill_run_orphans` finds them after their harness (an actor) died, `sigterm_as_exit` lets
 a cancelled job stop Ray and its actors cleanly, and an actor whose parent (the raylet) went away
-kills its runs and exits (`exit_with_parent`).
+kills its runs and exits (`exit_with_parent`). Each run's scratch folder carries the pid of the
+process that made it (`make_scratch`): the driver removes a lost actor's (`remove_run_scratch`),
+and each job sweeps those of processes that are gone at its start (`sweep_dead_scratch`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from tcsexam.fileio import remove_tree
 
 
 @dataclass
@@ -122,9 +129,74 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
             time.sleep(interval_s)
             if os.getppid() != parent:
                 kill_run_orphans(os.getpid())
+                remove_run_scratch(os.getpid())
                 os._exit(1)
 
     threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()
+
+
+#: Every run's scratch folder is `<tmp>/tcsexam-run-<machine>-<pid of the process running it>-<random>`
+#: (`<machine>`: this host and pid namespace, so a shared temp folder never mixes up two machines'
+#: pids), so the driver can remove what a killed actor left (`remove_run_scratch`) and the next job
+#: what a dead one left (`sweep_dead_scratch`).
+SCRATCH_PREFIX = "tcsexam-run-"
+
+
+@functools.cache
+def _machine() -> str:
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return hashlib.sha256(f"{socket.gethostname()}\0{namespace}".encode()).hexdigest()[:8]
+
+
+def scratch_prefix(pid: int) -> str:
+    """The name every scratch folder of process `pid` on this machine starts with."""
+    return f"{SCRATCH_PREFIX}{_machine()}-{int(pid)}-"
+
+
+def make_scratch(root: str | None = None, kind: str = "") -> str:
+    """A fresh private scratch folder for one run of this process, under `root` (None: $TMPDIR)."""
+    return tempfile.mkdtemp(prefix=scratch_prefix(os.getpid()) + kind, dir=root)
+
+
+def _scratch_folders(root: str | None) -> Iterator[tuple[int, str]]:
+    """(pid, path) of this machine's scratch folders under `root`."""
+    base = root or tempfile.gettempdir()
+    mine = f"{SCRATCH_PREFIX}{_machine()}-"
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(mine):
+            continue
+        pid, _, _ = entry.name[len(mine) :].partition("-")
+        if pid.isdigit() and entry.is_dir(follow_symlinks=False):
+            yield int(pid), entry.path
+
+
+def remove_run_scratch(harness_pid: int, root: str | None = None) -> int:
+    """Remove the scratch folders of the runs of process `harness_pid` (an actor that was killed:
+    its own cleanup never ran), after `kill_run_orphans` stopped its candidates. Returns how many."""
+    gone = 0
+    for pid, path in _scratch_folders(root):
+        if pid == harness_pid:
+            remove_tree(path)
+            gone += 1
+    return gone
+
+
+def sweep_dead_scratch(root: str | None = None) -> int:
+    """At a job's start: remove the scratch folders whose process is gone (an actor or job killed
+    before it could clean up). A folder of a live process (another job's actor) is left alone."""
+    gone = 0
+    for pid, path in _scratch_folders(root):
+        if not os.path.exists(f"/proc/{pid}"):
+            remove_tree(path)
+            gone += 1
+    return gone
 
 
 def kill_run_orphans(harness_pid: int) -> int:

@@ -7,7 +7,8 @@ limits, the harness version, the sandbox, the seed, the instance's checker metad
 reuses a record only if its key matches and its status is not `infrastructure_error`; everything
 else is run again and replaced.
 
-Every record also carries a digest of its own content (`tcsexam.records.record_digest`). A record
+Every record also carries a digest of its own content (`tcsexam.records.record_digest`, an HMAC
+under the results tree's key, `tcsexam.recordkey`). A record
 that does not parse, fails its digest, names another instance or was made under another key is
 never reused: it is set aside into `<records-dir>/.set-aside/<timestamp>/` (kept, with the reason
 in `reasons.txt` there, never deleted) and its instance runs again.
@@ -18,10 +19,12 @@ deleted) so that the next run redoes only those instances; damaged records are a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,7 +33,8 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import atomic_write_json, exclusive_use, file_kind, read_json
+from tcsexam.recordkey import RecordKey, ensure_key, find_key
 from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord, digest_problem
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
@@ -79,35 +83,60 @@ def hash_file(path: str | os.PathLike) -> str:
 
 
 def candidate_files(directory: str | os.PathLike) -> list[Path]:
-    """The files that define a candidate, as sorted relative paths (caches left out)."""
+    """The files that define a candidate, as sorted relative paths (caches left out): regular
+    files, symbolic links (a link to a folder too: listed, not followed) and any other kind of
+    file (a FIFO, a socket, a device), never opened here."""
     root = Path(directory)
     files = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        for name in filenames:
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and d not in links)
+        for name in (*filenames, *links):
             if name.endswith(IGNORED_SUFFIXES):
                 continue
             files.append((Path(dirpath) / name).relative_to(root))
     return sorted(files, key=lambda p: p.as_posix())
 
 
+_NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+def _hash_entry_into(h: hashlib._Hash, full: Path) -> None:
+    """One candidate file into `h`: a link by its target text, a regular file by size, executable
+    bit and bytes (opened with O_NOFOLLOW | O_NONBLOCK and checked with fstat, so a FIFO or a link
+    swapped in meanwhile is never waited on or followed), anything else by its kind alone."""
+    st = os.lstat(full)
+    if stat.S_ISLNK(st.st_mode):
+        h.update(b"link\0" + os.readlink(full).encode("utf-8", "surrogateescape") + b"\0")
+        return
+    if not stat.S_ISREG(st.st_mode):
+        h.update(b"special\0" + file_kind(st.st_mode).encode() + b"\0")
+        return
+    fd = os.open(full, _NOFOLLOW_READ)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            h.update(b"special\0" + file_kind(st.st_mode).encode() + b"\0")
+            return
+        h.update(b"file\0%d\0%d\0" % (st.st_size, st.st_mode & 0o111))
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+
+
 def hash_candidate(directory: str | os.PathLike) -> str:
     """sha256 over the candidate's relative paths and file contents, in sorted order.
 
-    A symbolic link is hashed by its target text (a link out of the folder is not followed).
+    A symbolic link is hashed by its target text (a link out of the folder is not followed), a
+    FIFO, socket or device by its kind: nothing but a regular file is opened, so a FIFO planted
+    in the folder (under `local`) cannot hang the hash.
     """
     root = Path(directory)
     h = hashlib.sha256()
     for rel in candidate_files(root):
         full = root / rel
-        h.update(b"path\0" + rel.as_posix().encode("utf-8") + b"\0")
+        h.update(b"path\0" + rel.as_posix().encode("utf-8", "surrogateescape") + b"\0")
         try:
-            if full.is_symlink():
-                h.update(b"link\0" + os.readlink(full).encode("utf-8") + b"\0")
-            else:
-                st = full.stat()
-                h.update(b"file\0%d\0%d\0" % (st.st_size, st.st_mode & 0o111))
-                _hash_file_into(h, full)
+            _hash_entry_into(h, full)
         except OSError as exc:
             raise InputError(f"{full}: cannot read candidate file: {exc.strerror or exc}") from None
     return h.hexdigest()
@@ -188,11 +217,25 @@ class RecordStore:
     """The folder of one attempt's per-instance records (or of an OR-Space run's per-workspace
     records: `record_type` is then `tcsexam.orspace.record.WorkspaceRecord`; see `StoredRecord`)."""
 
-    def __init__(self, directory: str | os.PathLike, record_type: type[StoredRecord] = InstanceRecord):
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        record_type: type[StoredRecord] = InstanceRecord,
+        key: RecordKey | None = None,
+    ):
         self.dir = Path(directory)
         self.record_type = record_type
+        self._key = key
+        self._looked = False  #: find_key ran (a tree without a key is not searched per record)
         self._aside: Path | None = None
         self.set_aside: list[tuple[str, str, str]] = []  #: (instance, reason, detail) this session
+
+    @property
+    def key(self) -> RecordKey | None:
+        """The key its records are sealed with (given, or the tree's: `tcsexam.recordkey.find_key`)."""
+        if self._key is None and not self._looked:
+            self._key, self._looked = find_key(self.dir), True
+        return self._key
 
     @property
     def set_aside_dir(self) -> Path:
@@ -249,7 +292,7 @@ class RecordStore:
         problem = kind.shape_problem(data)
         if problem is not None:
             return Lookup(None, "unreadable", problem)
-        problem = digest_problem(data)
+        problem = digest_problem(data, self.key)
         if problem is not None:
             return Lookup(None, "digest-mismatch", problem)
         named = data.get(kind.NAME_FIELD)
@@ -279,7 +322,9 @@ class RecordStore:
         # no fsync per record (it cost 8 ms per instance on a busy 2-core machine, found with
         # benchmarks/throughput.py): the rename is atomic against a kill, and a record torn by a
         # power cut fails its digest, is set aside and rerun
-        atomic_write_json(path, record.to_dict(), durable=False)
+        if self.key is None:  # a store on its own: the tree is the folder holding the records folder
+            self._key = ensure_key(self.dir.parent, near=self.dir)
+        atomic_write_json(path, record.to_dict(self.key), durable=False)
         return path
 
     def records(self) -> list[tuple[Path, InstanceRecord]]:
@@ -311,7 +356,7 @@ class RecordStore:
             if not isinstance(named, str) or record_filename(named) != path.name:
                 out.append((path, None, f"record is for {kind.NOUN} {named!r}, not this file's"))
                 continue
-            problem = digest_problem(data)
+            problem = digest_problem(data, self.key)
             if problem is not None:
                 out.append((path, None, problem))
                 continue
@@ -360,6 +405,13 @@ def repair(
                 wanted.add(s)
             else:
                 raise InputError(f"unknown status {s!r}: use one of {', '.join(sorted(STATUSES))} or 'any'")
+    with contextlib.ExitStack() as hold:
+        if not dry_run:  # never under a run that is writing the folder
+            hold.enter_context(exclusive_use([(store.dir, True)]))
+        return _choose_and_move(store, wanted, names, dry_run)
+
+
+def _choose_and_move(store: RecordStore, wanted: set[str], names: list[str] | None, dry_run: bool) -> RepairResult:
     scanned = store.scan()
     present = {rec.instance for _, rec, _ in scanned if rec is not None}
     chosen: list[tuple[Path, str, str, str]] = []  # (path, name, what, reason for reasons.txt)
@@ -395,11 +447,12 @@ def records_file_problem(path: str | os.PathLike, records_dir: str | os.PathLike
     if not isinstance(data, list):
         return "not a JSON list of records"
     store = RecordStore(records_dir)
+    key = find_key(path)
     seen: set[str] = set()
     for i, rec in enumerate(data):
         if not isinstance(rec, dict):
             return f"record {i + 1} is not a JSON object"
-        problem = digest_problem(rec)
+        problem = digest_problem(rec, key)
         if problem is not None:
             return f"record {i + 1} ({rec.get('instance')!r}): {problem}"
         name = rec.get("instance")

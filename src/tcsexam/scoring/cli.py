@@ -145,7 +145,7 @@ def _score(args: argparse.Namespace) -> int:
     _write(args.output, result)
     if args.checksums:
         inputs = {"output": args.output, "attempts": args.attempts, "cohort": args.cohort}
-        _write(args.checksums, seal({"index": args.output}, inputs))
+        _write(args.checksums, seal({"index": args.output}, inputs, at=args.checksums))
     for warning in result["warnings"]:
         print(f"warning: {warning}")
     for name, model in result["models"].items():

@@ -354,7 +354,7 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
         data = read_json(path, "solver-score output")
         if not isinstance(data, dict):
             raise InputError(f"{path}: a solver-score output must be a JSON object")
-        require_sound(data, f"{where(i)}: {path}")
+        require_sound(data, f"{where(i)}: {path}", at=path)
         if data.get("reference_id") != cohort.solver_reference_id:
             raise InputError(
                 f"{where(i)}: {path} was scored against reference {data.get('reference_id')!r}, but the cohort "

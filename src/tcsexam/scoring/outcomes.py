@@ -12,7 +12,8 @@ Rules (the spec's "From instance records to a task score"):
 - `infrastructure_error`, an unknown status, a missing or repeated instance name: refused.
 - `reward` (the checker's original reward) is kept when it is a finite number; null or absent
   means the record carries no reward; anything else is refused.
-- a record carrying a `digest` (every record `tcsexam run` writes) must match it: an edited
+- a record carrying a `digest` (every record `tcsexam run` writes) must match it under the record
+  key of the tree the file is in (`source` is the file's path; `tcsexam.recordkey`): an edited
   record is never scored. With `require_digest` (the workflow) a record without one is refused too.
 """
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number
+from tcsexam.recordkey import RecordKey, find_key
 from tcsexam.records import DIGEST_FIELD, FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, digest_problem
 
 _FAILURES = frozenset(str(s) for s in FAILURE_STATUSES)
@@ -66,7 +68,8 @@ def _solve_value(rec: dict, where: str) -> float:
 
 
 def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = False) -> Outcomes:
-    """Validate a decoded records list; `source` (the file name) prefixes every error message."""
+    """Validate a decoded records list; `source` (the file name) prefixes every error message and
+    says where the record key that checks the digests is (`find_key(source)`)."""
     if not isinstance(records, list):
         raise InputError(f"{source}: records must be a JSON list of objects, not {type(records).__name__}")
     n = len(records)
@@ -77,6 +80,7 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
     ok = np.zeros(n, dtype=bool)
     rewards = np.full(n, np.nan)
     objective = kind == "objective"
+    key: RecordKey | None | bool = False  # looked up at the first record that carries a digest
     for i, rec in enumerate(records):
         if type(rec) is not dict:
             raise InputError(f"{source}: record {i + 1} is not a JSON object")
@@ -89,7 +93,9 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
             )
         position[name] = i
         if require_digest or DIGEST_FIELD in rec:
-            problem = digest_problem(rec)
+            if key is False:
+                key = find_key(source)
+            problem = digest_problem(rec, key)
             if problem is not None:
                 raise InputError(
                     f"{source}: instance {name!r}: record {i + 1} fails its integrity check ({problem}); "

@@ -82,7 +82,7 @@ def _check_json(path: Path, what: str, inputs: dict[str, Path] | None, expect: d
         return str(exc).removeprefix(f"{path}: ")
     if not isinstance(data, dict):
         return f"not a {what}"
-    problem = seal_problem(data, inputs)
+    problem = seal_problem(data, inputs, at=path)
     if problem is not None:
         return problem
     for key, want in (expect or {}).items():
@@ -165,7 +165,7 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
                 inputs = {"records": records}
                 if data.get("score_status") == "valid":
                     inputs["relative"] = relative
-                reason = seal_problem(data, inputs)
+                reason = seal_problem(data, inputs, at=row)
             if reason:
                 mark(row, reason)
     for model in plan.models:

@@ -6,7 +6,10 @@
    first on PATH; when there is none, one clear line says to activate the venv.
 2. The config is checked (`Plan.check`): a typo in a model name, `solvers_dir`, `verdicts_dir` or
    the reference stops here, so `snakemake -n` shows it.
-3. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
+3. The evaluation tree's record key (`tcsexam.recordkey`, `<results>/<suite>/<protocol>/.tcsexam-key`)
+   is created when it has none, so every job of the run seals its records with the one key, and
+   the tree copied (e.g. for `tcsexam compare`) carries it.
+4. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
    run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
    job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
    only lists what it would set aside.
@@ -105,6 +108,7 @@ def _locked(workdir: Path) -> bool:
 
 def prepare(config: dict, basedir: str, *, main_process: bool = True, argv: list[str] | None = None):
     """The checked Plan of this workflow run (see the module docstring)."""
+    from tcsexam.recordkey import ensure_key
     from tcsexam.workflow.heal import heal
     from tcsexam.workflow.plan import Plan
 
@@ -119,6 +123,8 @@ def prepare(config: dict, basedir: str, *, main_process: bool = True, argv: list
     if not main_process or mode == "none" or _locked(Path.cwd()):
         return plan
     try:
+        if mode != "dry":  # the evaluation tree's record key, before any job (they all find this one)
+            ensure_key(plan.layout.root)
         report = heal(plan, dry_run=mode == "dry")
     except InputError as exc:
         _fail(str(exc))

@@ -34,10 +34,12 @@ def ref(tmp_path):
 
 def _records(tmp_path, records, seal=True):
     """A records.json as `tcsexam run` writes it: each record with the digest of its content."""
+    from tcsexam.recordkey import ensure_key
     from tcsexam.records import record_digest
 
     if seal:
-        records = [{**r, "digest": record_digest(r)} for r in records]
+        key = ensure_key(tmp_path)
+        records = [{**r, "digest": record_digest(r, key)} for r in records]
     path = tmp_path / "records.json"
     path.write_text(json.dumps(records))
     return path

@@ -127,7 +127,7 @@ def test_construction_txt_is_checked_and_reused(tmp_path):
     out = tmp_path / "out" / "records.json"
     rec = judge_submission(task=TASK, submission=sub, output=out, attempt="1")
     assert (rec["status"], rec["A"], rec["reward"]) == ("ok", 127.0, 1.0)
-    assert rec["extra"]["submission"] == "construction.txt" and rec["digest"].startswith("sha256:")
+    assert rec["extra"]["submission"] == "construction.txt" and rec["digest"].startswith("hmac-sha256:")
     stored = next((tmp_path / "out" / "records").glob("*.json"))
     mtime = stored.stat().st_mtime_ns
     assert judge_submission(task=TASK, submission=sub, output=out, attempt="1") == rec
@@ -223,20 +223,22 @@ def test_rows_without_or_with_bad_records(tmp_path):
                            checker_output=tmp_path / "c.json", output=tmp_path / "row.json")  # fmt: skip
     assert row.score_status == "not_finished" and row.score is None
     rec = {"instance": "golomb-ruler-14", "status": "infrastructure_error", "message": "sandbox died"}
+    from tcsexam.recordkey import ensure_key
     from tcsexam.records import InstanceRecord
 
+    key = ensure_key(tmp_path)
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([InstanceRecord(**rec).to_dict()]))
+    bad.write_text(json.dumps([InstanceRecord(**rec).to_dict(key)]))
     row = construction_row(task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json",
                            output=tmp_path / "row.json")  # fmt: skip
     assert row.score_status == "judge_failed" and "sandbox died" in row.note
-    edited = InstanceRecord(instance="golomb-ruler-14", status="ok", A=127.0, reward=1.0).to_dict()
+    edited = InstanceRecord(instance="golomb-ruler-14", status="ok", A=127.0, reward=1.0).to_dict(key)
     edited["reward"] = 5.0  # edited after it was written
     bad.write_text(json.dumps([edited]))
     row = construction_row(task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json",
                            output=tmp_path / "row.json")  # fmt: skip
     assert row.score_status == "judge_failed" and "integrity" in row.note
-    other = InstanceRecord(instance="golomb-ruler-14", status="ok", A=127.0, reward=1.0, attempt="2").to_dict()
+    other = InstanceRecord(instance="golomb-ruler-14", status="ok", A=127.0, reward=1.0, attempt="2").to_dict(key)
     bad.write_text(json.dumps([other]))
     row = construction_row(task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json",
                            output=tmp_path / "row.json")  # fmt: skip

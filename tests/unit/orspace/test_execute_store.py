@@ -18,6 +18,7 @@ from tcsexam.errors import InputError
 from tcsexam.orspace import execute as orspace_execute
 from tcsexam.orspace.execute import ExecuteSettings, WorkspaceContext, execute
 from tcsexam.orspace.record import WorkspaceRecord
+from tcsexam.recordkey import KEY_FILE, find_key
 from tcsexam.records import digest_problem
 from tcsexam.runner.limiter import LaunchError
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
@@ -54,7 +55,8 @@ def test_resume_reuses_matching_records_and_sets_a_damaged_one_aside(tmp_path):
         "condition": None,
     }
     stored = json.loads((out / "records" / "or_space_001_build.json").read_text())
-    assert digest_problem(stored) is None and stored["key"].startswith("sha256:")
+    assert digest_problem(stored, find_key(out)) is None and stored["key"].startswith("sha256:")
+    assert stored["digest"].startswith("hmac-sha256:") and (out / KEY_FILE).stat().st_mode & 0o777 == 0o600
     assert WorkspaceRecord.from_dict(stored).objective == 1.5
 
     again = execute(root, out, SETTINGS)
@@ -122,7 +124,7 @@ def test_an_infrastructure_failure_is_retried_then_recorded_as_infrastructure_er
     assert record["failure_mode"] == "infrastructure_error" and record["status"] is None
     assert record["tries"] == DEFAULT_MAX_RETRIES + 1 and record["mode"] == "build" and record["key"]
     assert record["message"].startswith("harness could not start the program: no fork for you")
-    assert digest_problem(record) is None
+    assert digest_problem(record, find_key(out)) is None
     assert not (out / "predictions.jsonl").exists()
 
     # an infrastructure_error record is never reused: the rerun runs it again

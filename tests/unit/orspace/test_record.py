@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
+from tcsexam.recordkey import ensure_key
 from tcsexam.records import digest_problem
 from tcsexam.runner.limiter import Termination
 
@@ -71,14 +72,16 @@ def sample(**fields) -> WorkspaceRecord:
     return WorkspaceRecord(**base)
 
 
-def test_round_trip_through_json_keeps_every_field_and_the_digest():
+def test_round_trip_through_json_keeps_every_field_and_the_digest(tmp_path):
+    key = ensure_key(tmp_path)
     record = sample()
-    data = json.loads(json.dumps(record.to_dict()))
+    data = json.loads(json.dumps(record.to_dict(key)))
     assert list(data) == [*FIELDS, "digest"]  # the fields of the former dict records, then the digest
-    assert digest_problem(data) is None
+    assert digest_problem(data, key) is None
     back = WorkspaceRecord.from_dict(data)
     assert back.digest == data["digest"] and dataclasses.replace(back, digest=None) == record
-    assert back.to_dict() == data
+    assert back.to_dict(key) == data
+    assert "digest" not in record.to_dict()  # no key, no digest
     assert record.prediction() == {
         "workspace_id": "or_space_007_revise",
         "status": "Optimal",
@@ -89,19 +92,20 @@ def test_round_trip_through_json_keeps_every_field_and_the_digest():
     }
 
 
-def test_a_record_of_no_run_has_no_limiter_field():
+def test_a_record_of_no_run_has_no_limiter_field(tmp_path):
+    key = ensure_key(tmp_path)
     missing = sample(limiter=None, exit_code=None, termination=None, status="Missing", failure_mode="missing_output")
-    data = missing.to_dict()
-    assert "limiter" not in data and digest_problem(data) is None
+    data = missing.to_dict(key)
+    assert "limiter" not in data and digest_problem(data, key) is None
     assert WorkspaceRecord.from_dict(data) == dataclasses.replace(missing, digest=data["digest"])
 
 
-def test_tries_are_written_only_after_a_retry_and_infrastructure_errors_say_so():
+def test_tries_are_written_only_after_a_retry_and_infrastructure_errors_say_so(tmp_path):
     infra = sample(status=None, objective=None, failure_mode="infrastructure_error", message="sandbox failed: x")
     assert infra.infrastructure_error and not sample().infrastructure_error
     again = infra.retried(3)
     assert again.message == "sandbox failed: x (after 3 tries)" and again.tries == 3
-    data = again.to_dict()
+    data = again.to_dict(ensure_key(tmp_path))
     assert data["tries"] == 3 and list(data)[-2:] == ["tries", "digest"]
     assert WorkspaceRecord.from_dict(data).tries == 3
     ok = sample().retried(2)

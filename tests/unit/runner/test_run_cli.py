@@ -108,7 +108,7 @@ def test_run_writes_records_in_task_order_and_reuses_them(setup, capsys):
     assert all(r["key"].startswith("sha256:") and r["attempt"] == "1" and r["task"] == "tiny-maxcut" for r in recs)
     assert sorted(executed(root)) == ["a", "b", "c"]
     store = RecordStore(root / "out" / "records")
-    assert [store.load(n).to_dict() for n in "abc"] == recs
+    assert [store.load(n).to_dict(store.key) for n in "abc"] == recs
     assert run(root, task, cand) == 0
     assert executed(root) == []  # everything reused
     assert records(root) == recs

@@ -145,7 +145,7 @@ def test_store_lookup_rules(tmp_path):
     assert store.lookup("d", "k1").reason == "unreadable"
     store.path_for("e").write_text(json.dumps({"instance": "other", "status": "ok"}))
     assert store.lookup("e", "k1").reason == "digest-mismatch"  # no digest: not written by the store
-    sealed = _rec("other").to_dict()
+    sealed = _rec("other").to_dict(store.key)
     store.path_for("e").write_text(json.dumps(sealed))
     with pytest.raises(InputError, match="other"):
         store.load("e")
@@ -257,7 +257,7 @@ def test_repair_cli(tmp_path, capsys):
 def test_repair_sets_aside_a_damaged_records_json(tmp_path, capsys):
     store = _filled(tmp_path)
     out = tmp_path / "records.json"
-    good = [r.to_dict() for _, r in store.records() if r.status != "infrastructure_error"]
+    good = [r.to_dict(store.key) for _, r in store.records() if r.status != "infrastructure_error"]
     out.write_text(json.dumps(good))
     repair(store.dir)  # the infrastructure_error records out of the way
     assert main(["repair", "--records-dir", str(store.dir), "--output", str(out)]) == 0

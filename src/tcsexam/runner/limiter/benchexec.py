@@ -7,10 +7,12 @@ from __future__ import annotations
 import logging
 import math
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
 
+from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.runner.limiter.classify import classify
 from tcsexam.runner.limiter.process import tail
 from tcsexam.runner.limiter.types import Launch, Limits, MiB, ProcessOutcome, Termination
@@ -58,15 +60,25 @@ def run_benchexec(launch: Launch, limits: Limits, sandbox_name: str, stdout_path
             write_header=False,
         )
         tails = []
-        for path in (out_file, err_file):
+        for path in (out_file, err_file):  # the run's folder is the candidate's: never follow a link
             try:
-                with open(path, "rb") as fh:
-                    tails.append(tail(fh))
-            except OSError:
+                fd = open_untrusted(path)
+            except (OSError, UntrustedFileError):
+                fd = None
+            if fd is None:
                 tails.append("")
+                continue
+            with os.fdopen(fd, "rb") as fh:
+                tails.append(tail(fh))
         if stdout_path is not None and stdout_path == stderr_path:
-            with open(stdout_path, "ab") as fh, open(err_file, "rb") as src:
-                fh.write(src.read(limits.output_bytes + 1))
+            try:
+                fd = os.open(stdout_path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                fd = None  # replaced by a link or a FIFO: the candidate's own loss of its output
+            if fd is not None:
+                with os.fdopen(fd, "ab") as fh, open(err_file, "rb") as src:
+                    if stat.S_ISREG(os.fstat(fd).st_mode):
+                        fh.write(src.read(limits.output_bytes + 1))
     code = run.get("exitcode")
     reason = run.get("terminationreason")
     wall, cpu = float(run.get("walltime", 0.0)), float(run.get("cputime", 0.0))

@@ -107,7 +107,7 @@ class LimitedProcess:
                 pass
         for path in self.output_paths:
             try:
-                if os.stat(path).st_size > cap:
+                if os.lstat(path).st_size > cap:  # a link is not followed (it is not output)
                     return Path(path).name
             except OSError:
                 pass

@@ -1,0 +1,371 @@
+"""The harness reads what a candidate controls without following, waiting or leaking (issue 19.3).
+
+Each hostile candidate puts something else where its certificate should be (a link to a secret
+host file, a FIFO, a link to a device or a huge file, a folder, a hard link, its work folder
+swapped for a link), under every sandbox that runs here (local, bwrap, docker). What is asserted
+is what the candidate achieved: the secret's text appears nowhere in the record, the harness came
+back (a generous deadline that only a real stall misses; no timing is asserted), and the record
+is the candidate's own failure (`invalid`). The same for the candidate hash (a FIFO planted in
+the candidate folder under `local`) and for a killed actor's scratch folder (removed by the
+driver; a dead run's leftovers are swept at the next start). Run as root and as an unprivileged
+user (`su tester -c '... pytest tests/unit/runner/test_hostile_reads.py'`): nothing here needs root.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
+from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.limiter import Limits
+from tcsexam.runner.ray_job import (
+    SCRATCH_PREFIX,
+    make_scratch,
+    remove_run_scratch,
+    scratch_prefix,
+    sweep_dead_scratch,
+)
+from tcsexam.runner.store import hash_candidate
+from tcsexam.tasks import load_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_escapes import sandbox_or_skip  # noqa: E402
+
+GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
+STALL_S = 300  #: only a harness that never comes back misses this
+SANDBOXES = ["local", "bwrap", "docker"]
+
+#: The hostile candidate: `solve.py INSTANCE SOLUTION HOW TARGET` puts something at SOLUTION.
+SOLVE = r"""
+import os, sys
+instance, solution, how, target = sys.argv[1:5]
+work = os.path.dirname(solution)
+if how == "symlink":            # a link to a host file the candidate must not read
+    os.symlink(target, solution)
+elif how == "fifo":             # the harness would block forever opening it
+    os.mkfifo(solution)
+elif how == "device":           # endless bytes
+    os.symlink("/dev/zero", solution)
+elif how == "folder":
+    os.mkdir(solution)
+elif how == "hardlink":         # the secret's own inode under the certificate's name
+    os.link(target, solution)
+elif how == "swap_work":        # the work folder itself replaced by a link to a folder of secrets
+    os.rename(work, work + ".old")
+    os.symlink(target, work)
+elif how == "good":
+    open(solution, "w").write("0 1 0 1 0\nvalue 4\n")
+"""
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reads-task")
+    (root / "g.txt").write_text(GRAPH)
+    (root / "task.yaml").write_text(
+        "id: tiny-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+        "limits: {wall_s: 5, cpu_s: 10, mem_mb: 300, output_mb: 1, nproc: 64}\n"
+        f"instance_dir: {root}\ninstances:\n  - {{name: g, file: g.txt, best_known: 5}}\n"
+    )
+    return load_task(root / "task.yaml")
+
+
+@pytest.fixture
+def secret(tmp_path):
+    """A host file (mode 0600) whose text must never reach a record; its folder holds a file
+    named like the certificate too (for the swapped work folder)."""
+    folder = tmp_path / "secrets"
+    folder.mkdir()
+    token = f"SECRET-{uuid.uuid4().hex}"
+    text = ("0 1 0 1 0\nvalue 4\n# " + token + "\n") * 20
+    for name in ("secret.txt", "solution"):
+        (folder / name).write_text(text)
+        (folder / name).chmod(0o600)
+    return folder / "secret.txt", token
+
+
+def candidate(tmp_path: Path, how: str, target: str = "-") -> Path:
+    folder = tmp_path / f"cand-{how}"
+    folder.mkdir()
+    (folder / "solve.py").write_text(SOLVE)
+    (folder / "solver.yaml").write_text(
+        f'command: ["python3", "solve.py", "{{instance}}", "{{solution}}", "{how}", "{target}"]\n'
+    )
+    return folder
+
+
+def run_or_stall(task, folder: Path, tmp_path: Path, sandbox: str):
+    """run_instance in a thread; fails (instead of hanging the suite) when it never returns."""
+    box = sandbox_or_skip(sandbox)
+    cand = load_candidate(folder)
+    limits = Limits.from_task(task.limits, cand.threads, grace_s=0.3)
+    out: list = []
+    worker = threading.Thread(
+        target=lambda: out.append(
+            run_instance(
+                task, task.instances[0], cand, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch"
+            )
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(STALL_S)
+    assert out, f"the harness stalled on the candidate's certificate under {sandbox}"
+    return out[0]
+
+
+def record_text(record) -> str:
+    return json.dumps(dataclasses.asdict(record), default=str)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("how", ["symlink", "fifo", "device", "folder"])
+def test_certificate_that_is_not_a_regular_file_is_the_candidates_failure(task, tmp_path, secret, sandbox, how):
+    path, token = secret
+    record = run_or_stall(task, candidate(tmp_path, how, str(path)), tmp_path, sandbox)
+    assert record.status == "invalid", (record.status, record.message)
+    assert record.A is None and record.claimed is None
+    assert token not in record_text(record) and str(path) not in record.message
+    assert "not a regular file" in record.message or "not a file the program wrote" in record.message
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_good_certificate_still_reads(task, tmp_path, sandbox):
+    record = run_or_stall(task, candidate(tmp_path, "good"), tmp_path, sandbox)
+    assert record.status == "ok" and record.A == 4.0, record.message
+
+
+def test_hard_link_to_a_host_file_is_refused(task, tmp_path, secret):
+    """Under local a candidate can hard-link a file it may not read into its work folder (root
+    can; an unprivileged user with protected_hardlinks only its own files): never read."""
+    path, token = secret
+    record = run_or_stall(task, candidate(tmp_path, "hardlink", str(path)), tmp_path, "local")
+    assert token not in record_text(record)
+    if record.status != "crash":  # os.link refused here (protected_hardlinks): nothing to read anyway
+        assert record.status == "invalid" and "hard link" in record.message, record.message
+
+
+def test_work_folder_swapped_for_a_link_is_refused(task, tmp_path, secret):
+    """Under local the scratch folder is the user's: the candidate replaces its work folder with a
+    link to a folder holding a file named like the certificate."""
+    path, token = secret
+    record = run_or_stall(task, candidate(tmp_path, "swap_work", str(path.parent)), tmp_path, "local")
+    assert record.status == "invalid", (record.status, record.message)
+    assert token not in record_text(record)
+    assert path.read_text().count(token) == 20  # the secrets were not touched either
+
+
+# ---- the helper itself ------------------------------------------------------------------------
+
+
+def test_read_untrusted_refuses_every_kind_but_a_regular_file(tmp_path):
+    (tmp_path / "ok").write_bytes(b"x" * 100)
+    assert read_untrusted(tmp_path / "ok", 10) == b"x" * 11  # the cap + 1: the caller sees it is over
+    assert read_untrusted(tmp_path / "ok", 1000) == b"x" * 100
+    assert read_untrusted(tmp_path / "missing", 10) is None
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink(tmp_path / "ok", tmp_path / "link")
+    os.symlink("/dev/zero", tmp_path / "zero")
+    os.symlink(tmp_path / "fifo", tmp_path / "to-fifo")
+    (tmp_path / "dir").mkdir()
+    os.link(tmp_path / "ok", tmp_path / "hard")
+    os.symlink(tmp_path / "dir", tmp_path / "dirlink")
+    (tmp_path / "dir" / "inner").write_text("inner")
+    for name, words in [
+        ("fifo", "a FIFO"),
+        ("link", "a symbolic link"),
+        ("zero", "a symbolic link"),
+        ("to-fifo", "a symbolic link"),
+        ("dir", "a folder"),
+        ("hard", "hard link"),
+    ]:
+        with pytest.raises(UntrustedFileError, match=words) as exc:
+            read_untrusted(tmp_path / name, 10)
+        assert str(tmp_path) not in str(exc.value)  # nothing of where it points
+    with pytest.raises(UntrustedFileError, match="folder is a symbolic link"):
+        read_untrusted(tmp_path / "dirlink" / "inner", 10)
+    assert read_untrusted(tmp_path / "hard", 1000, one_link=False) == b"x" * 100
+
+
+# ---- the candidate hash under local ------------------------------------------------------------
+
+
+def test_candidate_hash_never_opens_a_fifo_device_or_link(tmp_path):
+    folder = tmp_path / "cand"
+    folder.mkdir()
+    (folder / "solve.py").write_text("print(1)\n")
+    before = hash_candidate(folder)
+    huge = tmp_path / "huge"
+    with open(huge, "wb") as fh:
+        fh.truncate(1 << 40)  # 1 TiB, sparse: hashing its bytes would take hours
+    os.mkfifo(folder / "fifo")
+    os.symlink(folder / "fifo", folder / "to-fifo")
+    os.symlink("/dev/zero", folder / "zero")
+    os.symlink(huge, folder / "to-huge")
+    (folder / "sub").mkdir()
+    os.symlink(tmp_path, folder / "sub" / "up")  # a link to a folder: listed, not followed
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(hash_candidate(folder)), daemon=True)
+    worker.start()
+    worker.join(STALL_S)
+    assert out, "hash_candidate stalled on a FIFO or a device"
+    assert out[0] != before
+    os.unlink(folder / "fifo")
+    (folder / "fifo").write_text("")  # a regular file in the FIFO's place: another hash
+    assert hash_candidate(folder) != out[0]
+
+
+def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_path):
+    """End to end under local: the candidate plants a FIFO (and a link to it) in its real folder;
+    the end-of-run hash warns instead of hanging, and the next run copies the folder without it."""
+    from tcsexam.runner.orchestrate import run_task
+
+    folder = tmp_path / "cand"
+    folder.mkdir()
+    (folder / "solve.py").write_text(
+        "import os, sys\n"
+        "d = sys.argv[3]\n"
+        "if not os.path.exists(os.path.join(d, 'plant')):\n"
+        "    os.mkfifo(os.path.join(d, 'plant')); os.symlink(os.path.join(d, 'plant'), os.path.join(d, 'to-plant'))\n"
+        "open(sys.argv[2], 'w').write('0 1 0 1 0\\n')\n"
+    )
+    (folder / "solver.yaml").write_text(
+        f'command: ["python3", "solve.py", "{{instance}}", "{{solution}}", "{folder}"]\n'
+    )
+    said: list[str] = []
+    for _ in range(2):
+        out: list = []
+
+        def go(out=out):
+            out.append(
+                run_task(
+                    task=task.source,
+                    candidate_dir=folder,
+                    output=tmp_path / "out" / "records.json",
+                    sandbox="local",
+                    use_ray=False,
+                    progress=False,
+                    log=said.append,
+                )
+            )
+
+        worker = threading.Thread(target=go, daemon=True)
+        worker.start()
+        worker.join(STALL_S)
+        assert out, "tcsexam run stalled on a FIFO in the candidate folder"
+        assert [r.status for r in out[0].records] == ["ok"]
+    assert stat.S_ISFIFO(os.lstat(folder / "plant").st_mode)
+    assert any("changed during the run" in line for line in said)
+
+
+# ---- scratch: removed when an actor is killed, swept at the next start -------------------------
+
+
+def test_sweep_removes_dead_runs_scratch_only(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f"{scratch_prefix(dead.pid)}abc"
+    (left / "work" / "locked").mkdir(parents=True)
+    (left / "work" / "big").write_bytes(b"\0" * 4096)
+    os.mkfifo(left / "work" / "fifo")
+    os.symlink(outside, left / "work" / "link")
+    (left / "work" / "locked" / "f").write_text("x")
+    (left / "work" / "locked").chmod(0)
+    live = Path(make_scratch(str(tmp_path)))
+    assert live.name.startswith(scratch_prefix(os.getpid()))
+    other = tmp_path / "tcsexam-something-else"
+    other.mkdir()
+    elsewhere = tmp_path / f"{SCRATCH_PREFIX}0123abcd-{dead.pid}-x"  # another machine's (a shared /tmp)
+    elsewhere.mkdir()
+    assert sweep_dead_scratch(str(tmp_path)) == 1
+    assert not left.exists() and live.is_dir() and other.is_dir() and elsewhere.is_dir()
+    assert outside.read_text() == "keep me"  # a link is removed, never followed
+    assert remove_run_scratch(os.getpid(), str(tmp_path)) == 1 and not live.exists()
+    remove_tree(tmp_path / "absent")  # nothing to do, no error
+
+
+def _alive_with_arg(token: str) -> list[int]:
+    import psutil
+
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if token in (p.info["cmdline"] or [])]
+
+
+@pytest.fixture(scope="module")
+def ray_2cpus():
+    from tcsexam.runner.ray_job import start_ray
+
+    handle = start_ray(num_cpus=2)
+    yield handle
+    handle.shutdown()
+
+
+def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
+    """A candidate fills its scratch and plants a FIFO there, then its actor is SIGKILLed: the
+    driver kills the orphan and removes the scratch folder the actor could not clean."""
+    from tcsexam.runner.pool import RayPool, RunContext
+
+    root = tmp_path / "scratch-root"
+    root.mkdir()
+    token = f"{time.time_ns() % 10**9}.25"
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "solver.yaml").write_text(
+        'command: ["sh", "-c", "head -c 5000000 /dev/zero > {workdir}/fill; mkfifo {workdir}/fifo; '
+        f'touch {{workdir}}/ready; exec sleep {token}"]\n'
+    )
+    ctx = RunContext(
+        task=task,
+        candidate=load_candidate(cand),
+        sandbox="local",
+        limits=Limits(wall_s=60, mem_mb=512),
+        scratch_root=str(root),
+    )
+
+    def hook(name, pid, tries):
+        def kill():
+            deadline = time.monotonic() + 60
+            while not list(root.glob("*/work/ready")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+
+    got = {}
+    pool = RayPool(ctx, workers=1, max_retries=0, on_dispatch=hook)
+    try:
+        pool.run([task.instances[0].name], lambda n, r, t: got.setdefault(n, r))
+    finally:
+        pool.close()
+    assert got[task.instances[0].name].status == "infrastructure_error"
+    assert list(root.iterdir()) == [], "the killed actor's scratch was left behind"
+    deadline = time.monotonic() + 30
+    while _alive_with_arg(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive_with_arg(token) == []
+
+
+def test_remove_tree_handles_what_a_candidate_leaves(tmp_path):
+    root = tmp_path / "scratch"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "f").write_text("x")
+    os.mkfifo(root / "a" / "fifo")
+    (root / "a" / "b").chmod(0)
+    (root / "a").chmod(0o500)
+    remove_tree(root)
+    assert not root.exists()
+    shutil.rmtree(tmp_path, ignore_errors=True)
