@@ -130,10 +130,14 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
 def kill_run_orphans(harness_pid: int) -> int:
     """SIGKILL every process carrying the run marker of harness process `harness_pid` in its
     environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limiter for every run and
-    inherited by every descendant, those that left with setsid included). Returns how many."""
+    inherited by every descendant, those that left with setsid included), and thaw the frozen
+    cgroups that hold them (a harness killed between its freeze and its thaw leaves its run frozen,
+    and a frozen process does not die of SIGKILL until it is thawed). Returns how many."""
+    from tcsexam.runner.limiter.cgroup import thaw_cgroups_of
+
     needle = f"TCSEXAM_RUN_MARKER={int(harness_pid)}-".encode()
     me = os.getpid()
-    killed = 0
+    killed = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) in (me, harness_pid):
             continue
@@ -142,7 +146,8 @@ def kill_run_orphans(harness_pid: int) -> int:
                 if needle not in fh.read():
                     continue
             os.kill(int(entry.name), signal.SIGKILL)
-            killed += 1
+            killed.append(int(entry.name))
         except (OSError, ValueError):
             continue
-    return killed
+    thaw_cgroups_of(killed)
+    return len(killed)
