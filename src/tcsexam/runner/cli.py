@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.ray_job import sigterm_as_exit
@@ -90,6 +91,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="process limiter (default auto: cgroups where allowed, else light)",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    run.add_argument(
+        "--progress-every",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="log a progress line (done/planned, rate, ETA) this often; 0: never (default %(default)s)",
+    )
     run.set_defaults(handler=_run)
 
     rep = sub.add_parser(
@@ -124,9 +132,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from tcsexam.runner.heartbeat import Heartbeat, heartbeat_path
     from tcsexam.runner.orchestrate import run_task
 
-    with sigterm_as_exit():
+    say = say_for("run", "runner")
+    beat = Heartbeat(heartbeat_path(args.output), progress_every_s=args.progress_every or None, log=say)
+    with sigterm_as_exit(), beat.closing():
         run_task(
             task=args.task,
             candidate_dir=args.candidate,
@@ -144,6 +155,8 @@ def _run(args: argparse.Namespace) -> int:
             use_ray=not args.no_ray,
             build_timeout_s=args.build_timeout,
             limiter=args.limiter,
+            heartbeat=beat,
+            log=say,
         )
     return 0
 
