@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from tcsexam.attempts.plots import PLOTS
+from tcsexam.status import write_plan
 from tcsexam.workflow.startup import prepare
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
@@ -29,6 +30,7 @@ wildcard_constraints:
 # own. A head left by a killed run is reused by the next one and stopped at the end.
 # A head that cannot start (a full or read-only results folder) stops the run with tcsexam's one line.
 onstart:
+    write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
         if config["run"]["ray"] == "shared" or (
             config["run"]["ray"] == "auto" and workflow.local_exec
