@@ -121,7 +121,10 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
         while True:
             time.sleep(interval_s)
             if os.getppid() != parent:
+                from tcsexam.runner.limiter.cgroup import thaw_own_and_stop_freezing
+
                 kill_run_orphans(os.getpid())
+                thaw_own_and_stop_freezing()  # no run thread may leave its cgroup frozen behind us
                 os._exit(1)
 
     threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()

@@ -153,3 +153,37 @@ def test_a_sweep_leaves_live_runs_alone():
         child.kill()
         child.wait()
         group.remove()
+
+
+EXITING_ACTOR = textwrap.dedent(
+    """
+    import os, signal, subprocess, threading, time
+    from tcsexam.runner.limiter import Limits
+    from tcsexam.runner.limiter import cgroup as cg
+    group = cg._CgroupV1(Limits(wall_s=60))
+    child = subprocess.Popen(["sleep", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for f in group.procs_files:
+        open(f, "w").write(str(child.pid))
+    state = group.dirs["freezer"] / "freezer.state"
+    cg._freeze_lock.acquire()          # a run thread between its freeze and its thaw ...
+    state.write_text("FROZEN")
+    def finish_the_kill():
+        time.sleep(0.3)
+        state.write_text("THAWED")
+        cg._freeze_lock.release()
+    threading.Thread(target=finish_the_kill).start()
+    killed = cg.thaw_own_and_stop_freezing()   # ... while the actor exits: waits for it, kills, thaws
+    child.wait(timeout=10)
+    print(killed, child.returncode, state.read_text().strip(), cg._freezing_stopped, flush=True)
+    group.remove()
+    os._exit(0)
+    """
+)
+
+
+@needs_v1
+def test_an_exiting_actor_waits_for_a_freeze_in_progress_and_leaves_nothing_frozen():
+    out = subprocess.run([sys.executable, "-c", EXITING_ACTOR], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    killed, returncode, state, stopped = out.stdout.split()
+    assert int(killed) == 1 and int(returncode) == -signal.SIGKILL and state == "THAWED" and stopped == "True"

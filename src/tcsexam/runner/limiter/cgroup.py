@@ -129,22 +129,23 @@ class _CgroupV1:
         (SIGTERM's SystemExit) must never leave the run's processes frozen for ever."""
         freezer = self.dirs["freezer"] / "freezer.state"
         frozen = False
-        try:
-            if sig == _signal.SIGKILL:
-                try:
-                    freezer.write_text("FROZEN")
-                    frozen = True
-                except OSError:
-                    pass
-            pids = self.pids()
-            for pid in pids:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-        finally:
-            if frozen:
-                thaw(self.dirs["freezer"])
+        with _freeze_lock:  # `thaw_own_and_stop_freezing` waits for it before the process exits
+            try:
+                if sig == _signal.SIGKILL and not _freezing_stopped:
+                    try:
+                        freezer.write_text("FROZEN")
+                        frozen = True
+                    except OSError:
+                        pass
+                pids = self.pids()
+                for pid in pids:
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
+            finally:
+                if frozen:
+                    thaw(self.dirs["freezer"])
         return pids
 
     def remove(self) -> None:
@@ -319,6 +320,37 @@ class CgroupTree:
 
 
 # ---- names, thawing and the sweep of what dead runs left -------------------------------------
+
+_freeze_lock = threading.Lock()  #: held from a freeze to its thaw
+_freezing_stopped = False  #: set once this process is about to exit: no cgroup is frozen again
+
+
+def thaw_own_and_stop_freezing(timeout_s: float = 2.0) -> int:
+    """Before this process exits on its own terms (an actor whose raylet is gone: `os._exit`):
+    wait for any freeze in progress to end, forbid new ones, then kill and thaw whatever is left
+    in this process's own cgroups. Without it, a run thread that froze its cgroup just before the
+    exit would leave its candidate frozen for ever. The lock stays held: nothing freezes again."""
+    global _freezing_stopped
+    _freeze_lock.acquire(timeout=timeout_s)
+    _freezing_stopped = True
+    mine = f"tcsexam-{os.getpid()}-"
+    killed: set[int] = set()
+    try:
+        for name, dirs in _sweep_dirs().items():
+            if name.startswith(mine):
+                for pid in {pid for d in dirs for pid in _procs(d)}:
+                    try:
+                        os.kill(pid, _signal.SIGKILL)
+                        killed.add(pid)
+                    except OSError:
+                        pass
+                for d in dirs:
+                    if (d / "freezer.state").exists():
+                        thaw(d)
+    except Exception:  # best effort: the process exits next
+        pass
+    return len(killed)
+
 
 _NAME = re.compile(r"^tcsexam-(\d+)(?:-s(\d+)-n(\d+))?-")
 _V1_SWEEP_WAIT_S = 2.0
