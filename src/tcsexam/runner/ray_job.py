@@ -87,13 +87,44 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
             raise InputError(f"cannot connect to Ray at {address!r}: {' '.join(str(exc).split())[:300]}") from None
         total = ray.cluster_resources().get("CPU", 0.0)
         return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
-    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
-    try:
-        ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
-    except BaseException:
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        raise
+    for tries_left in range(RAY_START_TRIES - 1, -1, -1):
+        temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
+        before = _children()
+        try:
+            ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
+            break
+        except BaseException as exc:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            # Ray gives its raylet 30 s to register (fixed in Ray); on a loaded node that can be too
+            # short: stop what this try started and try again
+            if not tries_left or "timed out during startup" not in str(exc):
+                raise
+            _kill_new_children(before)
+            logging.getLogger(__name__).warning("Ray's start timed out (a loaded node); trying again")
     return RayHandle(True, None, temp_dir, float(num_cpus or 0), time.perf_counter() - t0)
+
+
+RAY_START_TRIES = 3
+
+
+def _children() -> set[int]:
+    import psutil
+
+    try:
+        return {c.pid for c in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def _kill_new_children(before: set[int]) -> None:
+    """SIGKILL the processes a failed ray.init started (its GCS, raylet, reaper, ...)."""
+    import psutil
+
+    for pid in _children() - before:
+        try:
+            psutil.Process(pid).kill()
+        except psutil.Error:
+            pass
 
 
 @contextlib.contextmanager
