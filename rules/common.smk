@@ -4,6 +4,9 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import tcsexam
 
 from tcsexam.attempts.plots import PLOTS
 from tcsexam.status import write_plan
@@ -12,6 +15,8 @@ from tcsexam.workflow.startup import prepare
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
 # damaged or stale derived files set aside so that this run rebuilds them
 PLAN = prepare(config, workflow.basedir, main_process=workflow.is_main_process)
+# `--sdm conda`: envs/tcsexam.post-deploy.sh installs the tcsexam imported here (this checkout)
+os.environ.setdefault("TCSEXAM_SOURCE", str(Path(tcsexam.__file__).resolve().parents[2]))
 OUT = PLAN.out
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
