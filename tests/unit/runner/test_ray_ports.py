@@ -47,7 +47,11 @@ FIXED_DEFAULTS = {6379, 8265, 10001, 52365}
 def test_two_job_rays_on_one_machine_use_disjoint_kernel_assigned_ports():
     jobs = [
         subprocess.Popen(
-            [sys.executable, "-c", JOB], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", JOB],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]
