@@ -16,7 +16,9 @@ from tcsexam.workflow.startup import prepare
 # damaged or stale derived files set aside so that this run rebuilds them
 PLAN = prepare(config, workflow.basedir, main_process=workflow.is_main_process)
 # `--sdm conda`: envs/tcsexam.post-deploy.sh installs the tcsexam imported here (this checkout)
-os.environ.setdefault("TCSEXAM_SOURCE", str(Path(tcsexam.__file__).resolve().parents[2]))
+os.environ.setdefault(
+    "TCSEXAM_SOURCE", str(Path(tcsexam.__file__).resolve().parents[2])
+)
 OUT = PLAN.out
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
