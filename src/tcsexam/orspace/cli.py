@@ -81,7 +81,9 @@ def register(subparsers) -> None:
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    from tcsexam.logs import logger
+
+    logger("orspace").info("%s", message)
 
 
 def _stage(args) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
@@ -169,7 +168,7 @@ def _repair(args: argparse.Namespace) -> int:
 
     result = repair(args.records_dir, statuses=args.status, instances=args.instances, dry_run=args.dry_run)
     for name in result.unknown_instances:
-        print(f"tcsexam repair: warning: no record for instance {name!r} in {args.records_dir}", file=sys.stderr)
+        say_for("repair", "runner")(f"WARNING: no record for instance {name!r} in {args.records_dir}")
     out = Path(args.output) if args.output else None
     # records.json is stale when records moved, and untrustworthy when it fails its own checks
     out_problem = None
