@@ -187,3 +187,27 @@ def test_an_exiting_actor_waits_for_a_freeze_in_progress_and_leaves_nothing_froz
     assert out.returncode == 0, out.stderr
     killed, returncode, state, stopped = out.stdout.split()
     assert int(killed) == 1 and int(returncode) == -signal.SIGKILL and state == "THAWED" and stopped == "True"
+
+
+@needs_v1
+def test_a_dead_runs_cgroup_under_another_sessions_cgroup_is_swept_too():
+    """A run started from another login session leaves its memory cgroup under that session's
+    memory cgroup: the sweep finds it there by its name (this pid namespace, owner gone)."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mounts = cg._cgroup_mounts()
+    session = Path(mounts["memory"]) / f"ops-test-session-{os.getpid()}-{time.monotonic_ns()}"
+    session.mkdir()
+    ours = f"tcsexam-{dead.pid}-s1-n{cg._pid_namespace()}-0-1"
+    legacy = f"tcsexam-{dead.pid}-0-1"  # an older version's name: its namespace is unknown, left alone
+    try:
+        (session / ours).mkdir()
+        (session / legacy).mkdir()
+        cg.sweep_stale_cgroups()
+        assert not (session / ours).exists()
+        assert (session / legacy).exists()
+    finally:
+        for name in (ours, legacy):
+            if (session / name).exists():
+                (session / name).rmdir()
+        session.rmdir()

@@ -442,24 +442,60 @@ def _procs(d: Path) -> list[int]:
 
 
 def _sweep_dirs() -> dict[str, list[Path]]:
-    """name -> the cgroup folders of that name, one per hierarchy, under the folders where this
-    process creates its own (its own cgroup in each v1 controller's hierarchy, or in v2's)."""
+    """name -> the cgroup folders of that name, one per hierarchy: every `tcsexam-*` beside this
+    process's own cgroup (in each v1 controller's hierarchy, or in v2's), and anywhere else in the
+    hierarchies (a run started from another session leaves its memory cgroup under that session's)
+    those whose name says they were made in this pid namespace."""
     mounts, own = _cgroup_mounts(), _own_cgroups()
-    parents = []
-    for c in _CgroupV1.CONTROLLERS:
-        if c in mounts and c in own:
-            parents.append(Path(mounts[c]) / own[c].lstrip("/"))
-    if "unified" in mounts and "" in own:
-        parents.append(Path(mounts["unified"]) / own[""].lstrip("/"))
+    parents, roots = [], []
+    for c in (*_CgroupV1.CONTROLLERS, ""):
+        mount = mounts.get(c or "unified")
+        if mount is not None and c in own:
+            parents.append(Path(mount) / own[c].lstrip("/"))
+            roots.append(Path(mount))
     found: dict[str, list[Path]] = {}
     for parent in dict.fromkeys(parents):
-        try:
-            entries = [e for e in os.scandir(parent) if e.name.startswith("tcsexam-") and e.is_dir()]
-        except OSError:
-            continue
-        for e in entries:
-            found.setdefault(e.name, []).append(Path(e.path))
+        for path in _tcsexam_children(parent):
+            found.setdefault(path.name, []).append(path)
+    ns = str(_pid_namespace())
+    for root in dict.fromkeys(roots):
+        for path in _walk_tcsexam(root, skip=set(parents)):
+            m = _NAME.match(path.name)
+            if m is not None and m.group(3) == ns and path not in found.get(path.name, []):
+                found.setdefault(path.name, []).append(path)
     return found
+
+
+def _tcsexam_children(parent: Path) -> list[Path]:
+    try:
+        with os.scandir(parent) as it:
+            return [Path(e.path) for e in it if e.name.startswith("tcsexam-") and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _walk_tcsexam(root: Path, *, skip: set[Path], depth: int = 4, budget: int = 5000) -> list[Path]:
+    """The `tcsexam-*` cgroups under `root` (at most `depth` levels down, `budget` folders read)."""
+    out, level = [], [root]
+    for _ in range(depth):
+        below = []
+        for d in level:
+            budget -= 1
+            if budget < 0:
+                return out
+            try:
+                with os.scandir(d) as it:
+                    subdirs = [Path(e.path) for e in it if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for sub in subdirs:
+                if sub.name.startswith("tcsexam-"):
+                    if d not in skip:
+                        out.append(sub)
+                else:
+                    below.append(sub)
+        level = below
+    return out
 
 
 def _sweep_one(dirs: list[Path]) -> tuple[bool, bool, int]:
