@@ -8,7 +8,12 @@ export PATH := $(BIN):$(PATH)
 
 setup: $(VENV)/.installed
 
+# Python >= 3.11 with its venv module (and ensurepip, which venv needs for pip), each checked with
+# one line saying what is wrong and how to fix it.
 $(VENV)/.installed: pyproject.toml
+	@v=$$($(PYTHON) -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || { echo "make setup: cannot run $(PYTHON); install Python >= 3.11 or run make setup PYTHON=/path/to/python3.11" >&2; exit 1; }; \
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "make setup: $(PYTHON) is Python $$v, tcsexam needs >= 3.11; run make setup PYTHON=python3.11 (or newer)" >&2; exit 1; }; \
+	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "make setup: $(PYTHON) (Python $$v) has no venv/ensurepip module; install it (Debian/Ubuntu: apt-get install python3-venv) or use another Python >= 3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,strict]'

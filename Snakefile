@@ -35,8 +35,10 @@ include: "rules/orspace.smk"
 include: "rules/compare.smk"
 
 
-# Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue;
-# only the Solver and reference runs go to the executor (SLURM).
+# Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue, and
+# so do the jobs that need the network (the OR-Space LLM judge: compute nodes often cannot reach an
+# API); only the Solver, reference and OR-Space execute runs go to the executor (SLURM). The
+# reference merges and the instance generation are local too (`localrule: True` in their rules).
 localrules:
     all,
     reference,
@@ -53,6 +55,9 @@ localrules:
     compare,
     compare_runs,
     reference_carry,
+    orspace_all,
+    orspace_score_objectives,
+    orspace_explain_score,
 
 
 rule all:

@@ -4,13 +4,21 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import tcsexam
 
 from tcsexam.attempts.plots import PLOTS
+from tcsexam.status import write_plan
 from tcsexam.workflow.startup import prepare
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
 # damaged or stale derived files set aside so that this run rebuilds them
 PLAN = prepare(config, workflow.basedir, main_process=workflow.is_main_process)
+# `--sdm conda`: envs/tcsexam.post-deploy.sh installs the tcsexam imported here (this checkout)
+os.environ.setdefault(
+    "TCSEXAM_SOURCE", str(Path(tcsexam.__file__).resolve().parents[2])
+)
 OUT = PLAN.out
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
@@ -29,6 +37,7 @@ wildcard_constraints:
 # own. A head left by a killed run is reused by the next one and stopped at the end.
 # A head that cannot start (a full or read-only results folder) stops the run with tcsexam's one line.
 onstart:
+    write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
         if config["run"]["ray"] == "shared" or (
             config["run"]["ray"] == "auto" and workflow.local_exec

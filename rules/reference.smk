@@ -18,6 +18,8 @@ rule reference_run:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/records.json",
     log:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/run.log",
+    benchmark:
+        f"{PLAN.reference_out}/{{task}}/seed{{seed}}/benchmark.tsv"
     conda:
         "../envs/tcsexam.yaml"
     threads: config["run"]["threads"]
@@ -96,6 +98,7 @@ for _suite_name, _suite in PLAN.reference_suites.items():
             protected(PLAN.reference_build["outputs"][_suite_name]),
         log:
             f"{PLAN.reference_out}/merge-{_suite_name}.log",
+        localrule: True
         conda:
             "../envs/tcsexam.yaml"
         threads: 1

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tcsexam import __version__
 from tcsexam.errors import InputError, UsageError, os_error_text
+from tcsexam.logs import setup_logging
 
 COMMAND_MODULES = (
     "tcsexam.scoring.cli",  # solver-score, score, reference build|check
@@ -26,17 +27,33 @@ COMMAND_MODULES = (
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.provenance.cli",  # manifest, compare
+    "tcsexam.status",  # status
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: commands whose module alone is loaded when they are asked for (`tcsexam status` on a login node
+#: should not pay for numpy and the problem modules)
+LIGHT_COMMANDS = {"status": "tcsexam.status"}
+
+
+def _light_modules(argv: list[str] | None) -> tuple[str, ...] | None:
+    words = sys.argv[1:] if argv is None else argv
+    command = next((w for w in words if not w.startswith("-")), None)
+    return (LIGHT_COMMANDS[command],) if command in LIGHT_COMMANDS else None
+
+
+def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tcsexam",
         description="Evaluate candidate solvers and agent submissions (TCSExam, OR-Space).",
     )
     parser.add_argument("--version", action="version", version=f"tcsexam {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more log lines (debug); log lines carry UTC time and level"
+    )
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="fewer log lines (-q warnings, -qq errors)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    for name in modules or COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -84,21 +101,22 @@ def _set_aside_stale_output(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(_light_modules(argv))
     args = parser.parse_args(argv)
+    log = setup_logging(args.verbose - args.quiet)
     try:
         return int(args.handler(args) or 0)
     except InputError as exc:
-        print(f"tcsexam {args.command}: error: {exc}{_set_aside_stale_output(args)}", file=sys.stderr)
+        log.error("tcsexam %s: error: %s%s", args.command, exc, _set_aside_stale_output(args))
         return 1
     except UsageError as exc:
-        print(f"tcsexam {args.command}: usage error: {exc}{_set_aside_stale_output(args)}", file=sys.stderr)
+        log.error("tcsexam %s: usage error: %s%s", args.command, exc, _set_aside_stale_output(args))
         return 2
     except OSError as exc:  # a full disk, a read-only folder, ...: one line naming the path
-        print(f"tcsexam {args.command}: error: {os_error_text(exc)}{_set_aside_stale_output(args)}", file=sys.stderr)
+        log.error("tcsexam %s: error: %s%s", args.command, os_error_text(exc), _set_aside_stale_output(args))
         return 1
     except KeyboardInterrupt:
-        print(f"tcsexam {args.command}: interrupted", file=sys.stderr)
+        log.error("tcsexam %s: interrupted", args.command)
         return 130
 
 

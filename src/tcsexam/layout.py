@@ -5,12 +5,14 @@ One tree per suite and Solver protocol, so Lite/Full and online/offline never mi
     <results>/<suite>/<protocol>/                    ResultsLayout.root
         solver/<model>/<task>/<attempt>/             one Solver attempt
             records/  records.json  run.log  relative.json  row.json  score.log
+            heartbeat.json                           the running job's state (tcsexam status)
         construction/<model>/<item>/<attempt>/       a construction judged by the pipeline
             records/  records.json  run.log  checker.json  row.json  row.log
         tracks/<model>/rows.json  rows.log           theorem, open_conjecture (and verdict-file construction) rows
         missing/<track>/<model>/<item>/<attempt>/row.json   a planned attempt without a result
         cohort.json  attempts.csv  index.json  manifest.json  plots/*.png  logs/  compare/
         .checksums/index.json  .set-aside/<stamp>/      index.json's inputs; derived files set aside
+        .status/plan.json                            the planned Solver attempts (tcsexam status)
     <results>/reference/<reference id>/<task>/seed<k>/{records/, records.json, run.log}
 
 The workflow's planner, the scorer, the plots, the manifest, `compare` and the self-healing check
@@ -104,6 +106,8 @@ class ResultsLayout:
     index_checksums = _Under(".checksums", "index.json")
     #: where the self-healing check moves derived files it cannot trust
     set_aside_dir = _Under(".set-aside")
+    #: the planned Solver attempts and their instance counts, written at the workflow's start
+    status_plan = _Under(".status", "plan.json")
 
 
 def reference_dir(results: str | os.PathLike, reference_id: str) -> Path:

@@ -165,14 +165,12 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
         ws,
         "--profile",
         "workflow/profiles/slurm",
+        "--workflow-profile",
+        "workflow/profiles/slurm-ci",  # CI's overlay: squeue, fast polling
         "--configfile",
         CONFIG,
         "--jobs",
         "4",
-        "--seconds-between-status-checks",
-        "2",
-        "--slurm-init-seconds-before-status-checks",
-        "1",
         timeout=900,
     )
     log = "".join(p.read_text() for p in (ws / ".snakemake" / "log").glob("*.log"))

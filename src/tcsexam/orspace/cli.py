@@ -191,7 +191,9 @@ def _effects(args) -> int:
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    from tcsexam.logs import logger
+
+    logger("orspace").info("%s", message)
 
 
 def _stage(args) -> int:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.ray_job import sigterm_as_exit
@@ -90,6 +90,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="process limiter (default auto: cgroups where allowed, else light)",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    run.add_argument(
+        "--progress-every",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="log a progress line (done/planned, rate, ETA) this often; 0: never (default %(default)s)",
+    )
     run.set_defaults(handler=_run)
 
     rep = sub.add_parser(
@@ -124,9 +131,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from tcsexam.runner.heartbeat import Heartbeat, heartbeat_path
     from tcsexam.runner.orchestrate import run_task
 
-    with sigterm_as_exit():
+    say = say_for("run", "runner")
+    beat = Heartbeat(heartbeat_path(args.output), progress_every_s=args.progress_every or None, log=say)
+    with sigterm_as_exit(), beat.closing():
         run_task(
             task=args.task,
             candidate_dir=args.candidate,
@@ -144,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
             use_ray=not args.no_ray,
             build_timeout_s=args.build_timeout,
             limiter=args.limiter,
+            heartbeat=beat,
+            log=say,
         )
     return 0
 
@@ -156,7 +168,7 @@ def _repair(args: argparse.Namespace) -> int:
 
     result = repair(args.records_dir, statuses=args.status, instances=args.instances, dry_run=args.dry_run)
     for name in result.unknown_instances:
-        print(f"tcsexam repair: warning: no record for instance {name!r} in {args.records_dir}", file=sys.stderr)
+        say_for("repair", "runner")(f"WARNING: no record for instance {name!r} in {args.records_dir}")
     out = Path(args.output) if args.output else None
     # records.json is stale when records moved, and untrustworthy when it fails its own checks
     out_problem = None

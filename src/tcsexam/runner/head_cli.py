@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+
+from tcsexam.logs import logger
+
+_log = logger("runner.head")
 
 
 def register(subparsers) -> None:
@@ -45,7 +48,7 @@ def _ray_head(args: argparse.Namespace) -> int:
         cpus = args.num_cpus or len(os.sched_getaffinity(0))
         address, started = ray_head.start(args.state_dir, cpus, wait=not args.no_wait)
         where = address or "(starting)"
-        print(f"ray head {'started' if started else 'reused'} at {where} ({args.state_dir})", file=sys.stderr)
+        _log.info("ray head %s at %s (%s)", "started" if started else "reused", where, args.state_dir)
         if address:
             print(address)
     elif args.action == "stop":
@@ -53,7 +56,7 @@ def _ray_head(args: argparse.Namespace) -> int:
             stopped = ray_head.stop_detached(args.state_dir)
         else:
             stopped = ray_head.stop(args.state_dir, remove_state=args.remove_state)
-        print(f"ray head {'stopped' if stopped else 'was not running'} ({args.state_dir})", file=sys.stderr)
+        _log.info("ray head %s (%s)", "stopped" if stopped else "was not running", args.state_dir)
     else:
         address = ray_head.current_address(args.state_dir, wait_s=args.wait)
         if address:

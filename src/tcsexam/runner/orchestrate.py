@@ -28,12 +28,14 @@ from typing import TYPE_CHECKING
 
 from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
+from tcsexam.logs import say_for
 from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
 if TYPE_CHECKING:
+    from tcsexam.runner.heartbeat import Heartbeat
     from tcsexam.runner.pool import RunContext
 
 DEFAULT_BUILD_TIMEOUT_S = 600.0
@@ -92,6 +94,26 @@ def hidden_paths(output: Path, records_dir: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _plan_line(task_obj, selected, attempt, sandbox: str, limiter: str, threads: int) -> str:
+    """What the job will do, first in its log: task, instances, limits, sandbox, limiter, uid."""
+    import os
+    import socket
+
+    from tcsexam.runner.limiter import resolve_limiter
+
+    lim = ", ".join(f"{k} {v:g}" for k, v in task_obj.limits.as_dict().items() if isinstance(v, (int, float)))
+    try:
+        chosen = resolve_limiter(limiter)
+    except InputError as exc:
+        chosen = f"unavailable ({exc})"
+    return (
+        f"{task_obj.id}: attempt {attempt}, {len(selected)} of {len(task_obj.instances)} instances; limits {lim}; "
+        f"{threads} thread(s) per run; sandbox {sandbox}; limiter {limiter} -> {chosen}; "
+        f"uid {os.getuid()} on {socket.gethostname()}"
+        + (f" (SLURM job {os.environ['SLURM_JOB_ID']})" if os.environ.get("SLURM_JOB_ID") else "")
+    )
+
+
 def _one_run_per_output(run):
     """`run_task` holds an exclusive lock on its --output and its records folder while it runs
     (`fileio.exclusive_use`): a second run on either stops at once with one line (exit 1)."""
@@ -131,6 +153,7 @@ def run_task(
     limiter: str = "auto",
     on_dispatch: Callable[[str, int, int], None] | None = None,
     log: Callable[[str], None] | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> RunSummary:
     from tcsexam.runner.execute import build_candidate, load_candidate
     from tcsexam.runner.limiter import BUILD_LIMITS, Limits, Termination
@@ -138,7 +161,7 @@ def run_task(
     from tcsexam.tasks import load_task, verify_instance_files
 
     t_start = time.perf_counter()
-    say = log or (lambda msg: print(f"tcsexam run: {msg}", file=sys.stderr, flush=True))
+    say = log or say_for("run", "runner")
     if workers is not None and workers < 1:
         raise UsageError("--workers must be at least 1")
     if max_retries < 0:
@@ -181,6 +204,7 @@ def run_task(
     image = sandbox_obj.image_id()
     threads = _threads(candidate) if candidate is not None else 1
     limits = Limits.from_task(task_obj.limits, threads, limiter=limiter)
+    say(_plan_line(task_obj, selected, attempt, sandbox, limiter, threads))
 
     candidate_hash = hash_candidate(candidate_dir)
     limits_key = dict(task_obj.limits.as_dict(), threads=threads)
@@ -220,6 +244,11 @@ def run_task(
         )
         for name, reason, detail in store.set_aside:
             say(f"{task_obj.id}: set aside {name}: {reason}{': ' + detail if detail else ''}")
+    if heartbeat is not None:
+        reused = Counter(r.status for r in results.values())
+        heartbeat.begin(
+            task=task_obj.id, attempt=attempt, planned=len(selected), reused=reused, sandbox=sandbox, limiter=limiter
+        )
 
     from tcsexam.runner.pool import RunContext
 
@@ -241,6 +270,8 @@ def run_task(
         store.write(record)
         results[name] = record
         summary.executed += 1
+        if heartbeat is not None:
+            heartbeat.record(record.status)
 
     def all_invalid(message: str, termination: str) -> list[str]:
         """Record every pending instance `invalid` (the submission cannot run); none is left."""

@@ -94,13 +94,44 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
             raise InputError(f"cannot connect to Ray at {address!r}: {' '.join(str(exc).split())[:300]}") from None
         total = ray.cluster_resources().get("CPU", 0.0)
         return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
-    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
-    try:
-        ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
-    except BaseException:
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        raise
+    for tries_left in range(RAY_START_TRIES - 1, -1, -1):
+        temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
+        before = _children()
+        try:
+            ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
+            break
+        except BaseException as exc:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            # Ray gives its raylet 30 s to register (fixed in Ray); on a loaded node that can be too
+            # short: stop what this try started and try again
+            if not tries_left or "timed out during startup" not in str(exc):
+                raise
+            _kill_new_children(before)
+            logging.getLogger(__name__).warning("Ray's start timed out (a loaded node); trying again")
     return RayHandle(True, None, temp_dir, float(num_cpus or 0), time.perf_counter() - t0)
+
+
+RAY_START_TRIES = 3
+
+
+def _children() -> set[int]:
+    import psutil
+
+    try:
+        return {c.pid for c in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def _kill_new_children(before: set[int]) -> None:
+    """SIGKILL the processes a failed ray.init started (its GCS, raylet, reaper, ...)."""
+    import psutil
+
+    for pid in _children() - before:
+        try:
+            psutil.Process(pid).kill()
+        except psutil.Error:
+            pass
 
 
 @contextlib.contextmanager
@@ -128,7 +159,10 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
         while True:
             time.sleep(interval_s)
             if os.getppid() != parent:
+                from tcsexam.runner.limiter.cgroup import thaw_own_and_stop_freezing
+
                 kill_run_orphans(os.getpid())
+                thaw_own_and_stop_freezing()  # no run thread may leave its cgroup frozen behind us
                 remove_run_scratch(os.getpid())
                 os._exit(1)
 
@@ -202,10 +236,14 @@ def sweep_dead_scratch(root: str | None = None) -> int:
 def kill_run_orphans(harness_pid: int) -> int:
     """SIGKILL every process carrying the run marker of harness process `harness_pid` in its
     environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limiter for every run and
-    inherited by every descendant, those that left with setsid included). Returns how many."""
+    inherited by every descendant, those that left with setsid included), and thaw the frozen
+    cgroups that hold them (a harness killed between its freeze and its thaw leaves its run frozen,
+    and a frozen process does not die of SIGKILL until it is thawed). Returns how many."""
+    from tcsexam.runner.limiter.cgroup import thaw_cgroups_of
+
     needle = f"TCSEXAM_RUN_MARKER={int(harness_pid)}-".encode()
     me = os.getpid()
-    killed = 0
+    killed = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) in (me, harness_pid):
             continue
@@ -214,7 +252,8 @@ def kill_run_orphans(harness_pid: int) -> int:
                 if needle not in fh.read():
                     continue
             os.kill(int(entry.name), signal.SIGKILL)
-            killed += 1
+            killed.append(int(entry.name))
         except (OSError, ValueError):
             continue
-    return killed
+    thaw_cgroups_of(killed)
+    return len(killed)

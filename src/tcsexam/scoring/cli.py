@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tcsexam.logs import logger
 from tcsexam.tasks import DIRECTIONS, KINDS
 
 
@@ -153,10 +154,9 @@ def _score(args: argparse.Namespace) -> int:
         extra = f", {len(model['issues'])} issue(s)" if model["issues"] else ""
         print(f"{name}: {model['status']}, index {index}{extra}")
     if not result["solver_reference_verified"]:
-        print(
-            f"warning: solver_reference_id {result['solver_reference_id']!r} not verified (no --solver-scores); "
-            "index.json says so",
-            file=sys.stderr,
+        logger("scoring").warning(
+            "warning: solver_reference_id %r not verified (no --solver-scores); index.json says so",
+            result["solver_reference_id"],
         )
     print(f"status {result['status']} -> {args.output}")
     return 0

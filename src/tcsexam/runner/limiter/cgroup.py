@@ -9,16 +9,19 @@ its cgroup, so nothing survives the run.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
+import re
 import signal as _signal
 import threading
 import time
 from pathlib import Path
 
-from tcsexam.runner.limiter.proctable import live
+from tcsexam.runner.limiter.proctable import live, read_stat
 from tcsexam.runner.limiter.types import Limits, MiB
 
 _mounts_cache: tuple[int, dict[str, str]] | None = None
+_log = logging.getLogger(__name__)
 
 
 def _cgroup_mounts() -> dict[str, str]:
@@ -69,7 +72,7 @@ class _CgroupV1:
 
     def __init__(self, limits: Limits):
         mounts, own = _cgroup_mounts(), _own_cgroups()
-        name = f"tcsexam-{os.getpid()}-{next(self._counter)}-{time.monotonic_ns() % 10**9}"
+        name = cgroup_name(next(self._counter))
         self.dirs: dict[str, Path] = {}
         try:
             for c in self.CONTROLLERS:
@@ -121,22 +124,28 @@ class _CgroupV1:
             return False
 
     def kill_all(self, sig: int) -> list[int]:
-        """Freeze, signal every process in the cgroup, thaw; returns the pids signalled."""
+        """Freeze, signal every process in the cgroup, thaw; returns the pids signalled. The thaw
+        is in a `finally`: an exception or a signal handler between the freeze and the kill
+        (SIGTERM's SystemExit) must never leave the run's processes frozen for ever."""
         freezer = self.dirs["freezer"] / "freezer.state"
-        frozen = sig == _signal.SIGKILL
-        if frozen:
+        frozen = False
+        with _freeze_lock:  # `thaw_own_and_stop_freezing` waits for it before the process exits
             try:
-                freezer.write_text("FROZEN")
-            except OSError:
-                frozen = False
-        pids = self.pids()
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        if frozen:
-            freezer.write_text("THAWED")
+                if sig == _signal.SIGKILL and not _freezing_stopped:
+                    try:
+                        freezer.write_text("FROZEN")
+                        frozen = True
+                    except OSError:
+                        pass
+                pids = self.pids()
+                for pid in pids:
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
+            finally:
+                if frozen:
+                    thaw(self.dirs["freezer"])
         return pids
 
     def remove(self) -> None:
@@ -163,7 +172,7 @@ class _CgroupV2:
         enabled = (base / "cgroup.subtree_control").read_text().split()
         if not {"memory", "pids", "cpu"} <= set(enabled):
             raise OSError("cgroup v2 controllers memory, pids, cpu are not delegated here")
-        self.dir = base / f"tcsexam-{os.getpid()}-{next(self._counter)}"
+        self.dir = base / cgroup_name(next(self._counter))
         self.dir.mkdir()
         try:
             if limits.mem_mb:
@@ -250,6 +259,8 @@ def cgroup_support() -> str | None:
                     errors += f"{kind}: {exc}; "
             _cgroup_probe_error += errors
             _cgroup_kind = kind_found
+            if kind_found is not None:
+                sweep_stale_cgroups()  # what killed runs left (frozen, empty) goes before ours start
     return _cgroup_kind  # type: ignore[return-value]
 
 
@@ -306,3 +317,247 @@ class CgroupTree:
 
     def close(self) -> None:
         self.cgroup.remove()
+
+
+# ---- names, thawing and the sweep of what dead runs left -------------------------------------
+
+_freeze_lock = threading.Lock()  #: held from a freeze to its thaw
+_freezing_stopped = False  #: set once this process is about to exit: no cgroup is frozen again
+
+
+def thaw_own_and_stop_freezing(timeout_s: float = 2.0) -> int:
+    """Before this process exits on its own terms (an actor whose raylet is gone: `os._exit`):
+    wait for any freeze in progress to end, forbid new ones, then kill and thaw whatever is left
+    in this process's own cgroups. Without it, a run thread that froze its cgroup just before the
+    exit would leave its candidate frozen for ever. The lock stays held: nothing freezes again."""
+    global _freezing_stopped
+    _freeze_lock.acquire(timeout=timeout_s)
+    _freezing_stopped = True
+    mine = f"tcsexam-{os.getpid()}-"
+    killed: set[int] = set()
+    try:
+        for name, dirs in _sweep_dirs().items():
+            if name.startswith(mine):
+                for pid in {pid for d in dirs for pid in _procs(d)}:
+                    try:
+                        os.kill(pid, _signal.SIGKILL)
+                        killed.add(pid)
+                    except OSError:
+                        pass
+                for d in dirs:
+                    if (d / "freezer.state").exists():
+                        thaw(d)
+    except Exception:  # best effort: the process exits next
+        pass
+    return len(killed)
+
+
+_NAME = re.compile(r"^tcsexam-(\d+)(?:-s(\d+)-n(\d+))?-")
+_V1_SWEEP_WAIT_S = 2.0
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def cgroup_name(counter: int) -> str:
+    """`tcsexam-<pid>-s<start time>-n<pid namespace>-<counter>-<ns>`: the owner (this process) is
+    known by its pid, its start time (a reused pid is another process) and its pid namespace (a
+    pid means nothing in another one), so a later sweep can tell a dead owner from a live one."""
+    me = read_stat(os.getpid())
+    start = me.start if me is not None else 0
+    return f"tcsexam-{os.getpid()}-s{start}-n{_pid_namespace()}-{counter}-{time.monotonic_ns() % 10**9}"
+
+
+def owner_alive(name: str) -> bool | None:
+    """Whether the process that created cgroup `name` still runs; None when this process cannot
+    tell (not a tcsexam name, or created in another pid namespace). Names of older versions
+    (`tcsexam-<pid>-<counter>...`) are judged by the pid alone."""
+    m = _NAME.match(name)
+    if m is None:
+        return None
+    pid, start, ns = int(m.group(1)), m.group(2), m.group(3)
+    if ns is not None and int(ns) != _pid_namespace():
+        return None
+    proc = read_stat(pid)
+    if proc is None or proc.state in ("Z", "X"):
+        return False
+    return start is None or proc.start == int(start)
+
+
+def thaw(freezer_dir: Path) -> bool:
+    """Write THAWED to a v1 freezer cgroup until it reads so (a few tries); True when thawed or
+    gone."""
+    state = freezer_dir / "freezer.state"
+    for _ in range(50):
+        try:
+            state.write_text("THAWED")
+            if state.read_text().strip() == "THAWED":
+                return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            pass
+        time.sleep(0.002)
+    return False
+
+
+def thaw_cgroups_of(pids) -> int:
+    """Thaw the frozen `tcsexam-*` freezer cgroups (v1) or cgroups (v2) that hold any of `pids`:
+    a SIGKILLed process that is frozen never dies until thawed. Returns how many were thawed."""
+    mounts = _cgroup_mounts()
+    thawed = 0
+    for pid in pids:
+        try:
+            lines = Path(f"/proc/{int(pid)}/cgroup").read_text().splitlines()
+        except (OSError, ValueError):
+            continue
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            if not Path(path).name.startswith("tcsexam-"):
+                continue
+            if "freezer" in controllers.split(",") and "freezer" in mounts:
+                d = Path(mounts["freezer"]) / path.lstrip("/")
+                try:
+                    if (d / "freezer.state").read_text().strip() != "THAWED":
+                        thawed += thaw(d)
+                except OSError:
+                    pass
+            elif controllers == "" and "unified" in mounts:
+                try:
+                    (Path(mounts["unified"]) / path.lstrip("/") / "cgroup.freeze").write_text("0")
+                except OSError:
+                    pass
+    return thawed
+
+
+def _procs(d: Path) -> list[int]:
+    try:
+        return [int(x) for x in (d / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _sweep_dirs() -> dict[str, list[Path]]:
+    """name -> the cgroup folders of that name, one per hierarchy: every `tcsexam-*` beside this
+    process's own cgroup (in each v1 controller's hierarchy, or in v2's), and anywhere else in the
+    hierarchies (a run started from another session leaves its memory cgroup under that session's)
+    those whose name says they were made in this pid namespace."""
+    mounts, own = _cgroup_mounts(), _own_cgroups()
+    parents, roots = [], []
+    for c in (*_CgroupV1.CONTROLLERS, ""):
+        mount = mounts.get(c or "unified")
+        if mount is not None and c in own:
+            parents.append(Path(mount) / own[c].lstrip("/"))
+            roots.append(Path(mount))
+    found: dict[str, list[Path]] = {}
+    for parent in dict.fromkeys(parents):
+        for path in _tcsexam_children(parent):
+            found.setdefault(path.name, []).append(path)
+    ns = str(_pid_namespace())
+    for root in dict.fromkeys(roots):
+        for path in _walk_tcsexam(root, skip=set(parents)):
+            m = _NAME.match(path.name)
+            if m is not None and m.group(3) == ns and path not in found.get(path.name, []):
+                found.setdefault(path.name, []).append(path)
+    return found
+
+
+def _tcsexam_children(parent: Path) -> list[Path]:
+    try:
+        with os.scandir(parent) as it:
+            return [Path(e.path) for e in it if e.name.startswith("tcsexam-") and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _walk_tcsexam(root: Path, *, skip: set[Path], depth: int = 4, budget: int = 5000) -> list[Path]:
+    """The `tcsexam-*` cgroups under `root` (at most `depth` levels down, `budget` folders read)."""
+    out, level = [], [root]
+    for _ in range(depth):
+        below = []
+        for d in level:
+            budget -= 1
+            if budget < 0:
+                return out
+            try:
+                with os.scandir(d) as it:
+                    subdirs = [Path(e.path) for e in it if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for sub in subdirs:
+                if sub.name.startswith("tcsexam-"):
+                    if d not in skip:
+                        out.append(sub)
+                else:
+                    below.append(sub)
+        level = below
+    return out
+
+
+def _sweep_one(dirs: list[Path]) -> tuple[bool, bool, int]:
+    """Kill what is left in one dead run's cgroups, thaw them, remove them:
+    (was frozen, removed, processes killed)."""
+    frozen = False
+    for d in dirs:
+        try:
+            frozen |= (d / "freezer.state").read_text().strip() != "THAWED"
+        except OSError:
+            pass
+        try:
+            frozen |= (d / "cgroup.freeze").read_text().strip() == "1"
+        except OSError:
+            pass
+    pids = sorted({pid for d in dirs for pid in _procs(d)})
+    for pid in pids:
+        try:
+            os.kill(pid, _signal.SIGKILL)
+        except OSError:
+            pass
+    for d in dirs:
+        if (d / "freezer.state").exists():
+            thaw(d)
+        elif (d / "cgroup.freeze").exists():
+            try:
+                (d / "cgroup.freeze").write_text("0")
+            except OSError:
+                pass
+    deadline = time.monotonic() + (_V1_SWEEP_WAIT_S if pids else 0.0)
+    removed = True
+    for d in dirs:
+        while _procs(d) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            d.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            removed = False  # still busy: the next sweep tries again
+    return frozen, removed, len(pids)
+
+
+def sweep_stale_cgroups() -> dict[str, int]:
+    """Remove the `tcsexam-*` cgroups whose owner is gone (a run killed before it removed them):
+    the frozen ones are thawed and their processes killed first. Cgroups of live runs, and those
+    whose owner this process cannot judge, are left alone. Never raises. Returns the counts
+    (`removed`, `frozen`, `killed`, `left`)."""
+    counts = {"removed": 0, "frozen": 0, "killed": 0, "left": 0}
+    try:
+        stale = {name: dirs for name, dirs in _sweep_dirs().items() if owner_alive(name) is False}
+        for dirs in stale.values():
+            frozen, removed, killed = _sweep_one(dirs)
+            counts["frozen"] += frozen
+            counts["removed" if removed else "left"] += 1
+            counts["killed"] += killed
+    except Exception as exc:  # a sweep is housekeeping: it must never stop a run
+        _log.warning("sweep of stale tcsexam cgroups stopped: %s", exc)
+    if any(counts.values()):
+        _log.info(
+            "stale tcsexam cgroups of dead runs: %(removed)d removed (%(frozen)d were frozen, "
+            "%(killed)d processes killed), %(left)d still busy",
+            counts,
+        )
+    return counts
