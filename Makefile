@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "make setup: $(PYTHON) (Python $$v) has no venv/ensurepip module; install it (Debian/Ubuntu: apt-get install python3-venv) or use another Python >= 3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,strict]'
+	$(BIN)/pip install --quiet -e '.[test,strict,orspace]'
 	touch $@
 
 run: setup
