@@ -81,7 +81,7 @@ def _score_inputs(tmp_path):
                     rec["A"] = float(inst[0])
                 else:
                     rec["solved"] = True
-                recs.append(InstanceRecord.from_dict(rec).to_dict())
+                recs.append(InstanceRecord.from_dict({**rec, "harness_version": "test"}).to_dict())
             base = tmp_path / "solver" / "m" / item / "1"
             base.mkdir(parents=True)
             (base / "records.json").write_text(json.dumps(recs))
