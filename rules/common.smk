@@ -30,8 +30,10 @@ wildcard_constraints:
 # A head that cannot start (a full or read-only results folder) stops the run with tcsexam's one line.
 onstart:
     try:
-        if config["run"]["ray"] == "shared" or (
-            config["run"]["ray"] == "auto" and workflow.local_exec
+        # the online protocol runs no candidate: no Ray head
+        if not PLAN.online and (
+            config["run"]["ray"] == "shared"
+            or (config["run"]["ray"] == "auto" and workflow.local_exec)
         ):
             shell(
                 f"tcsexam runner ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"

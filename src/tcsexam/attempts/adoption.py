@@ -122,17 +122,19 @@ def check_adoption(rows: list[AdoptionRow], suite, planned: dict[str, list[str]]
     for r in rows:
         who = f"{source}: row {r.line} ({r.model},{r.track},{r.item},{r.attempt})"
         if r.model not in planned:
-            raise InputError(f"{who}: model {r.model!r} is not in the config's models ({', '.join(planned)})")
+            raise InputError(
+                f"{who}: model {r.model!r} is not in the config's models ({', '.join(planned)}){_near(r.model, planned)}"
+            )
         track = suite.track_of.get(r.item)
         if track is None:
-            raise InputError(f"{who}: item {r.item!r} is not a task of suite {suite.id!r}")
+            raise InputError(f"{who}: item {r.item!r} is not a task of suite {suite.id!r}{_near(r.item, suite.items)}")
         if track != r.track:
             raise InputError(f"{who}: item {r.item!r} is a {track} task of suite {suite.id!r}, not {r.track}")
         named.setdefault((r.model, r.item), set()).add(r.attempt)
     for r in rows:
         if not r.replaces:
             continue
-        known = set(planned[r.model]) | named[(r.model, r.item)]
+        known = (set(planned[r.model]) | named[(r.model, r.item)]) - {r.attempt}
         if r.replaces not in known:
             raise InputError(
                 f"{source}: row {r.line} ({r.model},{r.track},{r.item},{r.attempt}): replaces attempt "
@@ -153,11 +155,19 @@ def check_adoption(rows: list[AdoptionRow], suite, planned: dict[str, list[str]]
         adopted = [a for a, d in statuses.items() if d.adoption_status in ADOPTED]
         if len(adopted) > len(planned[model]):
             lines = sorted(r.line for r in rows if (r.model, r.item) == (model, item) and r.attempt in adopted)
+            which = f"row {lines[0]}" if len(lines) == 1 else f"rows {', '.join(map(str, lines))}"
             raise InputError(
-                f"{source}: rows {', '.join(map(str, lines))}: model {model!r} task {item!r} would have "
+                f"{source}: {which}: model {model!r} task {item!r} would have "
                 f"{len(adopted)} adopted attempts ({', '.join(adopted)}) but {len(planned[model])} are planned "
                 "per task (mark the replaced attempt excluded, or name it in replaces)"
             )
+
+
+def _near(name: str, names) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def decide(rows: list[AdoptionRow]) -> dict[tuple[str, str], dict[str, Decision]]:

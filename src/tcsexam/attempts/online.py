@@ -40,7 +40,9 @@ PROVENANCE = "provenance.json"
 _KNOWN = ", ".join(sorted(str(s) for s in STATUSES))
 
 
-def check_online_records(data: Any, instances: list[str], kind: str, source: str) -> list[dict[str, Any]]:
+def check_online_records(
+    data: Any, instances: list[str], kind: str, source: str, task_id: str = "the task"
+) -> list[dict[str, Any]]:
     """The entries of an online records file, checked (see the module docstring); InputError
     naming `source` and the entry otherwise."""
     from tcsexam.scoring.outcomes import _solve_value
@@ -60,7 +62,7 @@ def check_online_records(data: Any, instances: list[str], kind: str, source: str
             raise InputError(f"{where}: duplicate record of the instance (also entry {seen[name]})")
         seen[name] = i
         if name not in known:
-            raise InputError(f"{where}: not an instance of the task")
+            raise InputError(f"{where}: not an instance of {task_id} (its task file defines {len(known)})")
         status = rec.get("status")
         if status not in STATUSES:
             raise InputError(f"{where}: status {status!r} is not one of {_KNOWN}")
@@ -79,7 +81,8 @@ def check_online_records(data: Any, instances: list[str], kind: str, source: str
 def check_online_file(path: str | Path, task) -> list[dict[str, Any]]:
     """Read and check one online records file against a loaded task."""
     data = read_json(path, "online records file")
-    return check_online_records(data, [inst.name for inst in task.instances], task.kind, str(path))
+    names = [inst.name for inst in task.instances]
+    return check_online_records(data, names, task.kind, str(path), f"task {task.id!r}")
 
 
 def ingest_online(

@@ -10,8 +10,8 @@ each Solver score's records came from, and which attempts were excluded or repla
   writes them when an adoption file is given). Then `reason` is required on excluded and
   selected_provisional rows and on every row with `replaces`; a `replaces` must name an excluded
   row of the same model, track and item, and the replacing row must be adopted. Each model of
-  index.json then lists `excluded` (track, item, attempt, reason) and `replacements`
-  ("2 replaces 1: <reason>"); a table without those columns gets the lists only when it has
+  index.json then lists `excluded` (track, item, attempt, reason, and `replaced_by`),
+  `replacements` ("2 replaces 1: <reason>") and `provisional` (track, item, attempt, reason); a table without those columns gets the lists only when it has
   excluded rows (their reason: the `note` column, else null), so a table without exclusions gives
   the index.json it always gave.
 """
@@ -26,7 +26,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.suites import TRACKS
 
-_ORIGIN_WORDS = {"harness": "a harness run", "online_input": "an online input (judged records)"}
+_ORIGIN_WORDS = {"harness": "a harness run", "online_input": "an online input"}
 
 
 def records_source_problem(data: dict[str, Any], protocol: str) -> str | None:
@@ -65,7 +65,9 @@ def adoption_report(df, t, suite, cohort, where) -> dict[int, dict[str, list]] |
             what = f"replaces attempt {replaces[i]!r}" if replaces[i] else f"is {t.col['adoption_status'][i]}"
             raise InputError(f"{where(i)}: the row {what} but gives no reason")
     index = {(int(t.model[i]), int(t.item[i]), str(attempt[i])): i for i in range(n)}
-    out: dict[int, dict[str, list]] = {m: {"excluded": [], "replacements": []} for m in range(len(cohort.models))}
+    out: dict[int, dict[str, list]] = {
+        m: {"excluded": [], "replacements": [], "provisional": []} for m in range(len(cohort.models))
+    }
     replaced_by: dict[int, str] = {}
     for i in np.flatnonzero(replaces != "").tolist():
         if excluded[i]:
@@ -80,17 +82,18 @@ def adoption_report(df, t, suite, cohort, where) -> dict[int, dict[str, list]] |
         out[int(t.model[i])]["replacements"].append(
             (_order(t, suite, i), f"{attempt[i]} replaces {replaces[i]}: {text}")
         )
-    for i in np.flatnonzero(excluded).tolist():
+
+    def entry(i: int) -> dict[str, Any]:
         text = (reason[i] if reason is not None else "") or note[i] or None
-        entry = {
-            "track": TRACKS[t.track[i]],
-            "item": suite.items[t.item[i]],
-            "attempt": str(attempt[i]),
-            "reason": text,
-        }
+        return {"track": TRACKS[t.track[i]], "item": suite.items[t.item[i]], "attempt": str(attempt[i]), "reason": text}
+
+    for i in np.flatnonzero(excluded).tolist():
+        found = entry(i)
         if i in replaced_by:
-            entry["replaced_by"] = replaced_by[i]
-        out[int(t.model[i])]["excluded"].append((_order(t, suite, i), entry))
+            found["replaced_by"] = replaced_by[i]
+        out[int(t.model[i])]["excluded"].append((_order(t, suite, i), found))
+    for i in np.flatnonzero(t.adoption == 1).tolist():
+        out[int(t.model[i])]["provisional"].append((_order(t, suite, i), entry(i)))
     return {m: {k: [v for _, v in sorted(lists[k], key=lambda e: e[0])] for k in lists} for m, lists in out.items()}
 
 
