@@ -85,10 +85,10 @@ def check_online_records(path: Path, task: str, attempt: str, online_input: Path
 
     try:
         data = read_json(path, "records file")
+        if not isinstance(data, list):
+            raise InputError(f"{path}: not a JSON list of records")
     except InputError as exc:
         return str(exc).removeprefix(f"{path}: ")
-    if not isinstance(data, list):
-        return "not a JSON list of records"
     want = file_sha256(online_input)
     for i, rec in enumerate(data):
         problem = digest_problem(rec)

@@ -36,6 +36,13 @@ def _judged(tmp_path: Path, records, name="records.json") -> Path:
     return path
 
 
+def _ingest_cli(src: Path, out: Path) -> int:
+    return main(
+        ["attempts", "ingest-online", "--input", str(src), "--task-file", str(TASK_FILE), "--model", "m",
+         "--attempt", "1", "--output", str(out)]
+    )  # fmt: skip
+
+
 GOOD = [
     {"instance": "G14", "status": "timeout", "judge_note": "hit 10 s"},
     {"instance": "G11", "status": "ok", "A": 556, "reward": 0.98, "key": "judge-run-7"},
@@ -103,10 +110,7 @@ def test_ingested_records_are_scored_and_say_they_are_online(tmp_path, task):
 def test_malformed_input_is_one_line_naming_file_and_entry(tmp_path, capsys, task, records, needle):
     src = _judged(tmp_path, records)
     out = tmp_path / "res" / "records.json"
-    rc = main(
-        ["attempts", "ingest-online", "--input", str(src), "--task-file", str(TASK_FILE), "--model", "m",
-         "--attempt", "1", "--output", str(out)]
-    )  # fmt: skip
+    rc = _ingest_cli(src, out)
     err = capsys.readouterr().err
     assert rc == 1 and str(src) in err and needle in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -125,10 +129,7 @@ def test_missing_instance_or_infrastructure_error_is_an_incomplete_row_not_an_er
 ):
     src = _judged(tmp_path, records)
     out = tmp_path / "res" / "records.json"
-    rc = main(
-        ["attempts", "ingest-online", "--input", str(src), "--task-file", str(TASK_FILE), "--model", "m",
-         "--attempt", "1", "--output", str(out)]
-    )  # fmt: skip
+    rc = _ingest_cli(src, out)
     assert rc == 0 and "stays incomplete" in capsys.readouterr().out
     row, _ = solver_row(
         model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
