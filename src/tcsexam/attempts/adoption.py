@@ -20,6 +20,7 @@ Without an adoption file nothing changes.
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,8 @@ ADOPTION_COLUMNS = ("model", "track", "item", "attempt", "adoption_status", "rea
 #: The attempt table's extra columns when an adoption file is applied (kept and reported by `tcsexam score`).
 TABLE_COLUMNS = ("reason", "replaces")
 ADOPTED = ("selected", "selected_provisional")
+#: an attempt id, as the config's `models[].attempts` and the workflow's wildcards accept it
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,12 @@ def read_adoption(path: str | Path) -> list[AdoptionRow]:
         for name in ("model", "track", "item", "attempt"):
             if not cell[name]:
                 raise InputError(f"{who}: {name} is empty")
+        for name in ("attempt", "replaces"):
+            if cell[name] and not _ID.fullmatch(cell[name]):
+                raise InputError(
+                    f"{who}: {name} {cell[name]!r} is not an attempt id (letters, digits and _ . + -, "
+                    "starting with a letter or digit)"
+                )
         track = normalize_track(cell["track"])
         if track is None:
             raise InputError(f"{who}: unknown track {cell['track']!r}")

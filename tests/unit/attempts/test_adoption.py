@@ -79,6 +79,7 @@ def test_replacement_excludes_the_replaced_attempt_with_its_reason(tmp_path, lit
         ),
         ("m,solver,sat-satlib,2,selected,r,1\nm,solver,sat-satlib,2,selected,r,1\n", "names the same attempt as row 1"),
         ("m,solver,,2,selected,r,1\n", "item is empty"),
+        ("m,solver,sat-satlib,2 b,selected,r,1\n", "attempt '2 b' is not an attempt id"),
     ],
 )
 def test_bad_rows_are_one_line_naming_file_and_row(tmp_path, lite, body, needle):
