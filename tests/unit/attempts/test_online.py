@@ -168,3 +168,21 @@ def test_check_online_records_accepts_solve_records():
     assert check_online_records(data, ["a", "b"], "solve", "f.json") == data
     with pytest.raises(InputError, match="'solved' must be true or false"):
         check_online_records([{"instance": "a", "status": "ok", "solved": "yes"}], ["a"], "solve", "f.json")
+
+
+def test_heal_trusts_an_ingested_file_only_while_its_judged_input_is_unchanged(tmp_path, task):
+    from tcsexam.workflow.heal import check_online_records
+
+    src = _judged(tmp_path, GOOD)
+    out = tmp_path / "res" / "records.json"
+    ingest_online(src, task, "m", "1", out)
+    assert check_online_records(out, "maxcut-mqlib", "1", src) is None
+    assert "belongs to task" in check_online_records(out, "sat-satlib", "1", src)
+    src.write_text(json.dumps(GOOD[:1]))  # the judge's file changed since it was ingested
+    assert "was not ingested from the current" in check_online_records(out, "maxcut-mqlib", "1", src)
+    src.write_text(json.dumps(GOOD))
+    assert check_online_records(out, "maxcut-mqlib", "1", src) is None
+    recs = json.loads(out.read_text())
+    recs[1]["status"] = "ok"  # an edit after ingestion
+    out.write_text(json.dumps(recs))
+    assert "digest" in check_online_records(out, "maxcut-mqlib", "1", src)
