@@ -152,13 +152,14 @@ def check_adoption(rows: list[AdoptionRow], suite, planned: dict[str, list[str]]
             )
     decisions = decide(rows)
     for (model, item), attempts in named.items():
-        for attempt in attempts:
+        for attempt in sorted(attempts):
             d = decisions[(model, item)][attempt]
             explicit = next(r for r in rows if (r.model, r.item, r.attempt) == (model, item, attempt))
             if d.adoption_status == "excluded" and explicit.adoption_status != "excluded":
                 raise InputError(
                     f"{source}: row {explicit.line} ({model},{explicit.track},{item},{attempt}): adopted "
-                    f"({explicit.adoption_status}) but replaced by another row"
+                    f"({explicit.adoption_status}) but another row replaces it (a replaced attempt is excluded; "
+                    "to replace a replacement, name the first attempt in replaces and exclude the others)"
                 )
         statuses = effective(decisions.get((model, item), {}), planned[model])
         adopted = [a for a, d in statuses.items() if d.adoption_status in ADOPTED]
