@@ -123,6 +123,14 @@ def test_offline_campaign_replacement_and_provisional_adoption(finished_tiny_run
     assert table[("demo-weak", "coloring-dimacs", "2")]["replaces"] == "1"
     assert (ws / OUT / "solver/demo-weak/coloring-dimacs/2/records.json").is_file()  # its own job
 
+    # a relative.json written before relative.json named its records' source is rebuilt
+    rel = ws / OUT / "solver/demo-fast/sat-satlib/1/relative.json"
+    data = json.loads(rel.read_text())
+    del data["records_source"], data["digest"]
+    rel.write_text(json.dumps({**data, "digest": record_digest(data)}))
+    proc = snakemake(ws, "-n", "--configfile", CONFIG, "--config", "adoption=adoption.csv")
+    assert f"{OUT}/solver/demo-fast/sat-satlib/1/relative.json: made before relative.json said where" in proc.stderr
+
     # adopting both attempts is one line before any job
     (ws / "adoption.csv").write_text(
         "model,track,item,attempt,adoption_status,reason,replaces\n"

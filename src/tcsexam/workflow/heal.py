@@ -188,6 +188,10 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         if relative.exists():
             expect = {"task": p.item} if ref_id is None else {"task": p.item, "reference_id": ref_id}
             reason = _check_json(relative, "solver-score output", {"records": records}, expect)
+            if reason is None:
+                scored = read_json(relative, "solver-score output")
+                if scored.get("relative_score") is not None and "records_source" not in scored:
+                    reason = "made before relative.json said where its records came from (records_source)"
             if reason:
                 mark(relative, reason)
                 mark(row, "computed with a relative.json that is set aside")
