@@ -39,8 +39,10 @@ wildcard_constraints:
 onstart:
     write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
-        if config["run"]["ray"] == "shared" or (
-            config["run"]["ray"] == "auto" and workflow.local_exec
+        # the online protocol runs no candidate: no Ray head
+        if not PLAN.online and (
+            config["run"]["ray"] == "shared"
+            or (config["run"]["ray"] == "auto" and workflow.local_exec)
         ):
             shell(
                 f"tcsexam runner ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"

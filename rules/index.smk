@@ -27,7 +27,8 @@ rule attempts_cohort:
 
 rule attempts_table:
     input:
-        PLAN.row_files,
+        rows=PLAN.row_files,
+        adoption=PLAN.table_inputs,
     output:
         f"{OUT}/attempts.csv",
     log:
@@ -39,8 +40,10 @@ rule attempts_table:
         runtime=10,
         mem_mb=1024,
         cpus_per_task=1,
+    params:
+        adoption=PLAN.table_args,
     shell:
-        "tcsexam attempts table --rows {input:q} --output {output:q} > {log:q} 2>&1"
+        "tcsexam attempts table --rows {input.rows:q} {params.adoption} --output {output:q} > {log:q} 2>&1"
 
 
 rule score:

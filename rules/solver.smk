@@ -43,6 +43,36 @@ rule run:
         " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 
 
+# The online protocol: the final judge's records of one (model, task, attempt), checked and stored
+# as its records.json (no candidate runs). Offline, its input is a path no rule makes, so `run`
+# makes every records.json; online, the plan never asks `run` for one (no job runs a candidate).
+ruleorder: ingest_online > run
+
+
+rule ingest_online:
+    input:
+        PLAN.online_inputs,
+    output:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
+    log:
+        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/ingest.log",
+    localrule: True
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=10,
+        mem_mb=1024,
+        cpus_per_task=1,
+    params:
+        records=lambda w: PLAN.online_input(w.model, w.task, w.attempt),
+        provenance=PLAN.online_provenance_arg,
+        task_file=lambda w: PLAN.task_file(w.task),
+    shell:
+        "tcsexam attempts ingest-online --input {params.records:q} {params.provenance} --task-file {params.task_file:q}"
+        " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output:q} > {log:q} 2>&1"
+
+
 # The generated instances of a task (Full's random families): written by `tcsexam generate`, each
 # checked against the sha256 its task file records; the stamp is an input of the task's runs.
 for _task in PLAN.generated_tasks:

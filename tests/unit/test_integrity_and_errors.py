@@ -104,7 +104,7 @@ def _score_inputs(tmp_path):
                     rec["A"] = float(inst[0])
                 else:
                     rec["solved"] = True
-                recs.append(InstanceRecord.from_dict(rec).to_dict(ensure_key(tmp_path)))
+                recs.append(InstanceRecord.from_dict({**rec, "harness_version": "test"}).to_dict(ensure_key(tmp_path)))
             base = tmp_path / "solver" / "m" / item / "1"
             base.mkdir(parents=True)
             (base / "records.json").write_text(json.dumps(recs))

@@ -4,7 +4,8 @@ solver-row    score one Solver attempt's records (fixed reference) -> relative.j
 verdict-row   a theorem / construction / open-conjecture checker verdict -> its row
 verdict-rows  every such planned attempt of one model (absent verdicts -> missing rows)
 missing-row   a planned attempt without any result -> a row with score_status missing (or another)
-table         row files -> attempts.csv (the spec's nine columns + note)
+table         row files -> attempts.csv (the spec's nine columns + note; an adoption file applied)
+ingest-online the final judge's records of one online attempt -> its records.json in the results tree
 cohort        cohort.json for a run (the reference id is read from the reference file)
 plots         report plots (PNG) from index.json, attempts.csv and the solver results
 ray-head      alias of `tcsexam runner ray-head` (the shared Ray head of a local run)
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from tcsexam.errors import InputError
+from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.head_cli import add_ray_head_parser
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS
 
@@ -68,6 +69,13 @@ def register(subparsers) -> None:
     p.add_argument("--suite", required=True, help="lite, full or a suite YAML")
     p.add_argument("--verdicts-dir", required=True, help="holds <model>/<item>/<attempt>.json")
     p.add_argument("--attempts", nargs="+", required=True, metavar="ID", help="the planned attempt ids")
+    p.add_argument(
+        "--item-attempt",
+        nargs="+",
+        default=[],
+        metavar="ITEM=ID",
+        help="a further attempt of one item only (e.g. an adoption file's replacement)",
+    )
     p.add_argument("--output", required=True, metavar="ROWS.json", help="a JSON list of rows")
     p.add_argument(
         "--judged",
@@ -91,8 +99,41 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("table", help="row files -> attempts.csv")
     p.add_argument("--rows", nargs="+", required=True, metavar="ROW.json")
+    p.add_argument(
+        "--adoption",
+        metavar="FILE",
+        help="adoption CSV (model,track,item,attempt,adoption_status,reason,replaces): its adoption "
+        "statuses replace the rows' and the table gains the columns reason and replaces",
+    )
+    p.add_argument("--suite", help="with --adoption: the suite its items are checked against")
+    p.add_argument(
+        "--planned",
+        nargs="+",
+        default=[],
+        metavar="MODEL=ID[,ID...]",
+        help="with --adoption: each model and its planned attempt ids",
+    )
     p.add_argument("--output", required=True, metavar="attempts.csv")
     p.set_defaults(handler=_table)
+
+    p = sub.add_parser(
+        "ingest-online",
+        help="check one online attempt's judged records and store them as its records.json",
+        description="The online Solver protocol: the final judge's instance records (a JSON list: "
+        "instance, status, A or solved, any other field kept) become the attempt's records.json, "
+        "each record with the task, the attempt, the input file's sha256 and its digest, plus "
+        "online-input.json beside it (input path, sha256, provenance). Malformed input (bad JSON, an "
+        "unknown status or instance, a duplicate, ok without a value): one line, exit 1, nothing "
+        "written. A missing instance or an infrastructure_error is stored as is (exit 0): the "
+        "scorer refuses it, so the attempt is incomplete.",
+    )
+    p.add_argument("--input", required=True, metavar="records.json", help="the judged records of the attempt")
+    p.add_argument("--provenance", metavar="provenance.json", help="free-form JSON: who judged, judge version, date")
+    p.add_argument("--task-file", required=True, help="the task's file (its instances and kind)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--attempt", required=True)
+    p.add_argument("--output", required=True, metavar="records.json")
+    p.set_defaults(handler=_ingest_online)
 
     p = sub.add_parser("cohort", help="write cohort.json (reference id read from the reference file)")
     p.add_argument("--suite", required=True)
@@ -156,8 +197,17 @@ def _verdict_rows(args: argparse.Namespace) -> int:
     from tcsexam.attempts.verdicts import model_verdict_rows
     from tcsexam.suites import load_suite
 
+    suite = load_suite(args.suite)
+    item_attempts: dict[str, list[str]] = {}
+    for spec in args.item_attempt:
+        item, sep, attempt = spec.partition("=")
+        if not sep or not item or not attempt:
+            raise UsageError(f"--item-attempt {spec!r}: expected ITEM=ID")
+        if item not in suite.track_of or suite.track_of[item] == "solver":
+            raise UsageError(f"--item-attempt {spec!r}: {item!r} is no theorem, construction or conjecture item")
+        item_attempts.setdefault(item, []).append(attempt)
     rows = model_verdict_rows(
-        args.model, load_suite(args.suite), args.verdicts_dir, args.attempts, frozenset(args.judged)
+        args.model, suite, args.verdicts_dir, args.attempts, item_attempts, frozenset(args.judged)
     )
     write_rows(args.output, rows)
     counts = Counter(r.score_status for r in rows)
@@ -185,9 +235,41 @@ def _table(args: argparse.Namespace) -> int:
 
     from tcsexam.attempts.rows import write_table
 
-    rows = write_table(args.rows, args.output)
+    adoption = None
+    if args.adoption:
+        from tcsexam.attempts.adoption import load_adoption
+        from tcsexam.suites import load_suite
+
+        if not args.suite or not args.planned:
+            raise UsageError("table --adoption needs --suite and --planned MODEL=ID[,ID...]")
+        planned = {}
+        for spec in args.planned:
+            name, sep, ids = spec.partition("=")
+            if not sep or not name or not ids:
+                raise UsageError(f"--planned {spec!r}: expected MODEL=ID[,ID...]")
+            planned[name] = ids.split(",")
+        adoption = load_adoption(args.adoption, load_suite(args.suite), planned)
+    rows = write_table(args.rows, args.output, adoption)
     counts = Counter(r.score_status for r in rows)
     print(f"{len(rows)} attempt rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}")
+    return 0
+
+
+def _ingest_online(args: argparse.Namespace) -> int:
+    from tcsexam.attempts.online import ingest_online
+    from tcsexam.tasks import load_task
+
+    task = load_task(args.task_file)
+    side = ingest_online(args.input, task, args.model, args.attempt, args.output, args.provenance)
+    who = f"{args.model},solver,{task.id},{args.attempt}"
+    print(f"{who}: {side['records']} judged record(s) from {args.input} ({side['input_sha256']}) -> {args.output}")
+    for name in side["infrastructure_errors"]:
+        print(f"warning: {who}: instance {name!r} has status infrastructure_error: the attempt stays incomplete")
+    if side["not_judged"]:
+        print(
+            f"warning: {who}: {len(side['not_judged'])} instance(s) of the task have no judged record "
+            f"(first {side['not_judged'][0]!r}): the attempt stays incomplete if the reference scores them"
+        )
     return 0
 
 

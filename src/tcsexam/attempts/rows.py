@@ -163,6 +163,7 @@ def solver_row(
     written (it is a declared output of the workflow's rule): the scorer's output on success, else
     a refusal (`relative_score` null, `score_status`, `refused`: why) that replaces any older one.
     """
+    from tcsexam.attempts.online import records_source
     from tcsexam.integrity import seal
     from tcsexam.scoring.reference import load_reference
     from tcsexam.scoring.solver_score import solver_score
@@ -170,6 +171,8 @@ def solver_row(
     ref = load_reference(reference)  # a broken reference is the operator's error: exit 1
     relative_output = Path(relative_output)
     records = Path(records)
+
+    source: dict[str, Any] | None = None
 
     def fail(status: str, note: str) -> tuple[AttemptRow, None]:
         refusal = {
@@ -179,6 +182,8 @@ def solver_row(
             "score_status": status,
             "refused": note,
         }
+        if source is not None:
+            refusal["records_source"] = source
         atomic_write_json(relative_output, seal(refusal, {"records": records}, at=relative_output))
         return failed_row(model, "solver", task, attempt, status, note, protocol, adoption_status), None
 
@@ -187,9 +192,17 @@ def solver_row(
     try:
         data = read_json(records, "records file")
         check_records_belong(data, task, str(attempt), str(records))
+        source = records_source(data, records)
         result = solver_score(task, data, ref, str(records), require_digest=True)
     except InputError as exc:
         return fail("judge_failed", f"solver-score refused: {exc}")
+    if source is None:
+        return fail(
+            "judge_failed",
+            f"{records}: the records carry neither the harness's marks nor an online input's, or mix both: "
+            "their protocol cannot be told, so they are not scored",
+        )
+    result["records_source"] = source
     atomic_write_json(relative_output, seal(result, {"records": records}, at=relative_output))
     reward = result.get("checker_reward")
     note = f"reference {result['reference_id']}; {result['n_ok']}/{result['n_eligible']} ok"
@@ -260,13 +273,18 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def table_text(rows: Iterable[AttemptRow]) -> str:
-    """attempts.csv text: the nine columns of the spec plus `note`, one line per row.
+def table_text(
+    rows: Iterable[AttemptRow], adoption: dict[tuple[str, str, str, str], tuple[str, str]] | None = None
+) -> str:
+    """attempts.csv text: the nine columns of the spec plus `note`, one line per row; with
+    `adoption` (identity -> (reason, replaces), from an adoption file) also `reason` and `replaces`.
 
     Rows keep their given order; a duplicate identity is refused (naming both sources)."""
+    from tcsexam.attempts.adoption import TABLE_COLUMNS
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow((*COLUMNS, NOTE_COLUMN))
+    writer.writerow((*COLUMNS, NOTE_COLUMN, *(TABLE_COLUMNS if adoption is not None else ())))
     seen: dict[tuple[str, str, str, str], int] = {}
     for number, row in enumerate(rows, start=1):
         if row.identity in seen:
@@ -274,11 +292,15 @@ def table_text(rows: Iterable[AttemptRow]) -> str:
                 f"attempt rows {seen[row.identity]} and {number}: duplicate identity {','.join(row.identity)}"
             )
         seen[row.identity] = number
-        writer.writerow([_cell(getattr(row, c)) for c in (*COLUMNS, NOTE_COLUMN)])
+        cells = [_cell(getattr(row, c)) for c in (*COLUMNS, NOTE_COLUMN)]
+        if adoption is not None:
+            cells += list(adoption.get(row.identity, ("", "")))
+        writer.writerow(cells)
     return buf.getvalue()
 
 
-def write_table(paths: Iterable[str | Path], output: str | Path) -> list[AttemptRow]:
+def read_table_rows(paths: Iterable[str | Path]) -> list[AttemptRow]:
+    """The rows of the row files, in order; a duplicate identity is refused naming both files."""
     rows: list[AttemptRow] = []
     seen: dict[tuple[str, str, str, str], str] = {}
     for path in paths:
@@ -289,5 +311,22 @@ def write_table(paths: Iterable[str | Path], output: str | Path) -> list[Attempt
                 )
             seen[row.identity] = str(path)
             rows.append(row)
-    atomic_write_text(output, table_text(rows))
+    return rows
+
+
+def table_of(paths: Iterable[str | Path], adoption=None) -> tuple[list[AttemptRow], str]:
+    """The rows of the row files with an adoption file's decisions applied (`adoption`:
+    `tcsexam.attempts.adoption.load_adoption`'s result) and the attempts.csv text."""
+    rows = read_table_rows(paths)
+    if adoption is None:
+        return rows, table_text(rows)
+    from tcsexam.attempts.adoption import apply_adoption
+
+    rows, extra = apply_adoption(rows, adoption)
+    return rows, table_text(rows, extra)
+
+
+def write_table(paths: Iterable[str | Path], output: str | Path, adoption=None) -> list[AttemptRow]:
+    rows, text = table_of(paths, adoption)
+    atomic_write_text(output, text)
     return rows

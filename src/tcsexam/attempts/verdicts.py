@@ -15,7 +15,7 @@ One small JSON object per attempt, written by the track's checker (documented in
 | original_reward | the checker's own reward, kept as is; required (finite, >= 0) for construction; for theorem / open_conjecture a number or null |
 | complete | theorem / open_conjecture: required Boolean, true only when the checker accepted a complete proof (or a complete proof / refutation of the conjecture) |
 | status | `judged` (default), `judge_failed` or `not_finished`: a checker that crashed or did not finish |
-| checker, message | optional strings (provenance) |
+| checker, message | optional strings (provenance): `checker` names the checker that ran (and its version); a verdict no checker produced says so (the bundled demo fixtures: "none: bundled demo fixture, written by hand ...") |
 | adoption_status | optional: `selected` (default), `selected_provisional`, `excluded` |
 
 Conversion to the attempt-table score: theorem and open_conjecture -> 1.0 when `complete` is true,
@@ -121,10 +121,16 @@ def verdict_row_file(path: str | Path, expect: dict[str, str] | None = None) -> 
 
 
 def model_verdict_rows(
-    model: str, suite, verdicts_dir: str | Path, attempts: list[str], judged: frozenset[str] = frozenset()
+    model: str,
+    suite,
+    verdicts_dir: str | Path,
+    attempts: list[str],
+    item_attempts: dict[str, list[str]] | None = None,
+    judged: frozenset[str] = frozenset(),
 ) -> list[AttemptRow]:
     """Every planned theorem / construction / open-conjecture attempt of one model, in suite order:
     `<verdicts_dir>/<model>/<item>/<attempt>.json` converted, or a `missing` row when absent.
+    `item_attempts`: item -> further attempt ids of that item only (an adoption file's).
     `judged` ("ITEM/ATTEMPT") are constructions the pipeline judges itself: their rows come from
     their own construction job (tcsexam.attempts.construction), so none is made here."""
     from tcsexam.attempts.rows import failed_row
@@ -132,7 +138,8 @@ def model_verdict_rows(
     rows = []
     for track in VERDICT_TRACKS:
         for item in suite.tracks[track]:
-            for attempt in attempts:
+            more = [a for a in (item_attempts or {}).get(item, []) if a not in attempts]
+            for attempt in [*attempts, *more]:
                 if track == "construction" and f"{item}/{attempt}" in judged:
                     continue
                 path = Path(verdicts_dir) / model / item / f"{attempt}.json"

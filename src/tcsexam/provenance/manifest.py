@@ -197,6 +197,41 @@ def _image_ids(record: dict[str, Any]) -> list[str]:
     return out
 
 
+def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where one Solver result's records came from: `harness` (with the sha256 of the record keys
+    in task order, and how many) or `online_input` (the judged file, its sha256 and the
+    provenance.json recorded beside it at ingestion); `unknown` when the records say neither."""
+    import hashlib
+    import json
+
+    from tcsexam.attempts.online import SIDECAR, records_source
+
+    src = records_source(records, attempt_dir / "records.json")
+    if src is None:
+        return {"origin": "unknown"}
+    if src["origin"] == "harness":
+        keys = json.dumps(src["record_keys"], sort_keys=True, separators=(",", ":"))
+        return {
+            "origin": "harness",
+            "protocol": "offline",
+            "record_keys": len(src["record_keys"]),
+            "record_keys_sha256": hashlib.sha256(keys.encode("utf-8")).hexdigest(),
+        }
+    out = {
+        "origin": "online_input",
+        "protocol": "online",
+        "input": src.get("input"),
+        "input_sha256": src["input_sha256"],
+    }
+    sidecar = attempt_dir / SIDECAR
+    side = read_json(sidecar, "online input file") if sidecar.is_file() else {}
+    if isinstance(side, dict) and side.get("input_sha256") == src["input_sha256"]:
+        out["provenance_file"] = side.get("provenance_file")
+        out["provenance_sha256"] = side.get("provenance_sha256")
+        out["provenance"] = side.get("provenance")
+    return out
+
+
 def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
     """The manifest of a finished (or partly finished) run directory."""
     from tcsexam.runner.store import hash_candidate
@@ -264,9 +299,12 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
     # candidates: the hash the records' keys were made from
     candidates: dict[str, Any] = {}
     for (model, task, attempt), recs in sorted(runs.items()):
+        origin = solver_result_source(ResultsLayout(run_dir).attempt_dir(model, task, attempt), recs)
         hashes = sorted({r["candidate_hash"] for r in recs if isinstance(r.get("candidate_hash"), str)})
         source = "records"
-        if not hashes:
+        if not hashes and origin["origin"] == "online_input":
+            source = None  # judged records of the model's own session: no candidate ran here
+        elif not hashes:
             folder = _resolve(sources.solvers_dir) / model / task / attempt
             hashes = [hash_candidate(folder)] if (folder / "solver.yaml").is_file() else []
             source = "candidate_dir" if hashes else None
@@ -278,6 +316,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
             "statuses": dict(sorted(statuses.items())),
             "solver_wall_s": round(_sum(recs, "wall_s"), 6),
             "solver_cpu_s": round(_sum(recs, "cpu_s"), 6),
+            "source": origin,
         }
 
     # the other tracks' verdict files: every planned non-solver attempt of the attempt table

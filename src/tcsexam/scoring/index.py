@@ -28,6 +28,7 @@ from tcsexam.fileio import read_json
 from tcsexam.integrity import require_sound
 from tcsexam.layout import ResultsLayout
 from tcsexam.schemas import check
+from tcsexam.scoring.campaign import adoption_report, issue_detail, records_source_problem
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
 from tcsexam.suites import TRACKS, WEIGHTS, Suite, normalize_track
 
@@ -182,6 +183,8 @@ def _encode(df, suite: Suite, cohort: Cohort, source: str) -> _Table:
     import pandas as pd
 
     col = {c: df[c].to_numpy(dtype=object) for c in COLUMNS}
+    if "note" in df.columns:  # why a row failed (its instance), for the issues
+        col["note"] = df["note"].to_numpy(dtype=object)
     ident_cols = [col[c] for c in ("model", "track", "item", "attempt")]
 
     def where(i: int) -> str:
@@ -362,6 +365,8 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
             )
         if data.get("task") != parts[1]:
             raise InputError(f"{where(i)}: {path} is for task {data.get('task')!r}, not {parts[1]!r}")
+        if (problem := records_source_problem(data, cohort.solver_protocol)) is not None:
+            raise InputError(f"{where(i)}: {path} {problem}")
         value = data.get("relative_score")
         if type(value) not in (int, float) or not math.isfinite(value) or float(value) != float(col["score"][i]):
             raise InputError(f"{where(i)}: score {col['score'][i]} differs from relative_score {value!r} in {path}")
@@ -374,6 +379,7 @@ def compute_index(
     t = _encode(df, suite, cohort, source)
     planned = _planned(cohort, suite)
     _validate(t, suite, cohort, planned)
+    adoption = adoption_report(df, t, suite, cohort, t.where)
     if solver_scores is not None:
         _check_solver_scores(t, cohort, Path(solver_scores))
 
@@ -448,6 +454,8 @@ def compute_index(
             "task_means": {it: (None if v != v else v) for it, v in zip(items, tasks)},
             "attempts": {"adopted": n_adopted_model[m], "provisional": n_provisional[m], "excluded": n_excluded[m]},
         }
+        if adoption is not None:  # excluded attempts with their reasons, replacements
+            models_out[name].update(adoption[m])
     return {
         "schema_version": OUTPUT_SCHEMA_VERSION,
         "metric_id": METRIC_ID,
@@ -472,16 +480,17 @@ def _issues(t: _Table, suite: Suite, cohort: Cohort, planned, n_adopted, complet
     for i in failed.tolist():
         m, it = int(t.model[i]), int(t.item[i])
         state = SCORE_STATUSES[t.status[i]]
-        out.setdefault(m, []).append(
-            {
-                "model": names[m],
-                "track": TRACKS[t.track[i]],
-                "item": suite.items[it],
-                "attempt": str(col["attempt"][i]),
-                "reason": state,
-                "message": f"adopted attempt has score_status {state} (row {i + 1}); repair or rerun it",
-            }
-        )
+        issue = {
+            "model": names[m],
+            "track": TRACKS[t.track[i]],
+            "item": suite.items[it],
+            "attempt": str(col["attempt"][i]),
+            "reason": state,
+            "message": f"adopted attempt has score_status {state} (row {i + 1}); repair or rerun it",
+        }
+        if "note" in col:
+            issue.update(issue_detail(str(col["note"][i])))
+        out.setdefault(m, []).append(issue)
     short = np.argwhere(n_adopted < planned)
     for m, it in short.tolist():
         have, want = int(n_adopted[m, it]), int(planned[m, it])

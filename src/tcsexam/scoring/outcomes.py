@@ -115,7 +115,8 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
             if status in _REFUSED:
                 raise InputError(
                     f"{source}: instance {name!r}: status {status}: the harness failed, not the solver; "
-                    "repair the judging input (tcsexam repair, then rerun) before scoring"
+                    "repair the judging input before scoring (offline: tcsexam repair, then rerun; online: "
+                    "judge the instance again)"
                 )
             raise InputError(f"{source}: instance {name!r}: unknown status {status!r} (expected one of {_KNOWN})")
         reward = rec.get("reward")

@@ -75,6 +75,37 @@ def check_records_file(
     return None
 
 
+def check_online_records(path: Path, task: str, attempt: str, online_input: Path) -> str | None:
+    """Why an ingested records.json (online protocol) cannot be trusted (None when it can): a record
+    fails its digest or belongs to another task or attempt, or it was not made from the current
+    judged records file (its online-input.json says which)."""
+    from tcsexam.attempts.online import ONLINE_MARK, SIDECAR
+    from tcsexam.integrity import file_sha256
+    from tcsexam.recordkey import find_key
+    from tcsexam.records import digest_problem
+
+    try:
+        data = read_json(path, "records file")
+        if not isinstance(data, list):
+            raise InputError(f"{path}: not a JSON list of records")
+    except InputError as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    want = file_sha256(online_input)
+    key = find_key(path)
+    for i, rec in enumerate(data):
+        problem = digest_problem(rec, key)
+        if problem is not None:
+            return f"record {i + 1}: {problem}"
+        if rec.get("task") != task or str(rec.get("attempt")) != attempt:
+            return f"record {i + 1} belongs to task {rec.get('task')!r} attempt {rec.get('attempt')!r}"
+        if (rec.get("extra") or {}).get(ONLINE_MARK) != want:
+            return f"record {i + 1} was not ingested from the current {online_input}"
+    sidecar = path.parent / SIDECAR
+    if not sidecar.is_file():
+        return f"no {SIDECAR} beside it"
+    return _check_json(sidecar, "online input file", {"records": path}, {"input_sha256": want})
+
+
 def _check_json(path: Path, what: str, inputs: dict[str, Path] | None, expect: dict | None = None) -> str | None:
     try:
         data = read_json(path, what)
@@ -143,9 +174,14 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         records = layout.records_json(p.model, p.item, p.attempt)
         relative = layout.relative_json(p.model, p.item, p.attempt)
         if records.exists():
-            candidate = plan.root / plan.candidate(p.model, p.item, p.attempt)
-            records_dir = layout.records_dir(p.model, p.item, p.attempt)
-            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), records_dir, candidate)
+            if plan.online:
+                reason = check_online_records(
+                    records, p.item, p.attempt, plan.root / plan.online_input(p.model, p.item, p.attempt)
+                )
+            else:
+                candidate = plan.root / plan.candidate(p.model, p.item, p.attempt)
+                records_dir = layout.records_dir(p.model, p.item, p.attempt)
+                reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), records_dir, candidate)
             if reason:
                 mark(records, reason)
                 mark(relative, "computed from a records.json that is set aside")
@@ -154,6 +190,10 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         if relative.exists():
             expect = {"task": p.item} if ref_id is None else {"task": p.item, "reference_id": ref_id}
             reason = _check_json(relative, "solver-score output", {"records": records}, expect)
+            if reason is None:
+                scored = read_json(relative, "solver-score output")
+                if scored.get("relative_score") is not None and "records_source" not in scored:
+                    reason = "made before relative.json said where its records came from (records_source)"
             if reason:
                 mark(relative, reason)
                 mark(row, "computed with a relative.json that is set aside")
@@ -189,7 +229,7 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         if any(f in bad or not f.exists() for f in row_files):
             mark(table, "computed from row files that are missing or set aside")
         else:
-            reason = _check_table(table, row_files)
+            reason = _check_table(table, row_files, plan.adoption)
             if reason:
                 mark(table, reason)
     index = layout.index
@@ -243,12 +283,11 @@ def _check_cohort(plan, path: Path) -> str | None:
     return None
 
 
-def _check_table(path: Path, row_files: list[Path]) -> str | None:
-    from tcsexam.attempts.rows import read_rows, table_text
+def _check_table(path: Path, row_files: list[Path], adoption=None) -> str | None:
+    from tcsexam.attempts.rows import table_of
 
     try:
-        rows = [r for f in row_files for r in read_rows(f)]
-        want = table_text(rows)
+        _, want = table_of(row_files, adoption)
         have = path.read_text(encoding="utf-8")
     except (InputError, OSError, UnicodeDecodeError, ValueError) as exc:
         return f"cannot be compared with its row files: {exc}"

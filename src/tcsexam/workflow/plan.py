@@ -19,6 +19,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.layout import ResultsLayout, reference_dir
+from tcsexam.workflow.campaign import CampaignPlan
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Planned:
     row: str  #: the row file the attempt table reads
 
 
-class Plan:
+class Plan(CampaignPlan):
     def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
         from tcsexam.workflow.configfix import load_config_schema, with_defaults
 
@@ -43,6 +44,8 @@ class Plan:
         self.solvers_dir = config["solvers_dir"]
         self.verdicts_dir = config["verdicts_dir"]
         self.protocol = config["protocol"]
+        self.online_dir: str | None = config.get("online_records_dir") or None
+        self.adoption_file: str | None = config.get("adoption") or None
         self.reference = config.get("reference") or self.suite.id  # optional: the suite's bundled one
         self._tasks: dict[str, Any] = {}
         self.models: dict[str, list[str]] = {}
@@ -105,16 +108,16 @@ class Plan:
     @cached_property
     def planned(self) -> list[Planned]:
         rows = []
-        for model, attempts in self.models.items():
+        for model in self.models:
             for track in ("theorem", "solver", "construction", "open_conjecture"):
                 for item in self.suite.tracks[track]:
-                    for attempt in attempts:
+                    for attempt in self.item_attempts(model, item):
                         rows.append(Planned(model, track, item, attempt, self._row_path(model, track, item, attempt)))
         return rows
 
     def _row_path(self, model: str, track: str, item: str, attempt: str) -> str:
         if track == "solver":
-            if self.has_candidate(model, item, attempt):
+            if self.has_solver_input(model, item, attempt):
                 return str(self.layout.solver_row(model, item, attempt))
         elif track == "construction" and self.has_construction(model, item, attempt):
             return str(self.layout.construction_row(model, item, attempt))
@@ -138,7 +141,20 @@ class Plan:
         ]
 
     def attempts_arg(self, wildcards) -> str:
-        return " ".join(shlex.quote(a) for a in self.models[wildcards.model])
+        """`ID ...` (the model's planned attempts), plus `--item-attempt ITEM=ID ...` for the
+        attempts an adoption file adds to single items."""
+        model = wildcards.model
+        out = " ".join(shlex.quote(a) for a in self.models[model])
+        extra = [
+            f"{item}={a}"
+            for track in ("theorem", "construction", "open_conjecture")
+            for item in self.suite.tracks[track]
+            for a in self.item_attempts(model, item)
+            if a not in self.models[model]
+        ]
+        if extra:
+            out += " --item-attempt " + " ".join(shlex.quote(e) for e in extra)
+        return out
 
     def solver_runs(self) -> list[Planned]:
         return [p for p in self.planned if p.track == "solver" and "/missing/" not in p.row]
@@ -152,6 +168,9 @@ class Plan:
         return [str(self.layout.records_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
 
     def missing_reason(self, wildcards) -> str:
+        if wildcards.track == "solver" and self.online:
+            where = self.online_input(wildcards.model, wildcards.item, wildcards.attempt)
+            return f"no judged online records: {where} does not exist"
         if wildcards.track == "solver":
             where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
             return f"no submission: {where}/solver.yaml does not exist"
@@ -373,6 +392,7 @@ class Plan:
             self.task(judged.item)  # the same for the construction tasks the run judges
         self._check_reference(reference_target)
         if not reference_target:  # the reference target runs the reference solvers, not the models
+            self.check_campaign()
             self._check_submissions()
 
     # ---- fail-fast checks of the config -----------------------------------------------------
@@ -411,7 +431,10 @@ class Plan:
 
     def _check_submissions(self) -> None:
         other_items = [(t, i) for t in ("theorem", "construction", "open_conjecture") for i in self.suite.tracks[t]]
-        solvers = self._dir("solvers_dir", self.solvers_dir) if self.solver_tasks else None
+        solver_key, solver_dir = (
+            ("online_records_dir", self.online_dir) if self.online else ("solvers_dir", self.solvers_dir)
+        )
+        solvers = self._dir(solver_key, solver_dir) if self.solver_tasks else None
         verdicts = self._dir("verdicts_dir", self.verdicts_dir) if other_items else None
         allow_missing = bool(self.config["allow_missing"])
         known = sorted({p.name for d in (solvers, verdicts) if d is not None for p in d.iterdir() if p.is_dir()})
@@ -420,7 +443,7 @@ class Plan:
             in_verdicts = verdicts is not None and (verdicts / model).is_dir()
             if not in_solvers and not in_verdicts:
                 first = (
-                    f"{self.candidate(model, self.solver_tasks[0], attempts[0])}/solver.yaml"
+                    self.solver_input_path(model, self.solver_tasks[0], attempts[0])
                     if self.solver_tasks
                     else self.verdict(model, other_items[0][1], attempts[0])
                 )
@@ -430,14 +453,14 @@ class Plan:
             if allow_missing:
                 continue
             for task in self.solver_tasks:
-                folder = self.root / self.solvers_dir / model / task
-                if not any(self.has_candidate(model, task, a) for a in attempts):
-                    expected = f"{self.candidate(model, task, attempts[0])}/solver.yaml"
+                folder = self.root / solver_dir / model / task
+                if not any(self.has_solver_input(model, task, a) for a in attempts):
+                    expected = self.solver_input_path(model, task, attempts[0])
                     hint = _missing_hint(
                         folder, attempts[0], task, lambda d: [p.name for p in d.iterdir() if p.is_dir()]
                     )
                     raise InputError(
-                        f"config models: model {model!r} task {task!r}: no candidate for attempt(s) "
+                        f"config models: model {model!r} task {task!r}: no {'judged records' if self.online else 'candidate'} for attempt(s) "
                         f"{', '.join(attempts)}: expected {expected}{hint} "
                         "(set allow_missing: true to plan missing rows instead)"
                     )

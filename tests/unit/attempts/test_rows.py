@@ -33,10 +33,13 @@ def ref(tmp_path):
 
 
 def _records(tmp_path, records, seal=True):
-    """A records.json as `tcsexam run` writes it: each record with the digest of its content."""
+    """A records.json as `tcsexam run` writes it: each record with the harness version and the
+    digest of its content."""
+    from tcsexam import HARNESS_VERSION
     from tcsexam.recordkey import ensure_key
     from tcsexam.records import record_digest
 
+    records = [{"harness_version": HARNESS_VERSION, **r} for r in records]
     if seal:
         key = ensure_key(tmp_path)
         records = [{**r, "digest": record_digest(r, key)} for r in records]

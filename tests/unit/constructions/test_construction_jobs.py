@@ -112,7 +112,7 @@ def test_check_accepts_a_construction_folder_instead_of_a_verdict(tmp_path, proj
 
 
 def test_verdict_rows_leave_judged_constructions_out(tmp_path):
-    rows = model_verdict_rows("m", load_suite("lite"), tmp_path, ["1"], frozenset({f"{GOLOMB}/1"}))
+    rows = model_verdict_rows("m", load_suite("lite"), tmp_path, ["1"], judged=frozenset({f"{GOLOMB}/1"}))
     items = [r.item for r in rows if r.track == "construction"]
     assert GOLOMB not in items and len(items) == 4
 

@@ -11,6 +11,9 @@ import pytest
 
 from tcsexam.cli import main
 
+#: where a solver-score output's records came from (every relative.json says it): a harness run
+OFFLINE_SOURCE = {"protocol": "offline", "origin": "harness", "record_keys": {}}
+
 
 def _run(h, tmp_path, rows, cohort=None, suite="lite", extra=(), header=None):
     attempts = h.write_csv(tmp_path / "attempts.csv", rows, header=header or h.COLUMNS)
@@ -139,7 +142,12 @@ def test_solver_scores_dir_matches_rows(h, tmp_path, lite):
         if r[1] == "solver":
             h.write_json(
                 (root / r[0] / r[2] / r[3]).mkdir(parents=True) or root / r[0] / r[2] / r[3] / "relative.json",
-                {"task": r[2], "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25},
+                {
+                    "task": r[2],
+                    "reference_id": "paper-k3-fixed-260925",
+                    "relative_score": 0.25,
+                    "records_source": OFFLINE_SOURCE,
+                },
             )
     data = _ok(h, tmp_path, rows, extra=["--solver-scores", str(root)])
     assert data["models"]["my-model"]["index"] == 55.5
@@ -413,15 +421,30 @@ def test_rejects_cohort_with_nan(h, tmp_path, capsys, lite):
     [
         (None, "no solver-score output at"),
         (
-            {"task": "sat-satlib", "reference_id": "tcsexam-bundled-k3-v2", "relative_score": 0.25},
+            {
+                "task": "sat-satlib",
+                "reference_id": "tcsexam-bundled-k3-v2",
+                "relative_score": 0.25,
+                "records_source": OFFLINE_SOURCE,
+            },
             "was scored against reference 'tcsexam-bundled-k3-v2', but the cohort declares 'paper-k3-fixed-260925'",
         ),
         (
-            {"task": "tsp-tsplib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25},
+            {
+                "task": "tsp-tsplib",
+                "reference_id": "paper-k3-fixed-260925",
+                "relative_score": 0.25,
+                "records_source": OFFLINE_SOURCE,
+            },
             "is for task 'tsp-tsplib'",
         ),
         (
-            {"task": "sat-satlib", "reference_id": "paper-k3-fixed-260925", "relative_score": 0.2500001},
+            {
+                "task": "sat-satlib",
+                "reference_id": "paper-k3-fixed-260925",
+                "relative_score": 0.2500001,
+                "records_source": OFFLINE_SOURCE,
+            },
             "differs from relative_score 0.2500001",
         ),
     ],
@@ -433,7 +456,12 @@ def test_rejects_solver_rows_not_backed_by_solver_score_outputs(h, tmp_path, cap
         if r[1] == "solver":
             d = root / r[0] / r[2] / r[3]
             d.mkdir(parents=True)
-            body = {"task": r[2], "reference_id": "paper-k3-fixed-260925", "relative_score": 0.25}
+            body = {
+                "task": r[2],
+                "reference_id": "paper-k3-fixed-260925",
+                "relative_score": 0.25,
+                "records_source": OFFLINE_SOURCE,
+            }
             if r[2] == "sat-satlib":
                 body = content
             if body is not None:
