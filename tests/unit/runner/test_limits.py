@@ -107,7 +107,7 @@ def test_missing_program_is_the_candidates_fault(tmp_path):
 def test_preexec_fallback_without_launcher(tmp_path, monkeypatch):
     import tcsexam.runner.limiter.process as process_mod
 
-    monkeypatch.setattr(process_mod, "launcher", lambda: None)
+    monkeypatch.setattr(process_mod, "launcher_fd", lambda: None)
     out = run_limited(["sh", "-c", "ulimit -f"], cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=512 * 1024))
     assert out.exit_code == 0 and out.stdout_tail.strip() == str((512 * 1024 + 1) // 512)
 

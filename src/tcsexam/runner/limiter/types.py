@@ -143,3 +143,7 @@ class Launch:
     #: the wrapper reports a death by signal N as exit code 128+N (bwrap): `classify` turns it back
     signal_from_exit_code: bool = False
     start_fd: int | None = None
+    #: (uid, gid) the program runs as (the launcher drops to it right before the exec; None: unchanged)
+    run_as: tuple[int, int] | None = None
+    #: PR_SET_NO_NEW_PRIVS for the program (not for a setuid runtime such as Apptainer's starter)
+    no_new_privs: bool = True
