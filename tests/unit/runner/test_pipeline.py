@@ -33,7 +33,8 @@ def _box(name: str):
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap"])
 @pytest.mark.parametrize("limiter", ["auto", "light"])
-def test_gated_runs_never_overlap(tmp_path, sandbox, limiter):
+def test_gated_runs_never_overlap(reachable_tmp, sandbox, limiter):
+    tmp_path = reachable_tmp
     box = _box(sandbox)
     work = tmp_path / "w"
     work.mkdir()
@@ -72,9 +73,10 @@ def test_gate_is_released_after_a_failed_run(tmp_path):
 
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap"])
-def test_program_waits_for_go(tmp_path, sandbox):
+def test_program_waits_for_go(reachable_tmp, sandbox):
     """The launcher (and under bwrap the sandbox) start at once, the program only once the run
     holds the gate; its wall time counts from then."""
+    tmp_path = reachable_tmp
     box = _box(sandbox)
     work = tmp_path / "w"
     work.mkdir()
