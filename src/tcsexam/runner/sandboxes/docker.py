@@ -28,6 +28,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
 from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
 #: built by `make candidate-image` (envs/candidate.Dockerfile)
 DEFAULT_IMAGE = "tcsexam-candidate:latest"
@@ -52,6 +53,18 @@ def _parse_time(text: str | None) -> float | None:
     return base + (float("0." + "".join(c for c in frac if c.isdigit())[:9]) if frac else 0.0)
 
 
+def container_user() -> str:
+    """The unprivileged uid:gid the container's program runs as (never root): the candidate uid
+    of a root harness (`runas.candidate_ids`), else this user's own (files in the work folder stay
+    the harness's to read and remove)."""
+    from tcsexam.runner.sandboxes.runas import candidate_ids
+
+    ids = candidate_ids()
+    if ids is None:
+        ids = (os.getuid(), os.getgid())
+    return f"{ids[0]}:{ids[1]}"
+
+
 class DockerSandbox(Sandbox):
     name = "docker"
 
@@ -65,6 +78,9 @@ class DockerSandbox(Sandbox):
 
             self._client = docker.from_env()
         return self._client
+
+    def python_dir(self) -> str | None:
+        return None  # the image's own Python (PATH is the image's)
 
     def image_id(self) -> str | None:
         """The configured image's id (sha256:...), looked up once."""
@@ -126,7 +142,8 @@ class DockerSandbox(Sandbox):
             "detach": True,
             "stdin_open": False,
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
+            "security_opt": ["no-new-privileges"],  # and the engine's default seccomp profile (none replaced)
+            "user": container_user(),
         }
         if limits.mem_mb:
             config["mem_limit"] = int(limits.mem_mb * MiB)
@@ -164,6 +181,7 @@ class DockerSandbox(Sandbox):
         # stdout and stderr go to files (under RLIMIT_FSIZE, like a local run: an output bomb dies
         # at the cap with SIGXFSZ), not to the engine's log, which would only rotate them
         io_dir = Path(tempfile.mkdtemp(prefix="tcsexam-docker-io-"))
+        give_to([str(io_dir), *(os.path.abspath(p) for p in writable_paths)], candidate_ids())
         out_file, err_file = io_dir / "stdout", io_dir / "stderr"
         same = stdout_path is not None and stdout_path == stderr_path
         redirect = f">{shlex.quote(str(out_file))} " + ("2>&1" if same else f"2>{shlex.quote(str(err_file))}")
