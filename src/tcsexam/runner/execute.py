@@ -133,7 +133,9 @@ def _check_env(env: dict[str, str], path: Path, directory: Path) -> None:
         inside = os.path.isabs(entry) and _within(Path(os.path.normpath(entry)), directory)
         if not os.path.isabs(entry) or inside:
             what = "inside the candidate folder" if inside else "relative (or empty)"
-            raise InputError(f"{path}: 'env' PATH entry {entry!r} is {what}; PATH entries must be absolute system folders")
+            raise InputError(
+                f"{path}: 'env' PATH entry {entry!r} is {what}; PATH entries must be absolute system folders"
+            )
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -394,7 +396,9 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
     if ids is not None:  # the candidate's uid may pass through (not list) the scratch folder
         os.chmod(home, 0o711)
     if ids is not None and not can_read(candidate.dir, ids, ancestors=shared):
-        candidate = dataclasses.replace(candidate, dir=readable_copy(candidate.dir, home / "candidate" / candidate.dir.name))
+        candidate = dataclasses.replace(
+            candidate, dir=readable_copy(candidate.dir, home / "candidate" / candidate.dir.name)
+        )
     try:
         _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, home, work, instance_sha256,
                 hidden_paths, shared, ids)  # fmt: skip

@@ -33,7 +33,9 @@ def test_bwrap_command_order():
     tmpfs, rw, ro = joined.index("--tmpfs /tmp"), joined.index("--bind /w /w"), joined.index("--ro-bind /w /w")
     assert tmpfs < rw < ro  # binds survive the private /tmp; read-only wins for the same path
     assert joined.index("--ro-bind /c /c") < joined.index("--bind /c/s/w /c/s/w")  # parents first
-    assert cmd[-2:] == ["python3", "s.py"]  # (as root the setpriv drop comes right before it) and "--json-status-fd" in cmd and "printf up >/proc/self/fd/6" in joined
+    assert (
+        cmd[-2:] == ["python3", "s.py"]
+    )  # (as root the setpriv drop comes right before it) and "--json-status-fd" in cmd and "printf up >/proc/self/fd/6" in joined
 
 
 def test_bwrap_unavailable_fails_once_with_one_line():

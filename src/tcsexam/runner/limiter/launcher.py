@@ -17,8 +17,8 @@ from __future__ import annotations
 import fcntl
 import os
 import resource
-import stat
 import signal as _signal
+import stat
 import subprocess
 import threading
 from pathlib import Path
@@ -244,7 +244,9 @@ def launcher() -> str | None:
             return None
         try:
             cache.mkdir(parents=True, exist_ok=True, mode=0o755)
-            if not _harness_owned(target) and (os.lstat(cache).st_uid != os.geteuid() or os.lstat(cache).st_mode & 0o022):
+            if not _harness_owned(target) and (
+                os.lstat(cache).st_uid != os.geteuid() or os.lstat(cache).st_mode & 0o022
+            ):
                 cache = Path(tempfile.mkdtemp(prefix="tcsexam-launcher-"))  # not ours: never trusted
                 os.chmod(cache, 0o755)
                 target = cache / f"launch-{digest}"
@@ -285,7 +287,9 @@ def launcher_fd() -> int | None:
         data = Path(path).read_bytes()
         fd = os.memfd_create("tcsexam-launch", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         os.write(fd, data)
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+        fcntl.fcntl(
+            fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+        )
         with open(f"/proc/self/fd/{fd}", "rb") as fh:
             if hashlib.sha256(fh.read()).digest() != hashlib.sha256(data).digest():
                 os.close(fd)

@@ -27,7 +27,9 @@ class ApptainerSandbox(WrappingSandbox):
         self.image = image or os.environ.get("TCSEXAM_APPTAINER_IMAGE")
         self.executable = executable or os.environ.get("TCSEXAM_APPTAINER", "apptainer")
         # resolved once, to an absolute path, from the harness's own PATH (never the candidate's)
-        self._resolved = next((found for name in (self.executable, "singularity") if (found := shutil.which(name))), None)
+        self._resolved = next(
+            (found for name in (self.executable, "singularity") if (found := shutil.which(name))), None
+        )
 
     def _exe(self) -> str | None:
         return os.path.abspath(self._resolved) if self._resolved else None

@@ -64,7 +64,9 @@ def candidate_ids() -> tuple[int, int] | None:
         try:
             uids, gid = _parse(spec)
         except ValueError:
-            raise InputError(f"TCSEXAM_CANDIDATE_UID={spec!r}: expected UID[:GID] or FIRST-LAST[:GID], uid > 0") from None
+            raise InputError(
+                f"TCSEXAM_CANDIDATE_UID={spec!r}: expected UID[:GID] or FIRST-LAST[:GID], uid > 0"
+            ) from None
         chosen = uids[0]
         if len(uids) > 1:  # one uid per harness process: the first whose lock is free
             (RUN_DIR / "uids").mkdir(parents=True, exist_ok=True, mode=0o755)
@@ -189,7 +191,9 @@ def _bind_readonly(source: str, target: Path) -> None:
         return
     target.mkdir(parents=True, exist_ok=True, mode=0o755)
     for args in (["--bind", source, str(target)], ["-o", "remount,bind,ro", str(target)]):
-        subprocess.run(["mount", *args], check=True, capture_output=True, timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        subprocess.run(
+            ["mount", *args], check=True, capture_output=True, timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        )
 
 
 def python_dir(ids: tuple[int, int] | None) -> str:
