@@ -42,6 +42,7 @@ class BwrapSandbox(WrappingSandbox):
         # resolved once, from the harness's own PATH: never the candidate's
         self.exe = executable if os.path.isabs(executable) else shutil.which(executable)
         self.setpriv = shutil.which("setpriv", path=SAFE_PATH)
+        self.env_exe = shutil.which("env", path=SAFE_PATH)
         self._help: str | None = None
 
     def _supports(self, flag: str) -> bool:
@@ -144,9 +145,10 @@ class BwrapSandbox(WrappingSandbox):
                 args += (["--perms", "0755"] if perms else []) + ["--tmpfs", path]
             else:
                 args += ["--bind" if kind == 1 else "--ro-bind", path, path]
+        inner = env if ids is None else {"PATH": SAFE_PATH}  # as root: sh and setpriv get no candidate variable
         if env is not None:
             args.append("--clearenv")
-            for key, value in env.items():
+            for key, value in inner.items():
                 args += ["--setenv", key, value]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
@@ -156,6 +158,8 @@ class BwrapSandbox(WrappingSandbox):
             uid, gid = ids
             drop = [self.setpriv or "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
                     "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]  # fmt: skip
+            if env is not None:  # the candidate's environment applies only at its own exec, after the drop
+                drop += [self.env_exe or "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items() if "=" not in k)]
         if ready_fd is not None:  # reports from inside that the sandbox is up, then execs argv
             wait = ""
             if start_fd is not None:  # ... once the harness says `go` (end of file: never)

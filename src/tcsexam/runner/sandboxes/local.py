@@ -9,9 +9,24 @@ removed after the run. As any other user it runs as that user: see docs/runner.m
 
 from __future__ import annotations
 
+import os
+import sys
+
 from tcsexam.runner.limiter import Launch
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, python_dir
+
+
+def not_dumpable() -> None:
+    """PR_SET_DUMPABLE 0 for this (harness) process: a candidate of the same user can then no
+    longer read its /proc/PID/environ, mem or maps (the kernel makes them root's). Its children
+    are dumpable again after their exec."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        pass
 
 
 class LocalSandbox(WrappingSandbox):
@@ -26,4 +41,9 @@ class LocalSandbox(WrappingSandbox):
 
     def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
         # the launcher applies `env` only at the candidate's own execve (after dropping to run_as)
-        return Launch(list(argv), cwd, dict(env), run_as=candidate_ids())
+        ids, argv = candidate_ids(), list(argv)
+        if ids is None:
+            not_dumpable()
+        if ids is not None and argv and argv[0] in (sys.executable, os.path.realpath(sys.executable)):
+            argv[0] = os.path.join(python_dir(ids), "python3")  # the harness's interpreter, by a path it can reach
+        return Launch(argv, cwd, dict(env), run_as=ids)

@@ -196,6 +196,17 @@ def _bind_readonly(source: str, target: Path) -> None:
         )
 
 
+def sweep_python_views() -> None:
+    """Unmount and remove the interpreter views whose harness prefix is gone (a deleted venv)."""
+    for view in (RUN_DIR / "python").glob("*/sources"):
+        if all(os.path.isdir(source) for source in view.read_text().split("\n") if source):
+            continue
+        for name in ("prefix", "base"):
+            subprocess.run(["umount", "-l", str(view.parent / name)], capture_output=True, timeout=30,
+                           env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})  # fmt: skip
+        shutil.rmtree(view.parent, ignore_errors=True)
+
+
 def python_dir(ids: tuple[int, int] | None) -> str:
     """The folder whose `python3` a candidate running as `ids` outside any namespace (local)
     starts: the harness's own when `ids` can reach it, else a venv under /run/tcsexam/python
@@ -210,9 +221,12 @@ def python_dir(ids: tuple[int, int] | None) -> str:
         base, prefix = os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)
         tag = hashlib.sha256(f"{base}\0{prefix}".encode()).hexdigest()[:12]
         root = RUN_DIR / "python" / tag
-        for folder in (RUN_DIR, RUN_DIR / "python", root):
+        for folder in (RUN_DIR, RUN_DIR / "python"):
             folder.mkdir(exist_ok=True, mode=0o755)
-            os.chmod(folder, 0o755)
+        sweep_python_views()
+        root.mkdir(exist_ok=True, mode=0o755)
+        os.chmod(root, 0o755)
+        (root / "sources").write_text(f"{base}\n{prefix}\n")
         _bind_readonly(base, root / "base")
         venv = root / "venv"
         if not (venv / "pyvenv.cfg").is_file():
