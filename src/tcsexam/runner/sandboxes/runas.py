@@ -41,9 +41,10 @@ def _parse(spec: str) -> tuple[list[int], int | None]:
     uid_part, _, gid_part = spec.partition(":")
     first, _, last = uid_part.partition("-")
     uids = list(range(int(first), int(last or first) + 1))
-    if not uids or min(uids) <= 0:
+    gid = int(gid_part) if gid_part else None
+    if not uids or min(uids) <= 0 or gid == 0:
         raise ValueError(spec)
-    return uids, int(gid_part) if gid_part else None
+    return uids, gid
 
 
 def candidate_ids() -> tuple[int, int] | None:
@@ -65,7 +66,7 @@ def candidate_ids() -> tuple[int, int] | None:
             uids, gid = _parse(spec)
         except ValueError:
             raise InputError(
-                f"TCSEXAM_CANDIDATE_UID={spec!r}: expected UID[:GID] or FIRST-LAST[:GID], uid > 0"
+                f"TCSEXAM_CANDIDATE_UID={spec!r}: expected UID[:GID] or FIRST-LAST[:GID], uid and gid > 0"
             ) from None
         chosen = uids[0]
         if len(uids) > 1:  # one uid per harness process: the first whose lock is free
@@ -152,19 +153,22 @@ def interpreter_paths() -> list[str]:
 
 
 def give_to(paths, ids: tuple[int, int] | None) -> None:
-    """Make the run's writable folders (and everything in them) the candidate uid's own."""
+    """Make the run's writable folders (and everything in them) the candidate uid's own, with the
+    harness's group: what the candidate creates itself carries its own group instead, which is
+    how `sweep_shared_tmp` tells a folder given to a (possibly concurrent) run from litter."""
     if ids is None:
         return
+    owner = (ids[0], os.getegid())
     for path in paths:
         for root, dirs, files in os.walk(path):
             for name in [*dirs, *files]:
-                os.lchown(os.path.join(root, name), *ids)
-        os.lchown(path, *ids)
+                os.lchown(os.path.join(root, name), *owner)
+        os.lchown(path, *owner)
 
 
 def sweep_shared_tmp(ids: tuple[int, int] | None) -> None:
-    """Remove what the candidate uid left in /tmp, /dev/shm and /var/tmp (top level: a folder
-    it created goes as a whole)."""
+    """Remove what the candidate uid created in /tmp, /dev/shm and /var/tmp (top level: a folder
+    it created goes as a whole); folders given to runs (`give_to`) stay."""
     if ids is None:
         return
     for folder in ("/tmp", "/dev/shm", "/var/tmp"):
@@ -174,7 +178,8 @@ def sweep_shared_tmp(ids: tuple[int, int] | None) -> None:
             continue
         for entry in entries:
             try:
-                if entry.stat(follow_symlinks=False).st_uid != ids[0]:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_uid != ids[0] or st.st_gid == os.getegid():
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path, ignore_errors=True)
