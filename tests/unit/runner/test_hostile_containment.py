@@ -212,6 +212,24 @@ def test_no_harness_secret_in_the_environment_or_proc(reachable_tmp, sandbox):
     assert secret not in out + err
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_harness_home_is_out_of_reach(reachable_tmp, sandbox):
+    """A secret in the harness user's home (as Ray keeps ~/.ray/auth_token), mode 0600."""
+    box = box_or_skip(sandbox)
+    if sandbox == "local" and not ROOT:
+        pytest.skip("a non-root harness under local runs candidates as itself: local is for trusted candidates only")
+    secret = f"token-{uuid.uuid4().hex}"
+    path = Path(os.path.expanduser("~")) / f".tcsexam-test-{uuid.uuid4().hex}"
+    path.write_text(secret)
+    path.chmod(0o600)
+    try:
+        out, err = sh(box, f'cat "{path}"; ls -a "{path.parent}"; grep -r "{secret[:12]}" "{path.parent}" 2>/dev/null; true',
+                      reachable_tmp)  # fmt: skip
+    finally:
+        path.unlink()
+    assert secret not in out + err and path.name not in out
+
+
 LITTER = 'for d in /tmp /dev/shm /var/tmp "$HOME"; do echo x > "$d/$T" 2>/dev/null && echo "wrote $d"; done; true'
 
 

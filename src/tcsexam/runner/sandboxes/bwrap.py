@@ -30,6 +30,13 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def harness_homes() -> list[str]:
+    """The harness user's home folder (its ~/.ray token, ~/.cache/tcsexam, keys): hidden by an
+    empty tmpfs, the bound paths inside it recreated below (the root folder itself never)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    return [home] if home not in ("/", "") and os.path.isdir(home) else []
+
+
 #: the sizes of the sandbox's own /tmp and /dev/shm (each; bwrap's default would be half the RAM)
 TMP_MB = 512
 
@@ -116,7 +123,7 @@ class BwrapSandbox(WrappingSandbox):
         parents before children (a writable scratch inside a read-only folder stays writable),
         and a read-only bind wins over a writable one of the same path. A hidden folder gets an
         empty tmpfs over it before the binds inside it, so only what is named inside stays
-        visible. The harness's Python is always bound read-only (a venv under /tmp or in a
+        visible; so is the harness user's home folder. The harness's Python is always bound read-only (a venv under /tmp or in a
         hidden folder stays usable), and a folder on the way to a bound path that the candidate's
         uid cannot traverse (root's home) is replaced by an empty tmpfs, the folders below it
         recreated (mode 0755) down to the bound paths. `env` is the candidate's whole
@@ -126,7 +133,7 @@ class BwrapSandbox(WrappingSandbox):
         interpreter = interpreter_paths()
         bound = [*writable_paths, *readonly_paths, *interpreter]
         opaque = [p for p in opaque_ancestors(bound, ids) if not _inside(p, "/tmp")]
-        tmpfs = sorted({*(os.path.abspath(p) for p in hidden_paths), *opaque})
+        tmpfs = sorted({*(os.path.abspath(p) for p in hidden_paths), *opaque, *harness_homes()})
         binds = [(p, 0) for p in tmpfs] + [(p, 1) for p in writable_paths]
         binds += [(p, 2) for p in [*readonly_paths, *interpreter]]
         binds.sort(key=lambda b: (len(PurePath(b[0]).parts), b[1]))  # parents first; ro wins a tie
