@@ -288,6 +288,8 @@ def outcome_status(outcome: ProcessOutcome, candidate: Candidate) -> tuple[str |
         return Status.TIMEOUT.value, outcome.message or f"{term} limit"
     if term == "memory":
         return Status.MEMOUT.value, outcome.message or "memory limit"
+    if term == "disk":
+        return Status.MEMOUT.value, f"disk limit exceeded: {outcome.message}"
     if term == "output":
         return Status.CRASH.value, f"output limit exceeded: {outcome.message}"
     if term == "nproc":

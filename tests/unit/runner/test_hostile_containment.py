@@ -277,6 +277,50 @@ def test_bwrap_tmp_and_shm_are_sized(reachable_tmp):
     assert len(sizes) == 2 and all(0 < s <= TMP_MB for s in sizes), out
 
 
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_disk_quota_stops_a_filling_run(reachable_tmp, sandbox):
+    """Files of 4 MB written one after another past `disk_mb` (each under the output cap): the run
+    is killed for `disk` (status memout) long before the 200 MB it wanted."""
+    from tcsexam.runner.execute import outcome_status
+    from tcsexam.runner.limiter.process import disk_usage
+
+    box = box_or_skip(sandbox)
+    work = reachable_tmp / "work"
+    work.mkdir()
+    script = 'i=0; while [ $i -lt 50 ]; do head -c 4000000 /dev/zero > "f$i"; i=$((i+1)); sleep 0.02; done'
+    out = run_limited(
+        ["/bin/sh", "-c", script], cwd=work, sandbox=box, env={"PATH": "/usr/bin:/bin"}, writable_paths=[work],
+        limits=Limits(wall_s=120, disk_mb=20, output_bytes=8 << 20),
+    )  # fmt: skip
+    assert out.termination == "disk" and "over 20 MB" in out.message, (out.termination, out.message)
+    assert disk_usage([work]) < 100 << 20  # stopped long before 200 MB
+    status, message = outcome_status(out, load_candidate_stub())
+    assert status == "memout" and "disk limit" in message
+
+
+def load_candidate_stub():
+    from tcsexam.runner.execute import Candidate
+
+    return Candidate(dir=Path("/"), command=("true",))
+
+
+def test_disk_mb_is_a_task_limit(tmp_path):
+    from tcsexam.tasks import load_task
+
+    (tmp_path / "g.txt").write_text("2 1\n1 2 1\n")
+    base = "id: t\nproblem: maxcut\nkind: objective\ndirection: maximize\ninstance_dir: {d}\n"
+    base += "instances: [{{name: g, file: g.txt}}]\nlimits: {{wall_s: 1{extra}}}\n"
+    (tmp_path / "a.yaml").write_text(base.format(d=tmp_path, extra=", disk_mb: 64"))
+    (tmp_path / "b.yaml").write_text(base.format(d=tmp_path, extra=""))
+    (tmp_path / "c.yaml").write_text(base.format(d=tmp_path, extra=", disk_mb: 1.5"))
+    a, b = load_task(tmp_path / "a.yaml"), load_task(tmp_path / "b.yaml")
+    assert a.limits.disk_mb == 64 and Limits.from_task(a.limits).disk_mb == 64
+    assert "disk_mb" not in b.limits.as_dict()  # unset: record keys of older tasks stay the same
+    assert Limits.from_task(b.limits).disk_mb > 0  # the runner's default quota still applies
+    with pytest.raises(InputError, match="disk_mb must be a whole number"):
+        load_task(tmp_path / "c.yaml")
+
+
 # -- 19.4: auto never falls back to local silently -----------------------------------------------
 
 

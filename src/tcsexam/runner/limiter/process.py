@@ -65,6 +65,35 @@ def whole_run_exclusive() -> Iterator[None]:
         yield
 
 
+def disk_usage(paths, limit_entries: int = 200_000) -> int:
+    """Bytes allocated under `paths` (each inode once, no symlink followed); stops counting after
+    `limit_entries` entries (a folder of that many files is over any sane quota anyway: counted
+    as 1 TiB)."""
+    seen: set[tuple[int, int]] = set()
+    total, entries = 0, 0
+    stack = list(paths)
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > limit_entries:
+                        return 1 << 40
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if (st.st_dev, st.st_ino) not in seen:
+                        seen.add((st.st_dev, st.st_ino))
+                        total += st.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return total
+
+
 def tail(fh) -> str:
     try:
         size = os.fstat(fh.fileno()).st_size
@@ -350,6 +379,11 @@ class LimitedProcess:
                 if over:
                     enforced, detail = Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"
                     break
+                if limits.disk_mb and self.launch.disk_paths:
+                    used = disk_usage(self.launch.disk_paths)
+                    if used > limits.disk_mb * MiB:
+                        enforced, detail = Termination.DISK, f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
+                        break
             end = time.monotonic()
             killed = enforced is not None
             if killed:

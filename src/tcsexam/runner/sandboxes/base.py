@@ -102,6 +102,7 @@ class WrappingSandbox(Sandbox):
             writable_paths=[os.path.abspath(p) for p in writable_paths],
             hidden_paths=[os.path.abspath(p) for p in hidden_paths],
         )
+        launch.disk_paths = tuple(os.path.abspath(p) for p in writable_paths)
         try:
             return execute_limited(
                 launch,

@@ -221,6 +221,7 @@ class BwrapSandbox(WrappingSandbox):
                 status_fd=status_w,
                 ready_fd=ready_w,
                 start_fd=start_r,
+                tmp_mb=min(TMP_MB, int(limits.mem_mb)) if limits.mem_mb else TMP_MB,  # capped by the memory limit
             ),
             cwd,
             harness_env(),  # bwrap itself: the harness's sanitised environment; the candidate's is inside
