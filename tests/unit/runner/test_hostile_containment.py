@@ -391,3 +391,53 @@ def test_a_failed_probe_is_one_line(sandbox):
     line = probe_python(box, modules=("numpy", "tcsexam_no_such_module"))
     assert line is not None and "\n" not in line and "tcsexam_no_such_module" in line
     assert probe_python(box) is None
+
+
+def _tiny_task(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "g.txt").write_text("2 1\n1 2 1\n")
+    (folder / "task.yaml").write_text(
+        "id: tiny\nproblem: maxcut\nkind: objective\ndirection: maximize\nlimits: {wall_s: 5}\n"
+        f"instance_dir: {folder}\ninstances: [{{name: g, file: g.txt}}, {{name: h, file: g.txt}}]\n"
+    )
+    return folder / "task.yaml"
+
+
+def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
+    """The documented contract for an unusable solver.yaml: every instance `invalid` with the one
+    line, nothing of the candidate ever runs (its `./bwrap` would leave a marker)."""
+    from tcsexam.runner.orchestrate import run_task
+
+    task = _tiny_task(reachable_tmp / "task")
+    cand = reachable_tmp / "cand"
+    cand.mkdir()
+    marker = reachable_tmp / "ran"
+    (cand / "bwrap").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (cand / "bwrap").chmod(0o755)
+    (cand / "solver.yaml").write_text(
+        'command: [sh, -c, "touch ' + str(marker) + '"]\nenv: {PATH: ".:/usr/bin:/bin"}\n'
+    )
+    summary = run_task(task=task, candidate_dir=cand, output=reachable_tmp / "out" / "records.json",
+                       sandbox="bwrap", use_ray=False, progress=False, log=lambda m: None)  # fmt: skip
+    assert [r.status for r in summary.records] == ["invalid", "invalid"]
+    assert all("PATH entry '.' is relative" in r.message and r.termination == "candidate" for r in summary.records)
+    assert not marker.exists()
+
+
+def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkeypatch):
+    import tcsexam.runner.sandboxes as sandboxes
+    from tcsexam.runner.orchestrate import run_task
+
+    task = _tiny_task(reachable_tmp / "task")
+    cand = reachable_tmp / "cand"
+    cand.mkdir()
+    (cand / "solver.yaml").write_text("command: [python3, -c, 'import numpy']\n")
+    real = sandboxes.probe_python
+    monkeypatch.setattr(sandboxes, "probe_python", lambda box, **kw: real(box, modules=("tcsexam_missing_mod",), **kw))
+    output = reachable_tmp / "out" / "records.json"
+    with pytest.raises(InputError) as info:
+        run_task(task=task, candidate_dir=cand, output=output, sandbox="bwrap", use_ray=False, progress=False,
+                 log=lambda m: None)  # fmt: skip
+    line = str(info.value)
+    assert "\n" not in line and "tcsexam_missing_mod" in line and "nothing was run" in line
+    assert not output.exists() and not list((reachable_tmp / "out" / "records").glob("*.json"))
