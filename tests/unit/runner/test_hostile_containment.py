@@ -441,3 +441,15 @@ def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkey
     line = str(info.value)
     assert "\n" not in line and "tcsexam_missing_mod" in line and "nothing was run" in line
     assert not output.exists() and not list((reachable_tmp / "out" / "records").glob("*.json"))
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_candidate_cannot_kill_the_harness(reachable_tmp, sandbox):
+    """`kill -9 -1` and a SIGKILL to its parent and to the harness: the harness lives on and
+    gets the outcome."""
+    box = box_or_skip(sandbox)
+    if sandbox == "local" and not ROOT:
+        pytest.skip("a non-root harness under local runs candidates as itself: local is for trusted candidates only")
+    out, _ = sh(box, f"kill -9 {os.getpid()} 2>/dev/null; kill -9 $PPID 2>/dev/null; kill -9 -1 2>/dev/null; echo alive",
+                reachable_tmp)  # fmt: skip
+    assert os.getppid() > 0  # this process (the harness) still runs: we got here
