@@ -270,6 +270,7 @@ def run_task(
             # nothing can be mounted read-only: the candidate runs in a private copy of its folder
             # (outside the results tree), and its real folder is checked afterwards
             private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
+            private.chmod(0o755)  # readable (never writable) by a root harness's unprivileged candidate uid
             shutil.copytree(built.dir, private / built.dir.name, symlinks=True)
             built = dataclasses.replace(built, dir=private / built.dir.name)
         try:
