@@ -453,3 +453,29 @@ def test_candidate_cannot_kill_the_harness(reachable_tmp, sandbox):
     out, _ = sh(box, f"kill -9 {os.getpid()} 2>/dev/null; kill -9 $PPID 2>/dev/null; kill -9 -1 2>/dev/null; echo alive",
                 reachable_tmp)  # fmt: skip
     assert os.getppid() > 0  # this process (the harness) still runs: we got here
+
+
+@pytest.mark.skipif(not ROOT, reason="only a root harness changes users")
+def test_a_uid_range_gives_each_harness_process_its_own_uid():
+    code = "import sys, time\nfrom tcsexam.runner.sandboxes.runas import candidate_ids\nprint(candidate_ids(), flush=True)\n"
+    code += "sys.stdin.read()\n"  # holds its uid until told to end
+    env = dict(os.environ, TCSEXAM_CANDIDATE_UID="61100-61103")
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True) for _ in range(2)]  # fmt: skip
+    try:
+        seen = {p.stdout.readline().strip() for p in procs}
+    finally:
+        for p in procs:
+            p.communicate("")
+    assert seen == {"(61100, 61100)", "(61101, 61101)"}
+    with pytest.raises(InputError, match="TCSEXAM_CANDIDATE_UID"):
+        import tcsexam.runner.sandboxes.runas as runas
+
+        old = runas._ids
+        try:
+            runas._ids = None
+            os.environ["TCSEXAM_CANDIDATE_UID"] = "0"
+            runas.candidate_ids()
+        finally:
+            del os.environ["TCSEXAM_CANDIDATE_UID"]
+            runas._ids = old
