@@ -34,7 +34,8 @@ def harness_homes() -> list[str]:
     """The harness user's home folder (its ~/.ray token, ~/.cache/tcsexam, keys): hidden by an
     empty tmpfs, the bound paths inside it recreated below (the root folder itself never)."""
     home = os.path.realpath(os.path.expanduser("~"))
-    return [home] if home not in ("/", "") and os.path.isdir(home) else []
+    private = any(_inside(home, folder) for folder in ("/tmp", "/dev")) or home in ("/", "", "/var/tmp")
+    return [home] if not private and os.path.isdir(home) else []  # /tmp and /dev/shm are the sandbox's own
 
 
 #: the sizes of the sandbox's own /tmp and /dev/shm (each; bwrap's default would be half the RAM)
