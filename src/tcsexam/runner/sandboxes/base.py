@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from tcsexam.runner.limiter import Launch, Limits, ProcessOutcome, execute_limited
-from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, sweep_shared_tmp
+from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, shared_tmp_marks, sweep_shared_tmp
 
 
 class Sandbox(ABC):
@@ -93,6 +93,7 @@ class WrappingSandbox(Sandbox):
     ) -> ProcessOutcome:
         ids = candidate_ids()
         give_to([os.path.abspath(p) for p in writable_paths], ids)  # the only folders the candidate owns
+        marks = shared_tmp_marks() if self.shares_tmp and ids is not None else None
         launch = self.prepare(
             argv,
             cwd=cwd,
@@ -114,7 +115,7 @@ class WrappingSandbox(Sandbox):
             )
         finally:
             if self.shares_tmp:
-                sweep_shared_tmp(ids)
+                sweep_shared_tmp(ids, marks)
             for fd in launch.close_after:
                 try:
                     os.close(fd)

@@ -36,35 +36,34 @@ DEFAULT_IMAGE = "tcsexam-candidate:latest"
 
 
 class _Streams:
-    """The container's stdout and stderr from the engine (attach with its logs so far), kept up to
-    `cap` + 1 bytes each; a stream past `cap` kills the container and is named in `over`."""
+    """The container's stdout and stderr from the engine: a live attach counts what each stream
+    sends and kills the container once one passes `cap` (named in `over`); once the container has
+    stopped, `finish` takes the output the engine logged, up to `cap` + 1 bytes each."""
 
     def __init__(self, container, cap: int, same: bool):
         self.container, self.cap, self.same = container, cap, same
         self.data = (bytearray(), bytearray())
+        self.seen = [0, 0]
         self.over: str | None = None
-        self.failed = False
-        self.thread = threading.Thread(target=self._collect, daemon=True)
+        self.thread = threading.Thread(target=self._watch, daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
-    def _collect(self) -> None:
+    def _watch(self) -> None:
         try:
-            chunks = self.container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
-            for pair in chunks:
+            for pair in self.container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True):
                 for index, chunk in enumerate(pair):
                     if chunk:
-                        self._add(0 if self.same else index, chunk, "stdout" if index == 0 else "stderr")
-        except Exception:
-            self.failed = True
+                        slot = 0 if self.same else index
+                        self.seen[slot] += len(chunk)
+                        if self.seen[slot] > self.cap:
+                            self._over("stdout" if index == 0 else "stderr")
+        except Exception:  # the container went away: `finish` reads the log
+            pass
 
-    def _add(self, index: int, chunk: bytes, name: str) -> None:
-        buf = self.data[index]
-        room = self.cap + 1 - len(buf)
-        if room > 0:
-            buf += chunk[:room]
-        if len(buf) > self.cap and self.over is None:
+    def _over(self, name: str) -> None:
+        if self.over is None:
             self.over = name
             try:
                 self.container.kill(signal=_signal.SIGKILL)
@@ -72,21 +71,17 @@ class _Streams:
                 pass
 
     def finish(self) -> None:
-        """Once the container has stopped: its output as the engine logged it (the live stream
-        only watches the cap; a container that ended before the attach streams nothing)."""
-        self.thread.join(timeout=1.0)
-        if self.over is not None:
-            return
-        live = (bytes(self.data[0]), bytes(self.data[1]))
-        for buf in self.data:
-            buf.clear()
+        """Once the container has stopped: its output as the engine logged it (the live stream only
+        watches the cap: a container that ended before the attach streams nothing)."""
         wanted = [(0, True, True)] if self.same else [(0, True, False), (1, False, True)]
         for index, out, err in wanted:
             try:
                 text = self.container.logs(stdout=out, stderr=err)
-            except Exception:  # the engine lost it: what the stream saw
-                text = live[index]
-            self._add(index, text, "stdout" if index == 0 else "stderr")
+            except Exception:
+                continue
+            self.data[index].extend(text[: self.cap + 1])
+            if len(text) > self.cap:
+                self._over("stdout" if out else "stderr")
 
 
 def _parse_time(text: str | None) -> float | None:

@@ -166,13 +166,37 @@ def give_to(paths, ids: tuple[int, int] | None) -> None:
         os.lchown(path, *owner)
 
 
-def sweep_shared_tmp(ids: tuple[int, int] | None) -> None:
+SHARED_TMP = ("/tmp", "/dev/shm", "/var/tmp")
+
+
+def shared_tmp_marks() -> dict[str, int]:
+    """The modification times of the shared temporary folders (a folder whose time has not moved
+    has no new entry: `sweep_shared_tmp` skips it)."""
+    import time
+
+    marks = {}
+    for folder in SHARED_TMP:
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            continue
+        # only a time well in the past is a proof: file times tick coarsely (a jiffy, up to 10 ms),
+        # so a change within the same tick as the mark would not move it
+        if time.time_ns() - mtime > 50_000_000:
+            marks[folder] = mtime
+    return marks
+
+
+def sweep_shared_tmp(ids: tuple[int, int] | None, marks: dict[str, int] | None = None) -> None:
     """Remove what the candidate uid created in /tmp, /dev/shm and /var/tmp (top level: a folder
-    it created goes as a whole); folders given to runs (`give_to`) stay."""
+    it created goes as a whole); folders given to runs (`give_to`) stay. With `marks` (taken
+    before the run), only folders changed since are scanned."""
     if ids is None:
         return
-    for folder in ("/tmp", "/dev/shm", "/var/tmp"):
+    for folder in SHARED_TMP:
         try:
+            if marks is not None and folder in marks and os.stat(folder).st_mtime_ns == marks[folder]:
+                continue
             entries = list(os.scandir(folder))
         except OSError:
             continue
