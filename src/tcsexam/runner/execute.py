@@ -13,9 +13,13 @@ Candidate (`solver.yaml`)::
 
 Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} ({{ and }} for braces).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
-writable scratch directory (also TMPDIR) and `{solution}` a file in it. The environment is minimal
-(PATH with the harness's Python first, HOME, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
-TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads and the candidate's `env`.
+writable scratch directory (also TMPDIR and HOME) and `{solution}` a file in it. The environment is
+minimal (PATH with the harness's Python first, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
+TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads and the candidate's `env`, whose loader,
+glibc and shell start-up variables (`ENV_DENIED`) and relative or in-folder PATH entries are
+refused when the candidate is loaded. A root harness runs the candidate as an unprivileged uid
+(`sandboxes.runas`): its work folder is its own, its instance and folder readable copies where
+the originals are out of its reach.
 
 Status mapping (DESIGN.md): wall or CPU limit -> timeout (even when a certificate is there);
 memory -> memout; output over the cap -> crash (termination "output"); a process-count overrun ->
