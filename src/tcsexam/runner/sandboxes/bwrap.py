@@ -94,7 +94,8 @@ class BwrapSandbox(WrappingSandbox):
                 spaces.append("--disable-userns")
         else:  # root: everything but the user namespace (--unshare-all would add one)
             spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-        perms = ["--perms", "1777"] if self._supports("--perms") else []
+        perms = ["--perms", "1777"] if self._supports("--perms") else []  # older bubblewraps lack these two
+        sized = ["--size", size] if self._supports("--size") else []
         return [
             *spaces,
             "--die-with-parent",
@@ -102,8 +103,8 @@ class BwrapSandbox(WrappingSandbox):
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
-            *perms, "--size", size, "--tmpfs", "/tmp",
-            *perms, "--size", size, "--tmpfs", "/dev/shm",
+            *perms, *sized, "--tmpfs", "/tmp",
+            *perms, *sized, "--tmpfs", "/dev/shm",
         ]  # fmt: skip
 
     def command(
