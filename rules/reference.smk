@@ -34,11 +34,12 @@ rule reference_run:
         records_dir=lambda w: f"{PLAN.reference_out}/{w.task}/seed{w.seed}/records",
         instances=lambda w: PLAN.instances_arg(w.task),
         sandbox=config["run"]["sandbox"],
+        trusted="--allow-unsandboxed" if config["run"].get("allow_unsandboxed") else "",
         ray_state=RAY_STATE,
     shell:
         "tcsexam run --task {input.task:q} --candidate {params.candidate:q} --attempt seed{wildcards.seed}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads} --sandbox {params.sandbox}"
-        " --seed {wildcards.seed} --no-progress {params.instances}"
+        " {params.trusted} --seed {wildcards.seed} --no-progress {params.instances}"
         " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 
 

@@ -31,6 +31,7 @@ rule run:
         records_dir=lambda w: f"{OUT}/solver/{w.model}/{w.task}/{w.attempt}/records",
         instances=lambda w: PLAN.instances_arg(w.task),
         sandbox=config["run"]["sandbox"],
+        trusted="--allow-unsandboxed" if config["run"].get("allow_unsandboxed") else "",
         limiter=config["run"]["limiter"],
         seed=config["run"]["seed"],
         retries=config["run"]["max_retries"],
@@ -38,7 +39,7 @@ rule run:
     shell:
         "tcsexam run --task {params.task_file:q} --candidate {params.candidate:q} --attempt {wildcards.attempt:q}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
-        " --sandbox {params.sandbox} --limiter {params.limiter} --seed {params.seed}"
+        " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} --seed {params.seed}"
         " --max-retries {params.retries} --no-progress {params.instances}"
         " --ray-head {params.ray_state:q} > {log:q} 2>&1"
 

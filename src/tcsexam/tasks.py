@@ -50,15 +50,20 @@ class TaskLimits:
     mem_mb: int = 2048
     output_mb: int = 64  #: cap on stdout, stderr and the certificate file, each
     nproc: int = 256  #: processes/threads the candidate's tree may hold at once
+    #: what the run may write in its work folder (None: the runner's default, DEFAULT_DISK_MB)
+    disk_mb: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        limits = {
             "wall_s": self.wall_s,
             "cpu_s": self.cpu_s,
             "mem_mb": self.mem_mb,
             "output_mb": self.output_mb,
             "nproc": self.nproc,
         }
+        if self.disk_mb is not None:  # only when the task sets it: older record keys stay valid
+            limits["disk_mb"] = self.disk_mb
+        return limits
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ class Task:
 
 
 #: limits counted in whole units (the schema checks each is a finite positive number, whole here)
-_WHOLE_LIMITS = ("mem_mb", "output_mb", "nproc")
+_WHOLE_LIMITS = ("mem_mb", "output_mb", "nproc", "disk_mb")
 
 
 def parse_limits(raw: dict[str, Any]) -> TaskLimits:

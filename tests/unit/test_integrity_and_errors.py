@@ -211,7 +211,7 @@ def _task_file(tmp_path, limits: str) -> Path:
         ("{wall_s: .inf}", "limits.wall_s must be a finite positive number of wall-clock seconds, not inf"),
         ("{wall_s: 0}", "limits.wall_s must be a finite positive number"),
         ("{wall_s: 5, mem_mb: 1.5}", "limits.mem_mb must be a whole number"),
-        ("{wall_s: 5, memory: 3}", "limits: unknown key(s) memory; known: cpu_s, mem_mb,"),
+        ("{wall_s: 5, memory: 3}", "limits: unknown key(s) memory; known: cpu_s, disk_mb, mem_mb,"),
         ("{cpu_s: 5}", "limits: missing key 'wall_s'"),
     ],
 )

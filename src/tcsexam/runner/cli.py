@@ -61,6 +61,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--no-ray", action="store_true", help="run in this process, one instance at a time (same executor; debugging)"
     )
     run.add_argument("--sandbox", **SANDBOX_OPTION)
+    run.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="the candidates are trusted: `--sandbox auto` may fall back to local (records and index.json say so)",
+    )
     run.add_argument("--seed", type=int, default=0, help="seed passed to the candidate ({seed})")
     run.add_argument(
         "--instances",
@@ -156,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             limiter=args.limiter,
             heartbeat=beat,
             log=say,
+            allow_unsandboxed=args.allow_unsandboxed,
         )
     return 0
 

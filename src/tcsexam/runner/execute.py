@@ -13,9 +13,13 @@ Candidate (`solver.yaml`)::
 
 Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} ({{ and }} for braces).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
-writable scratch directory (also TMPDIR) and `{solution}` a file in it. The environment is minimal
-(PATH with the harness's Python first, HOME, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
-TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads and the candidate's `env`.
+writable scratch directory (also TMPDIR and HOME) and `{solution}` a file in it. The environment is
+minimal (PATH with the harness's Python first, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
+TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads and the candidate's `env`, whose loader,
+glibc and shell start-up variables (`ENV_DENIED`) and relative or in-folder PATH entries are
+refused when the candidate is loaded. A root harness runs the candidate as an unprivileged uid
+(`sandboxes.runas`): its work folder is its own, its instance and folder readable copies where
+the originals are out of its reach.
 
 Status mapping (DESIGN.md): wall or CPU limit -> timeout (even when a certificate is there);
 memory -> memout; output over the cap -> crash (termination "output"); a process-count overrun ->
@@ -27,11 +31,13 @@ start, launch error that is not the candidate's, checker raising) -> infrastruct
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
 import string
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +49,16 @@ from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, specia
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
 from tcsexam.runner.sandboxes import run_limited
+from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
 from tcsexam.schemas import check
 
 PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir"})
-ENV_PASS = ("HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
+ENV_PASS = ("LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
+#: `env` keys a solver.yaml may not set: the dynamic loader's and glibc's (the variables glibc
+#: itself ignores for setuid programs), the shells' start-up files, and what the harness sets
+ENV_DENIED = ("LD_*", "DYLD_*", "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
+              "LOCPATH", "MALLOC_*", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR", "BASH_ENV",
+              "ENV", "TMPDIR", "HOME", "TCSEXAM_*")  # fmt: skip
 SOLUTION_NAME = "solution"
 MESSAGE_MAX = 500
 
@@ -97,6 +109,7 @@ def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Can
     build = _argv(data["build"], "build", path) if data.get("build") is not None else None
     threads = data.get("threads", 1)
     env = data.get("env") or {}
+    _check_env({k: str(v) for k, v in env.items()}, path, directory)
     codes = data.get("exit_codes_ok", [0])
     return Candidate(
         dir=directory,
@@ -109,14 +122,46 @@ def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Can
     )
 
 
-def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir: str) -> dict[str, str]:
-    """The minimal environment a candidate runs with (see the module doc)."""
+def _check_env(env: dict[str, str], path: Path, directory: Path) -> None:
+    """InputError (one line naming the file and key) for an `env` key on the deny list
+    (`ENV_DENIED`) or a PATH entry that is relative or inside the candidate folder."""
+    import fnmatch
+
+    for key in env:
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in ENV_DENIED):
+            raise InputError(
+                f"{path}: 'env' may not set {key} (denied: loader, glibc and shell start-up variables and the "
+                f"harness's own: {' '.join(ENV_DENIED)})"
+            )
+    for entry in env.get("PATH", "/").split(os.pathsep):
+        inside = os.path.isabs(entry) and _within(Path(os.path.normpath(entry)), directory)
+        if not os.path.isabs(entry) or inside:
+            what = "inside the candidate folder" if inside else "relative (or empty)"
+            raise InputError(
+                f"{path}: 'env' PATH entry {entry!r} is {what}; PATH entries must be absolute system folders"
+            )
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        resolved = path.resolve()
+    except OSError:
+        resolved = path
+    return any(p == folder or folder in p.parents for p in (path, resolved))
+
+
+def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir: str,
+                  python_dir: str | None = None) -> dict[str, str]:  # fmt: skip
+    """The minimal environment a candidate runs with (see the module doc): HOME and TMPDIR are
+    the run's private work folder; `python_dir` (default: the harness's interpreter folder) comes
+    first on PATH."""
     env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
     env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
-    here = os.path.dirname(sys.executable)
+    here = python_dir or os.path.dirname(sys.executable)
     path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env["PATH"] = path if path.split(os.pathsep)[0] == here else here + os.pathsep + path
-    env.setdefault("HOME", workdir)
+    kept = [p for p in path.split(os.pathsep) if os.path.isabs(p) and p != here]
+    env["PATH"] = os.pathsep.join([here, *kept])
+    env["HOME"] = workdir
     env["TMPDIR"] = workdir
     env["OMP_NUM_THREADS"] = str(candidate.threads)
     env.update(candidate.env)
@@ -124,6 +169,14 @@ def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir
     env["TCSEXAM_SEED"] = str(seed)
     env["TCSEXAM_THREADS"] = str(candidate.threads)
     return env
+
+
+def _python_dir(sandbox) -> str | None:
+    """The interpreter folder the candidate sees under `sandbox` (a name or a Sandbox)."""
+    from tcsexam.runner.sandboxes import get_sandbox
+
+    box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
+    return box.python_dir() if hasattr(box, "python_dir") else None
 
 
 def _fmt_seconds(x: float) -> str:
@@ -161,7 +214,8 @@ def build_candidate(
         "workdir": str(build_dir),
     }
     argv = format_command(candidate.build, values)
-    env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir))
+    env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir),
+                        python_dir=_python_dir(sandbox))  # fmt: skip
     try:
         outcome = run_limited(
             argv,
@@ -236,6 +290,8 @@ def outcome_status(outcome: ProcessOutcome, candidate: Candidate) -> tuple[str |
         return Status.TIMEOUT.value, outcome.message or f"{term} limit"
     if term == "memory":
         return Status.MEMOUT.value, outcome.message or "memory limit"
+    if term == "disk":
+        return Status.MEMOUT.value, f"disk limit exceeded: {outcome.message}"
     if term == "output":
         return Status.CRASH.value, f"output limit exceeded: {outcome.message}"
     if term == "nproc":
@@ -333,10 +389,33 @@ def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, exp
 def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path, instance_sha256=None,
          hidden_paths=()) -> None:  # fmt: skip
     scratch = scratch.resolve()
-    work = scratch / "work"
+    box_name = getattr(sandbox, "name", sandbox)
+    shared = box_name == "local"  # no namespace: the candidate's uid must reach every path itself
+    ids = candidate_ids()
+    run_root = None  # as root under local: a folder the candidate's uid can reach, for this run only
+    if ids is not None and shared and not can_read(scratch.parent, ids, ancestors=True):
+        run_root = Path(tempfile.mkdtemp(prefix="tcsexam-run-", dir="/tmp"))
+    home = run_root or scratch
+    work = home / "work"
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+    if ids is not None:  # the candidate's uid may pass through (not list) the scratch folder
+        os.chmod(home, 0o711)
+    if ids is not None and not can_read(candidate.dir, ids, ancestors=shared):
+        candidate = dataclasses.replace(
+            candidate, dir=readable_copy(candidate.dir, home / "candidate" / candidate.dir.name)
+        )
+    try:
+        _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, home, work, instance_sha256,
+                hidden_paths, shared, ids)  # fmt: skip
+    finally:
+        if run_root is not None:
+            shutil.rmtree(run_root, ignore_errors=True)
+
+
+def _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, home, work, instance_sha256,
+            hidden_paths, shared, ids) -> None:  # fmt: skip
     solution = work / SOLUTION_NAME
     instance_path = Path(instance.path).resolve()
     if not instance_path.is_file():
@@ -346,8 +425,8 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
     expected = hashlib.sha256(pristine).hexdigest()
     if instance_sha256 is not None and expected != instance_sha256:
         raise RuntimeError(f"instance file {instance_path} no longer matches the hash in the record key")
-    box_name = getattr(sandbox, "name", sandbox)
-    given = _private_copy(pristine, scratch, instance_path.name) if box_name == "local" else instance_path
+    private = shared or not can_read(instance_path, ids, ancestors=False)
+    given = _private_copy(pristine, home, instance_path.name) if private else instance_path
     try:
         _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
                  given, hidden_paths)  # fmt: skip
@@ -372,7 +451,8 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
         "workdir": str(work),
     }
     argv = format_command(candidate.command, values)
-    env = candidate_env(candidate, time_limit=limits.wall_s, seed=seed, workdir=str(work))
+    env = candidate_env(candidate, time_limit=limits.wall_s, seed=seed, workdir=str(work),
+                        python_dir=_python_dir(sandbox))  # fmt: skip
     try:
         outcome = run_limited(
             argv,
@@ -394,6 +474,9 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
             record.termination = Termination.LAUNCH.value
             return
         raise
+    if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
+        shutil.rmtree(scratch / "work", ignore_errors=True)
+        work, solution = Path(shutil.move(str(work), str(scratch / "work"))), scratch / "work" / SOLUTION_NAME
     record.wall_s = outcome.wall_s
     record.cpu_s = outcome.cpu_s
     record.peak_mem_mb = outcome.peak_mem_mb

@@ -151,13 +151,14 @@ def run_task(
     use_ray: bool = True,
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
     limiter: str = "auto",
+    allow_unsandboxed: bool = False,
     on_dispatch: Callable[[str, int, int], None] | None = None,
     log: Callable[[str], None] | None = None,
     heartbeat: Heartbeat | None = None,
 ) -> RunSummary:
     from tcsexam.runner.execute import build_candidate, load_candidate
     from tcsexam.runner.limiter import BUILD_LIMITS, Limits, Termination
-    from tcsexam.runner.sandboxes import choose_sandbox
+    from tcsexam.runner.sandboxes import choose_sandbox, probe_python
     from tcsexam.tasks import load_task, verify_instance_files
 
     t_start = time.perf_counter()
@@ -198,7 +199,7 @@ def run_task(
         if not (Path(candidate_dir) / "solver.yaml").is_file():
             raise
         candidate, candidate_error = None, str(exc)
-    sandbox_obj, why = choose_sandbox(sandbox)
+    sandbox_obj, why = choose_sandbox(sandbox, allow_unsandboxed=allow_unsandboxed)
     say(f"{task_obj.id}: {why}")
     sandbox = sandbox_obj.name  # `auto` resolved: records and keys name the sandbox that ran
     image = sandbox_obj.image_id()
@@ -285,6 +286,10 @@ def run_task(
             f"({summary.reused} reused from {records_dir})"
         )
         built, build_dir = candidate, None
+        if sandbox_obj.name != "docker":  # the interpreter the docs promise, as candidates see it
+            failed = probe_python(sandbox_obj, limiter=limiter)
+            if failed is not None:
+                raise InputError(f"{task_obj.id}: {failed}; nothing was run")
         if candidate_error is not None:
             say(
                 f"{task_obj.id}: WARNING: the candidate's solver.yaml is unusable ({candidate_error}); "
@@ -317,6 +322,7 @@ def run_task(
             # nothing can be mounted read-only: the candidate runs in a private copy of its folder
             # (outside the results tree), and its real folder is checked afterwards
             private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
+            private.chmod(0o755)  # readable (never writable) by a root harness's unprivileged candidate uid
             shutil.copytree(built.dir, private / built.dir.name, symlinks=True, ignore=special_files)
             built = dataclasses.replace(built, dir=private / built.dir.name)
         try:

@@ -26,12 +26,13 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
-from tcsexam.runner.ray_job import RAY_ENV
+from tcsexam.runner.ray_job import RAY_ENV, ensure_token, token_env, use_token
 
-#: What a client of the head must use: the head runs without token authentication (it is
-#: reached on this machine by the user's own jobs), and a client whose environment asks for
-#: tokens (RAY_AUTH_MODE=token, which a local `ray.init` also sets in its process) cannot use it.
-CLIENT_ENV = {"RAY_AUTH_MODE": "disabled"}
+#: The head's Ray token (Ray's RAY_AUTH_MODE=token): in its state folder, mode 0600, created by
+#: the first `start`; the head and every client use it (`token_env`). No candidate can read it
+#: (bwrap and docker do not show the state folder; a root harness runs candidates as another uid).
+TOKEN_FILE = "auth_token"
+
 
 ADDRESS_FILE = "address"
 PID_FILE = "pid"
@@ -107,10 +108,10 @@ def current_address(state_dir: str | Path, wait_s: float = 0.0) -> str | None:
 
 def join(state_dir: str | Path, wait_s: float) -> str | None:
     """The address of this state folder's live head (waiting up to `wait_s` while it starts),
-    with this process's environment set to reach it (CLIENT_ENV); None when no head is alive."""
+    with this process's environment set to reach it (`token_env`); None when no head is alive."""
     address = current_address(state_dir, wait_s=wait_s)
     if address is not None:
-        os.environ.update(CLIENT_ENV)
+        use_token(state_dir)
     return address
 
 
@@ -153,7 +154,8 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: 
         "--node-ip-address=127.0.0.1",
     ]
     log_path = state / LOG_FILE
-    env = {**RAY_ENV, **os.environ, **CLIENT_ENV}  # usage stats: off by --disable-usage-stats
+    ensure_token(state / TOKEN_FILE)
+    env = {**RAY_ENV, **os.environ, **token_env(state)}  # usage stats: off by --disable-usage-stats
     # the state is written before the head is launched and the launch undone if it cannot be
     # recorded: a full or read-only state folder fails with one line and leaves no head behind
     (state / ADDRESS_FILE).unlink(missing_ok=True)

@@ -81,11 +81,13 @@ def test_signal_not_sent_by_harness(tmp_path, limiter):
 
 
 @pytest.mark.parametrize("limiter", LIMITERS)
-def test_certificate_file_is_capped(tmp_path, limiter):
+def test_certificate_file_is_capped(reachable_tmp, limiter):
+    tmp_path = reachable_tmp  # the certificate's folder is the run's writable one (a root harness's candidate uid)
     cert = tmp_path / "cert"
     out = run_limited(
         ["sh", "-c", f"head -c 100000 /dev/zero > {cert}"],
         cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=1000, limiter=limiter), output_paths=[cert],
+        writable_paths=[tmp_path],
     )  # fmt: skip
     assert out.termination == "output"
     assert cert.stat().st_size <= 1001
@@ -107,7 +109,7 @@ def test_missing_program_is_the_candidates_fault(tmp_path):
 def test_preexec_fallback_without_launcher(tmp_path, monkeypatch):
     import tcsexam.runner.limiter.process as process_mod
 
-    monkeypatch.setattr(process_mod, "launcher", lambda: None)
+    monkeypatch.setattr(process_mod, "launcher_fd", lambda: None)
     out = run_limited(["sh", "-c", "ulimit -f"], cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=512 * 1024))
     assert out.exit_code == 0 and out.stdout_tail.strip() == str((512 * 1024 + 1) // 512)
 

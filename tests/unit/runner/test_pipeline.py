@@ -33,7 +33,8 @@ def _box(name: str):
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap"])
 @pytest.mark.parametrize("limiter", ["auto", "light"])
-def test_gated_runs_never_overlap(tmp_path, sandbox, limiter):
+def test_gated_runs_never_overlap(reachable_tmp, sandbox, limiter):
+    tmp_path = reachable_tmp
     box = _box(sandbox)
     work = tmp_path / "w"
     work.mkdir()
@@ -72,9 +73,10 @@ def test_gate_is_released_after_a_failed_run(tmp_path):
 
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap"])
-def test_program_waits_for_go(tmp_path, sandbox):
+def test_program_waits_for_go(reachable_tmp, sandbox):
     """The launcher (and under bwrap the sandbox) start at once, the program only once the run
     holds the gate; its wall time counts from then."""
+    tmp_path = reachable_tmp
     box = _box(sandbox)
     work = tmp_path / "w"
     work.mkdir()
@@ -134,7 +136,7 @@ def test_bwrap_without_go_never_runs_the_program(tmp_path, what):
 def test_launcher_without_go_never_runs_the_program(tmp_path, what):
     """The C launcher given a start pipe says `ready` and waits: end of file or anything but `go`
     on the pipe ends it (exit 126) without running the program; `go` runs it."""
-    from tcsexam.runner.limiter.launcher import launcher
+    from tcsexam.runner.limiter.launcher import launcher, launcher_argv
 
     shim = launcher()
     if shim is None:
@@ -143,7 +145,7 @@ def test_launcher_without_go_never_runs_the_program(tmp_path, what):
     for said in (what, b"go\n"):
         err_r, err_w = os.pipe()
         start_r, start_w = os.pipe()
-        argv = [shim, str(err_w), str(start_r), "-1", "-1", "-1", "-1", "0", "--", "touch", str(marker)]
+        argv = launcher_argv(shim, errfd=err_w, start=start_r, command=["touch", str(marker)])
         proc = subprocess.Popen(argv, pass_fds=(err_w, start_r))
         os.close(err_w)
         os.close(start_r)

@@ -230,7 +230,8 @@ def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     assert _alive_with_arg(token) == []
 
 
-def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_once(tmp_path, ray_2cpus):
+def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_once(tmp_path, ray_2cpus,
+                                                                                   reachable_tmp):  # fmt: skip
     """Real executor, one actor with two calls in flight (prepared concurrently): the programs
     never overlap (start and end alternate in their shared log), a crashing run does not disturb
     the next one, and every instance is passed on exactly once."""
@@ -241,8 +242,10 @@ def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_o
 
     names = [f"i{k}" for k in range(8)]
     ctx = _ctx(tmp_path, [{"name": n} for n in names])
-    log = tmp_path / "programs.log"
-    cand = tmp_path / "cand"
+    log = reachable_tmp / "programs.log"  # shared by the runs: writable for a root harness's candidate uid too
+    log.touch(mode=0o666)
+    log.chmod(0o666)
+    cand = reachable_tmp / "cand"
     cand.mkdir()
     script = (
         f'echo "start $$" >> {log}; sleep 0.05 & wait; '

@@ -40,6 +40,8 @@ STALL_S = 300
 
 SOLVE = """\
 import os, sys, time
+
+pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
 inst, sol, wait_for, steal = sys.argv[1:5]
 while wait_for != "-" and not os.path.exists(wait_for):
     time.sleep(0.05)

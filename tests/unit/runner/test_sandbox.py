@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -24,15 +25,17 @@ def test_bwrap_command_order():
         ["python3", "s.py"], cwd="/c", readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"],
         status_fd=5, ready_fd=6,
     )  # fmt: skip
-    assert cmd[0] == "bwrap"
-    for flag in ("--unshare-all", "--die-with-parent", "--new-session"):
+    assert os.path.isabs(cmd[0]) and cmd[0].endswith("/bwrap")  # resolved once, never through a PATH
+    for flag in ("--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"):
         assert flag in cmd
     joined = " ".join(cmd)
     assert "--ro-bind / /" in joined and "--dev /dev" in joined and "--proc /proc" in joined
     tmpfs, rw, ro = joined.index("--tmpfs /tmp"), joined.index("--bind /w /w"), joined.index("--ro-bind /w /w")
     assert tmpfs < rw < ro  # binds survive the private /tmp; read-only wins for the same path
     assert joined.index("--ro-bind /c /c") < joined.index("--bind /c/s/w /c/s/w")  # parents first
-    assert cmd[-2:] == ["python3", "s.py"] and "--json-status-fd" in cmd and "printf up >/proc/self/fd/6" in joined
+    assert (
+        cmd[-2:] == ["python3", "s.py"]
+    )  # (as root the setpriv drop comes right before it) and "--json-status-fd" in cmd and "printf up >/proc/self/fd/6" in joined
 
 
 def test_bwrap_unavailable_fails_once_with_one_line():
@@ -47,6 +50,7 @@ def test_bwrap_real_run_and_pid_namespace(tmp_path):
     except InputError as exc:
         pytest.skip(str(exc))
     (tmp_path / "w").mkdir()
+    tmp_path.chmod(0o755)  # as root the candidate runs unprivileged: its folder must be readable to it
     out = run_limited(
         ["sh", "-c", "echo $$; touch w/ok; touch /etc/nope; exit 5"],
         cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box, writable_paths=[tmp_path / "w"],

@@ -14,9 +14,11 @@ TCSEXAM_LAUNCHER=0 disables the launcher.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import signal as _signal
+import stat
 import subprocess
 import threading
 from pathlib import Path
@@ -24,11 +26,19 @@ from pathlib import Path
 LAUNCHER_C = r"""
 /* tcsexam launcher: join cgroups, set rlimits, wait for `go`, fork the command as a child
    subreaper, kill and reap every leftover, exit with the command's status. argv:
-   launcher ERRFD START FSIZE CPU_SOFT CPU_HARD DATA NFILES FILE... -- COMMAND ARGS  (-1: unlimited).
-   Failures are written to ERRFD (close-on-exec, so the harness reads EOF once exec succeeded).
-   START: an fd to read the line `go` from before the command starts, once "ready\n" has been
-   written to ERRFD (anything else, or end of file: exit 126, the command never runs); -1: at once. */
+   launcher ERRFD START FSIZE CPU_SOFT CPU_HARD DATA SELF ENVFD UID GID NNP NFILES FILE... -- COMMAND ARGS
+   (-1: unlimited / none). Failures are written to ERRFD (close-on-exec, so the harness reads EOF
+   once exec succeeded). START: an fd to read the line `go` from before the command starts, once
+   "ready\n" has been written to ERRFD (anything else, or end of file: exit 126, the command never
+   runs); -1: at once. SELF: the fd this launcher was executed from (made close-on-exec). ENVFD:
+   an fd holding the command's environment (NUL-separated KEY=VALUE): it is applied only in the
+   command's own process, right before its execvp (the launcher itself runs with the harness's
+   sanitised environment: no loader variable or PATH of the candidate ever reaches it). UID/GID:
+   the command runs as this uid and gid with no supplementary groups (-1: unchanged); NNP 1: the
+   command gets PR_SET_NO_NEW_PRIVS. */
+#define _GNU_SOURCE
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -77,21 +87,46 @@ static int kill_children(void) { /* SIGKILL every process whose parent is this l
   closedir(d);
   return n;
 }
+static char **read_env(int fd) { /* NUL-separated KEY=VALUE entries -> a NULL-terminated array */
+  size_t cap = 4096, len = 0, n = 0, i;
+  char *buf = malloc(cap);
+  ssize_t r;
+  if (!buf) fail("harness", "malloc");
+  lseek(fd, 0, SEEK_SET);
+  while ((r = read(fd, buf + len, cap - len)) != 0) {
+    if (r < 0) { if (errno == EINTR) continue; fail("harness", "ENVFD"); }
+    len += (size_t)r;
+    if (len == cap && !(buf = realloc(buf, cap *= 2))) fail("harness", "realloc");
+  }
+  close(fd);
+  for (i = 0; i < len; i++) if (buf[i] == 0) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  if (!env) fail("harness", "calloc");
+  n = 0;
+  for (i = 0; i < len; i += strlen(buf + i) + 1) env[n++] = buf + i;
+  env[n] = NULL;
+  return env;
+}
+extern char **environ;
 int main(int argc, char **argv) {
-  if (argc < 10) { fputs("tcsexam-launch: bad arguments\n", stderr); return 126; }
+  if (argc < 15) { fputs("tcsexam-launch: bad arguments\n", stderr); return 126; }
   errfd = atoi(argv[1]);
   fcntl(errfd, F_SETFD, FD_CLOEXEC);
   int start = atoi(argv[2]);
   long long fsize = atoll(argv[3]), cs = atoll(argv[4]), ch = atoll(argv[5]), data = atoll(argv[6]);
-  int n = atoi(argv[7]), i, status = 0;
+  int self = atoi(argv[7]), envfd = atoi(argv[8]), uid = atoi(argv[9]), gid = atoi(argv[10]), nnp = atoi(argv[11]);
+  int n = atoi(argv[12]), i, status = 0;
+  char **cmd = argv + 14 + n, **cmdenv = environ;
+  if (self >= 0) fcntl(self, F_SETFD, FD_CLOEXEC);
   char pid[32];
   int len = snprintf(pid, sizeof pid, "%d", (int)getpid());
   for (i = 0; i < n; i++) {
-    int fd = open(argv[8 + i], O_WRONLY);
-    if (fd < 0 || write(fd, pid, len) != len) fail("harness", argv[8 + i]);
+    int fd = open(argv[13 + i], O_WRONLY);
+    if (fd < 0 || write(fd, pid, len) != len) fail("harness", argv[13 + i]);
     close(fd);
   }
-  if (8 + n >= argc || strcmp(argv[8 + n], "--") != 0) { errno = EINVAL; fail("harness", "--"); }
+  if (13 + n >= argc - 1 || strcmp(argv[13 + n], "--") != 0) { errno = EINVAL; fail("harness", "--"); }
+  if (envfd >= 0) cmdenv = read_env(envfd);
   lim(RLIMIT_FSIZE, fsize, fsize, "RLIMIT_FSIZE");
   lim(RLIMIT_CPU, cs, ch, "RLIMIT_CPU");
   lim(RLIMIT_DATA, data, data, "RLIMIT_DATA");
@@ -111,8 +146,12 @@ int main(int argc, char **argv) {
   pid_t c = fork();
   if (c < 0) fail("harness", "fork");
   if (c == 0) {
-    execvp(argv[9 + n], argv + 9 + n);
-    fail("exec", argv[9 + n]);
+    if (gid >= 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0)) fail("harness", "setresgid");
+    if (uid >= 0 && setresuid(uid, uid, uid) != 0) fail("harness", "setresuid");
+    if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("harness", "PR_SET_NO_NEW_PRIVS");
+    environ = cmdenv; /* the command's own environment: its PATH finds the command */
+    execvp(cmd[0], cmd);
+    fail("exec", cmd[0]);
   }
   child = c;
   close(errfd);
@@ -155,13 +194,34 @@ int main(int argc, char **argv) {
 """
 _launcher_lock = threading.Lock()
 _launcher_path: str | None | bool = False
+_launcher_memfd: tuple[int, int] | None = None  # (pid, fd): per process (a fork gets its own)
+
+
+def _harness_owned(path: Path) -> bool:
+    """`path` and its folder belong to this process's user and nobody else can write them."""
+    try:
+        for item in (path, path.parent):
+            st = os.lstat(item)
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return False
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("TCSEXAM_CACHE") or Path.home() / ".cache" / "tcsexam")
 
 
 def launcher() -> str | None:
     """The compiled launcher (see the module doc); cached under $TCSEXAM_CACHE or ~/.cache/tcsexam. It applies
     the rlimits and joins the cgroups before exec: it keeps `subprocess` on its fast vfork path
     (a Python `preexec_fn` forces a full fork, ~2 ms more per run). None where no C compiler is
-    found: the limiter then uses a `preexec_fn`. TCSEXAM_LAUNCHER=0 disables it."""
+    found: the limiter then uses a `preexec_fn`. TCSEXAM_LAUNCHER=0 disables it.
+
+    The cache belongs to the harness: a cached file (or its folder) that is not owned by this
+    user or is writable by anybody else is never executed; it is compiled again into a fresh
+    private folder instead (cache folder mode 0755, file 0555)."""
     global _launcher_path
     with _launcher_lock:
         if _launcher_path is not False:
@@ -175,15 +235,21 @@ def launcher() -> str | None:
 
         cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
         digest = hashlib.sha256(LAUNCHER_C.encode()).hexdigest()[:16]
-        cache = Path(os.environ.get("TCSEXAM_CACHE") or Path.home() / ".cache" / "tcsexam")
+        cache = _cache_dir()
         target = cache / f"launch-{digest}"
-        if os.access(target, os.X_OK):
+        if _harness_owned(target) and os.access(target, os.X_OK):
             _launcher_path = str(target)
             return _launcher_path
         if cc is None:
             return None
         try:
-            cache.mkdir(parents=True, exist_ok=True)
+            cache.mkdir(parents=True, exist_ok=True, mode=0o755)
+            if not _harness_owned(target) and (
+                os.lstat(cache).st_uid != os.geteuid() or os.lstat(cache).st_mode & 0o022
+            ):
+                cache = Path(tempfile.mkdtemp(prefix="tcsexam-launcher-"))  # not ours: never trusted
+                os.chmod(cache, 0o755)
+                target = cache / f"launch-{digest}"
             with tempfile.TemporaryDirectory(dir=cache) as tmp:
                 src = Path(tmp) / "launch.c"
                 src.write_text(LAUNCHER_C)
@@ -193,8 +259,10 @@ def launcher() -> str | None:
                         [cc, "-O2", *extra, "-o", str(out), str(src)],
                         capture_output=True,
                         timeout=120,
+                        env=harness_env(),
                     )
                     if done.returncode == 0:
+                        os.chmod(out, 0o555)
                         os.replace(out, target)
                         _launcher_path = str(target)
                         break
@@ -203,7 +271,68 @@ def launcher() -> str | None:
         return _launcher_path  # type: ignore[return-value]
 
 
-def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str]):
+def launcher_fd() -> int | None:
+    """A sealed in-memory copy of the launcher (memfd), loaded once per process after the
+    ownership check of `launcher`, with its sha256 checked against the file's: every run execs
+    ``/proc/self/fd/N`` from it, so replacing the cached file later changes nothing that runs."""
+    global _launcher_memfd
+    path = launcher()
+    if path is None:
+        return None
+    with _launcher_lock:
+        if _launcher_memfd is not None and _launcher_memfd[0] == os.getpid():
+            return _launcher_memfd[1]
+        import hashlib
+
+        data = Path(path).read_bytes()
+        fd = os.memfd_create("tcsexam-launch", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.write(fd, data)
+        fcntl.fcntl(
+            fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+        )
+        with open(f"/proc/self/fd/{fd}", "rb") as fh:
+            if hashlib.sha256(fh.read()).digest() != hashlib.sha256(data).digest():
+                os.close(fd)
+                return None
+        os.fchmod(fd, 0o555)
+        _launcher_memfd = (os.getpid(), fd)
+        return fd
+
+
+#: the only environment the launcher and a sandbox's runtime (bwrap, apptainer) ever run with
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def harness_env() -> dict[str, str]:
+    """The sanitised environment for the processes that set a run up (the launcher, bwrap,
+    apptainer, the compiler): a fixed PATH, the locale; nothing of the candidate's or of the
+    harness's secrets."""
+    env = {"PATH": SAFE_PATH}
+    for key in ("LANG", "LC_ALL", "TZ"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def env_memfd(env: dict[str, str]) -> int:
+    """A memfd holding `env` as NUL-separated KEY=VALUE entries (the launcher's ENVFD)."""
+    fd = os.memfd_create("tcsexam-env", os.MFD_CLOEXEC)
+    data = b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items() if "=" not in k and "\0" not in k + v)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    return fd
+
+
+def launcher_argv(exe: str, *, errfd: int, start: int = -1, fsize: int = -1, cpu_soft: int = -1, cpu_hard: int = -1,
+                  data: int = -1, self_fd: int = -1, envfd: int = -1, uid: int = -1, gid: int = -1,
+                  nnp: bool = False, procs_files=(), command=()) -> list[str]:  # fmt: skip
+    """The launcher's command line (see LAUNCHER_C for the meaning of each field)."""
+    nums = [errfd, start, fsize, cpu_soft, cpu_hard, data, self_fd, envfd, uid, gid, int(nnp), len(procs_files)]
+    return [exe, *map(str, nums), *procs_files, "--", *command]
+
+
+def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str], uid: int = -1, gid: int = -1):
     def preexec() -> None:  # runs in the child between fork and exec: no locks, no allocation
         pid = str(os.getpid()).encode()
         for path in procs_files:
@@ -215,5 +344,10 @@ def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str]):
         for which, soft, hard in rlimits:
             resource.setrlimit(which, (soft, hard))
         _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+        if gid >= 0:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+        if uid >= 0:
+            os.setresuid(uid, uid, uid)
 
     return preexec

@@ -33,7 +33,7 @@ from typing import Any
 
 from tcsexam.runner.limiter.cgroup import CgroupTree
 from tcsexam.runner.limiter.classify import classify
-from tcsexam.runner.limiter.launcher import launcher, make_preexec
+from tcsexam.runner.limiter.launcher import env_memfd, harness_env, launcher_argv, launcher_fd, make_preexec
 from tcsexam.runner.limiter.light import LightTree
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
 from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limits, MiB, ProcessOutcome, Termination
@@ -63,6 +63,35 @@ def whole_run_exclusive() -> Iterator[None]:
         return
     with gate:
         yield
+
+
+def disk_usage(paths, limit_entries: int = 200_000) -> int:
+    """Bytes allocated under `paths` (each inode once, no symlink followed); stops counting after
+    `limit_entries` entries (a folder of that many files is over any sane quota anyway: counted
+    as 1 TiB)."""
+    seen: set[tuple[int, int]] = set()
+    total, entries = 0, 0
+    stack = list(paths)
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > limit_entries:
+                        return 1 << 40
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if (st.st_dev, st.st_ino) not in seen:
+                        seen.add((st.st_dev, st.st_ino))
+                        total += st.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return total
 
 
 def tail(fh) -> str:
@@ -174,30 +203,38 @@ class LimitedProcess:
 
     def _start(self, env, rlimits, out, err, files) -> ProcessOutcome:
         procs_files = self.tree.procs_files
-        shim = launcher()
+        shim_fd = launcher_fd()
         argv = list(self.launch.argv)
         preexec = None
         errpipe = None
         launcher_start = None  # (read end, write end) of the launcher's own start pipe
         pass_fds = tuple(self.launch.pass_fds)
-        if shim is not None:
+        uid, gid = self.launch.run_as if self.launch.run_as is not None else (-1, -1)
+        popen_env = env  # the fallback (no launcher) starts argv[0] itself with its own environment
+        if shim_fd is not None:
             want = {which: (soft, hard) for which, soft, hard in rlimits}
             fsize = want.get(resource.RLIMIT_FSIZE, (-1, -1))[0]
             cpu_soft, cpu_hard = want.get(resource.RLIMIT_CPU, (-1, -1))
             data = want.get(resource.RLIMIT_DATA, (-1, -1))[0]
             errpipe = os.pipe2(os.O_CLOEXEC)
-            pass_fds += (errpipe[1],)
+            envfd = env_memfd(env)  # applied by the launcher only at the command's own execve
+            self.launch.close_after.append(envfd)
+            pass_fds += (errpipe[1], shim_fd, envfd)
             if self.launch.start_fd is None:  # the launcher itself waits for go (a wrapper may instead)
                 launcher_start = os.pipe2(os.O_CLOEXEC)
                 pass_fds += (launcher_start[0],)
                 self.start_fd = launcher_start[1]
                 self.launch.close_after.append(launcher_start[1])
             start = launcher_start[0] if launcher_start is not None else -1
-            argv = [shim, str(errpipe[1]), str(start), str(fsize), str(cpu_soft), str(cpu_hard), str(data)]
-            argv += [str(len(procs_files)), *procs_files, "--", *self.launch.argv]
+            argv = launcher_argv(
+                f"/proc/self/fd/{shim_fd}", errfd=errpipe[1], start=start, fsize=fsize, cpu_soft=cpu_soft,
+                cpu_hard=cpu_hard, data=data, self_fd=shim_fd, envfd=envfd, uid=uid, gid=gid, nnp=self.launch.no_new_privs,
+                procs_files=procs_files, command=self.launch.argv,
+            )  # fmt: skip
+            popen_env = harness_env()  # the launcher never sees the candidate's environment
             self.reaper = True
         else:
-            preexec = make_preexec(rlimits, procs_files)
+            preexec = make_preexec(rlimits, procs_files, uid, gid)
         ahead = self.start_fd is not None  # the launcher or wrapper sets up now, the program waits for go
         t0 = time.monotonic() if ahead else self._go()
         try:
@@ -207,7 +244,7 @@ class LimitedProcess:
                 proc = subprocess.Popen(
                     argv,
                     cwd=self.launch.cwd,
-                    env=env,
+                    env=popen_env,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,
@@ -342,6 +379,11 @@ class LimitedProcess:
                 if over:
                     enforced, detail = Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"
                     break
+                if limits.disk_mb and self.launch.disk_paths:
+                    used = disk_usage(self.launch.disk_paths)
+                    if used > limits.disk_mb * MiB:
+                        enforced, detail = Termination.DISK, f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
+                        break
             end = time.monotonic()
             killed = enforced is not None
             if killed:

@@ -25,6 +25,7 @@ class Termination(StrEnum):
     OUTPUT = "output"  #: stdout, stderr or a watched file over the output cap
     NPROC = "nproc"  #: more processes/threads than allowed
     SIGNAL = "signal"  #: killed by a signal the harness did not send
+    DISK = "disk"  #: more written in the run's work folder than `disk_mb` (status memout)
     LAUNCH = "launch"  #: the candidate's program could not be started (set by the runner)
     CANDIDATE = "candidate"  #: the candidate's solver.yaml is unusable (set by the runner)
     BUILD = "build"  #: the candidate's build step failed (set by the runner)
@@ -32,7 +33,9 @@ class Termination(StrEnum):
 
 
 #: the values a process outcome can carry (the others are set by the runner)
-PROCESS_TERMINATIONS = tuple(Termination)[:7]
+PROCESS_TERMINATIONS = tuple(t for t in Termination if t not in ("launch", "candidate", "build", "input"))
+#: what a run may write in its work folder when the task does not say (`TaskLimits.disk_mb`)
+DEFAULT_DISK_MB = 4096
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,13 @@ class Limits:
     nproc: int | None = None
     grace_s: float = 0.5
     limiter: str = "auto"
+    #: bytes the run may have in its writable folders (work folder), checked with the other limits
+    disk_mb: int | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.wall_s, (int, float)) and self.wall_s > 0):
             raise InputError(f"limits: wall_s must be a positive number, not {self.wall_s!r}")
-        for name in ("cpu_s", "mem_mb", "nproc"):
+        for name in ("cpu_s", "mem_mb", "nproc", "disk_mb"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, (int, float)) and value > 0):
                 raise InputError(f"limits: {name} must be a positive number or None, not {value!r}")
@@ -76,6 +81,7 @@ class Limits:
             nproc=int(task_limits.nproc) if task_limits.nproc else None,
             grace_s=grace_s,
             limiter=limiter,
+            disk_mb=int(getattr(task_limits, "disk_mb", None) or DEFAULT_DISK_MB),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -86,6 +92,7 @@ class Limits:
             "mem_mb": self.mem_mb,
             "output_bytes": self.output_bytes,
             "nproc": self.nproc,
+            **({"disk_mb": self.disk_mb} if self.disk_mb is not None else {}),
         }
 
 
@@ -143,3 +150,9 @@ class Launch:
     #: the wrapper reports a death by signal N as exit code 128+N (bwrap): `classify` turns it back
     signal_from_exit_code: bool = False
     start_fd: int | None = None
+    #: (uid, gid) the program runs as (the launcher drops to it right before the exec; None: unchanged)
+    run_as: tuple[int, int] | None = None
+    #: PR_SET_NO_NEW_PRIVS for the program (not for a setuid runtime such as Apptainer's starter)
+    no_new_privs: bool = True
+    #: the run's writable folders: what is in them counts against `Limits.disk_mb`
+    disk_paths: tuple[str, ...] = ()

@@ -34,7 +34,7 @@ SANDBOX_OPTION = {
     "default": "auto",
     "choices": CHOICES,
     "help": "auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
-    "image present), apptainer, local; checked once per job, the choice is logged",
+    "image present), apptainer; `local` only with --allow-unsandboxed; checked once per job, the choice is logged",
 }
 
 
@@ -49,15 +49,28 @@ def get_sandbox(name: str, **options) -> Sandbox:
     return cls(**options)
 
 
-def choose_sandbox(name: str, **options) -> tuple[Sandbox, str]:
+def unsandboxed_allowed(flag: bool = False) -> bool:
+    """Candidates are declared trusted: `--allow-unsandboxed` (the workflow's
+    `run.allow_unsandboxed: true` passes it) or TCSEXAM_ALLOW_UNSANDBOXED=1."""
+    return flag or os.environ.get("TCSEXAM_ALLOW_UNSANDBOXED", "") in ("1", "true", "yes")
+
+
+def choose_sandbox(name: str, *, allow_unsandboxed: bool = False, **options) -> tuple[Sandbox, str]:
     """(the sandbox, one line saying why) for `name`, checked to work here: an explicit name that
-    cannot run is an InputError; ``auto`` takes the first of `AUTO_ORDER` that works."""
+    cannot run is an InputError; ``auto`` takes the first of `AUTO_ORDER` that works, but never
+    `local` silently: without `unsandboxed_allowed` it stops with one line naming what is missing."""
     if name != "auto":
         box = get_sandbox(name, **options)
         box.check_available()
         return box, f"sandbox {name}"
     skipped = []
     for candidate in AUTO_ORDER:
+        if candidate == "local" and not unsandboxed_allowed(allow_unsandboxed):
+            missing = "; ".join(f"{n}: {s}" for n, s in zip(AUTO_ORDER, skipped, strict=False))
+            raise InputError(
+                f"sandbox auto: no sandbox for untrusted candidates works here ({missing}); fix one of them, or, "
+                "only if the candidates are trusted, pass --allow-unsandboxed (workflow: run.allow_unsandboxed: true)"
+            )
         box = get_sandbox(candidate)
         try:
             box.check_available()
@@ -65,8 +78,46 @@ def choose_sandbox(name: str, **options) -> tuple[Sandbox, str]:
             skipped.append(str(exc).removeprefix(f"sandbox {candidate}: "))
             continue
         why = f" (not {', '.join(f'{n}: {s}' for n, s in zip(AUTO_ORDER, skipped, strict=False))})" if skipped else ""
-        return box, f"sandbox auto -> {candidate}{why}"
+        trusted = " (candidates declared trusted: NOT CONTAINED)" if candidate == "local" else ""
+        return box, f"sandbox auto -> {candidate}{why}{trusted}"
     raise InputError("sandbox auto: no sandbox works here")  # unreachable: local always works
+
+
+#: what `python3` must import inside every sandbox (docs/runner.md, Candidates)
+PROMISED_MODULES = ("numpy", "pysat")
+
+
+def probe_python(box: Sandbox, *, limiter: str = "auto", modules: Sequence[str] = PROMISED_MODULES) -> str | None:
+    """Run `python3 -c "import numpy, ..."` inside `box` as a candidate would (its PATH, its
+    uid, a scratch folder); None when it works, else one line saying what failed."""
+    import shutil
+    import sys
+    import tempfile
+
+    from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
+
+    here = box.python_dir()
+    path = os.pathsep.join([p for p in [here, "/usr/local/bin", "/usr/bin", "/bin"] if p])
+    work = tempfile.mkdtemp(prefix="tcsexam-probe-", dir="/tmp")
+    os.chmod(work, 0o755)
+    give_to([work], candidate_ids())
+    code = f"import {', '.join(modules)}"
+    try:
+        outcome = box.run(
+            ["python3", "-c", code], cwd=work, limits=Limits(wall_s=120, limiter=limiter),
+            env={"PATH": path, "HOME": work, "TMPDIR": work}, writable_paths=[work],
+        )  # fmt: skip
+    except Exception as exc:  # LaunchError, a sandbox that failed
+        return f"sandbox {box.name}: the Python probe could not start: {exc}"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if outcome.sandbox_error is None and outcome.termination == "exit" and outcome.exit_code == 0:
+        return None
+    why = " ".join((outcome.sandbox_error or outcome.stderr_tail or outcome.message).split())[-300:]
+    return (
+        f"sandbox {box.name}: python3 inside cannot `{code}` (the candidates' documented interpreter; harness "
+        f"{sys.executable}): {why or f'exit code {outcome.exit_code}'}"
+    )
 
 
 def run_limited(
@@ -104,4 +155,16 @@ def run_limited(
     )
 
 
-__all__ = ["AUTO_ORDER", "CHOICES", "NAMES", "SANDBOXES", "Sandbox", "choose_sandbox", "get_sandbox", "run_limited"]
+__all__ = [
+    "AUTO_ORDER",
+    "CHOICES",
+    "NAMES",
+    "PROMISED_MODULES",
+    "SANDBOXES",
+    "Sandbox",
+    "choose_sandbox",
+    "get_sandbox",
+    "probe_python",
+    "run_limited",
+    "unsandboxed_allowed",
+]

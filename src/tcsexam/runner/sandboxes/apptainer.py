@@ -15,7 +15,9 @@ import subprocess
 
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import Launch
+from tcsexam.runner.limiter.launcher import harness_env
 from tcsexam.runner.sandboxes.base import WrappingSandbox
+from tcsexam.runner.sandboxes.runas import candidate_ids
 
 
 class ApptainerSandbox(WrappingSandbox):
@@ -24,13 +26,13 @@ class ApptainerSandbox(WrappingSandbox):
     def __init__(self, image: str | None = None, executable: str | None = None):
         self.image = image or os.environ.get("TCSEXAM_APPTAINER_IMAGE")
         self.executable = executable or os.environ.get("TCSEXAM_APPTAINER", "apptainer")
+        # resolved once, to an absolute path, from the harness's own PATH (never the candidate's)
+        self._resolved = next(
+            (found for name in (self.executable, "singularity") if (found := shutil.which(name))), None
+        )
 
     def _exe(self) -> str | None:
-        for name in (self.executable, "singularity"):
-            found = shutil.which(name)
-            if found:
-                return found
-        return None
+        return os.path.abspath(self._resolved) if self._resolved else None
 
     def check_available(self) -> None:
         exe = self._exe()
@@ -43,7 +45,7 @@ class ApptainerSandbox(WrappingSandbox):
         try:
             probe = subprocess.run(
                 [exe, "exec", "--containall", "--no-home", self.image, "true"],
-                capture_output=True, text=True, timeout=120,
+                capture_output=True, text=True, timeout=120, env=harness_env(),
             )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
             raise InputError(f"sandbox apptainer: cannot run {exe}: {exc}") from None
@@ -72,6 +74,8 @@ class ApptainerSandbox(WrappingSandbox):
         return Launch(
             self.command(argv, cwd=cwd, env=env, readonly_paths=readonly_paths, writable_paths=writable_paths),
             cwd,
-            dict(env),
+            harness_env(),  # apptainer itself: the harness's environment; the candidate's only inside (--env)
             signal_from_exit_code=True,  # a death by signal N may come back as exit code 128+N
+            run_as=candidate_ids(),  # a root harness starts apptainer (and so the candidate) unprivileged
+            no_new_privs=False,  # its setuid starter, where installed so, must work
         )

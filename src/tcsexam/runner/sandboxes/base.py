@@ -7,10 +7,12 @@ directory appear at the same paths inside), so argv placeholders need no transla
 from __future__ import annotations
 
 import os
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from tcsexam.runner.limiter import Launch, Limits, ProcessOutcome, execute_limited
+from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, shared_tmp_marks, sweep_shared_tmp
 
 
 class Sandbox(ABC):
@@ -43,13 +45,23 @@ class Sandbox(ABC):
         """The id of the image a container sandbox runs (part of the record key), else None."""
         return None
 
+    def python_dir(self) -> str | None:
+        """The folder put first on the candidate's PATH (its `python3`): the harness's
+        interpreter folder as the candidate sees it; None: the image's own (containers)."""
+        return os.path.dirname(sys.executable)
+
     def __repr__(self) -> str:
         return f"<sandbox {self.name}>"
 
 
 class WrappingSandbox(Sandbox):
     """A sandbox that is a command-line wrapper (local, bwrap, apptainer): the host's limiter runs
-    the wrapped command, so limits, measurement and the whole-tree kill are the same for all."""
+    the wrapped command, so limits, measurement and the whole-tree kill are the same for all.
+    When the harness is root the candidate runs as `runas.candidate_ids`, owning only its
+    writable folders; under a sandbox that `shares_tmp` with the host, what that uid left in
+    /tmp, /dev/shm and /var/tmp is removed after the run."""
+
+    shares_tmp = False
 
     @abstractmethod
     def prepare(
@@ -79,6 +91,9 @@ class WrappingSandbox(Sandbox):
         output_paths: Sequence[str] = (),
         hidden_paths: Sequence[str] = (),
     ) -> ProcessOutcome:
+        ids = candidate_ids()
+        give_to([os.path.abspath(p) for p in writable_paths], ids)  # the only folders the candidate owns
+        marks = shared_tmp_marks() if self.shares_tmp and ids is not None else None
         launch = self.prepare(
             argv,
             cwd=cwd,
@@ -88,6 +103,7 @@ class WrappingSandbox(Sandbox):
             writable_paths=[os.path.abspath(p) for p in writable_paths],
             hidden_paths=[os.path.abspath(p) for p in hidden_paths],
         )
+        launch.disk_paths = tuple(os.path.abspath(p) for p in writable_paths)
         try:
             return execute_limited(
                 launch,
@@ -98,6 +114,8 @@ class WrappingSandbox(Sandbox):
                 output_paths=output_paths,
             )
         finally:
+            if self.shares_tmp:
+                sweep_shared_tmp(ids, marks)
             for fd in launch.close_after:
                 try:
                     os.close(fd)

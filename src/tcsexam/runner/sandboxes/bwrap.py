@@ -17,21 +17,29 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import PurePath
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Launch, ProcessOutcome
+from tcsexam.runner.limiter import Launch, MiB, ProcessOutcome
+from tcsexam.runner.limiter.launcher import SAFE_PATH, harness_env
 from tcsexam.runner.sandboxes.base import WrappingSandbox
-
-
-def _interpreter_paths() -> list[str]:
-    """The harness's Python (first on the candidate's PATH)."""
-    return sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), os.path.abspath(sys.prefix)})
+from tcsexam.runner.sandboxes.runas import candidate_ids, interpreter_paths, opaque_ancestors
 
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def harness_homes() -> list[str]:
+    """The harness user's home folder (its ~/.ray token, ~/.cache/tcsexam, keys): hidden by an
+    empty tmpfs, the bound paths inside it recreated below (the root folder itself never)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    private = any(_inside(home, folder) for folder in ("/tmp", "/dev")) or home in ("/", "", "/var/tmp")
+    return [home] if not private and os.path.isdir(home) else []  # /tmp and /dev/shm are the sandbox's own
+
+
+#: the sizes of the sandbox's own /tmp and /dev/shm (each; bwrap's default would be half the RAM)
+TMP_MB = 512
 
 
 class BwrapSandbox(WrappingSandbox):
@@ -39,29 +47,64 @@ class BwrapSandbox(WrappingSandbox):
 
     def __init__(self, executable: str = "bwrap"):
         self.executable = executable
+        # resolved once, from the harness's own PATH: never the candidate's
+        self.exe = executable if os.path.isabs(executable) else shutil.which(executable)
+        self.setpriv = shutil.which("setpriv", path=SAFE_PATH)
+        self.env_exe = shutil.which("env", path=SAFE_PATH)
+        self._help: str | None = None
+
+    def _supports(self, flag: str) -> bool:
+        if self._help is None:
+            try:
+                done = subprocess.run([self.exe or self.executable, "--help"], capture_output=True, text=True,
+                                      timeout=30, env=harness_env())  # fmt: skip
+                self._help = done.stdout + done.stderr
+            except (OSError, subprocess.SubprocessError):
+                self._help = ""
+        return flag in self._help
 
     def check_available(self) -> None:
-        exe = shutil.which(self.executable)
+        exe = self.exe
         if exe is None:
             raise InputError(f"sandbox bwrap: {self.executable!r} not found on PATH (install bubblewrap)")
+        if candidate_ids() is not None and self.setpriv is None:
+            raise InputError("sandbox bwrap: the harness is root and setpriv (util-linux) is not installed")
+        if candidate_ids() is not None and not self._supports("--perms"):
+            raise InputError("sandbox bwrap: the harness is root and this bubblewrap lacks --perms (need >= 0.8)")
         try:
-            probe = subprocess.run([exe, *self.base_args(), "--", "true"], capture_output=True, text=True, timeout=30)
+            probe = subprocess.run(
+                self.command(["true"], cwd="/", env={"PATH": SAFE_PATH}), capture_output=True, text=True, timeout=30,
+                env=harness_env(),
+            )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
             raise InputError(f"sandbox bwrap: cannot run {exe}: {exc}") from None
         if probe.returncode != 0:
             line = " ".join(probe.stderr.split()) or f"exit code {probe.returncode}"
             raise InputError(f"sandbox bwrap: a test sandbox failed to start: {line}")
 
-    @staticmethod
-    def base_args() -> list[str]:
+    def base_args(self, tmp_mb: int = TMP_MB) -> list[str]:
+        """Namespaces and the root view. As an unprivileged harness: a user namespace in which
+        the candidate is 65534:65534 without any capability and cannot create another one. As
+        root: no user namespace (bwrap would map the candidate to root outside), the candidate
+        drops to the real unprivileged uid in the sandbox instead (`candidate_ids`, setpriv)."""
+        size = str(tmp_mb * MiB)
+        if candidate_ids() is None:
+            spaces = ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL"]
+            if self._supports("--disable-userns"):
+                spaces.append("--disable-userns")
+        else:  # root: everything but the user namespace (--unshare-all would add one)
+            spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        perms = ["--perms", "1777"] if self._supports("--perms") else []  # older bubblewraps lack these two
+        sized = ["--size", size] if self._supports("--size") else []
         return [
-            "--unshare-all",
+            *spaces,
             "--die-with-parent",
             "--new-session",
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
-            "--tmpfs", "/tmp",
+            *perms, *sized, "--tmpfs", "/tmp",
+            *perms, *sized, "--tmpfs", "/dev/shm",
         ]  # fmt: skip
 
     def command(
@@ -69,36 +112,70 @@ class BwrapSandbox(WrappingSandbox):
         argv,
         *,
         cwd: str,
+        env: dict[str, str] | None = None,
         readonly_paths=(),
         writable_paths=(),
         hidden_paths=(),
         status_fd: int | None = None,
         ready_fd: int | None = None,
         start_fd: int | None = None,
+        tmp_mb: int = TMP_MB,
     ) -> list[str]:
         """The bwrap command line. Binds come after the /tmp tmpfs (paths under /tmp survive),
         parents before children (a writable scratch inside a read-only folder stays writable),
         and a read-only bind wins over a writable one of the same path. A hidden folder gets an
         empty tmpfs over it before the binds inside it, so only what is named inside stays
-        visible (the harness's Python too, when a hidden folder holds it)."""
-        args = [self.executable, *self.base_args()]
-        hidden = [os.path.abspath(p) for p in hidden_paths]
-        keep = [p for p in _interpreter_paths() if any(_inside(p, h) for h in hidden)]
-        binds = [(p, 0) for p in hidden] + [(p, 1) for p in writable_paths]
-        binds += [(p, 2) for p in [*readonly_paths, *keep]]
+        visible; so is the harness user's home folder. The harness's Python is always bound read-only (a venv under /tmp or in a
+        hidden folder stays usable), and a folder on the way to a bound path that the candidate's
+        uid cannot traverse (root's home) is replaced by an empty tmpfs, the folders below it
+        recreated (mode 0755) down to the bound paths. `env` is the candidate's whole
+        environment, set inside only (`--clearenv --setenv`)."""
+        ids = candidate_ids()
+        args = [self.exe or self.executable, *self.base_args(tmp_mb)]
+        interpreter = interpreter_paths()
+        bound = [*writable_paths, *readonly_paths, *interpreter]
+        opaque = [p for p in opaque_ancestors(bound, ids) if not _inside(p, "/tmp")]
+        tmpfs = sorted({*(os.path.abspath(p) for p in hidden_paths), *opaque, *harness_homes()})
+        binds = [(p, 0) for p in tmpfs] + [(p, 1) for p in writable_paths]
+        binds += [(p, 2) for p in [*readonly_paths, *interpreter]]
         binds.sort(key=lambda b: (len(PurePath(b[0]).parts), b[1]))  # parents first; ro wins a tie
-        flags = {0: "--tmpfs", 1: "--bind", 2: "--ro-bind"}
+        perms = self._supports("--perms")
+        made: set[str] = set()
         for path, kind in binds:
-            args += [flags[kind], path] if kind == 0 else [flags[kind], path, path]
+            under = [t for t in ["/tmp", *tmpfs] if _inside(path, t) and path != t]
+            if perms and under:  # recreate the folders down to it, traversable (bwrap's are 0700)
+                top = max(under, key=len)
+                for parent in reversed(PurePath(path).parents):
+                    text = str(parent)
+                    if _inside(text, top) and text != top and text not in made:
+                        made.add(text)
+                        args += ["--perms", "0755", "--dir", text]
+            if kind == 0:
+                args += (["--perms", "0755"] if perms else []) + ["--tmpfs", path]
+            else:
+                args += ["--bind" if kind == 1 else "--ro-bind", path, path]
+        inner = env if ids is None else {"PATH": SAFE_PATH}  # as root: sh and setpriv get no candidate variable
+        if env is not None:
+            args.append("--clearenv")
+            for key, value in inner.items():
+                args += ["--setenv", key, value]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
         args += ["--chdir", cwd, "--"]
+        drop = []
+        if ids is not None:
+            uid, gid = ids
+            drop = [self.setpriv or "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+                    "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]  # fmt: skip
+            if env is not None:  # the candidate's environment applies only at its own exec, after the drop
+                drop += [self.env_exe or "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items() if "=" not in k)]
         if ready_fd is not None:  # reports from inside that the sandbox is up, then execs argv
             wait = ""
             if start_fd is not None:  # ... once the harness says `go` (end of file: never)
                 wait = f'read -r go </proc/self/fd/{start_fd} && [ "$go" = go ] && '
-            args += ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && {wait}exec "$0" "$@"']
-        return args + list(argv)
+            return args + ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && {wait}exec "$0" "$@"', *drop,
+                           *argv]  # fmt: skip
+        return args + drop + list(argv)
 
     def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
@@ -139,15 +216,17 @@ class BwrapSandbox(WrappingSandbox):
             self.command(
                 argv,
                 cwd=cwd,
+                env=env,
                 readonly_paths=readonly_paths,
                 writable_paths=writable_paths,
                 hidden_paths=hidden_paths,
                 status_fd=status_w,
                 ready_fd=ready_w,
                 start_fd=start_r,
+                tmp_mb=min(TMP_MB, int(limits.mem_mb)) if limits.mem_mb else TMP_MB,  # capped by the memory limit
             ),
             cwd,
-            dict(env),
+            harness_env(),  # bwrap itself: the harness's sanitised environment; the candidate's is inside
             pass_fds=(status_w, ready_w, start_r),
             after=after,
             signal_from_exit_code=True,

@@ -6,7 +6,10 @@ The container has no network (`network_disabled`), a memory limit with no extra 
 instance and candidate as read-only volumes and the scratch directory as the one writable volume,
 all at their host paths. The harness waits up to the wall limit, then stops the container (SIGTERM,
 SIGKILL after the grace). Termination comes from `docker inspect` (`OOMKilled` -> memory); wall
-time from the container's start/finish times; stdout and stderr from its logs (capped). CPU seconds
+time from the container's start/finish times; stdout and stderr through the engine's API only (a
+live attach kills the container once a stream passes the output cap; then the logged output,
+kept as two json-file logs of cap + 64 KiB, so an output past the cap is seen even when the
+container ended first), never through files the container could replace. CPU seconds
 are not measured here (None). The image comes from the sandbox option `image` or
 TCSEXAM_DOCKER_IMAGE (default tcsexam-candidate:latest, built by `make candidate-image` from
 envs/candidate.Dockerfile) and must already be present (no network). Its id is part of every
@@ -16,10 +19,8 @@ record key (a new image reruns). A death by signal N (exit code 128+N) is `termi
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 import signal as _signal
-import tempfile
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -28,17 +29,59 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
 from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
 #: built by `make candidate-image` (envs/candidate.Dockerfile)
 DEFAULT_IMAGE = "tcsexam-candidate:latest"
 
 
-def _read(path: Path, limit: int) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(limit)
-    except OSError:
-        return b""
+class _Streams:
+    """The container's stdout and stderr from the engine: a live attach counts what each stream
+    sends and kills the container once one passes `cap` (named in `over`); once the container has
+    stopped, `finish` takes the output the engine logged, up to `cap` + 1 bytes each."""
+
+    def __init__(self, container, cap: int, same: bool):
+        self.container, self.cap, self.same = container, cap, same
+        self.data = (bytearray(), bytearray())
+        self.seen = [0, 0]
+        self.over: str | None = None
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _watch(self) -> None:
+        try:
+            for pair in self.container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True):
+                for index, chunk in enumerate(pair):
+                    if chunk:
+                        slot = 0 if self.same else index
+                        self.seen[slot] += len(chunk)
+                        if self.seen[slot] > self.cap:
+                            self._over("stdout" if index == 0 else "stderr")
+        except Exception:  # the container went away: `finish` reads the log
+            pass
+
+    def _over(self, name: str) -> None:
+        if self.over is None:
+            self.over = name
+            try:
+                self.container.kill(signal=_signal.SIGKILL)
+            except Exception:
+                pass
+
+    def finish(self) -> None:
+        """Once the container has stopped: its output as the engine logged it (the live stream only
+        watches the cap: a container that ended before the attach streams nothing)."""
+        wanted = [(0, True, True)] if self.same else [(0, True, False), (1, False, True)]
+        for index, out, err in wanted:
+            try:
+                text = self.container.logs(stdout=out, stderr=err)
+            except Exception:
+                continue
+            self.data[index].extend(text[: self.cap + 1])
+            if len(text) > self.cap:
+                self._over("stdout" if out else "stderr")
 
 
 def _parse_time(text: str | None) -> float | None:
@@ -50,6 +93,18 @@ def _parse_time(text: str | None) -> float | None:
     except ValueError:
         return None
     return base + (float("0." + "".join(c for c in frac if c.isdigit())[:9]) if frac else 0.0)
+
+
+def container_user() -> str:
+    """The unprivileged uid:gid the container's program runs as (never root): the candidate uid
+    of a root harness (`runas.candidate_ids`), else this user's own (files in the work folder stay
+    the harness's to read and remove)."""
+    from tcsexam.runner.sandboxes.runas import candidate_ids
+
+    ids = candidate_ids()
+    if ids is None:
+        ids = (os.getuid(), os.getgid())
+    return f"{ids[0]}:{ids[1]}"
 
 
 class DockerSandbox(Sandbox):
@@ -65,6 +120,9 @@ class DockerSandbox(Sandbox):
 
             self._client = docker.from_env()
         return self._client
+
+    def python_dir(self) -> str | None:
+        return None  # the image's own Python (PATH is the image's)
 
     def image_id(self) -> str | None:
         """The configured image's id (sha256:...), looked up once."""
@@ -120,13 +178,14 @@ class DockerSandbox(Sandbox):
             "volumes": volumes,
             "nano_cpus": int(cpus * 1e9),
             "ulimits": [docker.types.Ulimit(name="fsize", soft=limits.output_bytes + 1, hard=limits.output_bytes + 1)],
-            "log_config": docker.types.LogConfig(
-                type="json-file", config={"max-size": str(max(limits.output_bytes, 1024))}
+            "log_config": docker.types.LogConfig(  # two files of cap + 64 KiB: an output past the cap stays visible
+                type="json-file", config={"max-size": str(limits.output_bytes + 65536), "max-file": "2"}
             ),
             "detach": True,
             "stdin_open": False,
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
+            "security_opt": ["no-new-privileges"],  # and the engine's default seccomp profile (none replaced)
+            "user": container_user(),
         }
         if limits.mem_mb:
             config["mem_limit"] = int(limits.mem_mb * MiB)
@@ -161,67 +220,74 @@ class DockerSandbox(Sandbox):
 
     def _run(self, argv, cwd, limits, env, stdout_path, stderr_path, readonly_paths, writable_paths,
              output_paths) -> ProcessOutcome:  # fmt: skip
-        # stdout and stderr go to files (under RLIMIT_FSIZE, like a local run: an output bomb dies
-        # at the cap with SIGXFSZ), not to the engine's log, which would only rotate them
-        io_dir = Path(tempfile.mkdtemp(prefix="tcsexam-docker-io-"))
-        out_file, err_file = io_dir / "stdout", io_dir / "stderr"
+        # stdout and stderr come through the engine's API (attach), never through files the
+        # container could replace; a stream past the output cap kills the container (`output`)
+        give_to([os.path.abspath(p) for p in writable_paths], candidate_ids())
         same = stdout_path is not None and stdout_path == stderr_path
-        redirect = f">{shlex.quote(str(out_file))} " + ("2>&1" if same else f"2>{shlex.quote(str(err_file))}")
         config = self.container_config(
-            ["/bin/sh", "-c", f'exec "$0" "$@" {redirect}', *argv],
+            ["/bin/sh", "-c", 'exec "$0" "$@"', *argv],  # a missing program: exit 127 (`invalid`), not a start failure
             cwd=cwd,
             env={k: v for k, v in env.items() if k != "PATH"},
             limits=limits,
             readonly_paths=[os.path.abspath(p) for p in readonly_paths],
-            writable_paths=[*(os.path.abspath(p) for p in writable_paths), str(io_dir)],
+            writable_paths=[os.path.abspath(p) for p in writable_paths],
         )
         client = self.client()
         try:
             container = client.containers.run(**config)
         except Exception as exc:
-            shutil.rmtree(io_dir, ignore_errors=True)
             raise LaunchError(f"docker could not start the container: {exc}", False) from None
         t0 = time.monotonic()
+        cap = limits.output_bytes
+        streams = _Streams(container, cap, same)
         killed = False
         try:
+            streams.start()
             try:
                 container.wait(timeout=limits.wall_s)
             except Exception:  # requests' ReadTimeout / ConnectionError: the wall limit
                 killed = True
-                try:
-                    container.kill(signal=_signal.SIGTERM)
-                    container.wait(timeout=max(limits.grace_s, 0.1))
-                except Exception:
-                    container.kill(signal=_signal.SIGKILL)
-                    container.wait(timeout=30)
+                for sig, grace in ((_signal.SIGTERM, max(limits.grace_s, 0.1)), (_signal.SIGKILL, 30)):
+                    try:  # (409 once it has stopped meanwhile, e.g. killed for its output)
+                        container.kill(signal=sig)
+                        container.wait(timeout=grace)
+                        break
+                    except Exception:
+                        continue
             wall = time.monotonic() - t0
+            streams.finish()
             container.reload()
             state = container.attrs.get("State", {})
             started, finished = _parse_time(state.get("StartedAt")), _parse_time(state.get("FinishedAt"))
             if started is not None and finished is not None and finished >= started and not killed:
                 wall = finished - started
-            cap = limits.output_bytes
         finally:
             try:
                 container.remove(force=True)
             except Exception:
                 pass
-        out, err = (_read(f, cap + 1) for f in (out_file, err_file))
-        shutil.rmtree(io_dir, ignore_errors=True)
+        out, err = bytes(streams.data[0]), bytes(streams.data[1])
         writes = [(stdout_path, out)] if same else [(stdout_path, out), (stderr_path, err)]
         for path, data in writes:
             if path is not None:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 Path(path).write_bytes(data)
+        if streams.over is not None:  # past the cap (seen live or in the logs): `output`, whatever came later
+            killed = True
         over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > cap]
         over_name = "stdout" if len(out) > cap else "stderr" if len(err) > cap else Path(over[0]).name if over else None
+        enforced, detail = None, ""
+        if streams.over is not None:
+            enforced, detail = Termination.OUTPUT, f"{streams.over} over {cap} bytes"
+        elif killed:
+            enforced, detail = Termination.WALLTIME, f"wall limit {limits.wall_s:g} s"
         verdict = classify(
             limits=limits,
             exit_code=state.get("ExitCode") if not killed else None,
             signal=None,
             wall_s=wall,
-            enforced=Termination.WALLTIME if killed else None,
-            enforced_detail=f"wall limit {limits.wall_s:g} s" if killed else "",
+            enforced=enforced,
+            enforced_detail=detail,
             oom_killed=bool(state.get("OOMKilled")) and not killed,
             output_over=over_name,
             stderr_tail=err[-4096:].decode("utf-8", "replace"),

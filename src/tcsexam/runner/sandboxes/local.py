@@ -1,16 +1,49 @@
-"""`local`: no isolation, only the limits (own session, the limiter's tree control)."""
+"""`local`: no isolation, only the limits (own session, the limiter's tree control). For trusted
+candidates only (`auto` never picks it unless told that candidates are trusted).
+
+When the harness is root the candidate runs as an unprivileged uid (`runas.candidate_ids`) that
+owns only its work folder, with PR_SET_NO_NEW_PRIVS, and the harness's Python through a
+read-only view it can reach (`runas.python_dir`); what it left in /tmp, /dev/shm and /var/tmp is
+removed after the run. As any other user it runs as that user: see docs/runner.md, Security.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+
 from tcsexam.runner.limiter import Launch
 from tcsexam.runner.sandboxes.base import WrappingSandbox
+from tcsexam.runner.sandboxes.runas import candidate_ids, python_dir
+
+
+def not_dumpable() -> None:
+    """PR_SET_DUMPABLE 0 for this (harness) process: a candidate of the same user can then no
+    longer read its /proc/PID/environ, mem or maps (the kernel makes them root's). Its children
+    are dumpable again after their exec."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        pass
 
 
 class LocalSandbox(WrappingSandbox):
     name = "local"
+    shares_tmp = True
 
     def check_available(self) -> None:
         return None
 
+    def python_dir(self) -> str | None:
+        return python_dir(candidate_ids())
+
     def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
-        return Launch(list(argv), cwd, dict(env))
+        # the launcher applies `env` only at the candidate's own execve (after dropping to run_as)
+        ids, argv = candidate_ids(), list(argv)
+        if ids is None:
+            not_dumpable()
+        if ids is not None and argv and argv[0] in (sys.executable, os.path.realpath(sys.executable)):
+            argv[0] = os.path.join(python_dir(ids), "python3")  # the harness's interpreter, by a path it can reach
+        return Launch(argv, cwd, dict(env), run_as=ids)

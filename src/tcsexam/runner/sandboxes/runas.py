@@ -1,0 +1,281 @@
+"""Who a candidate runs as, and what it can reach, when the harness is root.
+
+A root harness never runs a candidate as root: the launcher drops to an unprivileged uid/gid
+(`candidate_ids`: ``TCSEXAM_CANDIDATE_UID=UID[:GID]`` or a range ``FIRST-LAST``, default
+65534:65534, nobody/nogroup; ``harness``: as the harness itself, for trusted candidates only)
+right before the exec, with no supplementary groups and
+PR_SET_NO_NEW_PRIVS. That uid owns only the run's work folder (`give_to`); the instance and the
+candidate folder are readable, nothing else is writable. A range gives every harness process
+its own uid (a lock file per uid under /run/tcsexam/uids), so that two workers' candidates never
+share /tmp files; after each run the files that uid left in /tmp, /dev/shm and /var/tmp are
+removed (`sweep_shared_tmp`).
+
+The candidate still gets the harness's Python where it lives in a folder that only root can
+traverse (a pyenv under /root, mode 0700): under bwrap the unreachable ancestors are replaced by
+empty tmpfs and the interpreter bound read-only below them (`opaque_ancestors`); under local a
+read-only bind mount of the interpreter's prefixes under /run/tcsexam/python and a small venv
+pointing at them (`python_dir`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import threading
+from pathlib import Path
+
+RUN_DIR = Path("/run/tcsexam")
+_lock = threading.Lock()
+_ids: tuple[tuple[int, int] | None, int] | None = None  # (ids, pid that chose them)
+_uid_lock_fd: int | None = None
+_python_dir: str | None = None
+
+
+def _parse(spec: str) -> tuple[list[int], int | None]:
+    uid_part, _, gid_part = spec.partition(":")
+    first, _, last = uid_part.partition("-")
+    uids = list(range(int(first), int(last or first) + 1))
+    gid = int(gid_part) if gid_part else None
+    if not uids or min(uids) <= 0 or gid == 0:
+        raise ValueError(spec)
+    return uids, gid
+
+
+def candidate_ids() -> tuple[int, int] | None:
+    """(uid, gid) candidates run as: None unless the harness is root (a non-root harness runs
+    them as itself, inside bwrap's user namespace as 65534)."""
+    global _ids, _uid_lock_fd
+    if os.geteuid() != 0:
+        return None
+    with _lock:
+        if _ids is not None and _ids[1] == os.getpid():
+            return _ids[0]
+        from tcsexam.errors import InputError
+
+        spec = os.environ.get("TCSEXAM_CANDIDATE_UID", "65534:65534")
+        if spec == "harness":  # candidates are trusted: they run as the harness itself (root)
+            _ids = (None, os.getpid())
+            return None
+        try:
+            uids, gid = _parse(spec)
+        except ValueError:
+            raise InputError(
+                f"TCSEXAM_CANDIDATE_UID={spec!r}: expected UID[:GID] or FIRST-LAST[:GID], uid and gid > 0"
+            ) from None
+        chosen = uids[0]
+        if len(uids) > 1:  # one uid per harness process: the first whose lock is free
+            (RUN_DIR / "uids").mkdir(parents=True, exist_ok=True, mode=0o755)
+            for uid in uids:
+                fd = os.open(RUN_DIR / "uids" / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    continue
+                chosen, _uid_lock_fd = uid, fd
+                break
+        ids = (chosen, gid if gid is not None else chosen)
+        _ids = (ids, os.getpid())
+        return ids
+
+
+def can_traverse(st: os.stat_result, ids: tuple[int, int]) -> bool:
+    uid, gid = ids
+    if st.st_uid == uid:
+        return bool(st.st_mode & stat.S_IXUSR)
+    if st.st_gid == gid:
+        return bool(st.st_mode & stat.S_IXGRP)
+    return bool(st.st_mode & stat.S_IXOTH)
+
+
+def can_read(path, ids: tuple[int, int] | None, *, ancestors: bool) -> bool:
+    """`ids` can read `path` (a folder: list and enter it), and, with `ancestors`, reach it."""
+    if ids is None:
+        return True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    uid, gid = ids
+    shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+    want = 0o5 if stat.S_ISDIR(st.st_mode) else 0o4
+    return (st.st_mode >> shift) & want == want and not (ancestors and opaque_ancestors([str(path)], ids))
+
+
+def readable_copy(source: Path, target: Path) -> Path:
+    """A root-owned copy of `source` at `target` that anybody may read (nobody else may write)."""
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    for root, dirs, files in os.walk(target):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+        for name in files:
+            full = os.path.join(root, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o555 if os.stat(full).st_mode & 0o111 else 0o444)
+    if target.is_dir():
+        os.chmod(target, 0o755)
+    return target
+
+
+def opaque_ancestors(paths, ids: tuple[int, int] | None) -> list[str]:
+    """The shallowest folder on the way to each of `paths` that `ids` cannot traverse (bwrap
+    puts an empty tmpfs there, then binds the paths below it: nothing else of it is visible)."""
+    if ids is None:
+        return []
+    found: set[str] = set()
+    for path in paths:
+        current = Path("/")
+        for part in Path(path).parts[1:-1]:
+            current = current / part
+            try:
+                st = os.stat(current)
+            except OSError:
+                break
+            if not can_traverse(st, ids):
+                found.add(str(current))
+                break
+    return sorted(found)
+
+
+def interpreter_paths() -> list[str]:
+    """The harness's Python: its prefix (a venv) and base prefix, as given and resolved."""
+    return sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), os.path.abspath(sys.prefix)})
+
+
+def give_to(paths, ids: tuple[int, int] | None) -> None:
+    """Make the run's writable folders (and everything in them) the candidate uid's own, with the
+    harness's group: what the candidate creates itself carries its own group instead, which is
+    how `sweep_shared_tmp` tells a folder given to a (possibly concurrent) run from litter."""
+    if ids is None:
+        return
+    owner = (ids[0], os.getegid())
+    for path in paths:
+        for root, dirs, files in os.walk(path):
+            for name in [*dirs, *files]:
+                os.lchown(os.path.join(root, name), *owner)
+        os.lchown(path, *owner)
+
+
+SHARED_TMP = ("/tmp", "/dev/shm", "/var/tmp")
+
+
+def shared_tmp_marks() -> dict[str, int]:
+    """The modification times of the shared temporary folders (a folder whose time has not moved
+    has no new entry: `sweep_shared_tmp` skips it)."""
+    import time
+
+    marks = {}
+    for folder in SHARED_TMP:
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            continue
+        # only a time well in the past is a proof: file times tick coarsely (a jiffy, up to 10 ms),
+        # so a change within the same tick as the mark would not move it
+        if time.time_ns() - mtime > 50_000_000:
+            marks[folder] = mtime
+    return marks
+
+
+def sweep_shared_tmp(ids: tuple[int, int] | None, marks: dict[str, int] | None = None) -> None:
+    """Remove what the candidate uid created in /tmp, /dev/shm and /var/tmp (top level: a folder
+    it created goes as a whole); folders given to runs (`give_to`) stay. With `marks` (taken
+    before the run), only folders changed since are scanned."""
+    if ids is None:
+        return
+    for folder in SHARED_TMP:
+        try:
+            if marks is not None and folder in marks and os.stat(folder).st_mtime_ns == marks[folder]:
+                continue
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_uid != ids[0] or st.st_gid == os.getegid():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def _bind_readonly(source: str, target: Path) -> None:
+    """A read-only bind mount of `source` at `target` (kept for later jobs; found again by path)."""
+    mounted = {line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()}
+    if str(target) in mounted:
+        return
+    target.mkdir(parents=True, exist_ok=True, mode=0o755)
+    for args in (["--bind", source, str(target)], ["-o", "remount,bind,ro", str(target)]):
+        subprocess.run(
+            ["mount", *args], check=True, capture_output=True, timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        )
+
+
+def sweep_python_views() -> None:
+    """Unmount and remove the interpreter views whose harness prefix is gone (a deleted venv)."""
+    for view in (RUN_DIR / "python").glob("*/sources"):
+        if all(os.path.isdir(source) for source in view.read_text().split("\n") if source):
+            continue
+        for name in ("prefix", "base"):
+            subprocess.run(["umount", "-l", str(view.parent / name)], capture_output=True, timeout=30,
+                           env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})  # fmt: skip
+        shutil.rmtree(view.parent, ignore_errors=True)
+
+
+def python_dir(ids: tuple[int, int] | None) -> str:
+    """The folder whose `python3` a candidate running as `ids` outside any namespace (local)
+    starts: the harness's own when `ids` can reach it, else a venv under /run/tcsexam/python
+    built on read-only bind mounts of the harness's prefixes (see the module doc)."""
+    global _python_dir
+    here = os.path.dirname(sys.executable)
+    if ids is None or not opaque_ancestors([os.path.join(here, "python3"), *interpreter_paths()], ids):
+        return here
+    with _lock:
+        if _python_dir is not None:
+            return _python_dir
+        base, prefix = os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)
+        tag = hashlib.sha256(f"{base}\0{prefix}".encode()).hexdigest()[:12]
+        root = RUN_DIR / "python" / tag
+        for folder in (RUN_DIR, RUN_DIR / "python"):
+            folder.mkdir(exist_ok=True, mode=0o755)
+        sweep_python_views()
+        root.mkdir(exist_ok=True, mode=0o755)
+        os.chmod(root, 0o755)
+        (root / "sources").write_text(f"{base}\n{prefix}\n")
+        _bind_readonly(base, root / "base")
+        venv = root / "venv"
+        if not (venv / "pyvenv.cfg").is_file():
+            tmp = root / f"venv.tmp-{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+            (tmp / "bin").mkdir(parents=True, mode=0o755)
+            (tmp / "lib" / version).mkdir(parents=True, mode=0o755)
+            exe = os.path.basename(os.path.realpath(sys.executable))
+            for name in ("python", "python3", version):
+                os.symlink(root / "base" / "bin" / exe, tmp / "bin" / name)
+            own = prefix != base
+            if own:
+                _bind_readonly(prefix, root / "prefix")
+                site = Path(sysconfig.get_path("purelib")).relative_to(prefix)
+                os.symlink(root / "prefix" / site, tmp / "lib" / version / "site-packages")
+            (tmp / "pyvenv.cfg").write_text(
+                f"home = {root / 'base' / 'bin'}\ninclude-system-site-packages = {'false' if own else 'true'}\n"
+                f"version = {sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n"
+            )
+            os.replace(tmp, venv)
+        _python_dir = str(venv / "bin")
+        return _python_dir
