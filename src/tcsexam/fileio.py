@@ -251,10 +251,18 @@ def remove_tree(path: str | os.PathLike) -> None:
     unwritable (mode 000) is made accessible to its owner and removed. Errors are ignored: what
     cannot be removed stays (a file the harness's user does not own, an immutable file)."""
 
-    def fix(func, failed, _exc):
+    top = os.path.abspath(path)
+
+    def fix(func, failed, exc):
+        exc = exc[1] if isinstance(exc, tuple) else exc  # onerror passes sys.exc_info()
+        if isinstance(exc, FileNotFoundError):
+            return  # removed meanwhile (another sweep)
+        failed = os.path.abspath(failed)
         parent = os.path.dirname(failed)
         try:
-            os.chmod(parent, 0o700, follow_symlinks=False)
+            # only folders inside the tree are ever chmod'ed: never the folder holding it (/tmp)
+            if failed != top and _inside_tree(parent, top):
+                os.chmod(parent, 0o700, follow_symlinks=False)
             if os.path.isdir(failed) and not os.path.islink(failed):
                 os.chmod(failed, 0o700, follow_symlinks=False)
                 shutil.rmtree(failed, ignore_errors=True)
@@ -269,6 +277,10 @@ def remove_tree(path: str | os.PathLike) -> None:
         shutil.rmtree(path, onexc=fix)
     else:  # pragma: no cover - Python 3.11
         shutil.rmtree(path, onerror=fix)
+
+
+def _inside_tree(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 LOCK_SUFFIX = ".tcsexam-run.lock"

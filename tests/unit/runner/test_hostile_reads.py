@@ -371,3 +371,22 @@ def test_remove_tree_handles_what_a_candidate_leaves(tmp_path):
     remove_tree(root)
     assert not root.exists()
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_remove_tree_never_changes_the_folder_holding_it(tmp_path):
+    """Removing a tree never chmods outside it (a failure on the tree's own top once made the
+    folder holding it, /tmp, mode 0700)."""
+    holder = tmp_path / "holder"
+    holder.mkdir()
+    holder.chmod(0o1777)
+    (tmp_path / "target").mkdir()
+    (holder / "link").symlink_to(tmp_path / "target")  # rmtree refuses a link: the error path
+    remove_tree(holder / "link")
+    assert not os.path.lexists(holder / "link") and (tmp_path / "target").is_dir()
+    tree = holder / "tree"
+    (tree / "locked").mkdir(parents=True)
+    (tree / "locked" / "f").write_text("x")
+    (tree / "locked").chmod(0)
+    remove_tree(tree)
+    assert not tree.exists()
+    assert stat.S_IMODE(holder.stat().st_mode) == 0o1777
