@@ -44,6 +44,8 @@ from tcsexam.tasks import load_task
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_escapes import sandbox_or_skip  # noqa: E402
 
+pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
+
 GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
 STALL_S = 300  #: only a harness that never comes back misses this
 SANDBOXES = ["local", "bwrap", "docker"]
@@ -52,7 +54,6 @@ SANDBOXES = ["local", "bwrap", "docker"]
 SOLVE = r"""
 import os, sys
 
-pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
 instance, solution, how, target = sys.argv[1:5]
 work = os.path.dirname(solution)
 if how == "symlink":            # a link to a host file the candidate must not read

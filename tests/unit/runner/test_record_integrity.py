@@ -32,6 +32,8 @@ from tcsexam.runner.orchestrate import run_task
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.tasks import load_task
 
+pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_escapes import sandbox_or_skip  # noqa: E402
 from test_run_cli import write_task  # noqa: E402
@@ -41,7 +43,6 @@ STALL_S = 300
 SOLVE = """\
 import os, sys, time
 
-pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
 inst, sol, wait_for, steal = sys.argv[1:5]
 while wait_for != "-" and not os.path.exists(wait_for):
     time.sleep(0.05)
