@@ -6,6 +6,7 @@ problem: maxcut            # a module in tcsexam.problems
 kind: objective            # objective | solve
 direction: maximize        # maximize | minimize
 limits: {wall_s: 5, cpu_s: 10, mem_mb: 1024, output_mb: 64, nproc: 64}
+anytime: false             # optional: trace every certificate written during the run
 instance_dir: references/instances/maxcut-mqlib   # relative to the project root
 instances:
   - {name: G1, file: G1.txt, best_known: 11624}   # any other keys are metadata for the checker
@@ -73,6 +74,7 @@ class Task:
     limits: TaskLimits
     instances: tuple[TaskInstance, ...]
     source: Path | None = None
+    anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.anytime)
 
     @cached_property
     def problem_impl(self):
@@ -122,7 +124,8 @@ def load_task(task: str | Path) -> Task:
             gen = _generate_spec(gen, problem, str(row["file"]), f"{path}: instance {name!r}")
         instances.append(TaskInstance(name, base / str(row["file"]), meta, row.get("sha256"), gen))
     limits = parse_limits(data["limits"])
-    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path)
+    anytime = bool(data.get("anytime", False))
+    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path, anytime)
 
 
 _INSTANCE_KEYS = ("name", "file", "sha256", "generate")

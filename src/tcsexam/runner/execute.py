@@ -11,7 +11,8 @@ Candidate (`solver.yaml`)::
     tasks:                     # optional, a task's own command when one folder serves several tasks
       tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
-Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} ({{ and }} for braces).
+Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} {trace_dir} ({{ and }}
+for braces; {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
 writable scratch directory (also TMPDIR) and `{solution}` a file in it. The environment is minimal
 (PATH with the harness's Python first, HOME, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
@@ -41,11 +42,12 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner import anytime
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
 from tcsexam.runner.sandboxes import run_limited
 from tcsexam.schemas import check
 
-PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir"})
+PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir", "trace_dir"})
 ENV_PASS = ("HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
 SOLUTION_NAME = "solution"
 MESSAGE_MAX = 500
@@ -159,6 +161,7 @@ def build_candidate(
         "seed": "0",
         "threads": str(candidate.threads),
         "workdir": str(build_dir),
+        "trace_dir": "",
     }
     argv = format_command(candidate.build, values)
     env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir))
@@ -348,8 +351,10 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
     box_name = getattr(sandbox, "name", sandbox)
     given = _private_copy(pristine, scratch, instance_path.name) if box_name == "local" else instance_path
     try:
-        _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
-                 given, hidden_paths)  # fmt: skip
+        with anytime.watching(task, work, solution, limits) as watch:
+            _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
+                     given, hidden_paths)  # fmt: skip
+            anytime.attach(watch, record, lambda data: _trace_check(task, instance, instance_path, data))
     finally:
         changed = _restore_if_changed(instance_path, before, pristine, expected)
     if changed:
@@ -369,6 +374,7 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
         "seed": str(seed),
         "threads": str(candidate.threads),
         "workdir": str(work),
+        "trace_dir": str(work / anytime.TRACE_DIR_NAME),
     }
     argv = format_command(candidate.command, values)
     env = candidate_env(candidate, time_limit=limits.wall_s, seed=seed, workdir=str(work))
@@ -428,6 +434,16 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
         else:
             record.A = check.value
             record.solved = check.solved
+
+
+def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str, float | None]:
+    """(status, value) of one anytime certificate, judged like a final one."""
+    problem = task.problem_impl
+    try:
+        check = problem.check_certificate(_parsed_instance(problem, instance_path), data, instance.meta)
+    except Exception:  # a checker failure is the harness's, as for the final certificate
+        return Status.INFRASTRUCTURE_ERROR.value, None
+    return check.status, (check.value if check.status == Status.OK.value else None)
 
 
 def _not_started(outcome: ProcessOutcome) -> bool:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
@@ -164,6 +165,8 @@ def run_task(
 
     candidate_hash = hash_candidate(candidate_dir)
     limits_key = dict(task_obj.limits.as_dict(), threads=threads)
+    if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
+        limits_key["anytime"] = ANYTIME_KEY_VERSION
     keys, instance_hashes = {}, {}
     for inst in selected:
         instance_hashes[inst.name] = hash_file(inst.path)
