@@ -195,7 +195,9 @@ def _solver_profile(args: argparse.Namespace) -> int:
     if args.plot:
         plot_profile(result, args.plot)
     for c in result["crossings"]:
-        print(f"{args.task}: {c['models'][0]} and {c['models'][1]} cross at {c['at_s']:g} s ({c['leader_after']} ahead)")
+        print(
+            f"{args.task}: {c['models'][0]} and {c['models'][1]} cross at {c['at_s']:g} s ({c['leader_after']} ahead)"
+        )
     print(f"{args.task}: profile of {len(runs)} run(s) over {len(result['limits_s'])} limits -> {args.output}")
     return 0
 
