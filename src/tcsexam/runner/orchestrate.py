@@ -29,6 +29,7 @@ from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
+from tcsexam.runner.calibrate import job_calibration
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
@@ -56,6 +57,7 @@ class RunSummary:
     set_aside: list[tuple[str, str, str]] = field(default_factory=list)  #: (instance, reason, detail)
     set_aside_dir: Path | None = None
     candidate_error: str | None = None  #: why the submission cannot start (every instance invalid)
+    calibration: dict | None = None  #: the machine calibration of this job (tcsexam.runner.calibrate)
 
     def set_aside_text(self) -> str:
         """'2 set aside (1 digest-mismatch, 1 unreadable)' or ''."""
@@ -230,6 +232,7 @@ def run_task(
             finish(name, ctx.blank_record(name, Status.INVALID.value, message[:1000], termination=termination))
         return []
 
+    summary.calibration = job_calibration(output, rerun=bool(pending), say=say, label=task_obj.id)
     if pending:
         say(
             f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
