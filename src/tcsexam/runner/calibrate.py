@@ -3,7 +3,8 @@ first candidate, so that two runs' machines can be compared by how fast they wer
 their CPU model names.
 
 Two parts, reported separately, each the minimum over `REPEATS` timed repetitions of the same work
-(the minimum is the usual estimate of a benchmark's uncontended time):
+(the minimum is the usual estimate of a benchmark's uncontended time), timed by this thread's CPU
+clock (`time.thread_time`), so that time spent descheduled on a busy node is not counted:
 
 - `python`: pure-Python integer work (a linear congruential generator folded into a checksum,
   `PY_STEPS` steps per repetition);
@@ -25,9 +26,9 @@ VERSION = 1
 REPEATS = 5
 PY_STEPS = 120_000
 NP_SIZE = 400_000
-#: the parts' times on the reference machine (the 2-core development machine, quiet)
-REF_PYTHON_S = 0.036
-REF_NUMPY_S = 0.036
+#: the parts' CPU times on the reference machine (the 2-core development machine, loaded)
+REF_PYTHON_S = 0.030
+REF_NUMPY_S = 0.024
 FILE_NAME = "calibration.json"
 
 
@@ -52,9 +53,9 @@ def _numpy_part() -> float:
 def _timed(fn) -> tuple[float, Any]:
     best, value = math.inf, None
     for _ in range(REPEATS):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         value = fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.thread_time() - t0)
     return best, value
 
 
