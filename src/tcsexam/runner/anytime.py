@@ -12,7 +12,7 @@ inotify, `POLL_S` when polling). Identical consecutive contents count once.
 
 Bounded: time is cut into geometric buckets (the first `FIRST_BUCKET_S`, then each `GROWTH` times
 longer than the one before); each bucket keeps its first and its last certificate, so a run keeps
-at most 2 per bucket (about 2 x 90 for a 60 s limit) and at most `MAX_KEPT_BYTES` of copies. The
+at most 2 per bucket (2 x 67 for a 5 s limit, 2 x 93 for 60 s) and at most `MAX_KEPT_BYTES` of copies. The
 final certificate (present when the program ended on its own) is always kept, stamped no later than
 the program's end. Stamps past the wall limit (e.g. written in a SIGTERM handler) are dropped.
 
