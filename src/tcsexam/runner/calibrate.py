@@ -88,12 +88,12 @@ def speed_ratio(base: dict[str, Any] | None, cand: dict[str, Any] | None) -> flo
 
 
 def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[str, Any]:
-    """A Solver job's calibration, `calibration.json` beside its records.json: measured now when
-    the job runs candidates (`rerun`) or none is there yet, else the stored one (every record was
-    reused: the machine that made them is the one that was measured)."""
+    """A Solver job's calibration (`write_job_calibration` stores it beside records.json once the
+    job wrote its records): measured now when the job runs candidates (`rerun`) or none is stored
+    yet, else the stored one (every record was reused: the machine that made them was measured)."""
     from pathlib import Path
 
-    from tcsexam.fileio import atomic_write_json, read_json
+    from tcsexam.fileio import read_json
 
     path = Path(output).with_name(FILE_NAME)
     if not rerun and path.is_file():
@@ -104,7 +104,6 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[s
         except Exception:  # unreadable: measure again
             pass
     result = calibrate()
-    atomic_write_json(path, result)
     if say is not None:
         say(
             f"{label}: machine calibration: python {result['python_s'] * 1e3:.1f} ms (speed "
@@ -112,6 +111,15 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[s
             f"-> {path}"
         )
     return result
+
+
+def write_job_calibration(output, calibration: dict[str, Any]) -> None:
+    """`calibration.json` beside the job's records.json (atomic)."""
+    from pathlib import Path
+
+    from tcsexam.fileio import atomic_write_json
+
+    atomic_write_json(Path(output).with_name(FILE_NAME), calibration)
 
 
 def collect(run_dir) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
-from tcsexam.runner.calibrate import job_calibration
+from tcsexam.runner.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
@@ -307,6 +307,7 @@ def run_task(
     summary.records = [results[inst.name] for inst in selected]
     summary.statuses = Counter(r.status for r in summary.records)
     atomic_write_json(output, [r.to_dict() for r in summary.records])
+    write_job_calibration(output, summary.calibration)
     summary.wall_s = time.perf_counter() - t_start
     say(summary.line())
     if summary.candidate_error is not None:

@@ -21,6 +21,7 @@ def test_job_calibration_is_written_beside_the_records_and_reused(tmp_path):
     out.parent.mkdir()
     said = []
     first = calibrate.job_calibration(out, rerun=True, say=said.append, label="t")
+    calibrate.write_job_calibration(out, first)
     assert json.loads((out.parent / "calibration.json").read_text()) == first and "machine calibration" in said[0]
     stored = dict(first, speed=123.0)
     (out.parent / "calibration.json").write_text(json.dumps(stored))
