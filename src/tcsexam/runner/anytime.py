@@ -29,7 +29,7 @@ than the truth, never earlier.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import hashlib
 import math
 import os
@@ -138,12 +138,21 @@ class TraceKeeper:
         return sorted(self.slots.values(), key=lambda c: c.t)
 
 
+@functools.cache
+def _libc():
+    """The C library's symbols (this process's own: no `find_library` subprocess per run)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def _inotify():
     """(libc, fd) for an inotify instance, or None where there is none."""
+    libc = _libc()
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, AttributeError):
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC) if libc is not None else -1
+    except AttributeError:  # no inotify in this C library
         return None
     return (libc, fd) if fd >= 0 else None
 

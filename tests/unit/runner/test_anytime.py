@@ -182,3 +182,27 @@ def test_improving_candidate_under_bwrap(tmp_path):
                        seed=1, scratch_dir=tmp_path / "scratch")  # fmt: skip
     assert rec.sandbox == "bwrap" and [v for _, _, v in rec.trace] == [0, 2, 4, 5]
     assert rec.extra["trace_info"]["clock"] == "go"
+
+
+def test_score_at_of_a_real_trace_equals_an_independent_computation(tmp_path):
+    import math
+    import statistics
+
+    from tcsexam.scoring.anytime_score import score_at
+    from tcsexam.scoring.reference import reference_from_dict
+
+    values = [3, 4, 5]
+    ref = reference_from_dict({"schema_version": 1, "reference_id": "r",
+                               "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+                               "tasks": {"tiny": {"kind": "objective", "direction": "maximize",
+                                                  "instances": {"g": values}}}})  # fmt: skip
+    rec = _run(tmp_path, IMPROVING).to_dict()
+    mu, scale = statistics.mean(values), statistics.stdev(values)
+    for at in sorted({t for t, _, _ in rec["trace"]} | {0.0, rec["wall_s"], rec["wall_s"] + 1}):
+        if at >= rec["wall_s"]:
+            expected_value = rec["A"]
+        else:
+            seen = [v for t, s, v in rec["trace"] if t <= at and s == "ok"]
+            expected_value = max(seen) if seen else None
+        expected = 0.0 if expected_value is None else 0.5 * (1 + math.erf((expected_value - mu) / scale / math.sqrt(2)))
+        assert score_at("tiny", [rec], ref, at)["relative_score"] == pytest.approx(expected, abs=1e-12)
