@@ -310,7 +310,6 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         "tcsexam": tcsexam_provenance(),
         "software": software_versions(),
         "machine": machine_info(),
-        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
         "execution": {
             "limiters": sorted(limiters),
             "sandboxes": sorted(sandboxes),
@@ -325,6 +324,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         "candidates": candidates,
         "verdicts": verdicts,
         "constructions": _construction_checker_outputs(run_dir),
+        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
         "sources": {
             "reference": str(reference_spec),
             "solvers_dir": sources.solvers_dir,

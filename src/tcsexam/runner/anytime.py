@@ -21,9 +21,11 @@ After the run each kept certificate is checked with the task's checker: the reco
 for solve tasks; null unless `status` is ok) and `extra.trace_info` (certificates seen, kept,
 watch mode). The record's own outcome is decided exactly as for any task.
 
-The clock: `note_go` is called by the limiter at the program's `go`; a sandbox that does not call
-it (docker) is stamped from the watcher's start, which is earlier than `go`: stamps are then later
-than the truth, never earlier.
+The clock: `note_go` is called by the limiter at the program's `go` (and by the docker sandbox once
+its container runs, where its wall limit starts too); captures keep the raw monotonic reading and
+are converted at the end, a certificate read before `go` getting 0. A sandbox that never calls it
+is stamped from the watcher's start, which is earlier than `go`: stamps are then later than the
+truth, never earlier.
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ class TraceKeeper:
     """The bounded set of certificates kept for checking: first and last of each time bucket."""
 
     max_bytes: int = MAX_KEPT_BYTES
+    origin: float = 0.0  #: the clock reading that bucket 0 starts at
     seen: int = 0
     dropped: int = 0
     slots: dict[tuple[int, int], Capture] = field(default_factory=dict)
@@ -124,7 +127,7 @@ class TraceKeeper:
             return
         self.last_digest = digest
         self.seen += 1
-        b = bucket_of(t)
+        b = bucket_of(t - self.origin)
         key = (b, 0) if (b, 0) not in self.slots else (b, 1)
         old = self.slots.get(key)
         freed = len(old.data) if old is not None else 0
@@ -169,9 +172,9 @@ class TraceWatch:
 
     def __init__(self, solution: Path, trace_dir: Path, cap: int, wall_s: float, *, use_inotify: bool = True):
         self.solution_name, self.cap, self.wall_s = solution.name, cap, wall_s
-        self.keeper = TraceKeeper()
         self.go: float | None = None
         self.started = time.monotonic()
+        self.keeper = TraceKeeper(origin=self.started)  # captures hold the raw clock; `trace` converts
         self.harness_cpu_s = 0.0
         self._final_at: float | None = None
         self._work_fd = _open_dir(solution.parent)
@@ -194,15 +197,15 @@ class TraceWatch:
         self._thread = threading.Thread(target=self._loop, name="tcsexam-anytime", daemon=True)
         self._thread.start()
 
-    def _now(self) -> float:
-        return time.monotonic() - (self.go if self.go is not None else self.started)
+    def _base(self) -> float:
+        return self.go if self.go is not None else self.started
 
     def _capture(self, is_trace: bool, name: str, *, final: bool = False) -> None:
         data = read_untrusted(name, self.cap, dir_fd=self._trace_fd if is_trace else self._work_fd)
         if data is None or len(data) > self.cap:
             return
-        t = self._now() if self._final_at is None else min(self._now(), self._final_at)
-        self.keeper.offer(t, data, final=final)
+        now = time.monotonic()
+        self.keeper.offer(now if self._final_at is None else min(now, self._final_at), data, final=final)
 
     def _scan(self) -> None:
         """Poll mode (and an overflowed event queue): read every file whose (inode, size, mtime)
@@ -264,7 +267,7 @@ class TraceWatch:
         os.write(self._stop_w, b"x")
         self._thread.join()
         if ended_on_its_own and wall_s is not None:
-            self._final_at = wall_s
+            self._final_at = self._base() + wall_s
         try:
             if self._notify is not None:
                 self._events(self._notify[1])
@@ -279,14 +282,15 @@ class TraceWatch:
 
     def trace(self, check) -> tuple[list[list[Any]], dict[str, Any]]:
         """Check every kept certificate (`check(bytes) -> (status, value)`) in stamp order."""
-        rows, verdicts = [], {}
+        rows, verdicts, base = [], {}, self._base()
         for cap in self.keeper.captures():
-            if cap.t > self.wall_s:
+            t = max(0.0, cap.t - base)  # read before go (docker: the program starts first): 0
+            if t > self.wall_s:
                 continue
             if cap.digest not in verdicts:
                 verdicts[cap.digest] = check(cap.data)
             status, value = verdicts[cap.digest]
-            rows.append([round(cap.t, 6), status, value])
+            rows.append([round(t, 6), status, value])
         info = {
             "watch": self.mode,
             "certificates_seen": self.keeper.seen,

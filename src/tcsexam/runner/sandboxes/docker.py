@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
 from tcsexam.runner.sandboxes.base import Sandbox
 
@@ -182,6 +183,7 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(io_dir, ignore_errors=True)
             raise LaunchError(f"docker could not start the container: {exc}", False) from None
         t0 = time.monotonic()
+        note_go(t0)  # an anytime trace's clock (tcsexam.runner.anytime), as the wall limit's
         killed = False
         try:
             try:
