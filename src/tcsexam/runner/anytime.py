@@ -70,16 +70,20 @@ def note_go(t: float) -> None:
 
 
 def read_untrusted(path: str | os.PathLike, cap: int, *, dir_fd: int | None = None) -> bytes | None:
-    """A candidate-controlled file's bytes, or None when it is not a regular file (a symbolic
-    link, FIFO, device, folder, missing): opened with O_NOFOLLOW|O_NONBLOCK (relative to `dir_fd`
-    when given), checked with fstat, at most `cap` + 1 bytes read. Never blocks, never follows a
-    link. (The same properties as `tcsexam.fileio.read_untrusted`, which can replace it.)"""
+    """A candidate-controlled file's bytes, or None when it is not a plain regular file (a symbolic
+    link, FIFO, device, socket, folder, a hard link to another file, missing): looked at with
+    lstat first (nothing else is ever opened, so no device is touched), opened with O_NOFOLLOW |
+    O_NONBLOCK | O_NOCTTY (relative to `dir_fd` when given), checked again with fstat, at most
+    `cap` + 1 bytes read. Never blocks, never follows a link. (The properties of
+    `tcsexam.fileio.read_untrusted`, plus the folder descriptor.)"""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        if not _plain(os.stat(path, dir_fd=dir_fd, follow_symlinks=False)):
+            return None
+        fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if not _plain(os.fstat(fd)):
             return None
         chunks, left = [], cap + 1
         while left > 0:
@@ -93,6 +97,13 @@ def read_untrusted(path: str | os.PathLike, cap: int, *, dir_fd: int | None = No
         return None
     finally:
         os.close(fd)
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+def _plain(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def bucket_of(t: float) -> int:

@@ -363,6 +363,7 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
         record.message = _short(changed)
         for name in ("A", "solved", "claimed", "reward"):
             setattr(record, name, None)
+        record.trace = [] if record.trace is not None else None  # checked against a changed instance
 
 
 def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path, given,

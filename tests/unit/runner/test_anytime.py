@@ -152,6 +152,8 @@ def test_read_untrusted_refuses_links_fifos_and_caps(tmp_path):
     assert len(anytime.read_untrusted(tmp_path / "f", 10)) == 11  # cap + 1: "over the cap"
     assert anytime.read_untrusted(tmp_path / "l", 1000) is None
     assert anytime.read_untrusted(tmp_path / "p", 1000) is None
+    os.link(tmp_path / "f", tmp_path / "hard")  # a hard link (e.g. to a file it may not copy out)
+    assert anytime.read_untrusted(tmp_path / "hard", 1000) is None
     assert anytime.read_untrusted(tmp_path / "missing", 1000) is None
 
 
