@@ -307,9 +307,9 @@ def run_task(
     summary.records = [results[inst.name] for inst in selected]
     summary.statuses = Counter(r.status for r in summary.records)
     atomic_write_json(output, [r.to_dict() for r in summary.records])
-    write_job_calibration(output, summary.calibration)
     summary.wall_s = time.perf_counter() - t_start
     say(summary.line())
+    write_job_calibration(output, summary.calibration)  # after the records (a full disk names them)
     if summary.candidate_error is not None:
         say(
             f"{task_obj.id}: WARNING: all {summary.total} instances are invalid because the candidate cannot "
