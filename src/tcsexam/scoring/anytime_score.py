@@ -33,6 +33,8 @@ from tcsexam.scoring.reference import Reference
 from tcsexam.scoring.solver_score import score_outcomes
 
 MAX_POINTS = 400
+#: two scores closer than this are a tie (Phi far in a tail differs by 1e-20 and means nothing)
+TIE = 1e-6
 PROFILE_SCHEMA_VERSION = 1
 
 
@@ -102,14 +104,14 @@ def limits_grid(runs: dict[str, list[dict[str, Any]]]) -> list[float]:
 
 def crossings(curves: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
     """Where two curves (on the same grid) change which one is ahead: the first limit at which
-    the other leads. Ties do not end a lead."""
+    the other leads by more than TIE. Ties do not end a lead."""
     names = sorted(curves)
     found = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             lead = None
             for (s, sa), (_, sb) in zip(curves[a], curves[b]):
-                now = a if sa > sb else b if sb > sa else None
+                now = a if sa > sb + TIE else b if sb > sa + TIE else None
                 if now is not None and lead is not None and now != lead:
                     found.append({"models": [a, b], "at_s": s, "leader_before": lead, "leader_after": now})
                 lead = now or lead

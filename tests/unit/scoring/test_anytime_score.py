@@ -121,3 +121,8 @@ def test_cli_at_and_profile_and_plot(h, tmp_path, capsys):
     rc = main(["solver-profile", "--task", "t", "--run", f"m1={recs}", "--run", f"m2={recs}",
                "--reference", str(refp), "--output", str(tmp_path / "pp.json"), "--plot", str(png)])  # fmt: skip
     assert rc == 0 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_crossings_ignore_differences_below_the_tie():
+    curves = {"a": [[0, 0.0], [1, 1e-20], [2, 0.5], [3, 0.5]], "b": [[0, 1e-19], [1, 0.0], [2, 0.2], [3, 0.7]]}
+    assert crossings(curves) == [{"models": ["a", "b"], "at_s": 3, "leader_before": "a", "leader_after": "b"}]
