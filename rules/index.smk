@@ -110,6 +110,12 @@ rule attempts_plots:
             category="Solver track",
             labels={"plot": "status counts per task"},
         ),
+        report(
+            f"{OUT}/plots/anytime_profiles.png",
+            caption="../workflow/report/anytime_profiles.rst",
+            category="Solver track",
+            labels={"plot": "score against time limit (anytime tasks)"},
+        ),
     log:
         f"{OUT}/logs/plots.log",
     conda:

@@ -48,6 +48,7 @@ def write_task(
     description: str,
     instance_dir: str | None = None,
     header: str = HEADER,
+    anytime: bool = False,
 ) -> None:
     doc = {
         "id": task_id,
@@ -59,6 +60,9 @@ def write_task(
         "instance_dir": instance_dir or f"references/instances/{task_id}",
         "instances": instances,
     }
+    if anytime:  # certificates written during the run are traced (src/tcsexam/runner/anytime.py)
+        doc = {**{k: v for k, v in doc.items() if k != "instance_dir" and k != "instances"}, "anytime": True,
+               "instance_dir": doc["instance_dir"], "instances": instances}  # fmt: skip
     text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     (TASKS / f"{task_id}.yaml").write_text(header + text)
 
@@ -99,7 +103,8 @@ def maxcut() -> None:
     ):
         for e in entries:
             e["file"] = copy(SHARED / "maxcut" / "gset" / f"{e['name']}.txt", task_id)
-        write_task(task_id, "maxcut", "objective", "maximize", limits, entries, desc)
+        # the Lite MaxCut task is traced (anytime), so the bundled default shows score-against-limit curves
+        write_task(task_id, "maxcut", "objective", "maximize", limits, entries, desc, anytime=task_id == "maxcut-mqlib")
 
 
 def sat() -> None:

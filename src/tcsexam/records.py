@@ -98,6 +98,7 @@ class InstanceRecord(StoredRecord):
     attempt: str | None = None
     harness_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    trace: list[list[Any]] | None = None  #: anytime tasks: [[t, status, value], ...]; absent when None
     schema_version: int = SCHEMA_VERSION
     digest: str | None = None  #: HMAC of the record's other fields (`record_digest`), set by to_dict
 
@@ -130,6 +131,10 @@ class InstanceRecord(StoredRecord):
             del data["extra"]
         if data["sandbox_image"] is None:
             del data["sandbox_image"]
+        if data["trace"] is None:
+            del data["trace"]
+        else:
+            data["trace"] = [list(row) for row in data["trace"]]
         data.pop("digest", None)
         if key is not None:
             data["digest"] = record_digest(data, key)

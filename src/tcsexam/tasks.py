@@ -6,6 +6,7 @@ problem: maxcut            # a module in tcsexam.problems
 kind: objective            # objective | solve
 direction: maximize        # maximize | minimize
 limits: {wall_s: 5, cpu_s: 10, mem_mb: 1024, output_mb: 64, nproc: 64}
+anytime: false             # optional: trace every certificate written during the run
 instance_dir: references/instances/maxcut-mqlib   # relative to the project root
 instances:
   - {name: G1, file: G1.txt, best_known: 11624}   # any other keys are metadata for the checker
@@ -84,6 +85,7 @@ class Task:
     limits: TaskLimits
     instances: tuple[TaskInstance, ...]
     source: Path | None = None
+    anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.anytime)
 
     @cached_property
     def problem_impl(self):
@@ -140,7 +142,8 @@ def load_task(task: str | Path) -> Task:
             )
         instances.append(TaskInstance(name, file, meta, row.get("sha256"), gen))
     limits = parse_limits(data["limits"])
-    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path)
+    anytime = bool(data.get("anytime", False))
+    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path, anytime)
 
 
 _INSTANCE_KEYS = ("name", "file", "sha256", "generate")

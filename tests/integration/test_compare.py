@@ -114,6 +114,8 @@ def test_manifest_is_written_and_rebuilt(baseline, tmp_path):
     records = json.loads((baseline / OUT / "solver/demo-weak/tsp-tsplib/1/records.json").read_text())
     assert entry["candidate_hash"] == records[0]["candidate_hash"]
     assert entry["solver_wall_s"] > 0
+    jobs = list((baseline / OUT / "solver").glob("*/*/*/records.json"))  # every Solver job measured its machine
+    assert manifest["calibration"]["summary"]["jobs"] == len(jobs) and manifest["calibration"]["summary"]["speed"] > 0
     assert manifest["verdicts"]["demo-fast"]["theorem-hall-marriage"]["1"] == _sha256(
         baseline / "config/verdicts/demo-fast/theorem-hall-marriage/1.json"
     )

@@ -7,7 +7,9 @@
   adopted valid attempts);
 - `instance_scores.png`: the per-instance score distribution (Phi(z)) per task and model, from the
   solver-score outputs;
-- `status_counts.png`: instance record status counts per task (all models and attempts).
+- `status_counts.png`: instance record status counts per task (all models and attempts);
+- `anytime_profiles.png`: relative score against time limit per model on each anytime task, and
+  where the curves cross (`tcsexam.attempts.anytime_plot`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from tcsexam.fileio import read_json
 from tcsexam.layout import attempt_files
 from tcsexam.suites import TRACKS
 
-PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png")
+PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png", "anytime_profiles.png")
 STATUS_ORDER = ("ok", "timeout", "memout", "crash", "invalid", "certificate_failed", "infrastructure_error")
 STATUS_COLORS = {
     "ok": "#2ca02c",
@@ -197,4 +199,7 @@ def make_plots(
     if statuses:
         ax.legend(fontsize=8)
     save(fig, PLOTS[3])
+    from tcsexam.attempts.anytime_plot import profile_figure
+
+    save(profile_figure(plt, solver_dir, title), PLOTS[4])
     return written

@@ -115,5 +115,9 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"  {reason}")
     if result["inputs"]["differ"]:
         print(f"inputs that differ: {', '.join(result['inputs']['differ'])}")
+    if "machine_speed" in result:
+        from tcsexam.scoring.compare_speed import speed_lines
+
+        print("\n".join(speed_lines(result["machine_speed"])))
     print(f"-> {args.output}")
     return 0 if args.exit_zero else EXIT_CODES[result["verdict"]]

@@ -26,6 +26,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 from tcsexam.layout import ResultsLayout
+from tcsexam.runner.calibrate import collect as collect_calibration
 from tcsexam.runner.store import hash_file
 
 SCHEMA_VERSION = 1
@@ -362,6 +363,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         "candidates": candidates,
         "verdicts": verdicts,
         "constructions": _construction_checker_outputs(run_dir),
+        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
         "sources": {
             "reference": str(reference_spec),
             "solvers_dir": sources.solvers_dir,

@@ -11,7 +11,8 @@ Candidate (`solver.yaml`)::
     tasks:                     # optional, a task's own command when one folder serves several tasks
       tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
-Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} ({{ and }} for braces).
+Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} {trace_dir} ({{ and }}
+for braces; {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
 writable scratch directory (also TMPDIR and HOME) and `{solution}` a file in it. The environment is
 minimal (PATH with the harness's Python first, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
@@ -47,12 +48,13 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner import anytime
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
 from tcsexam.runner.sandboxes import run_limited
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
 from tcsexam.schemas import check
 
-PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir"})
+PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir", "trace_dir"})
 ENV_PASS = ("LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
 #: `env` keys a solver.yaml may not set: the dynamic loader's and glibc's (the variables glibc
 #: itself ignores for setuid programs), the shells' start-up files, and what the harness sets
@@ -212,6 +214,7 @@ def build_candidate(
         "seed": "0",
         "threads": str(candidate.threads),
         "workdir": str(build_dir),
+        "trace_dir": "",
     }
     argv = format_command(candidate.build, values)
     env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir),
@@ -428,8 +431,10 @@ def _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, h
     private = shared or not can_read(instance_path, ids, ancestors=False)
     given = _private_copy(pristine, home, instance_path.name) if private else instance_path
     try:
-        _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
-                 given, hidden_paths)  # fmt: skip
+        with anytime.watching(task, work, solution, limits) as watch:
+            _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
+                     given, hidden_paths)  # fmt: skip
+            anytime.attach(watch, record, lambda data: _trace_check(task, instance, instance_path, data))
     finally:
         changed = _restore_if_changed(instance_path, before, pristine, expected)
     if changed:
@@ -438,6 +443,7 @@ def _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, h
         record.message = _short(changed)
         for name in ("A", "solved", "claimed", "reward"):
             setattr(record, name, None)
+        record.trace = [] if record.trace is not None else None  # checked against a changed instance
 
 
 def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path, given,
@@ -449,6 +455,7 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
         "seed": str(seed),
         "threads": str(candidate.threads),
         "workdir": str(work),
+        "trace_dir": str(work / anytime.TRACE_DIR_NAME),
     }
     argv = format_command(candidate.command, values)
     env = candidate_env(candidate, time_limit=limits.wall_s, seed=seed, workdir=str(work),
@@ -517,6 +524,16 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
         else:
             record.A = check.value
             record.solved = check.solved
+
+
+def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str, float | None]:
+    """(status, value) of one anytime certificate, judged like a final one."""
+    problem = task.problem_impl
+    try:
+        check = problem.check_certificate(_parsed_instance(problem, instance_path), data, instance.meta)
+    except Exception:  # a checker failure is the harness's, as for the final certificate
+        return Status.INFRASTRUCTURE_ERROR.value, None
+    return check.status, (check.value if check.status == Status.OK.value else None)
 
 
 def _not_started(outcome: ProcessOutcome) -> bool:

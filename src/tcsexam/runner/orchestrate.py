@@ -31,6 +31,8 @@ from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.logs import say_for
 from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
+from tcsexam.runner.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
@@ -59,6 +61,7 @@ class RunSummary:
     set_aside: list[tuple[str, str, str]] = field(default_factory=list)  #: (instance, reason, detail)
     set_aside_dir: Path | None = None
     candidate_error: str | None = None  #: why the submission cannot start (every instance invalid)
+    calibration: dict | None = None  #: the machine calibration of this job (tcsexam.runner.calibrate)
 
     def set_aside_text(self) -> str:
         """'2 set aside (1 digest-mismatch, 1 unreadable)' or ''."""
@@ -209,6 +212,8 @@ def run_task(
 
     candidate_hash = hash_candidate(candidate_dir)
     limits_key = dict(task_obj.limits.as_dict(), threads=threads)
+    if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
+        limits_key["anytime"] = ANYTIME_KEY_VERSION
     keys, instance_hashes = {}, {}
     for inst in selected:
         instance_hashes[inst.name] = hash_file(inst.path)
@@ -280,6 +285,7 @@ def run_task(
             finish(name, ctx.blank_record(name, Status.INVALID.value, message[:1000], termination=termination))
         return []
 
+    summary.calibration = job_calibration(output, rerun=bool(pending), say=say, label=task_obj.id)
     if pending:
         say(
             f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
@@ -361,6 +367,7 @@ def run_task(
     atomic_write_json(output, [r.to_dict(seal_key) for r in summary.records])
     summary.wall_s = time.perf_counter() - t_start
     say(summary.line())
+    write_job_calibration(output, summary.calibration)  # after the records (a full disk names them)
     if summary.candidate_error is not None:
         say(
             f"{task_obj.id}: WARNING: all {summary.total} instances are invalid because the candidate cannot "

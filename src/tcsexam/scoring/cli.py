@@ -28,7 +28,30 @@ def register(subparsers) -> None:
         help="lite (references/lite.json), full (references/full.json) or a path to a reference file",
     )
     p.add_argument("--output", required=True, help="where to write the result JSON")
+    p.add_argument(
+        "--at",
+        type=float,
+        metavar="SECONDS",
+        help="score as if the task's limit had been SECONDS: a run still going then counts its best verified "
+        "certificate stamped by SECONDS (anytime traces; none: timeout); docs/scoring.md",
+    )
+    p.add_argument(
+        "--profile", metavar="OUT.json", help="also write the relative score against time limit (solver-profile)"
+    )
     p.set_defaults(handler=_solver_score)
+
+    p = subparsers.add_parser(
+        "solver-profile",
+        help="relative score against time limit per run (model) of one Solver task, from anytime traces",
+        description="For every limit at which a score can change, each run's relative score as if the task's "
+        "limit had been that (solver-score --at), and where two runs' curves cross.",
+    )
+    p.add_argument("--task", required=True, help="task id as named in the reference")
+    p.add_argument("--run", action="append", required=True, metavar="NAME=RECORDS", help="a run's records.json")
+    p.add_argument("--reference", required=True, help="lite, full or a path to a reference file")
+    p.add_argument("--output", required=True, help="where to write the profile JSON")
+    p.add_argument("--plot", metavar="OUT.png", help="also draw the curves and their crossings")
+    p.set_defaults(handler=_solver_profile)
 
     p = subparsers.add_parser(
         "score",
@@ -123,6 +146,8 @@ def _write(path: str, data) -> None:
 def _solver_score(args: argparse.Namespace) -> int:
     from tcsexam.scoring.solver_score import solver_score_files
 
+    if args.at is not None or args.profile:
+        return _solver_score_anytime(args)
     result = solver_score_files(args.task, args.records, args.reference)
     _write(args.output, result)
     print(
@@ -130,6 +155,51 @@ def _solver_score(args: argparse.Namespace) -> int:
         f"instances ({result['n_ok']} ok, {len(result['unscored_instances'])} unscored) "
         f"against {result['reference_id']} -> {args.output}"
     )
+    return 0
+
+
+def _solver_score_anytime(args: argparse.Namespace) -> int:
+    from tcsexam.fileio import read_json
+    from tcsexam.scoring.anytime_score import profile, score_at
+    from tcsexam.scoring.reference import load_reference
+    from tcsexam.scoring.solver_score import solver_score
+
+    ref = load_reference(args.reference)
+    records = read_json(args.records, "records file")
+    if args.at is not None:
+        result = score_at(args.task, records, ref, args.at, str(args.records))
+    else:
+        result = solver_score(args.task, records, ref, str(args.records))
+    prof = profile(args.task, {str(args.records): records}, ref) if args.profile else None
+    _write(args.output, result)
+    if prof is not None:
+        _write(args.profile, prof)
+    at = f" at {args.at:g} s" if args.at is not None else ""
+    print(f"{args.task}: relative_score{at} {result['relative_score']:.6f} ({result['n_ok']} ok) -> {args.output}")
+    return 0
+
+
+def _solver_profile(args: argparse.Namespace) -> int:
+    from tcsexam.errors import UsageError
+    from tcsexam.fileio import read_json
+    from tcsexam.scoring.anytime_score import plot_profile, profile
+    from tcsexam.scoring.reference import load_reference
+
+    runs = {}
+    for spec in args.run:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--run {spec!r}: expected NAME=RECORDS")
+        runs[name] = read_json(path, "records file")
+    result = profile(args.task, runs, load_reference(args.reference))
+    _write(args.output, result)
+    if args.plot:
+        plot_profile(result, args.plot)
+    for c in result["crossings"]:
+        print(
+            f"{args.task}: {c['models'][0]} and {c['models'][1]} cross at {c['at_s']:g} s ({c['leader_after']} ahead)"
+        )
+    print(f"{args.task}: profile of {len(runs)} run(s) over {len(result['limits_s'])} limits -> {args.output}")
     return 0
 
 

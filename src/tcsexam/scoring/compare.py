@@ -51,6 +51,7 @@ from tcsexam.scoring.bootstrap import (
     intervals,
     task_replicates,
 )
+from tcsexam.scoring.compare_speed import machine_speed
 from tcsexam.suites import TRACKS
 
 SCHEMA_VERSION = 1
@@ -556,6 +557,7 @@ def compare_runs(
     result["models"], flagged = model_deltas(base, cand, suite, seed, resamples)
     result["instances"], result["status_changes"] = instance_changes(base, cand)
     result["differs_on"] = flagged
+    result["machine_speed"] = machine_speed(base, cand, flagged, seed, resamples)  # scoring/compare_speed.py
     if identical:
         result["verdict"] = "identical"
         result["reasons"] = ["every score is equal bit for bit"]

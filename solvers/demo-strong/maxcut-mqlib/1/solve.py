@@ -3,7 +3,8 @@
 usage: python3 solve.py INSTANCE SOLUTION TIME_LIMIT SEED
 Reads an MQLib/rudy file (`n m`, then `i j w`), runs until 85% of TIME_LIMIT (seconds) has
 passed since start, and writes `value <cut>` and one 0/1 side per vertex to SOLUTION
-(atomically: a temporary file renamed over it). An independent program: imports only numpy.
+(atomically: a temporary file renamed over it): its best cut so far whenever it improves (at most
+every WRITE_EVERY_S), and the best at the end. An independent program: imports only numpy.
 """
 
 import os
@@ -15,6 +16,9 @@ import numpy as np
 START = time.monotonic()
 #: share of the time limit spent searching (the rest covers start-up, output and a loaded machine)
 BUDGET = 0.85
+#: the task is anytime (config/tasks/maxcut-mqlib.yaml): improvements are written as they come,
+#: at most this often (each write is about a millisecond for 800 vertices)
+WRITE_EVERY_S = 0.05
 
 
 def read_graph(path):
@@ -76,6 +80,7 @@ def main():
     it = 0
     since_best = 0
     stall = max(2000, 10 * n)
+    next_write = time.monotonic() + WRITE_EVERY_S
     neg_inf = -np.inf
     while True:
         if it % 256 == 0 and time.monotonic() > deadline:
@@ -98,6 +103,9 @@ def main():
             best = cut
             best_side = side_of(s)
             since_best = 0
+            if time.monotonic() >= next_write:  # anytime: the best so far, at most every WRITE_EVERY_S
+                write(solution, best_side, cut_of(best_side, u, v, w))
+                next_write = time.monotonic() + WRITE_EVERY_S
         else:
             since_best += 1
             if since_best > stall:  # perturb the best solution and restart from it

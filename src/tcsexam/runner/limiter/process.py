@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter.cgroup import CgroupTree
 from tcsexam.runner.limiter.classify import classify
 from tcsexam.runner.limiter.launcher import env_memfd, harness_env, launcher_argv, launcher_fd, make_preexec
@@ -199,7 +200,9 @@ class LimitedProcess:
                 os.write(start_fd, b"go\n")
             except OSError:  # the wrapper is gone already: its outcome says why
                 pass
-        return time.monotonic()
+        t = time.monotonic()
+        note_go(t)  # an anytime trace's clock (tcsexam.runner.anytime)
+        return t
 
     def _start(self, env, rlimits, out, err, files) -> ProcessOutcome:
         procs_files = self.tree.procs_files

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
@@ -240,6 +241,7 @@ class DockerSandbox(Sandbox):
         t0 = time.monotonic()
         cap = limits.output_bytes
         streams = _Streams(container, cap, same)
+        note_go(t0)  # an anytime trace's clock (tcsexam.runner.anytime), as the wall limit's
         killed = False
         try:
             streams.start()

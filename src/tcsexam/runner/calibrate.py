@@ -1,0 +1,148 @@
+"""Machine calibration: a fixed, deterministic CPU micro-benchmark every Solver job runs before its
+first candidate, so that two runs' machines can be compared by how fast they were, not only by
+their CPU model names.
+
+Two parts, reported separately, each the minimum over `REPEATS` timed repetitions of the same work
+(the minimum is the usual estimate of a benchmark's uncontended time), timed by this thread's CPU
+clock (`time.thread_time`), so that time spent descheduled on a busy node is not counted:
+
+- `python`: pure-Python integer work (a linear congruential generator folded into a checksum,
+  `PY_STEPS` steps per repetition);
+- `numpy`: vectorised work on `NP_SIZE` float64 values from a fixed-seed generator (sort, cumsum,
+  elementwise sqrt/sin), single-threaded by nature (no BLAS).
+
+`speed` of a part is `REF_<part>_S / seconds` (1.0 on the machine the constants were measured on,
+higher is faster); `speed` overall is the geometric mean of the two. Each part's checksum is
+fixed, so a wrong (e.g. optimised-away) computation is noticed. About 0.5 s in all here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+VERSION = 1
+REPEATS = 5
+PY_STEPS = 120_000
+NP_SIZE = 400_000
+#: the parts' CPU times on the reference machine (the 2-core development machine, loaded)
+REF_PYTHON_S = 0.030
+REF_NUMPY_S = 0.024
+FILE_NAME = "calibration.json"
+
+
+def _python_part() -> int:
+    x, acc = 12345, 0
+    for _ in range(PY_STEPS):
+        x = (1103515245 * x + 12345) & 0x7FFFFFFF
+        acc ^= x >> 7
+    return acc
+
+
+def _numpy_part() -> float:
+    import numpy as np
+
+    rng = np.random.default_rng(20260925)
+    a = rng.random(NP_SIZE)
+    b = np.sort(a)
+    c = np.cumsum(b)
+    return float(np.sqrt(c).sum() + np.sin(a).sum())
+
+
+def _timed(fn) -> tuple[float, Any]:
+    best, value = math.inf, None
+    for _ in range(REPEATS):
+        t0 = time.thread_time()
+        value = fn()
+        best = min(best, time.thread_time() - t0)
+    return best, value
+
+
+def calibrate() -> dict[str, Any]:
+    """Run the benchmark once: {version, python_s, numpy_s, python_speed, numpy_speed, speed, ...}."""
+    py_s, py_sum = _timed(_python_part)
+    np_s, np_sum = _timed(_numpy_part)
+    py_speed, np_speed = REF_PYTHON_S / py_s, REF_NUMPY_S / np_s
+    return {
+        "version": VERSION,
+        "python_s": round(py_s, 6),
+        "numpy_s": round(np_s, 6),
+        "python_speed": round(py_speed, 4),
+        "numpy_speed": round(np_speed, 4),
+        "speed": round(math.sqrt(py_speed * np_speed), 4),
+        "checksums": [py_sum, round(np_sum, 3)],
+        "repeats": REPEATS,
+    }
+
+
+def speed_ratio(base: dict[str, Any] | None, cand: dict[str, Any] | None) -> float | None:
+    """How much faster the candidate's machine was (cand speed / base speed); None when either
+    calibration is missing or from another benchmark version."""
+    if not base or not cand or base.get("version") != cand.get("version"):
+        return None
+    b, c = base.get("speed"), cand.get("speed")
+    if not isinstance(b, (int, float)) or not isinstance(c, (int, float)) or b <= 0 or c <= 0:
+        return None
+    return c / b
+
+
+def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[str, Any]:
+    """A Solver job's calibration (`write_job_calibration` stores it beside records.json once the
+    job wrote its records): measured now when the job runs candidates (`rerun`) or none is stored
+    yet, else the stored one (every record was reused: the machine that made them was measured)."""
+    from pathlib import Path
+
+    from tcsexam.fileio import read_json
+
+    path = Path(output).with_name(FILE_NAME)
+    if not rerun and path.is_file():
+        try:
+            stored = read_json(path, "calibration file")
+            if isinstance(stored, dict) and stored.get("version") == VERSION:
+                return stored
+        except Exception:  # unreadable: measure again
+            pass
+    result = calibrate()
+    if say is not None:
+        say(
+            f"{label}: machine calibration: python {result['python_s'] * 1e3:.1f} ms (speed "
+            f"{result['python_speed']:.2f}), numpy {result['numpy_s'] * 1e3:.1f} ms (speed {result['numpy_speed']:.2f}) "
+            f"-> {path}"
+        )
+    return result
+
+
+def write_job_calibration(output, calibration: dict[str, Any]) -> None:
+    """`calibration.json` beside the job's records.json (atomic)."""
+    from pathlib import Path
+
+    from tcsexam.fileio import atomic_write_json
+
+    atomic_write_json(Path(output).with_name(FILE_NAME), calibration)
+
+
+def collect(run_dir) -> dict[str, Any]:
+    """The manifest's `calibration` section: every Solver job's calibration (model -> task ->
+    attempt) and their summary (median of each speed over the jobs; None without any)."""
+    import statistics
+
+    from tcsexam.fileio import read_json
+    from tcsexam.layout import ResultsLayout
+
+    jobs: dict[str, Any] = {}
+    found = []
+    for model, task, attempt, path in ResultsLayout(run_dir).solver_files(FILE_NAME):
+        try:
+            data = read_json(path, "calibration file")
+        except Exception:  # a damaged file counts as missing: the summary says how many were read
+            continue
+        if isinstance(data, dict) and data.get("version") == VERSION:
+            jobs.setdefault(model, {}).setdefault(task, {})[attempt] = data
+            found.append(data)
+    summary = None
+    if found:
+        summary = {"version": VERSION, "jobs": len(found)}
+        for key in ("python_s", "numpy_s", "python_speed", "numpy_speed", "speed"):
+            summary[key] = round(statistics.median(d[key] for d in found), 6)
+    return {"summary": summary, "jobs": {m: dict(sorted(t.items())) for m, t in sorted(jobs.items())}}

@@ -1,0 +1,174 @@
+"""Score a Solver task as if its time limit had been S seconds, from the records' anytime traces.
+
+`record_at(record, S)`: the record as it would have been under limit S.
+
+- The run ended by S (`wall_s <= S`), or the record carries no `wall_s` (the spec's minimal
+  records): the record itself, judged as today.
+- Otherwise (the program was still running at S): the best `ok` entry of its `trace` stamped at or
+  before S (the largest value when maximising, the smallest when minimising; for solve tasks,
+  solved beats unsolved) becomes an ok outcome with that value; with none, `timeout`. A record of
+  a task that is not anytime has no trace, so it is a timeout at any S before its end.
+
+So for every S at or past the longest run's `wall_s`, the score equals `tcsexam solver-score`'s.
+A stamp is an upper bound of when the certificate was there (`tcsexam.runner.anytime`), so the
+score at S never credits a certificate before the harness saw it.
+
+`profile(task, runs, reference)`: the relative score of each run (model) at every limit where
+some run's score can change (every trace stamp and every `wall_s`, thinned to `MAX_POINTS`
+geometric points when there are more), and where two runs' curves cross.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcsexam.errors import InputError
+from tcsexam.records import Status
+from tcsexam.scoring.outcomes import parse_outcomes
+from tcsexam.scoring.reference import Reference
+from tcsexam.scoring.solver_score import score_outcomes
+
+MAX_POINTS = 400
+#: two scores closer than this are a tie (Phi far in a tail differs by 1e-20 and means nothing)
+TIE = 1e-6
+PROFILE_SCHEMA_VERSION = 1
+
+
+def _better(direction: str):
+    return max if direction == "maximize" else min
+
+
+def record_at(rec: dict[str, Any], at: float, direction: str, kind: str) -> dict[str, Any]:
+    """The record as if the limit had been `at` seconds (module doc)."""
+    wall = rec.get("wall_s")
+    if wall is None or wall <= at or rec.get("status") == Status.INFRASTRUCTURE_ERROR:
+        return rec
+    pick = max if kind == "solve" else _better(direction)
+    values = [v for t, s, v in (rec.get("trace") or ()) if t <= at and s == Status.OK and v is not None]
+    out: dict[str, Any] = {"instance": rec.get("instance")}
+    if not values:
+        out.update(status=Status.TIMEOUT.value, message=f"no verified certificate by {at:g} s")
+        return out
+    best = pick(values)
+    out["status"] = Status.OK.value
+    if kind == "solve":
+        out["solved"] = bool(best)
+    else:
+        out["A"] = best
+    return out
+
+
+def _checked(records: Any, kind: str, source: str) -> list[dict[str, Any]]:
+    parse_outcomes(records, kind, source)  # the records themselves: shape, digests, statuses
+    for rec in records:
+        for row in rec.get("trace") or ():
+            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], (int, float))):
+                raise InputError(f"{source}: instance {rec['instance']!r}: a trace row must be [t, status, value]")
+    return records
+
+
+def score_at(task: str, records: Any, reference: Reference, at: float, source: str = "records") -> dict[str, Any]:
+    """`solver_score`'s output as if the task's limit had been `at` seconds, plus `at_s`."""
+    if not (math.isfinite(at) and at >= 0):
+        raise InputError(f"--at must be a finite number of seconds >= 0, not {at!r}")
+    ref = reference.task(task)
+    records = _checked(records, ref.kind, source)
+    viewed = [record_at(r, at, ref.direction, ref.kind) for r in records]
+    result = score_outcomes(task, parse_outcomes(viewed, ref.kind, source), reference, source)
+    result["at_s"] = at
+    return result
+
+
+def limits_grid(runs: dict[str, list[dict[str, Any]]]) -> list[float]:
+    """Every limit at which a score can change, thinned to MAX_POINTS geometric points."""
+    points = {0.0}
+    for records in runs.values():
+        for rec in records:
+            if rec.get("wall_s") is not None:
+                points.add(float(rec["wall_s"]))
+            points.update(float(row[0]) for row in rec.get("trace") or ())
+    grid = sorted(points)
+    if len(grid) > MAX_POINTS:
+        positive = [p for p in grid if p > 0]
+        lo, hi = positive[0], positive[-1]
+        geo = np.geomspace(lo, hi, MAX_POINTS - 1)
+        grid = [0.0] + sorted({positive[min(int(np.searchsorted(positive, g)), len(positive) - 1)] for g in geo})
+        if grid[-1] != hi:
+            grid.append(hi)
+    return grid
+
+
+def crossings(curves: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
+    """Where two curves (on the same grid) change which one is ahead: the first limit at which
+    the other leads by more than TIE. Ties do not end a lead."""
+    names = sorted(curves)
+    found = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            lead = None
+            for (s, sa), (_, sb) in zip(curves[a], curves[b]):
+                now = a if sa > sb + TIE else b if sb > sa + TIE else None
+                if now is not None and lead is not None and now != lead:
+                    found.append({"models": [a, b], "at_s": s, "leader_before": lead, "leader_after": now})
+                lead = now or lead
+    return found
+
+
+def profile(task: str, runs: dict[str, Any], reference: Reference) -> dict[str, Any]:
+    """Relative score against time limit for each run (name -> decoded records list)."""
+    if not runs:
+        raise InputError("solver-profile: give at least one --run NAME=RECORDS")
+    ref = reference.task(task)
+    checked = {name: _checked(records, ref.kind, name) for name, records in runs.items()}
+    grid = limits_grid(checked)
+    curves = {}
+    for name, records in checked.items():
+        curve = []
+        for at in grid:
+            viewed = [record_at(r, at, ref.direction, ref.kind) for r in records]
+            curve.append([at, score_outcomes(task, parse_outcomes(viewed, ref.kind, name), reference, name)[
+                "relative_score"]])  # fmt: skip
+        curves[name] = curve
+    return {
+        "schema_version": PROFILE_SCHEMA_VERSION,
+        "task": task,
+        "reference_id": reference.reference_id,
+        "limits_s": grid,
+        "curves": curves,
+        "crossings": crossings(curves),
+        "anytime_records": {n: sum(1 for r in rs if r.get("trace")) for n, rs in checked.items()},
+    }
+
+
+def plot_profile(result: dict[str, Any], path: str | Path) -> None:
+    """One PNG: each run's step curve, crossings marked."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tcsexam.fileio import atomic_write_bytes
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, curve in sorted(result["curves"].items()):
+        xs, ys = zip(*curve)
+        ax.step(xs, ys, where="post", label=name)
+    for c in result["crossings"]:
+        ax.axvline(c["at_s"], color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"{c['leader_after']} ahead", (c["at_s"], 0.02), rotation=90, fontsize=7, color="grey")
+    ax.set_xlabel("time limit (s)")
+    ax.set_ylabel("relative score")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{result['task']}: score at every limit ({result['reference_id']})")
+    ax.legend(fontsize=8)
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())

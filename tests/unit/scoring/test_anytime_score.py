@@ -1,0 +1,128 @@
+"""solver-score --at and solver-profile: scores at any limit from anytime traces, checked against
+an independent computation of the same rule (plain Python, math.erf)."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+import pytest
+
+from tcsexam.cli import main
+from tcsexam.errors import InputError
+from tcsexam.scoring.anytime_score import crossings, profile, score_at
+from tcsexam.scoring.reference import reference_from_dict
+from tcsexam.scoring.solver_score import solver_score
+
+REF_VALUES = {"a": [10, 12, 14], "b": [4, 5, 6], "c": [1, 2, 3]}
+
+#: three instances: improving, garbage midway then better, never improving and killed
+RECORDS = [
+    {"instance": "a", "status": "ok", "A": 14, "wall_s": 3.0,
+     "trace": [[0.1, "ok", 8], [1.0, "ok", 12], [2.5, "ok", 14]]},
+    {"instance": "b", "status": "ok", "A": 6, "wall_s": 4.0,
+     "trace": [[0.5, "ok", 4], [1.5, "invalid", None], [3.9, "ok", 6]]},
+    {"instance": "c", "status": "timeout", "wall_s": 5.01, "trace": [[0.2, "ok", 2]]},
+]  # fmt: skip
+
+
+def _phi(z):
+    return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+
+def independent(records, at, direction="maximize"):
+    """The `--at` rule written out again: a run that ended by `at` counts its final outcome, one
+    still running its best ok trace value stamped by `at` (none: 0)."""
+    scores = []
+    for rec in records:
+        vals = REF_VALUES[rec["instance"]]
+        mu, s = statistics.mean(vals), statistics.stdev(vals)
+        scale = max(s, 0.02 * abs(mu), 1e-9)
+        if rec["wall_s"] <= at:
+            value = rec.get("A") if rec["status"] == "ok" else None
+        else:
+            ok = [v for t, st, v in rec["trace"] if t <= at and st == "ok"]
+            value = (max(ok) if direction == "maximize" else min(ok)) if ok else None
+        if value is None:
+            scores.append(0.0)
+        else:
+            scores.append(_phi((value - mu) / scale if direction == "maximize" else (mu - value) / scale))
+    return sum(scores) / len(scores)
+
+
+@pytest.fixture()
+def ref(h):
+    return reference_from_dict(h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
+
+
+@pytest.mark.parametrize("at", [0.0, 0.05, 0.1, 0.3, 1.0, 1.49, 1.5, 2.0, 3.0, 3.95, 4.0, 5.0, 5.01, 100.0])
+def test_score_at_equals_independent_computation(ref, at):
+    assert score_at("t", RECORDS, ref, at)["relative_score"] == pytest.approx(independent(RECORDS, at), abs=1e-12)
+
+
+def test_at_or_past_every_run_end_is_the_plain_score(ref):
+    plain = solver_score("t", RECORDS, ref)
+    assert score_at("t", RECORDS, ref, 5.01)["relative_score"] == plain["relative_score"]
+
+
+def test_before_any_certificate_everything_is_timeout(ref):
+    out = score_at("t", RECORDS, ref, 0.05)
+    assert [i["status"] for i in out["instances"]] == ["timeout"] * 3 and out["relative_score"] == 0
+
+
+def test_records_without_trace_time_out_before_their_end(ref):
+    plain = [{k: v for k, v in r.items() if k != "trace"} for r in RECORDS]
+    assert score_at("t", plain, ref, 2.9)["relative_score"] == 0.0
+
+
+def test_minimising_picks_the_smallest(h):
+    ref = reference_from_dict(h.reference_dict(tasks={"t": ("objective", "minimize", REF_VALUES)}))
+    recs = [dict(r, trace=[[t, s, v] for t, s, v in r["trace"]]) for r in RECORDS]
+    for at in (0.3, 1.2, 2.7, 4.5):
+        assert score_at("t", recs, ref, at)["relative_score"] == pytest.approx(independent(recs, at, "minimize"))
+
+
+def test_refuses_bad_at_and_bad_trace(ref):
+    with pytest.raises(InputError, match="--at"):
+        score_at("t", RECORDS, ref, float("nan"))
+    bad = [dict(RECORDS[0], trace=[[0.1, "ok"]])] + RECORDS[1:]
+    with pytest.raises(InputError, match="trace row"):
+        score_at("t", bad, ref, 1.0)
+
+
+def test_profile_curves_and_crossing(ref):
+    fast = [dict(r, trace=[[0.1, "ok", v] for _, _, v in r["trace"][-1:]]) for r in RECORDS]
+    for r in fast:
+        r["A"] = None if r["status"] != "ok" else 8 if r["instance"] == "a" else r["A"]
+        r["trace"] = [[0.1, "ok", 12 if r["instance"] == "a" else 5 if r["instance"] == "b" else 2]]
+    out = profile("t", {"slow": RECORDS, "fast": fast}, ref)
+    for name, recs in (("slow", RECORDS), ("fast", fast)):
+        for at, score in out["curves"][name]:
+            assert score == pytest.approx(independent(recs, at), abs=1e-12)
+    grid = out["limits_s"]
+    assert grid == sorted(grid) and 0.0 in grid and 5.01 in grid
+    assert crossings(out["curves"]) == out["crossings"]
+    # fast leads early; slow's final values are better: the curves cross once, slow ahead after
+    assert [c["leader_after"] for c in out["crossings"]] == ["slow"]
+
+
+def test_cli_at_and_profile_and_plot(h, tmp_path, capsys):
+    refp = h.write_json(tmp_path / "ref.json", h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
+    recs = h.write_json(tmp_path / "records.json", RECORDS)
+    out, prof = tmp_path / "at.json", tmp_path / "prof.json"
+    argv = ["solver-score", "--task", "t", "--records", str(recs), "--reference", str(refp), "--output", str(out)]
+    assert main([*argv, "--at", "1.2", "--profile", str(prof)]) == 0
+    data = json.loads(out.read_text())
+    assert data["at_s"] == 1.2 and data["relative_score"] == pytest.approx(independent(RECORDS, 1.2))
+    assert json.loads(prof.read_text())["curves"][str(recs)][-1][1] == solver_score("t", RECORDS, reference_from_dict(
+        h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)})))["relative_score"]  # fmt: skip
+    png = tmp_path / "p.png"
+    rc = main(["solver-profile", "--task", "t", "--run", f"m1={recs}", "--run", f"m2={recs}",
+               "--reference", str(refp), "--output", str(tmp_path / "pp.json"), "--plot", str(png)])  # fmt: skip
+    assert rc == 0 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_crossings_ignore_differences_below_the_tie():
+    curves = {"a": [[0, 0.0], [1, 1e-20], [2, 0.5], [3, 0.5]], "b": [[0, 1e-19], [1, 0.0], [2, 0.2], [3, 0.7]]}
+    assert crossings(curves) == [{"models": ["a", "b"], "at_s": 3, "leader_before": "a", "leader_after": "b"}]
