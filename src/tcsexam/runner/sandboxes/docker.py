@@ -242,12 +242,11 @@ class DockerSandbox(Sandbox):
         cap = limits.output_bytes
         streams = _Streams(container, cap, same)
         note_go(t0)  # an anytime trace's clock (tcsexam.runner.anytime), as the wall limit's
-        killed = False
+        killed, over_disk = False, False
         try:
             streams.start()
-            try:
-                container.wait(timeout=limits.wall_s)
-            except Exception:  # requests' ReadTimeout / ConnectionError: the wall limit
+            over_disk = _wait_within_limits(container, limits, [os.path.abspath(p) for p in writable_paths], t0)
+            if over_disk is not False:  # the wall limit, or the work folder past disk_mb
                 killed = True
                 for sig, grace in ((_signal.SIGTERM, max(limits.grace_s, 0.1)), (_signal.SIGKILL, 30)):
                     try:  # (409 once it has stopped meanwhile, e.g. killed for its output)
@@ -281,6 +280,8 @@ class DockerSandbox(Sandbox):
         enforced, detail = None, ""
         if streams.over is not None:
             enforced, detail = Termination.OUTPUT, f"{streams.over} over {cap} bytes"
+        elif isinstance(over_disk, str):
+            enforced, detail = Termination.DISK, over_disk
         elif killed:
             enforced, detail = Termination.WALLTIME, f"wall limit {limits.wall_s:g} s"
         verdict = classify(
@@ -309,3 +310,28 @@ class DockerSandbox(Sandbox):
             killed_by_harness=killed,
             message=verdict.message,
         )
+
+
+#: how often a running container's work folder is measured against `Limits.disk_mb`
+DISK_POLL_S = 0.5
+
+
+def _wait_within_limits(container, limits: Limits, writable: list[str], t0: float) -> bool | str:
+    """Wait for the container's end: False when it ended inside its limits, True at the wall limit,
+    and the reason (a string) when its work folder (the writable volumes) went past `disk_mb`,
+    measured every DISK_POLL_S as the light and cgroup limiters do (the volume is the host's)."""
+    from tcsexam.runner.limiter.process import disk_usage
+
+    while True:
+        left = limits.wall_s - (time.monotonic() - t0)
+        if left <= 0:
+            return True
+        try:
+            container.wait(timeout=min(left, DISK_POLL_S) if limits.disk_mb and writable else left)
+            return False
+        except Exception:  # requests' ReadTimeout / ConnectionError: this slice is over
+            pass
+        if limits.disk_mb and writable:
+            used = disk_usage(writable)
+            if used > limits.disk_mb * MiB:
+                return f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
