@@ -223,7 +223,8 @@ def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
         pool.close()
     assert seen_running == [True]
     assert got["victim"].status == "infrastructure_error"
-    assert pool.orphans_killed >= 1
+    # who kills the orphan is a race (the driver's sweep, or the run's own subreaper/sandbox dying
+    # with the actor first: `orphans_killed` stays 0 then); what must hold is that none survives
     deadline = time.monotonic() + 5
     while _alive_with_arg(token) and time.monotonic() < deadline:
         time.sleep(0.1)
