@@ -208,12 +208,26 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
                 reason = seal_problem(data, inputs, at=row)
             if reason:
                 mark(row, reason)
+    judged = plan.construction_runs()  # their rows are their own files, not in tracks/<model>/rows.json
+    for p in judged:
+        row = Path(p.row)
+        row_files.append(row)
+        if row.exists():
+            reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
+            if reason is None:
+                records = layout.construction_attempt_dir(p.model, p.item, p.attempt) / "records.json"
+                inputs = {"records": records} if records.exists() else None  # as `construction row` sealed it
+                reason = seal_problem(read_json(row, "attempt row file"), inputs, at=row)
+            if reason:
+                mark(row, reason)
     for model in plan.models:
         rows = layout.track_rows(model)
         row_files.append(rows)
         if rows.exists():
             want = {
-                (p.model, p.track, p.item, p.attempt) for p in plan.planned if p.model == model and p.track != "solver"
+                (p.model, p.track, p.item, p.attempt)
+                for p in plan.planned
+                if p.model == model and p.track != "solver" and p not in judged
             }
             reason = _check_rows(rows, want)
             if reason:
