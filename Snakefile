@@ -37,7 +37,7 @@ include: "rules/compare.smk"
 
 # Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue, and
 # so do the jobs that need the network (the OR-Space LLM judge: compute nodes often cannot reach an
-# API); only the Solver, reference and OR-Space execute runs go to the executor (SLURM). The
+# API); only the Solver, construction, reference and OR-Space execute runs go to the executor (SLURM). The
 # reference merges and the instance generation are local too (`localrule: True` in their rules).
 localrules:
     all,

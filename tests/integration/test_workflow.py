@@ -175,8 +175,11 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
     )
     log = "".join(p.read_text() for p in (ws / ".snakemake" / "log").glob("*.log"))
     submitted = log.count("has been submitted with SLURM jobid")
-    assert submitted == 10, (
-        f"{submitted} jobs went through sbatch (expected the 10 Solver jobs; the rest are localrules)"
+    solver_jobs = len(list((ws / OUT).glob("solver/*/*/*/records.json")))
+    construction_jobs = len(list((ws / OUT).glob("construction/*/*/*/records.json")))
+    assert solver_jobs == 10 and submitted == solver_jobs + construction_jobs, (
+        f"{submitted} jobs went through sbatch (expected the {solver_jobs} Solver and {construction_jobs} "
+        "construction runs; the rest are localrules)"
     )
     run_log = (ws / OUT / "solver/demo-fast/maxcut-mqlib/1/run.log").read_text()
     assert "on local Ray" in run_log  # cluster jobs start their own Ray inside the job

@@ -19,3 +19,13 @@ def reachable_tmp():
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def harness_uid(monkeypatch):
+    """Candidates run as the harness's own user even as root (`TCSEXAM_CANDIDATE_UID=harness`):
+    for tests of what the harness itself withstands when a candidate can do what its user can."""
+    import tcsexam.runner.sandboxes.runas as runas
+
+    monkeypatch.setenv("TCSEXAM_CANDIDATE_UID", "harness")
+    monkeypatch.setattr(runas, "_ids", None)

@@ -161,7 +161,7 @@ def test_hard_link_to_a_host_file_is_refused(task, tmp_path, secret):
         assert record.status == "invalid" and "hard link" in record.message, record.message
 
 
-def test_work_folder_swapped_for_a_link_is_refused(task, tmp_path, secret):
+def test_work_folder_swapped_for_a_link_is_refused(task, tmp_path, secret, harness_uid):
     """Under local the scratch folder is the user's: the candidate replaces its work folder with a
     link to a folder holding a file named like the certificate."""
     path, token = secret
@@ -231,7 +231,7 @@ def test_candidate_hash_never_opens_a_fifo_device_or_link(tmp_path):
     assert hash_candidate(folder) != out[0]
 
 
-def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_path):
+def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_path, harness_uid):
     """End to end under local: the candidate plants a FIFO (and a link to it) in its real folder;
     the end-of-run hash warns instead of hanging, and the next run copies the folder without it."""
     from tcsexam.runner.orchestrate import run_task

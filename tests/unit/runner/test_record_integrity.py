@@ -150,7 +150,7 @@ def test_the_candidate_cannot_read_the_record_key(tmp_path, sandbox, capsys):
     assert secret not in out.read_text() and secret not in capsys.readouterr().err
 
 
-def test_a_second_run_on_the_same_output_or_records_folder_stops_with_one_line(tmp_path, capsys):
+def test_a_second_run_on_the_same_output_or_records_folder_stops_with_one_line(tmp_path, capsys, harness_uid):
     task = write_task(tmp_path, names=("a",))
     go = tmp_path / "go"
     cand = candidate(tmp_path, wait_for=str(go))
