@@ -167,7 +167,17 @@ def read_untrusted(path: str | os.PathLike, limit: int, *, one_link: bool = True
     when there is no such file; `UntrustedFileError` when it is not a regular file with one link
     in a folder that is not itself a link (`one_link=False` accepts hard links). A caller that
     gets `limit` + 1 bytes knows the file is over the cap. See `open_untrusted`."""
-    fd = open_untrusted(path, one_link=one_link)
+    return _read_bounded(open_untrusted(path, one_link=one_link), limit)
+
+
+def read_untrusted_at(dir_fd: int, name: str, limit: int, *, one_link: bool = True) -> bytes | None:
+    """`read_untrusted` of `name` in the folder open as `dir_fd` (a folder the harness opened before
+    the candidate could swap it for a link)."""
+    return _read_bounded(_open_in(dir_fd, name, one_link), limit)
+
+
+def _read_bounded(fd: int | None, limit: int) -> bytes | None:
+    """At most `limit` + 1 bytes of `fd` (closed afterwards); None for no file."""
     if fd is None:
         return None
     try:
