@@ -22,21 +22,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import time
 
 import numpy as np
+from checkers import best_of  # benchmarks/checkers.py (this folder is on sys.path when run)
 
 from tcsexam.problems import get_problem
 from tcsexam.problems.constructions._base import Params
-
-
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def text(rows):
