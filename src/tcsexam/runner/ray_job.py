@@ -133,7 +133,8 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
             # token authentication, the token in this job's own 0700 temp folder (not ~/.ray)
             ensure_token(Path(temp_dir) / "auth_token")
             use_token(temp_dir)
-            ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
+            with _agent_port_from_kernel():
+                ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
             break
         except BaseException as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -147,6 +148,35 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
 
 
 RAY_START_TRIES = 3
+
+
+@contextlib.contextmanager
+def _agent_port_from_kernel() -> Iterator[None]:
+    """While inside, a new local node's dashboard agent listens on a port the kernel assigns
+    instead of Ray's fixed 52365 (two job Rays on one node would both want it: the second one's
+    agent then runs without its HTTP server). `ray.init` has no option for that port; it builds
+    its `RayParams` through `ray._private.parameter.RayParams`, whose default this swaps for 0
+    (Ray's own "any free port"). A Ray without that class is left as it is."""
+    try:
+        from ray._private import parameter
+    except ImportError:
+        yield
+        return
+    original = getattr(parameter, "RayParams", None)
+    if original is None:
+        yield
+        return
+
+    class KernelPortParams(original):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("dashboard_agent_listen_port", 0)
+            super().__init__(*args, **kwargs)
+
+    parameter.RayParams = KernelPortParams
+    try:
+        yield
+    finally:
+        parameter.RayParams = original
 
 
 def _children() -> set[int]:
