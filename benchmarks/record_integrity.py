@@ -22,9 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tcsexam.digest import record_digest
 from tcsexam.fileio import read_untrusted
 from tcsexam.recordkey import ensure_key, find_key
-from tcsexam.records import InstanceRecord, record_digest
+from tcsexam.records import InstanceRecord
 
 
 def best(fn, n: int, rounds: int = 5) -> float:

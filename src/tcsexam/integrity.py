@@ -16,10 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tcsexam.digest import DIGEST_FIELD, digest_problem, hash_file, record_digest
 from tcsexam.errors import InputError
 from tcsexam.recordkey import ensure_key, find_key
-from tcsexam.records import DIGEST_FIELD, digest_problem, record_digest
-from tcsexam.runner.store import hash_file
 
 INPUTS_FIELD = "inputs_sha256"
 

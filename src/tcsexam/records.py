@@ -1,4 +1,5 @@
-"""The closed status vocabulary and the instance record every Solver-track run produces.
+"""The closed vocabularies (`Status`, `Termination`) and the instance record every Solver-track run
+produces.
 
 A record keeps apart what the solver claimed (`claimed`) from what the checker verified (`A`,
 `solved`), like BenchExec keeps a tool's answer apart from the verdict. Records are versioned by
@@ -10,14 +11,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import hmac
-import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
-from tcsexam.recordkey import DIGEST_PREFIX, KEY_FILE, RecordKey
+from tcsexam.digest import record_digest
+from tcsexam.recordkey import RecordKey
 
 SCHEMA_VERSION = 1
 
@@ -32,13 +32,46 @@ class Status(StrEnum):
     INFRASTRUCTURE_ERROR = "infrastructure_error"
 
 
-STATUSES: frozenset[str] = frozenset(s.value for s in Status)
+class Termination(StrEnum):
+    """How a run ended: every value an instance record's `termination` can carry (the limiter's
+    `classify` decides the process ones, the runner sets the others)."""
+
+    EXIT = "exit"  #: ended on its own (any exit code)
+    WALLTIME = "walltime"
+    CPUTIME = "cputime"
+    MEMORY = "memory"
+    OUTPUT = "output"  #: stdout, stderr or a watched file over the output cap
+    NPROC = "nproc"  #: more processes/threads than allowed
+    SIGNAL = "signal"  #: killed by a signal the harness did not send
+    DISK = "disk"  #: more written in the run's work folder than `disk_mb` (status memout)
+    LAUNCH = "launch"  #: the candidate's program could not be started (set by the runner)
+    CANDIDATE = "candidate"  #: the candidate's solver.yaml is unusable (set by the runner)
+    BUILD = "build"  #: the candidate's build step failed (set by the runner)
+    INPUT = "input"  #: the candidate changed one of its inputs (set by the runner)
+
+
+STATUSES: frozenset[Status] = frozenset(Status)
 #: Solver-level failures: a completed observation that scores 0.
-FAILURE_STATUSES: frozenset[str] = frozenset(
+FAILURE_STATUSES: frozenset[Status] = frozenset(
     {Status.TIMEOUT, Status.MEMOUT, Status.CRASH, Status.INVALID, Status.CERTIFICATE_FAILED}
 )
 #: Statuses the scorer refuses: the judging input must be repaired first.
-REFUSED_STATUSES: frozenset[str] = frozenset({Status.INFRASTRUCTURE_ERROR})
+REFUSED_STATUSES: frozenset[Status] = frozenset({Status.INFRASTRUCTURE_ERROR})
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def vocabulary_member(vocabulary: type[E], value: Any, field_name: str) -> E:
+    """`value` as a member of the closed `vocabulary` (a member, or its string); TypeError naming the
+    field otherwise (what a record's loader reports for a file that is not a record)."""
+    if type(value) is vocabulary:
+        return value
+    try:
+        return vocabulary(value)
+    except ValueError:
+        allowed = ", ".join(vocabulary)
+        raise TypeError(f"{field_name} {value!r} is not one of {allowed}") from None
 
 
 class StoredRecord(ABC):
@@ -77,7 +110,7 @@ class InstanceRecord(StoredRecord):
     """
 
     instance: str
-    status: str
+    status: Status  #: a string given (from JSON, or by a caller) is made the member; written as its string
     A: float | None = None
     solved: bool | None = None
     claimed: float | str | None = None
@@ -88,7 +121,7 @@ class InstanceRecord(StoredRecord):
     peak_mem_mb: float | None = None
     exit_code: int | None = None
     signal: int | None = None
-    termination: str | None = None
+    termination: Termination | None = None  #: like `status`: coerced, written as its string
     sandbox: str | None = None
     limiter: str | None = None
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
@@ -105,6 +138,13 @@ class InstanceRecord(StoredRecord):
     NAME_FIELD = "instance"
     NOUN = "instance"
     KIND = "instance record"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "status":
+            value = vocabulary_member(Status, value, name)
+        elif name == "termination" and value is not None:
+            value = vocabulary_member(Termination, value, name)
+        object.__setattr__(self, name, value)
 
     @property
     def infrastructure_error(self) -> bool:
@@ -126,6 +166,9 @@ class InstanceRecord(StoredRecord):
         # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
         # its recursion over every field (a third of the cost of writing a record)
         data = {name: getattr(self, name) for name in _field_names()}
+        data["status"] = str(self.status)  # the plain strings, as read back (not the enum members)
+        if self.termination is not None:
+            data["termination"] = str(self.termination)
         data["extra"] = copy.deepcopy(self.extra) if self.extra else {}
         if not data["extra"]:
             del data["extra"]
@@ -152,48 +195,3 @@ class InstanceRecord(StoredRecord):
 @functools.cache
 def _field_names() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(InstanceRecord))
-
-
-#: The field that holds a record's digest of its own content.
-DIGEST_FIELD = "digest"
-
-
-def _canonical_bytes(data: dict[str, Any]) -> bytes:
-    body = {k: v for k, v in data.items() if k != DIGEST_FIELD}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str).encode("utf-8")
-
-
-def record_digest(data: dict[str, Any], key: RecordKey) -> str:
-    """The digest of a record's (or sealed file's) canonical content: every field but `digest`,
-    keys sorted, compact JSON, HMAC-SHA256 under the results tree's key
-    (`hmac-sha256:<key id>:<hex>`, see `tcsexam.recordkey`): the one digest of the project.
-
-    A record read back from its file gives the same digest (JSON floats round-trip exactly), so a
-    mismatch means the record was edited (or damaged) after it was written; without the key
-    nobody can compute a digest that matches.
-    """
-    return key.digest(_canonical_bytes(data))
-
-
-def digest_problem(data: Any, key: RecordKey | None) -> str | None:
-    """Why a decoded record fails its own digest under `key` (None when it passes): no digest, no
-    key to check it with, a plain (unkeyed) sha256, another tree's key, or a mismatch."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    stored = data.get(DIGEST_FIELD)
-    if stored is None:
-        return "no digest"
-    if not isinstance(stored, str) or not stored.startswith(DIGEST_PREFIX):
-        return "unkeyed digest (a plain sha256 anyone can recompute; not sealed with this tree's record key)"
-    if key is None:
-        return f"no record key ({KEY_FILE}) in its folder or above to check it with (see docs/runner.md)"
-    key_id, _, _ = stored.removeprefix(DIGEST_PREFIX).partition(":")
-    if key_id != key.id:
-        return f"sealed under another record key ({key_id}, this tree's is {key.id}): copied without its key?"
-    try:
-        actual = record_digest(data, key)
-    except (TypeError, ValueError):
-        return "content cannot be digested"
-    if not hmac.compare_digest(stored, actual):
-        return "digest mismatch (edited after it was written)"
-    return None

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.errors import InputError
 from tcsexam.fileio import (
     UntrustedFileError,
@@ -61,7 +62,7 @@ from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
 from tcsexam.recordkey import ensure_key
 from tcsexam.runner.ray_job import make_scratch
-from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
+from tcsexam.runner.store import RecordStore
 
 DEFAULT_TIME_LIMIT_S = 180.0
 #: the OR-Space sandbox image (envs/orspace.Dockerfile, `make orspace-image`)

@@ -19,10 +19,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from tcsexam.digest import record_digest
 from tcsexam.orspace.objectives import FAILURE_MODES, status_failure_mode
 from tcsexam.recordkey import RecordKey
-from tcsexam.records import StoredRecord, record_digest
-from tcsexam.runner.limiter.types import Termination
+from tcsexam.records import StoredRecord, Termination
 
 SCHEMA_VERSION = 1
 #: the fields of a record that make its line of predictions.jsonl, in order

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcsexam.digest import DIGEST_FIELD, digest_problem
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number
 from tcsexam.recordkey import RecordKey, find_key
-from tcsexam.records import DIGEST_FIELD, FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, digest_problem
+from tcsexam.records import FAILURE_STATUSES, REFUSED_STATUSES, STATUSES
 
 _FAILURES = frozenset(str(s) for s in FAILURE_STATUSES)
 _REFUSED = frozenset(str(s) for s in REFUSED_STATUSES)
