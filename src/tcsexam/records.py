@@ -12,8 +12,10 @@ import copy
 import dataclasses
 import functools
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from tcsexam.digest import record_digest
@@ -82,7 +84,17 @@ class StoredRecord(ABC):
     NAME_FIELD = ""  #: the field holding the name its file is called after
     NOUN = ""  #: what one is a record of ("instance")
     KIND = ""  #: what the record is called in messages ("instance record")
+    #: field -> the closed vocabulary it holds: a string given (from JSON, or by a caller) becomes
+    #: the member, at construction and on assignment (TypeError for a string outside it); written
+    #: as its string
+    VOCABULARIES: Mapping[str, type[StrEnum]] = MappingProxyType({})
     message: str
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        vocabulary = self.VOCABULARIES.get(name)
+        if vocabulary is not None and value is not None:
+            value = vocabulary_member(vocabulary, value, name)
+        object.__setattr__(self, name, value)
 
     @property
     @abstractmethod
@@ -110,7 +122,7 @@ class InstanceRecord(StoredRecord):
     """
 
     instance: str
-    status: Status  #: a string given (from JSON, or by a caller) is made the member; written as its string
+    status: Status
     A: float | None = None
     solved: bool | None = None
     claimed: float | str | None = None
@@ -121,7 +133,7 @@ class InstanceRecord(StoredRecord):
     peak_mem_mb: float | None = None
     exit_code: int | None = None
     signal: int | None = None
-    termination: Termination | None = None  #: like `status`: coerced, written as its string
+    termination: Termination | None = None
     sandbox: str | None = None
     limiter: str | None = None
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
@@ -138,13 +150,7 @@ class InstanceRecord(StoredRecord):
     NAME_FIELD = "instance"
     NOUN = "instance"
     KIND = "instance record"
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "status":
-            value = vocabulary_member(Status, value, name)
-        elif name == "termination" and value is not None:
-            value = vocabulary_member(Termination, value, name)
-        object.__setattr__(self, name, value)
+    VOCABULARIES = MappingProxyType({"status": Status, "termination": Termination})
 
     @property
     def infrastructure_error(self) -> bool:

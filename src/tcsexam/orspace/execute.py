@@ -56,7 +56,8 @@ from tcsexam.fileio import (
     read_yaml,
     remove_tree,
 )
-from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
+from tcsexam.orspace.objectives import FailureMode
+from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
@@ -200,7 +201,7 @@ class WorkspaceContext:
         )
 
     def infrastructure_record(self, wid: str, message: str) -> WorkspaceRecord:
-        return self.blank_record(wid, failure_mode=INFRASTRUCTURE_ERROR, message=message)
+        return self.blank_record(wid, failure_mode=FailureMode.INFRASTRUCTURE_ERROR, message=message)
 
     def execute(self, wid: str) -> WorkspaceRecord:
         """Run one workspace's program; never raises (a harness failure is a record)."""

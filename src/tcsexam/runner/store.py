@@ -252,7 +252,7 @@ def repair(
         raise InputError(f"{store.dir}: records folder not found")
     names = None if instances is None else list(instances)
     if statuses is None:
-        wanted = set(STATUSES) if names else {Status.INFRASTRUCTURE_ERROR.value}
+        wanted = set(STATUSES) if names else {Status.INFRASTRUCTURE_ERROR}
     else:
         wanted = set()
         for s in statuses:
