@@ -35,23 +35,15 @@ DIGEST_FIELD = "digest"
 _CHUNK = 1 << 20
 
 
-def _hash_file_into(h: hashlib._Hash, path: Path) -> None:
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-
-
 def hash_file(path: str | os.PathLike) -> str:
-    """sha256 (hex) of a file's bytes, read in 1 MiB chunks: the one file hash of the project
+    """sha256 (hex) of a file's bytes (`hashlib.file_digest`): the one file hash of the project
     (record keys, task files' instance hashes, the manifest, sealed files' inputs); InputError
     naming the file if it cannot be read."""
-    path = Path(path)
-    h = hashlib.sha256()
     try:
-        _hash_file_into(h, path)
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    return h.hexdigest()
+        raise InputError(f"{Path(path)}: cannot read file: {exc.strerror or exc}") from None
 
 
 def hash_text(text: str) -> str:

@@ -9,6 +9,7 @@ moves it into a time-stamped folder (`aside_dir`), noting why in that folder's `
 from __future__ import annotations
 
 import contextlib
+import csv
 import errno
 import json
 import math
@@ -117,6 +118,19 @@ def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Any]:
         except ValueError as exc:
             raise InputError(f"{path}: line {number}: malformed JSON: {exc}") from None
     return rows
+
+
+def read_csv(path: str | os.PathLike, what: str = "CSV file") -> tuple[list[str] | None, list[list[str]]]:
+    """The header (None for an empty file) and the rows of a CSV file (UTF-8, a BOM allowed), cells as
+    written; `InputError` naming the file (`what` says what it is) when it is missing or unreadable."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            return next(reader, None), list(reader)
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
 
 
 def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from tcsexam.digest import record_digest
+from tcsexam.digest import DIGEST_FIELD, record_digest
 from tcsexam.recordkey import RecordKey
 
 SCHEMA_VERSION = 1
@@ -96,14 +96,34 @@ class StoredRecord(ABC):
             value = vocabulary_member(vocabulary, value, name)
         object.__setattr__(self, name, value)
 
+    #: (field, member): the record of a run the harness failed, not the program, holds it
+    HARNESS_FAILURE: tuple[str, StrEnum]
+
     @property
-    @abstractmethod
     def infrastructure_error(self) -> bool:
         """Whether the harness, not the program, failed (the pools retry such a record)."""
+        name, member = self.HARNESS_FAILURE
+        return getattr(self, name) == member
 
-    @abstractmethod
     def tries_fields(self, tries: int) -> dict[str, Any]:
-        """The fields that note how many runs a retried record took."""
+        """The fields that note how many runs a retried record took (its `tries` field)."""
+        return {"tries": tries}
+
+    @classmethod
+    @functools.cache
+    def field_names(cls) -> tuple[str, ...]:
+        """The record's fields, in the order they are written."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def _written(self, data: dict[str, Any], key: RecordKey | None) -> dict[str, Any]:
+        """`data` (the record's fields) as written: vocabulary members as their plain strings (what
+        reads back), then `digest`, the HMAC of the rest under `key` (none without a key)."""
+        for name in self.VOCABULARIES:
+            if data.get(name) is not None:
+                data[name] = str(data[name])
+        if key is not None:
+            data[DIGEST_FIELD] = record_digest(data, key)
+        return data
 
     def retried(self, tries: int):
         """This record after `tries` runs (the pool's retry policy): the count noted, and an
@@ -114,34 +134,30 @@ class StoredRecord(ABC):
 
 @dataclass
 class InstanceRecord(StoredRecord):
-    """The outcome of one candidate on one instance.
-
-    `A` is the objective recomputed from the certificate (objective tasks); `solved` the verified
-    solved indicator (solve tasks). `claimed` is whatever value the solver itself reported, kept
-    only for comparison. `reward` is the task checker's original reward (e.g. cut / best known).
-    """
+    """The outcome of one candidate on one instance: what the checker verified (`A`, `solved`) kept
+    apart from what the solver claimed (`claimed`)."""
 
     instance: str
     status: Status
-    A: float | None = None
-    solved: bool | None = None
-    claimed: float | str | None = None
-    reward: float | None = None
+    A: float | None = None  #: the objective recomputed from the certificate (objective tasks)
+    solved: bool | None = None  #: the verified solved indicator (solve tasks)
+    claimed: float | str | None = None  #: what the solver itself reported, kept only for comparison
+    reward: float | None = None  #: the task checker's original reward (e.g. cut / best known)
     message: str = ""
-    wall_s: float | None = None
-    cpu_s: float | None = None
+    wall_s: float | None = None  #: wall-clock seconds of the run
+    cpu_s: float | None = None  #: CPU seconds, children included
     peak_mem_mb: float | None = None
     exit_code: int | None = None
-    signal: int | None = None
+    signal: int | None = None  #: the signal that ended the program, if one did
     termination: Termination | None = None
-    sandbox: str | None = None
-    limiter: str | None = None
+    sandbox: str | None = None  #: the sandbox it ran in (`tcsexam.runner.sandboxes`)
+    limiter: str | None = None  #: the limiter that enforced the limits (`tcsexam.runner.limiter`)
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
-    key: str | None = None
+    key: str | None = None  #: the record key (`tcsexam.digest.record_key`): reused only under the same one
     candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in `key` (provenance)
     task: str | None = None
     attempt: str | None = None
-    harness_version: str | None = None
+    harness_version: str | None = None  #: `tcsexam.HARNESS_VERSION` of the run
     extra: dict[str, Any] = field(default_factory=dict)
     trace: list[list[Any]] | None = None  #: anytime tasks: [[t, status, value], ...]; absent when None
     schema_version: int = SCHEMA_VERSION
@@ -151,10 +167,7 @@ class InstanceRecord(StoredRecord):
     NOUN = "instance"
     KIND = "instance record"
     VOCABULARIES = MappingProxyType({"status": Status, "termination": Termination})
-
-    @property
-    def infrastructure_error(self) -> bool:
-        return self.status == Status.INFRASTRUCTURE_ERROR
+    HARNESS_FAILURE = ("status", Status.INFRASTRUCTURE_ERROR)
 
     def tries_fields(self, tries: int) -> dict[str, Any]:
         return {"extra": {**self.extra, "tries": tries}}
@@ -171,10 +184,7 @@ class InstanceRecord(StoredRecord):
         results tree's `tcsexam.recordkey`); without a key, the fields alone (no digest)."""
         # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
         # its recursion over every field (a third of the cost of writing a record)
-        data = {name: getattr(self, name) for name in _field_names()}
-        data["status"] = str(self.status)  # the plain strings, as read back (not the enum members)
-        if self.termination is not None:
-            data["termination"] = str(self.termination)
+        data = {name: getattr(self, name) for name in self.field_names()}
         data["extra"] = copy.deepcopy(self.extra) if self.extra else {}
         if not data["extra"]:
             del data["extra"]
@@ -184,20 +194,13 @@ class InstanceRecord(StoredRecord):
             del data["trace"]
         else:
             data["trace"] = [list(row) for row in data["trace"]]
-        data.pop("digest", None)
-        if key is not None:
-            data["digest"] = record_digest(data, key)
-        return data
+        data.pop(DIGEST_FIELD, None)
+        return self._written(data, key)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> InstanceRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = cls.field_names()
         known = {k: v for k, v in data.items() if k in names}
         extra = dict(known.pop("extra", None) or {})
         extra.update({k: v for k, v in data.items() if k not in names})
         return cls(**known, extra=extra)
-
-
-@functools.cache
-def _field_names() -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(InstanceRecord))

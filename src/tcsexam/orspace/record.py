@@ -16,12 +16,10 @@ signal) and what the program reported become (status, objective, failure_mode, m
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from tcsexam.digest import record_digest
 from tcsexam.orspace.objectives import FailureMode, status_failure_mode
 from tcsexam.recordkey import RecordKey
 from tcsexam.records import StoredRecord, Termination
@@ -77,13 +75,7 @@ class WorkspaceRecord(StoredRecord):
     NOUN = "workspace"
     KIND = "workspace record"
     VOCABULARIES = MappingProxyType({"termination": Termination, "failure_mode": FailureMode})
-
-    @property
-    def infrastructure_error(self) -> bool:
-        return self.failure_mode == FailureMode.INFRASTRUCTURE_ERROR
-
-    def tries_fields(self, tries: int) -> dict[str, Any]:
-        return {"tries": tries}
+    HARNESS_FAILURE = ("failure_mode", FailureMode.INFRASTRUCTURE_ERROR)
 
     def prediction(self) -> dict[str, Any]:
         """The record's line of predictions.jsonl."""
@@ -93,22 +85,16 @@ class WorkspaceRecord(StoredRecord):
         """The record as written: `schema_version` first, `limiter` only when a program ran,
         `tries` only when set, `digest` (the HMAC under `key`; none without one) last."""
         data = {"schema_version": self.schema_version}
-        data.update((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in _NOT_IN_BODY)
-        for name in self.VOCABULARIES:  # the plain strings, as read back
-            if data[name] is not None:
-                data[name] = str(data[name])
+        data.update((name, getattr(self, name)) for name in self.field_names() if name not in _NOT_IN_BODY)
         if self.limiter is None:
             del data["limiter"]
         if self.tries is not None:
             data["tries"] = self.tries
-        if key is not None:
-            data["digest"] = record_digest(data, key)
-        return data
+        return self._written(data, key)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(data) - set(cls.field_names()))
         if unknown:
             raise TypeError(f"unknown field {unknown[0]!r}")
         return cls(**data)
