@@ -1,6 +1,6 @@
 """Self-checking result files: a digest of their own content and the sha256 of their inputs.
 
-Instance records carry `digest` (see `tcsexam.records.record_digest`: an HMAC under the results
+Instance records carry `digest` (see `tcsexam.digest.record_digest`: an HMAC under the results
 tree's key, `tcsexam.recordkey`). The derived JSON files the workflow reads back (relative.json,
 attempt rows, index.json's checksums) carry the same kind of `digest`, under the key of the tree
 the file is in (`at`: the file's path), and,
