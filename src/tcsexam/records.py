@@ -76,6 +76,33 @@ def vocabulary_member(vocabulary: type[E], value: Any, field_name: str) -> E:
         raise TypeError(f"{field_name} {value!r} is not one of {allowed}") from None
 
 
+class VocabularyField:
+    """A record field holding a member of a closed vocabulary (a `StrEnum`), as the default of a
+    dataclass field: a string given at construction, on assignment or read back from JSON becomes
+    the member (TypeError naming the field for a string outside it; None stays None); the record's
+    `to_dict` writes it as its string. A `required` field has no default, the others None."""
+
+    def __init__(self, vocabulary: type[StrEnum], *, required: bool = False):
+        self.vocabulary = vocabulary
+        self.required = required
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:  # the dataclass asks for the field's default
+            if self.required:
+                raise AttributeError(self.name)
+            return None
+        return record.__dict__[self.name]
+
+    def __set__(self, record: Any, value: Any) -> None:
+        if value is not None:
+            value = vocabulary_member(self.vocabulary, value, self.name)
+        record.__dict__[self.name] = value
+
+
 class StoredRecord(ABC):
     """What the runner's `RecordStore` and pools need of a record type (a Solver instance record,
     an OR-Space workspace record): the field that names it and the words for it in messages, a
@@ -84,17 +111,14 @@ class StoredRecord(ABC):
     NAME_FIELD = ""  #: the field holding the name its file is called after
     NOUN = ""  #: what one is a record of ("instance")
     KIND = ""  #: what the record is called in messages ("instance record")
-    #: field -> the closed vocabulary it holds: a string given (from JSON, or by a caller) becomes
-    #: the member, at construction and on assignment (TypeError for a string outside it); written
-    #: as its string
+    #: field -> the closed vocabulary it holds (its `VocabularyField`s), set for each record type
     VOCABULARIES: Mapping[str, type[StrEnum]] = MappingProxyType({})
     message: str
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        vocabulary = self.VOCABULARIES.get(name)
-        if vocabulary is not None and value is not None:
-            value = vocabulary_member(vocabulary, value, name)
-        object.__setattr__(self, name, value)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found = {name: d.vocabulary for name, d in vars(cls).items() if isinstance(d, VocabularyField)}
+        cls.VOCABULARIES = MappingProxyType({**cls.VOCABULARIES, **found})
 
     #: (field, member): the record of a run the harness failed, not the program, holds it
     HARNESS_FAILURE: tuple[str, StrEnum]
@@ -114,6 +138,11 @@ class StoredRecord(ABC):
     def field_names(cls) -> tuple[str, ...]:
         """The record's fields, in the order they are written."""
         return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    @functools.cache
+    def _field_set(cls) -> frozenset[str]:
+        return frozenset(cls.field_names())
 
     def _written(self, data: dict[str, Any], key: RecordKey | None) -> dict[str, Any]:
         """`data` (the record's fields) as written: vocabulary members as their plain strings (what
@@ -138,7 +167,7 @@ class InstanceRecord(StoredRecord):
     apart from what the solver claimed (`claimed`)."""
 
     instance: str
-    status: Status
+    status: Status = VocabularyField(Status, required=True)
     A: float | None = None  #: the objective recomputed from the certificate (objective tasks)
     solved: bool | None = None  #: the verified solved indicator (solve tasks)
     claimed: float | str | None = None  #: what the solver itself reported, kept only for comparison
@@ -149,7 +178,7 @@ class InstanceRecord(StoredRecord):
     peak_mem_mb: float | None = None
     exit_code: int | None = None
     signal: int | None = None  #: the signal that ended the program, if one did
-    termination: Termination | None = None
+    termination: Termination | None = VocabularyField(Termination)
     sandbox: str | None = None  #: the sandbox it ran in (`tcsexam.runner.sandboxes`)
     limiter: str | None = None  #: the limiter that enforced the limits (`tcsexam.runner.limiter`)
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
@@ -166,7 +195,6 @@ class InstanceRecord(StoredRecord):
     NAME_FIELD = "instance"
     NOUN = "instance"
     KIND = "instance record"
-    VOCABULARIES = MappingProxyType({"status": Status, "termination": Termination})
     HARNESS_FAILURE = ("status", Status.INFRASTRUCTURE_ERROR)
 
     def tries_fields(self, tries: int) -> dict[str, Any]:
@@ -199,7 +227,7 @@ class InstanceRecord(StoredRecord):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> InstanceRecord:
-        names = cls.field_names()
+        names = cls._field_set()
         known = {k: v for k, v in data.items() if k in names}
         extra = dict(known.pop("extra", None) or {})
         extra.update({k: v for k, v in data.items() if k not in names})

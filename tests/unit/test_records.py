@@ -81,3 +81,18 @@ def test_the_store_sets_aside_a_record_with_an_unknown_termination(tmp_path):
     path.write_text(json.dumps(data))
     found = store.check("g1")
     assert found.reason == "unreadable" and "termination 'vanished' is not one of" in found.detail
+
+
+def test_typed_records_survive_pickling_and_replace():
+    """Ray hands records between processes by pickle; the pools' retries use dataclasses.replace."""
+    import dataclasses
+    import pickle
+
+    rec = pickle.loads(pickle.dumps(_instance()))
+    assert rec == _instance() and rec.status is Status.TIMEOUT and rec.termination is Termination.WALLTIME
+    again = dataclasses.replace(rec, status="crash")
+    assert again.status is Status.CRASH and again.to_dict(KEY)["status"] == "crash"
+    w = pickle.loads(pickle.dumps(WorkspaceRecord(workspace_id="w", failure_mode="infrastructure_error")))
+    assert w.failure_mode is FailureMode.INFRASTRUCTURE_ERROR and w.infrastructure_error
+    with pytest.raises(TypeError):
+        InstanceRecord(instance="g1")  # status has no default

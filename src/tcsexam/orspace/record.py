@@ -17,12 +17,11 @@ signal) and what the program reported become (status, objective, failure_mode, m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from tcsexam.orspace.objectives import FailureMode, status_failure_mode
 from tcsexam.recordkey import RecordKey
-from tcsexam.records import StoredRecord, Termination
+from tcsexam.records import StoredRecord, Termination, VocabularyField
 
 SCHEMA_VERSION = 1
 #: the fields of a record that make its line of predictions.jsonl, in order
@@ -53,7 +52,7 @@ class WorkspaceRecord(StoredRecord):
     entry_point: str | None = None
     exit_code: int | None = None
     signal: int | None = None
-    termination: Termination | None = None
+    termination: Termination | None = VocabularyField(Termination)
     wall_s: float | None = None
     cpu_s: float | None = None
     peak_mem_mb: float | None = None
@@ -66,7 +65,7 @@ class WorkspaceRecord(StoredRecord):
     message: str = ""
     status: str | None = None
     objective: float | None = None
-    failure_mode: FailureMode | None = None
+    failure_mode: FailureMode | None = VocabularyField(FailureMode)
     tries: int | None = None  #: how many runs it took, when more than one (written only then)
     schema_version: int = SCHEMA_VERSION
     digest: str | None = None  #: sha256 of the record's other fields, set by to_dict
@@ -74,7 +73,6 @@ class WorkspaceRecord(StoredRecord):
     NAME_FIELD = "workspace_id"
     NOUN = "workspace"
     KIND = "workspace record"
-    VOCABULARIES = MappingProxyType({"termination": Termination, "failure_mode": FailureMode})
     HARNESS_FAILURE = ("failure_mode", FailureMode.INFRASTRUCTURE_ERROR)
 
     def prediction(self) -> dict[str, Any]:
@@ -94,7 +92,7 @@ class WorkspaceRecord(StoredRecord):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
-        unknown = sorted(set(data) - set(cls.field_names()))
+        unknown = sorted(set(data) - cls._field_set())
         if unknown:
             raise TypeError(f"unknown field {unknown[0]!r}")
         return cls(**data)
