@@ -6,7 +6,7 @@ Prints, each against its baseline run in this same process (alternating, best of
 1. reading a certificate: `fileio.read_untrusted` (lstat, O_NOFOLLOW | O_NONBLOCK open relative
    to the folder, fstat, bounded read) vs a plain `open(path, "rb").read(cap + 1)`, for a 1 KiB
    and a 1 MiB certificate;
-2. a record's digest: the HMAC-SHA256 under the tree's key (`records.record_digest`) vs the plain
+2. a record's digest: the HMAC-SHA256 under the tree's key (`digest.record_digest`) vs the plain
    sha256 of the same canonical JSON (the digest before), and a whole `to_dict(key)`;
 3. `recordkey.find_key` from a records folder five levels below the key (once per store, per
    records.json, per sealed file).
@@ -22,9 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tcsexam.digest import record_digest
 from tcsexam.fileio import read_untrusted
 from tcsexam.recordkey import ensure_key, find_key
-from tcsexam.records import InstanceRecord, record_digest
+from tcsexam.records import InstanceRecord
 
 
 def best(fn, n: int, rounds: int = 5) -> float:

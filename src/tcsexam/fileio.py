@@ -2,12 +2,14 @@
 
 Every file the pipeline writes goes through `atomic_write_*`: the content is written to a temporary
 file in the same folder, flushed, fsynced and renamed over the target, so a killed process leaves
-either the whole file or none.
+either the whole file or none. A file that must not be used any more is never deleted: `move_aside`
+moves it into a time-stamped folder (`aside_dir`), noting why in that folder's `reasons.txt`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import errno
 import json
 import math
@@ -16,6 +18,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,6 +118,19 @@ def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Any]:
         except ValueError as exc:
             raise InputError(f"{path}: line {number}: malformed JSON: {exc}") from None
     return rows
+
+
+def read_csv(path: str | os.PathLike, what: str = "CSV file") -> tuple[list[str] | None, list[list[str]]]:
+    """The header (None for an empty file) and the rows of a CSV file (UTF-8, a BOM allowed), cells as
+    written; `InputError` naming the file (`what` says what it is) when it is missing or unreadable."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            return next(reader, None), list(reader)
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
 
 
 def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
@@ -291,6 +307,35 @@ def remove_tree(path: str | os.PathLike) -> None:
 
 def _inside_tree(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def aside_dir(parent: str | os.PathLike) -> Path:
+    """A new folder name for files set aside now: `<parent>/<UTC time, %Y%m%dT%H%M%S>`, with
+    `-2`, `-3`, ... when that exists already (not created here: `move_aside` creates it)."""
+    parent = Path(parent)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    dest = parent / stamp
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = parent / f"{stamp}-{n}"
+    return dest
+
+
+def move_aside(path: str | os.PathLike, folder: str | os.PathLike, reason: str) -> Path:
+    """Move `path` into `folder` (created), never overwriting (`name.2`, `name.3`, ...); note the
+    reason in the folder's reasons.txt. Returns where it went."""
+    path, folder = Path(path), Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / path.name
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = folder / f"{path.name}.{n}"
+    os.replace(path, dest)
+    with open(folder / "reasons.txt", "a", encoding="utf-8") as fh:
+        fh.write(f"{dest.name}: {' '.join(reason.split())}\n")
+    return dest
 
 
 LOCK_SUFFIX = ".tcsexam-run.lock"

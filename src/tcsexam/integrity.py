@@ -1,6 +1,6 @@
 """Self-checking result files: a digest of their own content and the sha256 of their inputs.
 
-Instance records carry `digest` (see `tcsexam.records.record_digest`: an HMAC under the results
+Instance records carry `digest` (see `tcsexam.digest.record_digest`: an HMAC under the results
 tree's key, `tcsexam.recordkey`). The derived JSON files the workflow reads back (relative.json,
 attempt rows, index.json's checksums) carry the same kind of `digest`, under the key of the tree
 the file is in (`at`: the file's path), and,
@@ -16,10 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tcsexam.digest import DIGEST_FIELD, digest_problem, hash_file, record_digest
 from tcsexam.errors import InputError
 from tcsexam.recordkey import ensure_key, find_key
-from tcsexam.records import DIGEST_FIELD, digest_problem, record_digest
-from tcsexam.runner.store import hash_file
 
 INPUTS_FIELD = "inputs_sha256"
 

@@ -1,4 +1,5 @@
-"""The closed status vocabulary and the instance record every Solver-track run produces.
+"""The closed vocabularies (`Status`, `Termination`) and the instance record every Solver-track run
+produces.
 
 A record keeps apart what the solver claimed (`claimed`) from what the checker verified (`A`,
 `solved`), like BenchExec keeps a tool's answer apart from the verdict. Records are versioned by
@@ -10,14 +11,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import hmac
-import json
-from abc import ABC, abstractmethod
+from abc import ABC
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
-from tcsexam.recordkey import DIGEST_PREFIX, KEY_FILE, RecordKey
+from tcsexam.digest import DIGEST_FIELD, record_digest
+from tcsexam.recordkey import RecordKey
 
 SCHEMA_VERSION = 1
 
@@ -32,13 +34,73 @@ class Status(StrEnum):
     INFRASTRUCTURE_ERROR = "infrastructure_error"
 
 
-STATUSES: frozenset[str] = frozenset(s.value for s in Status)
+class Termination(StrEnum):
+    """How a run ended: every value an instance record's `termination` can carry (the limiter's
+    `classify` decides the process ones, the runner sets the others)."""
+
+    EXIT = "exit"  #: ended on its own (any exit code)
+    WALLTIME = "walltime"
+    CPUTIME = "cputime"
+    MEMORY = "memory"
+    OUTPUT = "output"  #: stdout, stderr or a watched file over the output cap
+    NPROC = "nproc"  #: more processes/threads than allowed
+    SIGNAL = "signal"  #: killed by a signal the harness did not send
+    DISK = "disk"  #: more written in the run's work folder than `disk_mb` (status memout)
+    LAUNCH = "launch"  #: the candidate's program could not be started (set by the runner)
+    CANDIDATE = "candidate"  #: the candidate's solver.yaml is unusable (set by the runner)
+    BUILD = "build"  #: the candidate's build step failed (set by the runner)
+    INPUT = "input"  #: the candidate changed one of its inputs (set by the runner)
+
+
+STATUSES: frozenset[Status] = frozenset(Status)
 #: Solver-level failures: a completed observation that scores 0.
-FAILURE_STATUSES: frozenset[str] = frozenset(
+FAILURE_STATUSES: frozenset[Status] = frozenset(
     {Status.TIMEOUT, Status.MEMOUT, Status.CRASH, Status.INVALID, Status.CERTIFICATE_FAILED}
 )
 #: Statuses the scorer refuses: the judging input must be repaired first.
-REFUSED_STATUSES: frozenset[str] = frozenset({Status.INFRASTRUCTURE_ERROR})
+REFUSED_STATUSES: frozenset[Status] = frozenset({Status.INFRASTRUCTURE_ERROR})
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def vocabulary_member(vocabulary: type[E], value: Any, field_name: str) -> E:
+    """`value` as a member of the closed `vocabulary` (a member, or its string); TypeError naming the
+    field otherwise (what a record's loader reports for a file that is not a record)."""
+    if type(value) is vocabulary:
+        return value
+    try:
+        return vocabulary(value)
+    except ValueError:
+        allowed = ", ".join(vocabulary)
+        raise TypeError(f"{field_name} {value!r} is not one of {allowed}") from None
+
+
+class VocabularyField:
+    """A record field holding a member of a closed vocabulary (a `StrEnum`), as the default of a
+    dataclass field: a string given at construction, on assignment or read back from JSON becomes
+    the member (TypeError naming the field for a string outside it; None stays None); the record's
+    `to_dict` writes it as its string. A `required` field has no default, the others None."""
+
+    def __init__(self, vocabulary: type[StrEnum], *, required: bool = False):
+        self.vocabulary = vocabulary
+        self.required = required
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:  # the dataclass asks for the field's default
+            if self.required:
+                raise AttributeError(self.name)
+            return None
+        return record.__dict__[self.name]
+
+    def __set__(self, record: Any, value: Any) -> None:
+        if value is not None:
+            value = vocabulary_member(self.vocabulary, value, self.name)
+        record.__dict__[self.name] = value
 
 
 class StoredRecord(ABC):
@@ -49,16 +111,48 @@ class StoredRecord(ABC):
     NAME_FIELD = ""  #: the field holding the name its file is called after
     NOUN = ""  #: what one is a record of ("instance")
     KIND = ""  #: what the record is called in messages ("instance record")
+    #: field -> the closed vocabulary it holds (its `VocabularyField`s), set for each record type
+    VOCABULARIES: Mapping[str, type[StrEnum]] = MappingProxyType({})
     message: str
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found = {name: d.vocabulary for name, d in vars(cls).items() if isinstance(d, VocabularyField)}
+        cls.VOCABULARIES = MappingProxyType({**cls.VOCABULARIES, **found})
+
+    #: (field, member): the record of a run the harness failed, not the program, holds it
+    HARNESS_FAILURE: tuple[str, StrEnum]
+
     @property
-    @abstractmethod
     def infrastructure_error(self) -> bool:
         """Whether the harness, not the program, failed (the pools retry such a record)."""
+        name, member = self.HARNESS_FAILURE
+        return getattr(self, name) == member
 
-    @abstractmethod
     def tries_fields(self, tries: int) -> dict[str, Any]:
-        """The fields that note how many runs a retried record took."""
+        """The fields that note how many runs a retried record took (its `tries` field)."""
+        return {"tries": tries}
+
+    @classmethod
+    @functools.cache
+    def field_names(cls) -> tuple[str, ...]:
+        """The record's fields, in the order they are written."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    @functools.cache
+    def _field_set(cls) -> frozenset[str]:
+        return frozenset(cls.field_names())
+
+    def _written(self, data: dict[str, Any], key: RecordKey | None) -> dict[str, Any]:
+        """`data` (the record's fields) as written: vocabulary members as their plain strings (what
+        reads back), then `digest`, the HMAC of the rest under `key` (none without a key)."""
+        for name in self.VOCABULARIES:
+            if data.get(name) is not None:
+                data[name] = str(data[name])
+        if key is not None:
+            data[DIGEST_FIELD] = record_digest(data, key)
+        return data
 
     def retried(self, tries: int):
         """This record after `tries` runs (the pool's retry policy): the count noted, and an
@@ -69,34 +163,30 @@ class StoredRecord(ABC):
 
 @dataclass
 class InstanceRecord(StoredRecord):
-    """The outcome of one candidate on one instance.
-
-    `A` is the objective recomputed from the certificate (objective tasks); `solved` the verified
-    solved indicator (solve tasks). `claimed` is whatever value the solver itself reported, kept
-    only for comparison. `reward` is the task checker's original reward (e.g. cut / best known).
-    """
+    """The outcome of one candidate on one instance: what the checker verified (`A`, `solved`) kept
+    apart from what the solver claimed (`claimed`)."""
 
     instance: str
-    status: str
-    A: float | None = None
-    solved: bool | None = None
-    claimed: float | str | None = None
-    reward: float | None = None
+    status: Status = VocabularyField(Status, required=True)
+    A: float | None = None  #: the objective recomputed from the certificate (objective tasks)
+    solved: bool | None = None  #: the verified solved indicator (solve tasks)
+    claimed: float | str | None = None  #: what the solver itself reported, kept only for comparison
+    reward: float | None = None  #: the task checker's original reward (e.g. cut / best known)
     message: str = ""
-    wall_s: float | None = None
-    cpu_s: float | None = None
+    wall_s: float | None = None  #: wall-clock seconds of the run
+    cpu_s: float | None = None  #: CPU seconds, children included
     peak_mem_mb: float | None = None
     exit_code: int | None = None
-    signal: int | None = None
-    termination: str | None = None
-    sandbox: str | None = None
-    limiter: str | None = None
+    signal: int | None = None  #: the signal that ended the program, if one did
+    termination: Termination | None = VocabularyField(Termination)
+    sandbox: str | None = None  #: the sandbox it ran in (`tcsexam.runner.sandboxes`)
+    limiter: str | None = None  #: the limiter that enforced the limits (`tcsexam.runner.limiter`)
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
-    key: str | None = None
+    key: str | None = None  #: the record key (`tcsexam.digest.record_key`): reused only under the same one
     candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in `key` (provenance)
     task: str | None = None
     attempt: str | None = None
-    harness_version: str | None = None
+    harness_version: str | None = None  #: `tcsexam.HARNESS_VERSION` of the run
     extra: dict[str, Any] = field(default_factory=dict)
     trace: list[list[Any]] | None = None  #: anytime tasks: [[t, status, value], ...]; absent when None
     schema_version: int = SCHEMA_VERSION
@@ -105,10 +195,7 @@ class InstanceRecord(StoredRecord):
     NAME_FIELD = "instance"
     NOUN = "instance"
     KIND = "instance record"
-
-    @property
-    def infrastructure_error(self) -> bool:
-        return self.status == Status.INFRASTRUCTURE_ERROR
+    HARNESS_FAILURE = ("status", Status.INFRASTRUCTURE_ERROR)
 
     def tries_fields(self, tries: int) -> dict[str, Any]:
         return {"extra": {**self.extra, "tries": tries}}
@@ -125,7 +212,7 @@ class InstanceRecord(StoredRecord):
         results tree's `tcsexam.recordkey`); without a key, the fields alone (no digest)."""
         # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
         # its recursion over every field (a third of the cost of writing a record)
-        data = {name: getattr(self, name) for name in _field_names()}
+        data = {name: getattr(self, name) for name in self.field_names()}
         data["extra"] = copy.deepcopy(self.extra) if self.extra else {}
         if not data["extra"]:
             del data["extra"]
@@ -135,65 +222,13 @@ class InstanceRecord(StoredRecord):
             del data["trace"]
         else:
             data["trace"] = [list(row) for row in data["trace"]]
-        data.pop("digest", None)
-        if key is not None:
-            data["digest"] = record_digest(data, key)
-        return data
+        data.pop(DIGEST_FIELD, None)
+        return self._written(data, key)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> InstanceRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = cls._field_set()
         known = {k: v for k, v in data.items() if k in names}
         extra = dict(known.pop("extra", None) or {})
         extra.update({k: v for k, v in data.items() if k not in names})
         return cls(**known, extra=extra)
-
-
-@functools.cache
-def _field_names() -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(InstanceRecord))
-
-
-#: The field that holds a record's digest of its own content.
-DIGEST_FIELD = "digest"
-
-
-def _canonical_bytes(data: dict[str, Any]) -> bytes:
-    body = {k: v for k, v in data.items() if k != DIGEST_FIELD}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str).encode("utf-8")
-
-
-def record_digest(data: dict[str, Any], key: RecordKey) -> str:
-    """The digest of a record's (or sealed file's) canonical content: every field but `digest`,
-    keys sorted, compact JSON, HMAC-SHA256 under the results tree's key
-    (`hmac-sha256:<key id>:<hex>`, see `tcsexam.recordkey`): the one digest of the project.
-
-    A record read back from its file gives the same digest (JSON floats round-trip exactly), so a
-    mismatch means the record was edited (or damaged) after it was written; without the key
-    nobody can compute a digest that matches.
-    """
-    return key.digest(_canonical_bytes(data))
-
-
-def digest_problem(data: Any, key: RecordKey | None) -> str | None:
-    """Why a decoded record fails its own digest under `key` (None when it passes): no digest, no
-    key to check it with, a plain (unkeyed) sha256, another tree's key, or a mismatch."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    stored = data.get(DIGEST_FIELD)
-    if stored is None:
-        return "no digest"
-    if not isinstance(stored, str) or not stored.startswith(DIGEST_PREFIX):
-        return "unkeyed digest (a plain sha256 anyone can recompute; not sealed with this tree's record key)"
-    if key is None:
-        return f"no record key ({KEY_FILE}) in its folder or above to check it with (see docs/runner.md)"
-    key_id, _, _ = stored.removeprefix(DIGEST_PREFIX).partition(":")
-    if key_id != key.id:
-        return f"sealed under another record key ({key_id}, this tree's is {key.id}): copied without its key?"
-    try:
-        actual = record_digest(data, key)
-    except (TypeError, ValueError):
-        return "content cannot be digested"
-    if not hmac.compare_digest(stored, actual):
-        return "digest mismatch (edited after it was written)"
-    return None

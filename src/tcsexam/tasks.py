@@ -172,7 +172,7 @@ def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> 
 def verify_instance_files(task: Task, instances: Iterable[TaskInstance] | None = None) -> None:
     """Refuse, naming the task and instance, a missing file or one whose sha256 differs from the
     recorded digest (instances without a recorded digest are only checked to exist)."""
-    from tcsexam.problems.generate import sha256_file
+    from tcsexam.digest import hash_file
 
     for inst in task.instances if instances is None else instances:
         where = f"{task.source}: instance {inst.name!r}"
@@ -180,6 +180,6 @@ def verify_instance_files(task: Task, instances: Iterable[TaskInstance] | None =
             hint = f" (generate it: tcsexam generate --task {task.id})" if inst.generate is not None else ""
             raise InputError(f"{where}: file {inst.path} is missing{hint}")
         if inst.sha256 is not None:
-            digest = sha256_file(inst.path)
+            digest = hash_file(inst.path)
             if digest != inst.sha256:
                 raise InputError(f"{where}: {inst.path} has sha256 {digest}, the task records {inst.sha256}")

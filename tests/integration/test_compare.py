@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tcsexam.digest import record_digest
 from tcsexam.recordkey import find_key
-from tcsexam.records import record_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_workflow import (  # noqa: E402

@@ -1,5 +1,6 @@
-"""The source tree's shape: no import cycle between modules of `src/tcsexam` (module-level and
-function-level imports alike) and no module over 600 lines."""
+"""The source tree's shape: no import cycle between modules of `src/tcsexam`, nor between its
+packages (`tcsexam.X`: a subpackage, or a top-level module on its own), function-level imports
+counted like module-level ones; and no module over 600 lines."""
 
 from __future__ import annotations
 
@@ -44,6 +45,25 @@ def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
+def package_of(module: str, modules: dict[str, Path]) -> str:
+    """The package a module counts for: `tcsexam.X` for everything inside the subpackage
+    `tcsexam.X`, a top-level module (`tcsexam.tasks`) and `tcsexam` itself for themselves."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and modules[module].name == "__init__.py"):
+        return ".".join(parts[:2])
+    return module
+
+
+def package_graph(graph: dict[str, set[str]], modules: dict[str, Path]) -> dict[str, set[str]]:
+    """package -> the other packages its modules import (from the module graph `graph`)."""
+    out: dict[str, set[str]] = {}
+    for name, edges in graph.items():
+        package = package_of(name, modules)
+        out.setdefault(package, set()).update(package_of(e, modules) for e in edges)
+        out[package].discard(package)
+    return out
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -75,9 +95,48 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
+def test_the_package_graph_joins_a_packages_modules(tmp_path):
+    """A cycle through two packages is found although no two modules import each other, a top-level
+    module is its own package, and imports inside one package are no edge (the checker's own test)."""
+    pkg = tmp_path / "tcsexam"
+    files = {
+        "__init__.py": "",
+        "tasks.py": "def load():\n    from tcsexam.problems.base import X\n",
+        "problems/__init__.py": "from tcsexam.problems.base import X\n",
+        "problems/base.py": "X = 1\n",
+        "problems/cli.py": "def main():\n    from tcsexam.tasks import load\n",
+        "runner/__init__.py": "",
+        "runner/a.py": "from tcsexam.runner import b\n",
+        "runner/b.py": "from tcsexam.problems import X\n",
+    }
+    modules = {}
+    for rel, text in files.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        parts = ["tcsexam", *Path(rel).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    graph = import_graph(modules)
+    assert find_cycle(graph) is None  # no module-level cycle ...
+    packages = package_graph(graph, modules)
+    assert packages["tcsexam.tasks"] == {"tcsexam.problems"}
+    assert packages["tcsexam.runner"] == {"tcsexam.problems"}  # runner.a -> runner.b is inside runner
+    assert find_cycle(packages) == ["tcsexam.problems", "tcsexam.tasks", "tcsexam.problems"]  # ... but one of packages
+    modules.pop("tcsexam.problems.cli")
+    assert find_cycle(package_graph(import_graph(modules), modules)) is None
+
+
 def test_no_import_cycle_in_src():
     cycle = find_cycle(import_graph(_modules()))
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_package_import_cycle_in_src():
+    modules = _modules()
+    cycle = find_cycle(package_graph(import_graph(modules), modules))
+    assert cycle is None, "package import cycle: " + " -> ".join(cycle)
 
 
 def test_no_module_over_600_lines():

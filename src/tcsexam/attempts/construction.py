@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow, failed_row, write_row
+from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
 from tcsexam.recordkey import find_key
-from tcsexam.records import FAILURE_STATUSES, STATUSES, digest_problem
+from tcsexam.records import FAILURE_STATUSES, STATUSES
 
 TRACK = "construction"
 

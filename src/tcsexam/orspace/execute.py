@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.errors import InputError
 from tcsexam.fileio import (
     UntrustedFileError,
@@ -55,13 +56,14 @@ from tcsexam.fileio import (
     read_yaml,
     remove_tree,
 )
-from tcsexam.orspace.record import INFRASTRUCTURE_ERROR, WorkspaceRecord, outcome_verdict
+from tcsexam.orspace.objectives import FailureMode
+from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
 from tcsexam.recordkey import ensure_key
 from tcsexam.runner.ray_job import make_scratch
-from tcsexam.runner.store import IGNORED_DIRS, IGNORED_SUFFIXES, RecordStore, hash_candidate, record_key
+from tcsexam.runner.store import RecordStore
 
 DEFAULT_TIME_LIMIT_S = 180.0
 #: the OR-Space sandbox image (envs/orspace.Dockerfile, `make orspace-image`)
@@ -199,7 +201,7 @@ class WorkspaceContext:
         )
 
     def infrastructure_record(self, wid: str, message: str) -> WorkspaceRecord:
-        return self.blank_record(wid, failure_mode=INFRASTRUCTURE_ERROR, message=message)
+        return self.blank_record(wid, failure_mode=FailureMode.INFRASTRUCTURE_ERROR, message=message)
 
     def execute(self, wid: str) -> WorkspaceRecord:
         """Run one workspace's program; never raises (a harness failure is a record)."""

@@ -7,7 +7,7 @@ for a workspace the oracle does not know, or two predictions for one workspace, 
 Status comparison ignores case and surrounding white space (`Optimal`, `optimal`).
 
 Each scored workspace gets exactly one mode of `FailureMode` (`none` when it passed, else one of
-FAILURE_MODES); `execute` already records one for the
+`FAILURE_MODES`); `execute` already records one for the
 failures it sees (execution error, timeout, infeasible, unbounded, not optimal, missing output),
 `wrong_objective` is only known here.
 """
@@ -32,19 +32,12 @@ from tcsexam.orspace.release import (
 )
 
 SCHEMA_VERSION = 1
-FAILURE_MODES = (
-    "execution_error",
-    "timeout",
-    "infeasible",
-    "unbounded",
-    "not_optimal",
-    "wrong_objective",
-    "missing_output",
-)
 
 
 class FailureMode(StrEnum):
-    """The closed vocabulary of a scored Build/Revise result: exactly one per workspace."""
+    """The closed vocabulary of OR-Space failure modes: exactly one per scored Build/Revise result
+    (`none` when it passed), and what a workspace record's `failure_mode` holds when its program
+    failed (`infrastructure_error`: the harness failed, not the program; never scored)."""
 
     NONE = "none"
     EXECUTION_ERROR = "execution_error"
@@ -52,30 +45,32 @@ class FailureMode(StrEnum):
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
     NOT_OPTIMAL = "not_optimal"
-    WRONG_OBJECTIVE = "wrong_objective"
+    WRONG_OBJECTIVE = "wrong_objective"  #: only known when scored against the oracle
     MISSING_OUTPUT = "missing_output"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"  #: a workspace record's only, never a scored result's
 
 
-RESULT_MODES = tuple(m.value for m in FailureMode)
+#: the modes of a scored result, `none` first (the failure table's rows, in order)
+RESULT_MODES = tuple(m for m in FailureMode if m != FailureMode.INFRASTRUCTURE_ERROR)
+#: the modes of a scored result that failed
+FAILURE_MODES = tuple(m for m in RESULT_MODES if m != FailureMode.NONE)
 RULE = "status == Optimal and abs(objective - reference) / max(1, abs(reference)) <= relative_tolerance"
 
 
-def status_failure_mode(status: str) -> str:
+def status_failure_mode(status: str) -> FailureMode:
     """The failure mode a non-Optimal status string stands for."""
     s = status.strip().lower()
-    if "infeasible" in s and "unbounded" in s:
-        return "infeasible"
     if "infeasible" in s:
-        return "infeasible"
+        return FailureMode.INFEASIBLE
     if "unbounded" in s:
-        return "unbounded"
+        return FailureMode.UNBOUNDED
     if "time" in s and "limit" in s or s == "timeout":
-        return "timeout"
+        return FailureMode.TIMEOUT
     if s in ("error", "crash", "execution_error"):
-        return "execution_error"
+        return FailureMode.EXECUTION_ERROR
     if s in ("", "missing", "none", "missing_output"):
-        return "missing_output"
-    return "not_optimal"
+        return FailureMode.MISSING_OUTPUT
+    return FailureMode.NOT_OPTIMAL
 
 
 def _objective(value: Any) -> float | None:
@@ -184,10 +179,10 @@ def score_objectives(
             failure = FailureMode.NONE
         elif not has_pred[i]:
             failure = FailureMode.MISSING_OUTPUT
-        elif pred.get("failure_mode") in FAILURE_MODES and pred.get("failure_mode") != "wrong_objective":
+        elif pred.get("failure_mode") in FAILURE_MODES and pred["failure_mode"] != FailureMode.WRONG_OBJECTIVE:
             failure = FailureMode(pred["failure_mode"])
         elif not optimal[i]:
-            failure = FailureMode(status_failure_mode(str(pred.get("status") or "")))
+            failure = status_failure_mode(str(pred.get("status") or ""))
         elif np.isnan(obj[i]):
             failure = FailureMode.MISSING_OUTPUT
         else:
@@ -207,7 +202,7 @@ def score_objectives(
                 "relative_tolerance": float(tol[i]),
                 "relative_error": None if np.isnan(rel_err[i]) else float(rel_err[i]),
                 "passed": bool(passed[i]),
-                "failure_mode": failure.value,
+                "failure_mode": failure,
                 "solver": pred.get("solver") or "unknown",
             }
         )

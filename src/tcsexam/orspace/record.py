@@ -6,8 +6,9 @@ workspace, `<out>/records/<workspace_id>.json`, with a digest of its own content
 key scheme) and run through the runner's pool (same retries, same `infrastructure_error` policy).
 What differs from a Solver instance record is the vocabulary: `status` is the program's own
 status string ("Optimal", "Not Optimal", "Infeasible", ..., or the harness's "Timeout", "Error",
-"Missing"), `failure_mode` one of `objectives.FAILURE_MODES` (None when nothing failed) or
-`infrastructure_error` (the harness failed, not the program; never reused, never scored).
+"Missing"), `failure_mode` an `objectives.FailureMode` (None when nothing failed; never `none` nor
+`wrong_objective`, which only scoring knows), `infrastructure_error` when the harness failed, not
+the program (never reused, never scored).
 
 `outcome_verdict` is the one place where a finished process (its `Termination`, exit code and
 signal) and what the program reported become (status, objective, failure_mode, message).
@@ -15,21 +16,18 @@ signal) and what the program reported become (status, objective, failure_mode, m
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from tcsexam.orspace.objectives import FAILURE_MODES, status_failure_mode
+from tcsexam.orspace.objectives import FailureMode, status_failure_mode
 from tcsexam.recordkey import RecordKey
-from tcsexam.records import StoredRecord, record_digest
-from tcsexam.runner.limiter.types import Termination
+from tcsexam.records import StoredRecord, Termination, VocabularyField
 
 SCHEMA_VERSION = 1
 #: the fields of a record that make its line of predictions.jsonl, in order
 PREDICTION_FIELDS = ("workspace_id", "status", "objective", "failure_mode", "solver", "condition")
-INFRASTRUCTURE_ERROR = "infrastructure_error"
 #: every value a workspace record's `failure_mode` may hold besides None
-RECORD_FAILURE_MODES = frozenset(m for m in FAILURE_MODES if m != "wrong_objective") | {INFRASTRUCTURE_ERROR}
+RECORD_FAILURE_MODES = frozenset(FailureMode) - {FailureMode.NONE, FailureMode.WRONG_OBJECTIVE}
 
 #: why a program that did not exit 0 is an execution error (the rest say their exit code)
 _ERROR_MESSAGES = {
@@ -54,7 +52,7 @@ class WorkspaceRecord(StoredRecord):
     entry_point: str | None = None
     exit_code: int | None = None
     signal: int | None = None
-    termination: str | None = None
+    termination: Termination | None = VocabularyField(Termination)
     wall_s: float | None = None
     cpu_s: float | None = None
     peak_mem_mb: float | None = None
@@ -67,7 +65,7 @@ class WorkspaceRecord(StoredRecord):
     message: str = ""
     status: str | None = None
     objective: float | None = None
-    failure_mode: str | None = None
+    failure_mode: FailureMode | None = VocabularyField(FailureMode)
     tries: int | None = None  #: how many runs it took, when more than one (written only then)
     schema_version: int = SCHEMA_VERSION
     digest: str | None = None  #: sha256 of the record's other fields, set by to_dict
@@ -75,13 +73,7 @@ class WorkspaceRecord(StoredRecord):
     NAME_FIELD = "workspace_id"
     NOUN = "workspace"
     KIND = "workspace record"
-
-    @property
-    def infrastructure_error(self) -> bool:
-        return self.failure_mode == INFRASTRUCTURE_ERROR
-
-    def tries_fields(self, tries: int) -> dict[str, Any]:
-        return {"tries": tries}
+    HARNESS_FAILURE = ("failure_mode", FailureMode.INFRASTRUCTURE_ERROR)
 
     def prediction(self) -> dict[str, Any]:
         """The record's line of predictions.jsonl."""
@@ -91,19 +83,16 @@ class WorkspaceRecord(StoredRecord):
         """The record as written: `schema_version` first, `limiter` only when a program ran,
         `tries` only when set, `digest` (the HMAC under `key`; none without one) last."""
         data = {"schema_version": self.schema_version}
-        data.update((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in _NOT_IN_BODY)
+        data.update((name, getattr(self, name)) for name in self.field_names() if name not in _NOT_IN_BODY)
         if self.limiter is None:
             del data["limiter"]
         if self.tries is not None:
             data["tries"] = self.tries
-        if key is not None:
-            data["digest"] = record_digest(data, key)
-        return data
+        return self._written(data, key)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(data) - cls._field_set())
         if unknown:
             raise TypeError(f"unknown field {unknown[0]!r}")
         return cls(**data)
@@ -135,7 +124,7 @@ def outcome_verdict(
         return {
             "status": "Timeout",
             "objective": None,
-            "failure_mode": "timeout",
+            "failure_mode": FailureMode.TIMEOUT,
             "message": f"{term} limit exceeded ({time_limit_s:g} s wall); any answer after the limit is ignored",
         }
     if not (term == Termination.EXIT and exit_code == 0):
@@ -143,12 +132,12 @@ def outcome_verdict(
             why = f"killed by signal {signal}"
         else:
             why = _ERROR_MESSAGES.get(term, f"exit code {exit_code}")
-        return {"status": "Error", "objective": None, "failure_mode": "execution_error", "message": why}
+        return {"status": "Error", "objective": None, "failure_mode": FailureMode.EXECUTION_ERROR, "message": why}
     if derived["status"] is None:
         return {
             "status": "Missing",
             "objective": derived["objective"],
-            "failure_mode": "missing_output",
+            "failure_mode": FailureMode.MISSING_OUTPUT,
             "message": derived["note"] or "no result file, no OBJECTIVE_VALUE/status line",
         }
     status = derived["status"]
@@ -156,5 +145,5 @@ def outcome_verdict(
     if status.lower() != "optimal":
         failure = status_failure_mode(status)
     elif derived["objective"] is None:
-        failure = "missing_output"
+        failure = FailureMode.MISSING_OUTPUT
     return {"status": status, "objective": derived["objective"], "failure_mode": failure, "message": derived["note"]}

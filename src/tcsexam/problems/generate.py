@@ -9,9 +9,6 @@ regenerates the same bytes.
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import numpy as np
 
 FORMATS = ("new", "old")
@@ -29,14 +26,3 @@ def generate_text(problem, size: int, seed: int, index: int = 1, form: str = "ne
     if problem.name == "maxsat":
         return problem.generate(rng, size, form=form)
     return problem.generate(rng, size)
-
-
-def sha256_file(path: str | Path) -> str:
-    """sha256 (hex) of an instance file (`tcsexam.runner.store.hash_file`)."""
-    from tcsexam.runner.store import hash_file
-
-    return hash_file(path)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcsexam.digest import hash_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 from tcsexam.layout import ResultsLayout
 from tcsexam.runner.calibrate import collect as collect_calibration
-from tcsexam.runner.store import hash_file
 
 SCHEMA_VERSION = 1
 PACKAGES = ("numpy", "scipy", "ray", "snakemake", "python-sat")
@@ -235,7 +235,7 @@ def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> di
 
 def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
     """The manifest of a finished (or partly finished) run directory."""
-    from tcsexam.runner.store import hash_candidate
+    from tcsexam.digest import hash_candidate
     from tcsexam.scoring.reference import resolve_reference_path
     from tcsexam.suites import TRACKS, load_suite
     from tcsexam.tasks import load_task

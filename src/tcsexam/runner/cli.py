@@ -167,10 +167,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _repair(args: argparse.Namespace) -> int:
-    import time
     from pathlib import Path
 
-    from tcsexam.runner.store import REPAIRED_DIR, move_aside, records_file_problem, repair
+    from tcsexam.fileio import aside_dir, move_aside
+    from tcsexam.runner.store import REPAIRED_DIR, records_file_problem, repair
 
     result = repair(args.records_dir, statuses=args.status, instances=args.instances, dry_run=args.dry_run)
     for name in result.unknown_instances:
@@ -192,9 +192,7 @@ def _repair(args: argparse.Namespace) -> int:
         if args.dry_run:
             print(f"tcsexam repair: would set aside {out} ({out_problem})")
         else:
-            dest = result.destination or Path(args.records_dir) / REPAIRED_DIR / time.strftime(
-                "%Y%m%dT%H%M%S", time.gmtime()
-            )
+            dest = result.destination or aside_dir(Path(args.records_dir) / REPAIRED_DIR)
             moved = move_aside(out, dest, out_problem)
             print(f"tcsexam repair: set aside stale {out} ({out_problem}) -> {moved}")
     if not args.dry_run:

@@ -84,11 +84,12 @@ def judge_submission(
 
 def _check_object(t, folder: Path, output: Path, attempt: str | None, records_dir: Path) -> None:
     from tcsexam import HARNESS_VERSION
+    from tcsexam.digest import hash_candidate, hash_file, record_key
     from tcsexam.fileio import atomic_write_json
     from tcsexam.problems.constructions._base import checker_id
     from tcsexam.recordkey import run_key
     from tcsexam.records import InstanceRecord, Status
-    from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
+    from tcsexam.runner.store import RecordStore
 
     (inst,) = t.instances
     problem = t.problem_impl

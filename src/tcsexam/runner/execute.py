@@ -47,9 +47,9 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
-from tcsexam.records import InstanceRecord, Status
+from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime
-from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, Termination
+from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome
 from tcsexam.runner.sandboxes import run_limited
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
 from tcsexam.schemas import check

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.logs import say_for
@@ -34,7 +35,7 @@ from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
-from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
+from tcsexam.runner.store import RecordStore
 
 if TYPE_CHECKING:
     from tcsexam.runner.heartbeat import Heartbeat
@@ -159,8 +160,9 @@ def run_task(
     log: Callable[[str], None] | None = None,
     heartbeat: Heartbeat | None = None,
 ) -> RunSummary:
+    from tcsexam.records import Termination
     from tcsexam.runner.execute import build_candidate, load_candidate
-    from tcsexam.runner.limiter import BUILD_LIMITS, Limits, Termination
+    from tcsexam.runner.limiter import BUILD_LIMITS, Limits
     from tcsexam.runner.sandboxes import choose_sandbox, probe_python
     from tcsexam.tasks import load_task, verify_instance_files
 

@@ -7,7 +7,7 @@ limits, the harness version, the sandbox, the seed, the instance's checker metad
 reuses a record only if its key matches and its status is not `infrastructure_error`; everything
 else is run again and replaced.
 
-Every record also carries a digest of its own content (`tcsexam.records.record_digest`, an HMAC
+Every record also carries a digest of its own content (`tcsexam.digest.record_digest`, an HMAC
 under the results tree's key, `tcsexam.recordkey`). A record
 that does not parse, fails its digest, names another instance or was made under another key is
 never reused: it is set aside into `<records-dir>/.set-aside/<timestamp>/` (kept, with the reason
@@ -20,30 +20,21 @@ deleted) so that the next run redoes only those instances; damaged records are a
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import re
-import stat
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from tcsexam import HARNESS_VERSION
+from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, exclusive_use, file_kind, read_json
+from tcsexam.fileio import aside_dir, atomic_write_json, exclusive_use, move_aside, read_json
 from tcsexam.recordkey import RecordKey, ensure_key, find_key
-from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord, digest_problem
+from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord
 
-#: Folders and files of a candidate that do not define it (caches the interpreter writes).
-IGNORED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".mypy_cache"})
-IGNORED_SUFFIXES = (".pyc", ".pyo")
 REPAIRED_DIR = ".repaired"
 SET_ASIDE_DIR = ".set-aside"
 _SAFE = re.compile(r"[A-Za-z0-9_.+=,-]")
-_CHUNK = 1 << 20
 
 
 def record_filename(instance: str) -> str:
@@ -63,116 +54,6 @@ def record_filename(instance: str) -> str:
     return "".join(out) + ".json"
 
 
-def _hash_file_into(h: hashlib._Hash, path: Path) -> None:
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-
-
-def hash_file(path: str | os.PathLike) -> str:
-    """sha256 (hex) of a file's bytes, read in 1 MiB chunks: the one file hash of the project
-    (record keys, task files' instance hashes, the manifest, sealed files' inputs); InputError
-    naming the file if it cannot be read."""
-    path = Path(path)
-    h = hashlib.sha256()
-    try:
-        _hash_file_into(h, path)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    return h.hexdigest()
-
-
-def candidate_files(directory: str | os.PathLike) -> list[Path]:
-    """The files that define a candidate, as sorted relative paths (caches left out): regular
-    files, symbolic links (a link to a folder too: listed, not followed) and any other kind of
-    file (a FIFO, a socket, a device), never opened here."""
-    root = Path(directory)
-    files = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and d not in links)
-        for name in (*filenames, *links):
-            if name.endswith(IGNORED_SUFFIXES):
-                continue
-            files.append((Path(dirpath) / name).relative_to(root))
-    return sorted(files, key=lambda p: p.as_posix())
-
-
-_NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-
-
-def _hash_entry_into(h: hashlib._Hash, full: Path) -> None:
-    """One candidate file into `h`: a link by its target text, a regular file by size, executable
-    bit and bytes (opened with O_NOFOLLOW | O_NONBLOCK and checked with fstat, so a FIFO or a link
-    swapped in meanwhile is never waited on or followed), anything else by its kind alone."""
-    st = os.lstat(full)
-    if stat.S_ISLNK(st.st_mode):
-        h.update(b"link\0" + os.readlink(full).encode("utf-8", "surrogateescape") + b"\0")
-        return
-    if not stat.S_ISREG(st.st_mode):
-        h.update(b"special\0" + file_kind(st.st_mode).encode() + b"\0")
-        return
-    fd = os.open(full, _NOFOLLOW_READ)
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            h.update(b"special\0" + file_kind(st.st_mode).encode() + b"\0")
-            return
-        h.update(b"file\0%d\0%d\0" % (st.st_size, st.st_mode & 0o111))
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-
-
-def hash_candidate(directory: str | os.PathLike) -> str:
-    """sha256 over the candidate's relative paths and file contents, in sorted order.
-
-    A symbolic link is hashed by its target text (a link out of the folder is not followed), a
-    FIFO, socket or device by its kind: nothing but a regular file is opened, so a FIFO planted
-    in the folder (under `local`) cannot hang the hash.
-    """
-    root = Path(directory)
-    h = hashlib.sha256()
-    for rel in candidate_files(root):
-        full = root / rel
-        h.update(b"path\0" + rel.as_posix().encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            _hash_entry_into(h, full)
-        except OSError as exc:
-            raise InputError(f"{full}: cannot read candidate file: {exc.strerror or exc}") from None
-    return h.hexdigest()
-
-
-def _canonical(obj: Any) -> Any:
-    """JSON-able form with stable ordering; numbers that are integral floats stay distinct."""
-    return json.loads(json.dumps(obj, sort_keys=True, default=str))
-
-
-def record_key(
-    *,
-    candidate_hash: str,
-    instance_hash: str,
-    limits: Mapping[str, Any],
-    sandbox: str,
-    seed: int,
-    meta: Mapping[str, Any] | None = None,
-    problem: str | None = None,
-    harness_version: str = HARNESS_VERSION,
-) -> str:
-    """The key of one (candidate, instance, limits, harness, sandbox, seed) combination."""
-    payload = {
-        "candidate": candidate_hash,
-        "instance": instance_hash,
-        "limits": _canonical(dict(limits)),
-        "sandbox": sandbox,
-        "seed": seed,
-        "meta": _canonical(dict(meta or {})),
-        "problem": problem,
-        "harness_version": harness_version,
-    }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 @dataclass
 class Lookup:
     """Why a record is (not) reused: `reused` holds it when it is."""
@@ -184,29 +65,6 @@ class Lookup:
 
 #: Reasons a stored record is set aside (moved into .set-aside/) instead of reused.
 SET_ASIDE_REASONS = ("unreadable", "digest-mismatch", "wrong-instance", "key-changed")
-
-
-def _unique_dir(parent: Path, stamp: str) -> Path:
-    dest = parent / stamp
-    n = 1
-    while dest.exists():
-        n += 1
-        dest = parent / f"{stamp}-{n}"
-    return dest
-
-
-def move_aside(path: Path, folder: Path, reason: str) -> Path:
-    """Move `path` into `folder` (created), never overwriting; note the reason in reasons.txt."""
-    folder.mkdir(parents=True, exist_ok=True)
-    dest = folder / path.name
-    n = 1
-    while dest.exists():
-        n += 1
-        dest = folder / f"{path.name}.{n}"
-    os.replace(path, dest)
-    with open(folder / "reasons.txt", "a", encoding="utf-8") as fh:
-        fh.write(f"{dest.name}: {' '.join(reason.split())}\n")
-    return dest
 
 
 def _article(noun: str) -> str:
@@ -241,8 +99,7 @@ class RecordStore:
     def set_aside_dir(self) -> Path:
         """This session's folder for set-aside records (one per store object)."""
         if self._aside is None:
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            self._aside = _unique_dir(self.dir / SET_ASIDE_DIR, stamp)
+            self._aside = aside_dir(self.dir / SET_ASIDE_DIR)
         return self._aside
 
     def set_aside_record(self, instance: str, reason: str, detail: str = "") -> Path | None:
@@ -395,7 +252,7 @@ def repair(
         raise InputError(f"{store.dir}: records folder not found")
     names = None if instances is None else list(instances)
     if statuses is None:
-        wanted = set(STATUSES) if names else {Status.INFRASTRUCTURE_ERROR.value}
+        wanted = set(STATUSES) if names else {Status.INFRASTRUCTURE_ERROR}
     else:
         wanted = set()
         for s in statuses:
@@ -423,8 +280,7 @@ def _choose_and_move(store: RecordStore, wanted: set[str], names: list[str] | No
     unknown = [] if names is None else [n for n in names if n not in present]
     destination = None
     if chosen and not dry_run:
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        destination = _unique_dir(store.dir / REPAIRED_DIR, stamp)
+        destination = aside_dir(store.dir / REPAIRED_DIR)
         for path, _, _, reason in chosen:
             move_aside(path, destination, reason)
     return RepairResult(

@@ -51,10 +51,10 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str) -> dict
     values = [v for t, s, v in (rec.get("trace") or ()) if t <= at and s == Status.OK and v is not None]
     out: dict[str, Any] = {"instance": rec.get("instance")}
     if not values:
-        out.update(status=Status.TIMEOUT.value, message=f"no verified certificate by {at:g} s")
+        out.update(status=Status.TIMEOUT, message=f"no verified certificate by {at:g} s")
         return out
     best = pick(values)
-    out["status"] = Status.OK.value
+    out["status"] = Status.OK
     if kind == "solve":
         out["solved"] = bool(best)
     else:

@@ -13,7 +13,6 @@ Everything runs on integer codes (pandas factorize + numpy bincount), no per-row
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import read_csv, read_json
 from tcsexam.integrity import require_sound
 from tcsexam.layout import ResultsLayout
 from tcsexam.schemas import check
@@ -102,27 +101,19 @@ def read_attempts(path: str | Path):
     import pandas as pd
 
     path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header:
-                # a row with more cells than the header would shift pandas' columns (the first
-                # cell becomes an index): refuse it naming the row and its identity
-                ident = [header.index(c) if c in header else None for c in ("model", "track", "item", "attempt")]
-                for number, cells in enumerate(reader, start=1):
-                    if len(cells) > len(header):
-                        who = ",".join(cells[k] if k is not None and k < len(cells) else "?" for k in ident)
-                        raise InputError(
-                            f"{path}: row {number} ({who}): {len(cells)} cells but the header has {len(header)} "
-                            f"columns (a cell too many: a stray comma?)"
-                        )
-    except FileNotFoundError:
-        raise InputError(f"{path}: attempt table not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{path}: cannot read attempt table: {exc}") from None
+    header, body = read_csv(path, "attempt table")
     if not header:
         raise InputError(f"{path}: attempt table is empty (expected the header {','.join(COLUMNS)})")
+    # a row with more cells than the header would shift pandas' columns (the first cell becomes
+    # an index): refuse it naming the row and its identity
+    ident = [header.index(c) if c in header else None for c in ("model", "track", "item", "attempt")]
+    for number, cells in enumerate(body, start=1):
+        if len(cells) > len(header):
+            who = ",".join(cells[k] if k is not None and k < len(cells) else "?" for k in ident)
+            raise InputError(
+                f"{path}: row {number} ({who}): {len(cells)} cells but the header has {len(header)} columns "
+                "(a cell too many: a stray comma?)"
+            )
     seen = set()
     for name in header:
         if name in seen:

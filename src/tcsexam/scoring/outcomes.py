@@ -23,14 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcsexam.digest import DIGEST_FIELD, digest_problem
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number
 from tcsexam.recordkey import RecordKey, find_key
-from tcsexam.records import DIGEST_FIELD, FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, digest_problem
+from tcsexam.records import FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, Status
 
-_FAILURES = frozenset(str(s) for s in FAILURE_STATUSES)
-_REFUSED = frozenset(str(s) for s in REFUSED_STATUSES)
-_KNOWN = ", ".join(sorted(str(s) for s in STATUSES))
+_KNOWN = ", ".join(sorted(STATUSES))
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class Outcomes:
     """Validated outcomes of one run of a task, in record order."""
 
     names: list[str]
-    statuses: list[str]
+    statuses: list[Status]
     values: np.ndarray  #: float64; the objective or 1.0/0.0 for ok records, NaN otherwise
     ok: np.ndarray  #: bool; status == ok
     rewards: np.ndarray  #: float64; the record's finite reward, NaN when it carries none
@@ -74,7 +73,7 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
         raise InputError(f"{source}: records must be a JSON list of objects, not {type(records).__name__}")
     n = len(records)
     names: list[str] = []
-    statuses: list[str] = []
+    statuses: list[Status] = []
     position: dict[str, int] = {}
     values = np.full(n, np.nan)
     ok = np.zeros(n, dtype=bool)
@@ -102,7 +101,7 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
                     "it is never scored: rerun the task (the damaged record is set aside and redone)"
                 )
         status = rec.get("status")
-        if status == "ok":
+        if status == Status.OK:
             if objective:
                 a = rec.get("A")
                 if not is_finite_number(a):
@@ -111,8 +110,8 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
             else:
                 values[i] = _solve_value(rec, f"{source}: instance {name!r}")
             ok[i] = True
-        elif status not in _FAILURES:
-            if status in _REFUSED:
+        elif status not in FAILURE_STATUSES:
+            if status in REFUSED_STATUSES:
                 raise InputError(
                     f"{source}: instance {name!r}: status {status}: the harness failed, not the solver; "
                     "repair the judging input before scoring (offline: tcsexam repair, then rerun; online: "
@@ -125,5 +124,5 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
                 raise InputError(f"{source}: instance {name!r}: reward={reward!r} is not a finite number or null")
             rewards[i] = reward
         names.append(name)
-        statuses.append(status)
+        statuses.append(Status(status))
     return Outcomes(names, statuses, values, ok, rewards, position)

@@ -23,14 +23,14 @@ reuses every sound instance record and reruns the rest.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcsexam.digest import hash_candidate
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import aside_dir, move_aside, read_json
 from tcsexam.integrity import seal_problem
-from tcsexam.runner.store import hash_candidate, move_aside, records_file_problem
+from tcsexam.runner.store import records_file_problem
 
 
 @dataclass
@@ -80,9 +80,9 @@ def check_online_records(path: Path, task: str, attempt: str, online_input: Path
     fails its digest or belongs to another task or attempt, or it was not made from the current
     judged records file (its online-input.json says which)."""
     from tcsexam.attempts.online import ONLINE_MARK, SIDECAR
+    from tcsexam.digest import digest_problem
     from tcsexam.integrity import file_sha256
     from tcsexam.recordkey import find_key
-    from tcsexam.records import digest_problem
 
     try:
         data = read_json(path, "records file")
@@ -262,12 +262,7 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
         for path in downstream:
             mark(path, "computed from files that are set aside")
         if not dry_run:
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            dest = layout.set_aside_dir / stamp
-            n = 1
-            while dest.exists():
-                n += 1
-                dest = layout.set_aside_dir / f"{stamp}-{n}"
+            dest = aside_dir(layout.set_aside_dir)
             for path, reason in bad.items():
                 move_aside(path, dest / path.parent.relative_to(out), reason)
             report.destination = dest

@@ -214,9 +214,9 @@ class Plan(CampaignPlan):
 
     def candidate_files(self, candidate: str) -> list[str]:
         """Every file of a candidate folder, by the same rule as the record key's candidate hash
-        (`tcsexam.runner.store.candidate_files`): a changed source reruns its job, and `tcsexam run`
+        (`tcsexam.digest.candidate_files`): a changed source reruns its job, and `tcsexam run`
         then reruns the instances; a file the hash ignores never reruns a job."""
-        from tcsexam.runner.store import candidate_files
+        from tcsexam.digest import candidate_files
 
         folder = candidate if os.path.isabs(candidate) else os.path.join(self.root, candidate)
         if not os.path.isdir(folder):

@@ -44,7 +44,8 @@ def test_every_demo_result_has_exactly_one_mode(demo, tmp_path):
     assert modes["or_space_101_revise"] == "not_optimal"
     assert modes["or_space_102_revise"] == "missing_output"
     table = {r["failure_mode"]: r for r in summary["failure_table"]}
-    assert list(table) == [m.value for m in FailureMode]
+    assert list(table) == list(RESULT_MODES) == [m for m in FailureMode if m != FailureMode.INFRASTRUCTURE_ERROR]
+    assert all(type(m) is FailureMode for m in modes.values())  # typed rows, written as their strings
     assert sum(r["count"] for r in table.values()) == summary["n"]
     assert table["none"]["count"] == 1 and table["none"]["share"] == pytest.approx(1 / summary["n"])
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
 from tcsexam.orspace import execute as orspace_execute
 from tcsexam.orspace.execute import ExecuteSettings, WorkspaceContext, execute
 from tcsexam.orspace.record import WorkspaceRecord
 from tcsexam.recordkey import KEY_FILE, find_key
-from tcsexam.records import digest_problem
 from tcsexam.runner.limiter import LaunchError
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 from tcsexam.runner.store import SET_ASIDE_DIR

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from tcsexam.digest import digest_problem
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
 from tcsexam.recordkey import ensure_key
-from tcsexam.records import digest_problem
-from tcsexam.runner.limiter import Termination
+from tcsexam.records import Termination
 
 FIELDS = [
     "schema_version",

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from tcsexam.cli import main
-from tcsexam.problems.generate import generated_name, sha256_file
+from tcsexam.digest import hash_file
+from tcsexam.problems.generate import generated_name
 from tcsexam.suites import load_suite
 from tcsexam.tasks import load_task, verify_instance_files
 
@@ -50,7 +51,7 @@ def test_every_recorded_sha256_matches_and_generated_ones_are_recorded(task_id):
                 task.problem_impl, g["size"], g["seed"], g["index"], g["format"]
             )
         if inst.sha256 is not None and inst.path.is_file():
-            assert sha256_file(inst.path) == inst.sha256, inst.name
+            assert hash_file(inst.path) == inst.sha256, inst.name
     if not task.generated:  # committed instances: every file is there
         verify_instance_files(task)
 
@@ -78,7 +79,7 @@ def test_generate_task_writes_checked_files_and_a_stamp(tmp_path, capsys):
     assert main([*args, "--stamp", str(stamp)]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(task.instance(n).path.name for n in names)
     for n in names:
-        assert sha256_file(out / task.instance(n).path.name) == task.instance(n).sha256
+        assert hash_file(out / task.instance(n).path.name) == task.instance(n).sha256
     assert stamp.is_file()
     assert main(["generate", "--task", "maxsat-random", "--problem", "sat", "--output-dir", str(out)]) == 2
     assert main(["generate", "--task", "maxsat-random", "--instances", "nope", "--output-dir", str(out)]) == 1

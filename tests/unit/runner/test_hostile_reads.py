@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tcsexam.digest import hash_candidate
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
@@ -38,7 +39,6 @@ from tcsexam.runner.ray_job import (
     scratch_prefix,
     sweep_dead_scratch,
 )
-from tcsexam.runner.store import hash_candidate
 from tcsexam.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from tcsexam.cli import main
+from tcsexam.digest import record_digest
 from tcsexam.errors import InputError
 from tcsexam.recordkey import KEY_FILE, ensure_key, find_key
-from tcsexam.records import record_digest
 from tcsexam.runner.orchestrate import run_task
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.tasks import load_task

@@ -136,7 +136,8 @@ def test_death_by_signal_is_a_signal_under_local_and_bwrap(tmp_path, sig):
 
 
 def test_classify_rules():
-    from tcsexam.runner.limiter import Termination, classify
+    from tcsexam.records import Termination
+    from tcsexam.runner.limiter import classify
 
     lim = Limits(wall_s=2, cpu_s=2, mem_mb=100, output_bytes=10)
     assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1, signal_from_exit_code=True).signal == 9

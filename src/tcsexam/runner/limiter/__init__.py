@@ -12,7 +12,7 @@ Limiters (`Limits.limiter`; the one that ran is `ProcessOutcome.limiter`), one m
 tracking), ``benchexec`` (BenchExec's RunExecutor), and ``auto`` (default): ``cgroup`` when this
 machine lets us create cgroups, else ``light``.
 
-How a run ended (`Termination`) is decided by one function, `classify`, for every limiter and
+How a run ended (`tcsexam.records.Termination`) is decided by one function, `classify`, for every limiter and
 sandbox: ``exit``, ``walltime``, ``cputime``, ``memory``, ``output``, ``nproc``, ``signal`` (see
 `tcsexam.runner.limiter.classify` for the rules and their order).
 """
@@ -34,7 +34,6 @@ from tcsexam.runner.limiter.types import (
     Limits,
     MiB,
     ProcessOutcome,
-    Termination,
 )
 
 
@@ -84,7 +83,6 @@ __all__ = [
     "Limits",
     "MiB",
     "ProcessOutcome",
-    "Termination",
     "Verdict",
     "cgroup_support",
     "classify",

@@ -13,9 +13,10 @@ import threading
 from pathlib import Path
 
 from tcsexam.fileio import UntrustedFileError, open_untrusted
+from tcsexam.records import Termination
 from tcsexam.runner.limiter.classify import classify
 from tcsexam.runner.limiter.process import tail
-from tcsexam.runner.limiter.types import Launch, Limits, MiB, ProcessOutcome, Termination
+from tcsexam.runner.limiter.types import Launch, Limits, MiB, ProcessOutcome
 
 #: BenchExec's termination reasons -> ours
 REASONS = {

@@ -16,7 +16,8 @@ import re
 import signal as _signal
 from dataclasses import dataclass
 
-from tcsexam.runner.limiter.types import Limits, Termination
+from tcsexam.records import Termination
+from tcsexam.runner.limiter.types import Limits
 
 _MEM_SIGNS = re.compile(r"MemoryError|bad_alloc|Cannot allocate memory|[Oo]ut of memory|failed to allocate")
 _SIGNALS = {int(s) for s in _signal.Signals}

@@ -31,13 +31,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from tcsexam.records import Termination
 from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter.cgroup import CgroupTree
 from tcsexam.runner.limiter.classify import classify
 from tcsexam.runner.limiter.launcher import env_memfd, harness_env, launcher_argv, launcher_fd, make_preexec
 from tcsexam.runner.limiter.light import LightTree
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
-from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limits, MiB, ProcessOutcome, Termination
+from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limits, MiB, ProcessOutcome
 
 _gate: ContextVar[threading.Lock | None] = ContextVar("tcsexam_run_gate", default=None)
 

@@ -1,35 +1,18 @@
 """The limiter's vocabulary: the limits of one run, what a sandbox hands the limiter (`Launch`),
-what comes back (`ProcessOutcome`) and how a run ended (`Termination`)."""
+what comes back (`ProcessOutcome`); how a run ended is `tcsexam.records.Termination`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.records import Termination
 
 MiB = 1 << 20
 LIMITERS = ("auto", "light", "cgroup", "benchexec")
 TAIL_BYTES = 4096
-
-
-class Termination(StrEnum):
-    """How a run ended: every value an instance record's `termination` can carry."""
-
-    EXIT = "exit"  #: ended on its own (any exit code)
-    WALLTIME = "walltime"
-    CPUTIME = "cputime"
-    MEMORY = "memory"
-    OUTPUT = "output"  #: stdout, stderr or a watched file over the output cap
-    NPROC = "nproc"  #: more processes/threads than allowed
-    SIGNAL = "signal"  #: killed by a signal the harness did not send
-    DISK = "disk"  #: more written in the run's work folder than `disk_mb` (status memout)
-    LAUNCH = "launch"  #: the candidate's program could not be started (set by the runner)
-    CANDIDATE = "candidate"  #: the candidate's solver.yaml is unusable (set by the runner)
-    BUILD = "build"  #: the candidate's build step failed (set by the runner)
-    INPUT = "input"  #: the candidate changed one of its inputs (set by the runner)
 
 
 #: the values a process outcome can carry (the others are set by the runner)

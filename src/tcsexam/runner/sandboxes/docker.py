@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.records import Termination
 from tcsexam.runner.anytime import note_go
-from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
+from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, classify
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
