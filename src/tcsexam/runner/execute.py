@@ -173,11 +173,16 @@ def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir
     return env
 
 
-def _python_dir(sandbox) -> str | None:
-    """The interpreter folder the candidate sees under `sandbox` (a name or a Sandbox)."""
+def _box(sandbox):
+    """`sandbox` (a name or a Sandbox) as a Sandbox."""
     from tcsexam.runner.sandboxes import get_sandbox
 
-    box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
+    return get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
+
+
+def _python_dir(sandbox) -> str | None:
+    """The interpreter folder the candidate sees under `sandbox` (a name or a Sandbox)."""
+    box = _box(sandbox)
     return box.python_dir() if hasattr(box, "python_dir") else None
 
 
@@ -392,8 +397,7 @@ def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, exp
 def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path, instance_sha256=None,
          hidden_paths=()) -> None:  # fmt: skip
     scratch = scratch.resolve()
-    box_name = getattr(sandbox, "name", sandbox)
-    shared = box_name == "local"  # no namespace: the candidate's uid must reach every path itself
+    shared = not _box(sandbox).isolates_files  # no namespace: the candidate's uid must reach every path itself
     ids = candidate_ids()
     run_root = None  # as root under local: a folder the candidate's uid can reach, for this run only
     if ids is not None and shared and not can_read(scratch.parent, ids, ancestors=True):
@@ -493,7 +497,7 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
     record.sandbox = outcome.sandbox or record.sandbox
     record.limiter = outcome.limiter
     status, message = outcome_status(outcome, candidate)
-    if status == Status.CRASH.value and outcome.termination == "exit" and _not_started(outcome):
+    if status == Status.CRASH.value and outcome.termination == "exit" and _box(sandbox).not_started(outcome):
         status, message = Status.INVALID.value, f"the command could not be started: {_short(outcome.stderr_tail, 300)}"
     if status is not None:
         record.status, record.message = status, _short(message)
@@ -534,13 +538,3 @@ def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str,
     except Exception:  # a checker failure is the harness's, as for the final certificate
         return Status.INFRASTRUCTURE_ERROR.value, None
     return check.status, (check.value if check.status == Status.OK.value else None)
-
-
-def _not_started(outcome: ProcessOutcome) -> bool:
-    """Under bwrap/apptainer an exec failure of the candidate's program is reported on stderr."""
-    tail = outcome.stderr_tail.lstrip()
-    if outcome.sandbox in ("bwrap", "docker"):  # the in-sandbox /bin/sh that execs the command
-        return outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1:][0] if tail else False
-    return (
-        outcome.sandbox == "apptainer" and outcome.exit_code in (126, 127, 255) and "executable file not found" in tail
-    )

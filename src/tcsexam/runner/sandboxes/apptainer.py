@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Launch
+from tcsexam.runner.limiter import Launch, ProcessOutcome
 from tcsexam.runner.limiter.launcher import harness_env
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids
@@ -30,6 +30,10 @@ class ApptainerSandbox(WrappingSandbox):
         self._resolved = next(
             (found for name in (self.executable, "singularity") if (found := shutil.which(name))), None
         )
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        """apptainer reports an exec failure of the program itself (exit 126, 127 or 255)."""
+        return outcome.exit_code in (126, 127, 255) and "executable file not found" in outcome.stderr_tail.lstrip()
 
     def _exe(self) -> str | None:
         return os.path.abspath(self._resolved) if self._resolved else None

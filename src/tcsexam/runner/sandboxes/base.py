@@ -16,9 +16,18 @@ from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, shared_tmp_ma
 
 
 class Sandbox(ABC):
-    """Runs one program under limits inside an isolation layer."""
+    """Runs one program under limits inside an isolation layer. Besides running, a sandbox
+    answers what callers would otherwise decide by comparing sandbox names: whether it confines
+    the candidate's writes (`isolates_files`), which interpreter the candidates call
+    (`candidate_python`, `uses_harness_python`), which image it runs (`image_name`, `image_id`)
+    and how a program that could not be started looks in its outcome (`not_started`)."""
 
     name: str = ""
+    #: the candidate can write only its writable folders (False: wherever its uid can, e.g. its
+    #: own candidate folder; the caller then checks that folder after the run)
+    isolates_files: bool = True
+    #: the candidates' `python3` is the harness's own interpreter (False: the image's own)
+    uses_harness_python: bool = True
 
     @abstractmethod
     def check_available(self) -> None:
@@ -45,6 +54,23 @@ class Sandbox(ABC):
         """The id of the image a container sandbox runs (part of the record key), else None."""
         return None
 
+    @property
+    def image_name(self) -> str | None:
+        """The name of the image a container sandbox runs (as configured), else None."""
+        return None
+
+    @property
+    def candidate_python(self) -> str:
+        """The interpreter a candidate's command names as its Python: the harness's own
+        (`sys.executable`) unless the sandbox brings its own (docker: the image's `python3`)."""
+        return sys.executable if self.uses_harness_python else "python3"
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        """Whether `outcome` (an exit, no limit hit) is this sandbox's report that the candidate's
+        program could not be executed (missing, not executable): the record is then `invalid`,
+        not a crash. Without a starter of its own a sandbox raises `LaunchError` instead: False."""
+        return False
+
     def python_dir(self) -> str | None:
         """The folder put first on the candidate's PATH (its `python3`): the harness's
         interpreter folder as the candidate sees it; None: the image's own (containers)."""
@@ -52,6 +78,13 @@ class Sandbox(ABC):
 
     def __repr__(self) -> str:
         return f"<sandbox {self.name}>"
+
+
+def shell_exec_failed(outcome: ProcessOutcome) -> bool:
+    """The in-sandbox `/bin/sh -c 'exec "$0" "$@"'` (bwrap, docker) could not exec the program:
+    exit code 126 or 127 with dash's `...: 1: exec: ...` as the last stderr line."""
+    tail = outcome.stderr_tail.lstrip()
+    return bool(tail) and outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1]
 
 
 class WrappingSandbox(Sandbox):

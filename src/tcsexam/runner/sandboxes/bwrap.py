@@ -22,7 +22,7 @@ from pathlib import PurePath
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import Launch, MiB, ProcessOutcome
 from tcsexam.runner.limiter.launcher import SAFE_PATH, harness_env
-from tcsexam.runner.sandboxes.base import WrappingSandbox
+from tcsexam.runner.sandboxes.base import WrappingSandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, interpreter_paths, opaque_ancestors
 
 
@@ -52,6 +52,9 @@ class BwrapSandbox(WrappingSandbox):
         self.setpriv = shutil.which("setpriv", path=SAFE_PATH)
         self.env_exe = shutil.which("env", path=SAFE_PATH)
         self._help: str | None = None
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        return shell_exec_failed(outcome)  # the /bin/sh inside that execs the command
 
     def _supports(self, flag: str) -> bool:
         if self._help is None:

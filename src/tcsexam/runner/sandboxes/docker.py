@@ -29,7 +29,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, Termination, classify
-from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.base import Sandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
 #: built by `make candidate-image` (envs/candidate.Dockerfile)
@@ -110,6 +110,7 @@ def container_user() -> str:
 
 class DockerSandbox(Sandbox):
     name = "docker"
+    uses_harness_python = False  # the image's own python3 (PATH is the image's)
 
     def __init__(self, image: str | None = None, client: Any = None):
         self.image = image or os.environ.get("TCSEXAM_DOCKER_IMAGE") or DEFAULT_IMAGE
@@ -124,6 +125,13 @@ class DockerSandbox(Sandbox):
 
     def python_dir(self) -> str | None:
         return None  # the image's own Python (PATH is the image's)
+
+    @property
+    def image_name(self) -> str | None:
+        return self.image
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        return shell_exec_failed(outcome)  # the /bin/sh that execs the command in the container
 
     def image_id(self) -> str | None:
         """The configured image's id (sha256:...), looked up once."""

@@ -32,6 +32,7 @@ def not_dumpable() -> None:
 class LocalSandbox(WrappingSandbox):
     name = "local"
     shares_tmp = True
+    isolates_files = False  # the candidate writes wherever its uid can
 
     def check_available(self) -> None:
         return None
