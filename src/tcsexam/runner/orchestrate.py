@@ -236,7 +236,7 @@ class _TaskRun:
                 f"({summary.reused} reused from {self.records_dir})"
             )
             self.build_and_run(prep, ctx, batch, summary)
-            if not _isolates_files(prep.sandbox) and hash_candidate(self.job.candidate_dir) != candidate_hash:
+            if not prep.sandbox.isolates_files and hash_candidate(self.job.candidate_dir) != candidate_hash:
                 self.say(
                     f"{prep.task.id}: WARNING: the candidate folder {self.job.candidate_dir} changed during the run "
                     "(under sandbox local a candidate can write wherever this user can); its records keep the key of "
@@ -360,7 +360,7 @@ class _TaskRun:
         from tcsexam.runner.sandboxes import probe_python
 
         task_id = prep.task.id
-        if _runs_harness_python(prep.sandbox):  # the interpreter the docs promise, as candidates see it
+        if prep.sandbox.uses_harness_python:  # the interpreter the docs promise, as candidates see it
             failed = probe_python(prep.sandbox, limiter=self.options.limiter)
             if failed is not None:
                 raise InputError(f"{task_id}: {failed}; nothing was run")
@@ -430,7 +430,7 @@ class _TaskRun:
     def private_copy(self, prep: _Prepared, built: Candidate) -> Candidate | None:
         """Under a sandbox that cannot mount anything read-only the candidate runs in a private
         copy of its folder (outside the results tree); its real folder is checked afterwards."""
-        if _isolates_files(prep.sandbox):
+        if prep.sandbox.isolates_files:
             return None
         private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
         private.chmod(0o755)  # readable (never writable) by a root harness's unprivileged candidate uid
@@ -459,12 +459,3 @@ class _TaskRun:
                 f"run `tcsexam repair --records-dir {self.records_dir}` and rerun"
             )
 
-
-def _isolates_files(box: Sandbox) -> bool:
-    """Whether the sandbox confines the candidate's writes (else: a private copy, a check after)."""
-    return getattr(box, "isolates_files", box.name != "local")
-
-
-def _runs_harness_python(box: Sandbox) -> bool:
-    """Whether candidates run the harness's interpreter (not a container image's own)."""
-    return box.python_dir() is not None
