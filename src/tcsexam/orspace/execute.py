@@ -73,6 +73,10 @@ DEFAULT_ORSPACE_IMAGE = "tcsexam-orspace:latest"
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
 #: the `problem` of a workspace's record key (a Solver task's problem names its family)
 KEY_PROBLEM = "orspace-workspace"
+#: the fields of a run's `ProcessOutcome` a workspace record keeps as they are
+OUTCOME_FIELDS = (
+    "exit_code", "signal", "termination", "wall_s", "cpu_s", "peak_mem_mb", "stdout_tail", "stderr_tail", "limiter",
+)  # fmt: skip
 
 
 @dataclass
@@ -315,15 +319,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         )
         return ctx.blank_record(
             wid,
-            exit_code=outcome.exit_code,
-            signal=outcome.signal,
-            termination=outcome.termination,
-            wall_s=outcome.wall_s,
-            cpu_s=outcome.cpu_s,
-            peak_mem_mb=outcome.peak_mem_mb,
-            stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail,
-            limiter=outcome.limiter,
+            **{name: getattr(outcome, name) for name in OUTCOME_FIELDS},
             status_source=derived["status_source"],
             solver=detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src),
             **verdict,
@@ -423,15 +419,7 @@ def _execute(
             progress(f"{wid}: record set aside ({reason}: {detail}) into {batch.store.set_aside_dir}; it runs again")
         batch.on_write = _progress_lines(progress, len(batch.pending), batch)
     hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
-    ctx = WorkspaceContext(
-        settings=settings,
-        workspaces=found,
-        keys=keys,
-        entries=entries,
-        limits=limits,
-        condition=condition,
-        hidden_paths=hidden,
-    )
+    ctx = WorkspaceContext(settings, found, keys, entries, limits, condition=condition, hidden_paths=hidden)
     # one worker asked for, or one workspace left: in this process (no Ray start)
     pool = PoolOptions(workers=settings.workers, use_ray=settings.workers > 1 and len(batch.pending) > 1)
     run_batch(ctx, batch, pool, BatchHooks(label="orspace execute", log=progress))

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 #: resubmissions after an infrastructure failure: the one retry policy (CLI, run_task, pools)
 DEFAULT_MAX_RETRIES = 2
+#: the wall limit of a candidate's build step (`tcsexam run --build-timeout`)
+DEFAULT_BUILD_TIMEOUT_S = 600.0
 
 #: on_result(name, record, tries): called once per name, in completion order, with the
 #: complete record (key, task, attempt, candidate_hash, sandbox... filled in).

@@ -32,6 +32,7 @@ from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
+from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S
 from tcsexam.runner.pool import RunContext
 from tcsexam.runner.store import RecordStore, hash_candidate, hash_file, record_key
 
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from tcsexam.runner.limiter import Limits, Termination
     from tcsexam.runner.sandboxes.base import Sandbox
     from tcsexam.tasks import Task, TaskInstance
-
-DEFAULT_BUILD_TIMEOUT_S = 600.0
 
 
 @dataclass
@@ -458,4 +457,3 @@ class _TaskRun:
                 f"{summary.task}: {infra} infrastructure_error record(s): the scorer refuses them; "
                 f"run `tcsexam repair --records-dir {self.records_dir}` and rerun"
             )
-
