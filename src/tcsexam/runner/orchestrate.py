@@ -1,13 +1,17 @@
 """The task-level run: one candidate on (a subset of) a task's instances, with resume.
 
-1. Load the task and the candidate, check the sandbox once (an unavailable sandbox is one error
-   at start, not a crash per instance).
-2. Compute every instance's key (candidate files hashed once, each instance file once) and reuse
-   the stored records whose key matches (never an `infrastructure_error`).
-3. If anything is left: build the candidate once (failure: every remaining instance `invalid`,
-   the build log kept as `<records-dir>/build.log`), then run the rest in the pool; each record
-   is written to the store the moment it arrives.
-4. Write records.json (the JSON list of records, in task order) atomically.
+`run_job(TaskJob, RunOptions, RunHooks)` (`run_task(**keywords)`: the same by keywords) goes
+step by step (`_TaskRun`), through the batch engine (`tcsexam.runner.batch`) for reuse and runs:
+
+1. prepare: load the task and the candidate, check the sandbox once (an unavailable sandbox is
+   one error at start, not a crash per instance);
+2. keys: every instance's key (candidate files hashed once, each instance file once);
+3. reuse: the stored records whose key matches (never an `infrastructure_error`), `KeyedBatch`;
+4. build: if anything is left, build the candidate once (failure: every remaining instance
+   `invalid`, the build log kept as `<records-dir>/build.log`);
+5. batch: run the rest in the pool (`batch.run_batch`), each record written to the store the
+   moment it arrives;
+6. summary: write records.json (the JSON list of records, in task order) atomically.
 
 Solver failures are records; only bad input raises (`InputError`, exit 1).
 """
