@@ -171,7 +171,7 @@ class WorkspaceContext:
         from tcsexam.runner.limiter import Limits
 
         s = self.settings
-        return Limits(wall_s=float(s.time_limit_s), mem_mb=s.mem_mb, limiter=s.limiter)
+        return Limits(wall_s=float(s.time_limit_s), mem_mb=s.mem_mb)
 
     def sandbox_obj(self) -> Any:
         if self._sandbox_obj is None:
@@ -244,7 +244,7 @@ def program_environment(
 
 def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     """Execute one submission and return its record (never raises for program faults)."""
-    from tcsexam.runner.limiter import LaunchError
+    from tcsexam.runner.limiter import LaunchError, RunPaths, RunSpec
 
     settings, workspace = ctx.settings, ctx.workspaces[wid]
     mode = parse_workspace_id(wid)[1]
@@ -282,11 +282,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         argv = _argv(template, values, workspace, entry)
         env, readonly = program_environment(settings, scratch, result_file, root)
         try:
-            outcome = ctx.sandbox_obj().run(
-                argv,
-                cwd=str(src if src.is_dir() else root),
-                limits=limits,
-                env=env,
+            paths = RunPaths(
                 stdout_path=scratch / "stdout.log",
                 stderr_path=scratch / "stderr.log",
                 readonly_paths=readonly,
@@ -294,6 +290,8 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 output_paths=[str(result_file)],
                 hidden_paths=ctx.hidden_paths,
             )
+            cwd = str(src if src.is_dir() else root)
+            outcome = ctx.sandbox_obj().run(RunSpec(argv, cwd, limits, env, paths, settings.limiter))
         except LaunchError as exc:
             if not exc.candidate_fault:
                 return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
@@ -444,7 +442,7 @@ def _execute(
     python = settings.python or ("python3" if sandbox.name == "docker" else sys.executable)
     image_name = getattr(sandbox, "image", None) if sandbox.name == "docker" else None
     settings = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=image_name)
-    limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
+    limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb)
     condition = staged_condition(workspaces_root, condition)
     image = sandbox.image_id() if hasattr(sandbox, "image_id") else None  # a new docker image reruns
     keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}

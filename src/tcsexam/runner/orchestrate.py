@@ -207,7 +207,7 @@ def run_task(
     sandbox = sandbox_obj.name  # `auto` resolved: records and keys name the sandbox that ran
     image = sandbox_obj.image_id()
     threads = _threads(candidate) if candidate is not None else 1
-    limits = Limits.from_task(task_obj.limits, threads, limiter=limiter)
+    limits = Limits.from_task(task_obj.limits, threads)
     say(_plan_line(task_obj, selected, attempt, sandbox, limiter, threads))
 
     candidate_hash = hash_candidate(candidate_dir)
@@ -263,6 +263,7 @@ def run_task(
         candidate=candidate,
         sandbox=sandbox,
         limits=limits,
+        limiter=limiter,
         seed=seed,
         attempt=attempt,
         keys=keys,
@@ -310,7 +311,6 @@ def run_task(
                 BUILD_LIMITS,
                 wall_s=float(build_timeout_s),
                 cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * build_timeout_s),
-                limiter=limiter,
             )
             built, message = build_candidate(
                 candidate,
@@ -318,6 +318,7 @@ def run_task(
                 limits=build_limits,
                 build_dir=build_dir,
                 log_path=log_path,
+                limiter=limiter,
             )
             summary.build_message = message
             if built is None:
