@@ -248,7 +248,7 @@ def program_environment(
 
 def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     """Execute one submission and return its record (never raises for program faults)."""
-    from tcsexam.runner.limiter import LaunchError
+    from tcsexam.runner.limiter import LaunchError, RunPaths, RunSpec
 
     settings, workspace = ctx.settings, ctx.workspaces[wid]
     mode = parse_workspace_id(wid)[1]
@@ -286,11 +286,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         argv = _argv(template, values, workspace, entry)
         env, readonly = program_environment(settings, scratch, result_file, root)
         try:
-            outcome = ctx.sandbox_obj().run(
-                argv,
-                cwd=str(src if src.is_dir() else root),
-                limits=limits,
-                env=env,
+            paths = RunPaths(
                 stdout_path=scratch / "stdout.log",
                 stderr_path=scratch / "stderr.log",
                 readonly_paths=readonly,
@@ -298,6 +294,8 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 output_paths=[str(result_file)],
                 hidden_paths=ctx.hidden_paths,
             )
+            cwd = str(src if src.is_dir() else root)
+            outcome = ctx.sandbox_obj().run(RunSpec(argv, cwd, limits, env, paths, settings.limiter))
         except LaunchError as exc:
             if not exc.candidate_fault:
                 return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
@@ -355,7 +353,7 @@ def settings_limits(settings: ExecuteSettings) -> Limits:
     """Every program's limits: the wall-clock time limit, the memory limit, the limiter."""
     from tcsexam.runner.limiter import Limits
 
-    return Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
+    return Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb)
 
 
 def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, str]:

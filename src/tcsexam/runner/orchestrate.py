@@ -224,6 +224,7 @@ class _TaskRun:
             candidate=prep.candidate,
             sandbox=prep.sandbox.name,
             limits=prep.limits,
+            limiter=self.options.limiter,
             seed=self.job.seed,
             attempt=self.job.attempt,
             keys=keys,
@@ -268,7 +269,7 @@ class _TaskRun:
         sandbox_obj, why = choose_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed)
         self.say(f"{task_obj.id}: {why}")
         threads = _threads(candidate) if candidate is not None else 1
-        limits = Limits.from_task(task_obj.limits, threads, limiter=options.limiter)
+        limits = Limits.from_task(task_obj.limits, threads)
         # `auto` resolved: records and keys name the sandbox that ran
         self.say(_plan_line(task_obj, selected, self.job.attempt, sandbox_obj.name, options.limiter, threads))
         return _Prepared(task_obj, selected, candidate, candidate_error, sandbox_obj, threads, limits)
@@ -415,7 +416,6 @@ class _TaskRun:
             BUILD_LIMITS,
             wall_s=float(timeout_s),
             cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * timeout_s),
-            limiter=self.options.limiter,
         )
         built, message = build_candidate(
             prep.candidate,
@@ -423,6 +423,7 @@ class _TaskRun:
             limits=build_limits,
             build_dir=build_dir,
             log_path=log_path,
+            limiter=self.options.limiter,
         )
         summary.build_message = message
         if built is None:

@@ -65,6 +65,7 @@ class RunContext:
     candidate: Candidate | None  #: built, when it has a build step
     sandbox: str  #: the sandbox's name (resolved: never `auto`)
     limits: Limits | None
+    limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
     seed: int = 0
     attempt: str | None = None
     #: instance name -> its record key (`store.record_key`); None for an instance not named here
@@ -143,15 +144,14 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
         if ctx.executor is not None:
             run_instance, sandbox = ctx.executor, ctx.sandbox
         else:
-            from tcsexam.runner.execute import run_instance
+            from tcsexam.runner.execute import RecordIdentity, RunOptions, run_instance
 
             sandbox = ctx.sandbox_obj()
             identity = ctx.identity(name)
-            del identity["task"], identity["attempt"]  # run_instance takes them from task and attempt
+            del identity["task"]  # run_instance takes it from the task
             protect = {
-                "instance_sha256": ctx.instance_hashes.get(name),
-                "hidden_paths": ctx.hidden_paths,
-                **identity,
+                "identity": RecordIdentity(instance_sha256=ctx.instance_hashes.get(name), **identity),
+                "options": RunOptions(limiter=ctx.limiter, hidden_paths=ctx.hidden_paths),
             }
         scratch = make_scratch(ctx.scratch_root)
         record = run_instance(
@@ -162,8 +162,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
             limits=ctx.limits,
             seed=ctx.seed,
             scratch_dir=scratch,
-            attempt=ctx.attempt,
-            **protect,
+            **(protect or {"attempt": ctx.attempt}),
         )
         if isinstance(record, InstanceRecord):
             return record

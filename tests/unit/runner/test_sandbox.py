@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Limits, MiB
+from tcsexam.runner.limiter import Limits, MiB, RunPaths
 from tcsexam.runner.sandboxes import NAMES, get_sandbox, run_limited
 
 
@@ -22,7 +22,7 @@ def test_registry():
 def test_bwrap_command_order():
     box = get_sandbox("bwrap")
     cmd = box.command(
-        ["python3", "s.py"], cwd="/c", readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"],
+        ["python3", "s.py"], cwd="/c", paths=RunPaths(readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"]),
         status_fd=5, ready_fd=6,
     )  # fmt: skip
     assert os.path.isabs(cmd[0]) and cmd[0].endswith("/bwrap")  # resolved once, never through a PATH
@@ -136,19 +136,19 @@ def test_death_by_signal_is_a_signal_under_local_and_bwrap(tmp_path, sig):
 
 
 def test_classify_rules():
-    from tcsexam.runner.limiter import Termination, classify
+    from tcsexam.runner.limiter import Ended, Termination, classify
 
     lim = Limits(wall_s=2, cpu_s=2, mem_mb=100, output_bytes=10)
-    assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1, signal_from_exit_code=True).signal == 9
-    assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1).termination == Termination.EXIT
-    assert classify(limits=lim, exit_code=0, signal=None, wall_s=3).termination == "walltime"
-    assert classify(limits=lim, exit_code=None, signal=24, wall_s=1).termination == "cputime"
-    assert classify(limits=lim, exit_code=None, signal=25, wall_s=1).termination == "output"
-    assert classify(limits=lim, exit_code=1, signal=None, wall_s=1, oom_killed=True).termination == "memory"
-    v = classify(limits=lim, exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError",
-                 allocation_failures_mean_memory=True)  # fmt: skip
+    assert classify(lim, Ended(exit_code=137, signal=None, wall_s=0.1, signal_from_exit_code=True)).signal == 9
+    assert classify(lim, Ended(exit_code=137, signal=None, wall_s=0.1)).termination == Termination.EXIT
+    assert classify(lim, Ended(exit_code=0, signal=None, wall_s=3)).termination == "walltime"
+    assert classify(lim, Ended(exit_code=None, signal=24, wall_s=1)).termination == "cputime"
+    assert classify(lim, Ended(exit_code=None, signal=25, wall_s=1)).termination == "output"
+    assert classify(lim, Ended(exit_code=1, signal=None, wall_s=1, oom_killed=True)).termination == "memory"
+    v = classify(lim, Ended(exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError",
+                 allocation_failures_mean_memory=True))  # fmt: skip
     assert v.termination == "memory"
-    v = classify(limits=lim, exit_code=None, signal=9, wall_s=1, enforced="nproc", enforced_detail="x")
+    v = classify(lim, Ended(exit_code=None, signal=9, wall_s=1, enforced="nproc", enforced_detail="x"))
     assert (v.termination, v.message) == ("nproc", "x")
     assert {t.value for t in Termination} >= {"exit", "signal", "launch", "candidate", "build"}
 

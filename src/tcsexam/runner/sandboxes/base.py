@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 
-from tcsexam.runner.limiter import Launch, Limits, ProcessOutcome, execute_limited
+from tcsexam.runner.limiter import Launch, ProcessOutcome, RunSpec, execute_limited
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, shared_tmp_marks, sweep_shared_tmp
 
 
@@ -34,21 +33,10 @@ class Sandbox(ABC):
         """Raise `InputError` (one line) when this sandbox cannot run on this machine."""
 
     @abstractmethod
-    def run(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        limits: Limits,
-        env: dict[str, str],
-        stdout_path=None,
-        stderr_path=None,
-        readonly_paths: Sequence[str] = (),
-        writable_paths: Sequence[str] = (),
-        output_paths: Sequence[str] = (),
-        hidden_paths: Sequence[str] = (),
-    ) -> ProcessOutcome:
-        """Run `argv` under `limits`; the outcome says how it ended and which limiter ran."""
+    def run(self, spec: RunSpec) -> ProcessOutcome:
+        """Run `spec` (argv, cwd, environment, paths) under its limits and limiter; the outcome
+        says how it ended and which limiter ran. Raises `LaunchError` when the program cannot be
+        started; never leaves a process behind."""
 
     def image_id(self) -> str | None:
         """The id of the image a container sandbox runs (part of the record key), else None."""
@@ -97,55 +85,18 @@ class WrappingSandbox(Sandbox):
     shares_tmp = False
 
     @abstractmethod
-    def prepare(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        limits: Limits,
-        readonly_paths: Sequence[str],
-        writable_paths: Sequence[str],
-        hidden_paths: Sequence[str] = (),
-    ) -> Launch:
-        """The command line that runs `argv` inside the sandbox."""
+    def prepare(self, spec: RunSpec) -> Launch:
+        """The command line that runs `spec.argv` inside the sandbox."""
 
-    def run(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        limits: Limits,
-        env: dict[str, str],
-        stdout_path=None,
-        stderr_path=None,
-        readonly_paths: Sequence[str] = (),
-        writable_paths: Sequence[str] = (),
-        output_paths: Sequence[str] = (),
-        hidden_paths: Sequence[str] = (),
-    ) -> ProcessOutcome:
+    def run(self, spec: RunSpec) -> ProcessOutcome:
+        writable = spec.paths.writable_paths
         ids = candidate_ids()
-        give_to([os.path.abspath(p) for p in writable_paths], ids)  # the only folders the candidate owns
+        give_to(list(writable), ids)  # the only folders the candidate owns
         marks = shared_tmp_marks() if self.shares_tmp and ids is not None else None
-        launch = self.prepare(
-            argv,
-            cwd=cwd,
-            env=env,
-            limits=limits,
-            readonly_paths=[os.path.abspath(p) for p in readonly_paths],
-            writable_paths=[os.path.abspath(p) for p in writable_paths],
-            hidden_paths=[os.path.abspath(p) for p in hidden_paths],
-        )
-        launch.disk_paths = tuple(os.path.abspath(p) for p in writable_paths)
+        launch = self.prepare(spec)
+        launch.disk_paths = tuple(writable)
         try:
-            return execute_limited(
-                launch,
-                limits,
-                sandbox_name=self.name,
-                stdout_path=stdout_path,
-                stderr_path=stderr_path,
-                output_paths=output_paths,
-            )
+            return execute_limited(launch, spec, sandbox_name=self.name)
         finally:
             if self.shares_tmp:
                 sweep_shared_tmp(ids, marks)
