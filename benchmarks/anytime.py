@@ -30,6 +30,7 @@ from pathlib import Path
 from tcsexam.runner.calibrate import calibrate
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
 WRITER = """
@@ -75,7 +76,7 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
         for _ in range(pairs):  # alternating, medians: a busy machine's drift hits both alike
             for label, task in (("plain", plain_task), ("anytime", any_task)):
                 t0 = time.perf_counter()
-                rec = run_instance(task, instance, candidate, sandbox="local", limits=limits, seed=0,
+                rec = run_instance(task, instance, candidate, sandbox=get_sandbox("local"), limits=limits, seed=0,
                                    scratch_dir=root / f"s-{label}")  # fmt: skip
                 walls[label].append(time.perf_counter() - t0 - (rec.wall_s or 0.0))
         info = rec.extra["trace_info"]

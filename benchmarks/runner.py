@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from tcsexam.errors import InputError
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.pool import RayPool, RunContext
 from tcsexam.runner.ray_job import job_cpus, start_ray
@@ -85,7 +85,7 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
     cand = load_candidate(cand_dir)
     sandbox = get_sandbox("local")
     sandbox.check_available()
-    limits = Limits.from_task(task_obj.limits, 1, limiter=limiter)
+    limits = Limits.from_task(task_obj.limits, 1)
     sol = root / "bare.sol"
     argv = ["/bin/sh", "-c", f"echo 0 1 > {sol}"]
     for _ in range(5):
@@ -106,7 +106,8 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
     for _k, inst in enumerate(task_obj.instances[:runs]):
         t0 = time.perf_counter()
         scratch = tempfile.mkdtemp(dir=scratch_root)
-        rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch)
+        rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch,
+                           options=RunOptions(limiter=limiter))  # fmt: skip
         store.write(rec)
         inproc.append(time.perf_counter() - t0)
         statuses.add(rec.status)
@@ -173,7 +174,7 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) ->
     task_obj = load_task(task)
     inst = task_obj.instances[0]
     sandbox = get_sandbox("local")
-    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5, limiter=limiter)
+    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5)
     print(f"2. timeout precision, wall limit T = {t:g} s ({reps} runs each)")
     for name in ("sleep", "stubborn"):
         cand = load_candidate(cands[name])
@@ -181,7 +182,8 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) ->
         for _ in range(reps):
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
-            rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch)
+            rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch,
+                           options=RunOptions(limiter=limiter))  # fmt: skip
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         note = "target < 0.2 s" if name == "sleep" else f"ignores SIGTERM: pays the {limits.grace_s:g} s grace"
@@ -194,8 +196,8 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) ->
 def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int, limiter: str) -> None:
     task_obj = load_task(task)
     cand = load_candidate(cands["sleep"])
-    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, limiter=limiter)
-    pool.ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits)
+    limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024)
+    pool.ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits, limiter=limiter)
     pool._ctx_ref = pool.ray.put(pool.ctx)
     for actor in list(pool.actors):  # fresh actors carry the new context
         pool._drop(actor)
@@ -246,15 +248,16 @@ def bench_sandboxes(task, cands, root: Path, runs: int, t: float, reps: int, lim
         except InputError as exc:
             print(f"   {name:9s} not measured: {exc}")
             continue
-        limits = Limits.from_task(task_obj.limits, 1, limiter=limiter)
+        limits = Limits.from_task(task_obj.limits, 1)
         _median_run(task_obj, inst, trivial, box, limits, root, 2)  # warm caches
         med, statuses = _median_run(task_obj, inst, trivial, box, limits, root, runs)
-        tl = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5, limiter=limiter)
+        tl = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5)
         over = []
         for _ in range(reps):
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
-            rec = run_instance(task_obj, inst, sleep, sandbox=box, limits=tl, seed=0, scratch_dir=scratch)
+            rec = run_instance(task_obj, inst, sleep, sandbox=box, limits=tl, seed=0, scratch_dir=scratch,
+                               options=RunOptions(limiter=limiter))  # fmt: skip
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         print(

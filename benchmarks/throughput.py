@@ -73,9 +73,10 @@ def bare(files: list[Path], out: Path, workers: int, sleep_ms: int, bwrap: bool 
     script = f'sleep {sleep_ms / 1000:.3f}; echo 0 1 > "$1"'
     command = ["sh", "-c", script, "cand", "{}"]
     if bwrap:
+        from tcsexam.runner.limiter import RunPaths
         from tcsexam.runner.sandboxes.bwrap import BwrapSandbox
 
-        command = BwrapSandbox().command(command, cwd=str(out), writable_paths=[str(out)])
+        command = BwrapSandbox().command(command, cwd=str(out), paths=RunPaths(writable_paths=[str(out)]))
     start = time.perf_counter()
     subprocess.run(["xargs", "-P", str(workers), "-I{}", *command], input=listing, text=True, check=True)
     if len(list(out.glob("*.sol"))) != len(files):

@@ -6,17 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
+from tcsexam.cliutil import command
 from tcsexam.errors import InputError, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "check",
-        help="check one certificate against one instance",
-        description="Check a solver's certificate against an instance and print status, value, "
-        "claimed value, original checker reward and message. Exit 0 whatever the verdict; 1 on "
-        "bad input (missing file, unreadable instance).",
-    )
+    p = command(sub, "check", check_main)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--task", help="task id (config/tasks/<id>.yaml) or path to a task file")
     which.add_argument(
@@ -31,13 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--certificate", required=True, help="the certificate file the solver wrote")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-    p.set_defaults(handler=check_main)
 
-    g = sub.add_parser(
-        "generate",
-        help="write seeded random instances of a problem",
-        description="Write COUNT seeded random instances (the same seed gives the same bytes).",
-    )
+    g = command(sub, "generate", generate_main)
     g.add_argument("--problem", help="maxcut, sat, tsp, coloring or maxsat")
     g.add_argument("--size", type=int, help="vertices (maxcut, coloring), variables (sat, maxsat) or cities (tsp)")
     g.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
@@ -46,12 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--output-dir",
         help="folder to write the instances into (with --task: default the task's instance_dir)",
     )
-    g.add_argument(
-        "--format",
-        choices=("new", "old"),
-        default="new",
-        help="maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'",
-    )
+    format_help = "maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'"
+    g.add_argument("--format", choices=("new", "old"), default="new", help=format_help)
     g.add_argument(
         "--task",
         help="instead of --problem/--size: write the generated instances of this task (id or task "
@@ -63,7 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="with --task: after every file is written and checked, write this JSON file (name -> "
         "sha256), e.g. the workflow's marker that the task's instances are ready",
     )
-    g.set_defaults(handler=generate_main)
 
 
 def _resolve(args):
@@ -97,6 +82,10 @@ def _resolve(args):
 
 
 def check_main(args) -> int:
+    """check one certificate against one instance
+
+    Check a solver's certificate against an instance and print status, value, claimed value, original checker
+    reward and message. Exit 0 whatever the verdict; 1 on bad input (missing file, unreadable instance)."""
     problem, path, meta, name = _resolve(args)
     instance = problem.parse_instance(path)
     cert = Path(args.certificate)
@@ -132,6 +121,9 @@ def check_main(args) -> int:
 
 
 def generate_main(args) -> int:
+    """write seeded random instances of a problem
+
+    Write COUNT seeded random instances (the same seed gives the same bytes)."""
     from tcsexam.fileio import atomic_write_text
     from tcsexam.problems import get_problem
     from tcsexam.problems.generate import generate_text, generated_name

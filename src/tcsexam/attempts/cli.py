@@ -15,32 +15,36 @@ from __future__ import annotations
 
 import argparse
 
+from tcsexam.cliutil import actions, command, count_text, key_value, required
 from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.head_cli import add_ray_head_parser
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS
 
+#: the fields naming one attempt (an attempt row's identity)
+IDENTITY = ("model", "track", "item", "attempt")
+
 
 def register(subparsers) -> None:
-    top = subparsers.add_parser(
+    sub = actions(
+        subparsers,
         "attempts",
+        "attempts_command",
         help="attempt rows, the attempt table, cohort and report plots (the workflow's glue)",
         description="Turn solver-score outputs and checker verdicts into rows of attempts.csv; "
         "every planned attempt gets a row (failed or missing results too).",
     )
-    sub = top.add_subparsers(dest="attempts_command", metavar="ACTION", required=True)
+    for add in (_add_row_commands, _add_table_commands, _add_report_commands):
+        add(sub)
+    add_ray_head_parser(sub, help="alias of `tcsexam runner ray-head`")
 
-    p = sub.add_parser(
-        "solver-row",
-        help="score a Solver attempt's final records and write its attempt row",
-        description="Calls the fixed-reference scorer. Missing records -> not_finished; records "
-        "the scorer refuses (infrastructure_error, missing instance, ...) -> judge_failed with the "
-        "scorer's message. Exit 0 in those cases; exit 1 only for a broken reference or bad options.",
-    )
+
+def _add_row_commands(sub) -> None:
+    """solver-row, verdict-row, verdict-rows, missing-row: one attempt's (or one model's) rows."""
+    p = command(sub, "solver-row", _solver_row)
     p.add_argument("--records", required=True, help="records.json of `tcsexam run`")
-    p.add_argument("--task", required=True)
+    required(p, "--task")
     p.add_argument("--reference", required=True, help="lite, full or a reference file")
-    p.add_argument("--model", required=True)
-    p.add_argument("--attempt", required=True)
+    required(p, "--model", "--attempt")
     p.add_argument("--protocol", required=True, choices=PROTOCOLS)
     p.add_argument("--adoption-status", default="selected", choices=ADOPTION_STATUSES)
     p.add_argument(
@@ -49,55 +53,38 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="where the solver-score output goes (removed when scoring fails)",
     )
-    p.add_argument("--output", required=True, metavar="ROW.json")
-    p.set_defaults(handler=_solver_row)
+    required(p, "--output", output="ROW.json")
 
-    p = sub.add_parser("verdict-row", help="convert a checker verdict JSON into an attempt row")
-    p.add_argument("--verdict", required=True, metavar="FILE")
-    p.add_argument("--model", help="expected model (checked against the verdict)")
-    p.add_argument("--track", help="expected track")
-    p.add_argument("--item", help="expected item")
-    p.add_argument("--attempt", help="expected attempt")
-    p.add_argument("--output", required=True, metavar="ROW.json")
-    p.set_defaults(handler=_verdict_row)
+    p = command(sub, "verdict-row", _verdict_row)
+    required(p, "--verdict", verdict="FILE")
+    for name in IDENTITY:
+        p.add_argument(
+            f"--{name}", help=f"expected {name}" + (" (checked against the verdict)" if name == "model" else "")
+        )
+    required(p, "--output", output="ROW.json")
 
-    p = sub.add_parser(
-        "verdict-rows",
-        help="all theorem/construction/open-conjecture rows of one model (missing verdicts -> missing rows)",
-    )
-    p.add_argument("--model", required=True)
+    p = command(sub, "verdict-rows", _verdict_rows)
+    required(p, "--model")
     p.add_argument("--suite", required=True, help="lite, full or a suite YAML")
     p.add_argument("--verdicts-dir", required=True, help="holds <model>/<item>/<attempt>.json")
     p.add_argument("--attempts", nargs="+", required=True, metavar="ID", help="the planned attempt ids")
-    p.add_argument(
-        "--item-attempt",
-        nargs="+",
-        default=[],
-        metavar="ITEM=ID",
-        help="a further attempt of one item only (e.g. an adoption file's replacement)",
-    )
+    item_attempt_help = "a further attempt of one item only (e.g. an adoption file's replacement)"
+    p.add_argument("--item-attempt", nargs="+", default=[], metavar="ITEM=ID", help=item_attempt_help)
     p.add_argument("--output", required=True, metavar="ROWS.json", help="a JSON list of rows")
-    p.add_argument(
-        "--judged",
-        nargs="*",
-        default=[],
-        metavar="ITEM/ATTEMPT",
-        help="constructions the pipeline judges (their rows come from `tcsexam construction row`): left out here",
-    )
-    p.set_defaults(handler=_verdict_rows)
+    judged_help = "constructions the pipeline judges (their rows come from `tcsexam construction row`): left out here"
+    p.add_argument("--judged", nargs="*", default=[], metavar="ITEM/ATTEMPT", help=judged_help)
 
-    p = sub.add_parser("missing-row", help="the row of a planned attempt that has no result")
-    p.add_argument("--model", required=True)
-    p.add_argument("--track", required=True)
-    p.add_argument("--item", required=True)
-    p.add_argument("--attempt", required=True)
+    p = command(sub, "missing-row", _missing_row)
+    required(p, *(f"--{name}" for name in IDENTITY))
     p.add_argument("--status", default="missing", choices=("missing", "not_finished", "judge_failed"))
     p.add_argument("--protocol", default="", help="solver rows: online or offline")
     p.add_argument("--reason", required=True, help="why there is no result (goes into the note)")
-    p.add_argument("--output", required=True, metavar="ROW.json")
-    p.set_defaults(handler=_missing_row)
+    required(p, "--output", output="ROW.json")
 
-    p = sub.add_parser("table", help="row files -> attempts.csv")
+
+def _add_table_commands(sub) -> None:
+    """table (rows -> attempts.csv) and ingest-online (an online attempt's judged records)."""
+    p = command(sub, "table", _table)
     p.add_argument("--rows", nargs="+", required=True, metavar="ROW.json")
     p.add_argument(
         "--adoption",
@@ -106,57 +93,40 @@ def register(subparsers) -> None:
         "statuses replace the rows' and the table gains the columns reason and replaces",
     )
     p.add_argument("--suite", help="with --adoption: the suite its items are checked against")
-    p.add_argument(
-        "--planned",
-        nargs="+",
-        default=[],
-        metavar="MODEL=ID[,ID...]",
-        help="with --adoption: each model and its planned attempt ids",
-    )
-    p.add_argument("--output", required=True, metavar="attempts.csv")
-    p.set_defaults(handler=_table)
+    planned_help = "with --adoption: each model and its planned attempt ids"
+    p.add_argument("--planned", nargs="+", default=[], metavar="MODEL=ID[,ID...]", help=planned_help)
+    required(p, "--output", output="attempts.csv")
 
-    p = sub.add_parser(
-        "ingest-online",
-        help="check one online attempt's judged records and store them as its records.json",
-        description="The online Solver protocol: the final judge's instance records (a JSON list: "
-        "instance, status, A or solved, any other field kept) become the attempt's records.json, "
-        "each record with the task, the attempt, the input file's sha256 and its digest, plus "
-        "online-input.json beside it (input path, sha256, provenance). Malformed input (bad JSON, an "
-        "unknown status or instance, a duplicate, ok without a value): one line, exit 1, nothing "
-        "written. A missing instance or an infrastructure_error is stored as is (exit 0): the "
-        "scorer refuses it, so the attempt is incomplete.",
-    )
+    p = command(sub, "ingest-online", _ingest_online)
     p.add_argument("--input", required=True, metavar="records.json", help="the judged records of the attempt")
     p.add_argument("--provenance", metavar="provenance.json", help="free-form JSON: who judged, judge version, date")
     p.add_argument("--task-file", required=True, help="the task's file (its instances and kind)")
-    p.add_argument("--model", required=True)
-    p.add_argument("--attempt", required=True)
-    p.add_argument("--output", required=True, metavar="records.json")
-    p.set_defaults(handler=_ingest_online)
+    required(p, "--model", "--attempt", "--output", output="records.json")
 
-    p = sub.add_parser("cohort", help="write cohort.json (reference id read from the reference file)")
-    p.add_argument("--suite", required=True)
+
+def _add_report_commands(sub) -> None:
+    """cohort and plots: one suite/protocol evaluation's cohort.json and report figures."""
+    p = command(sub, "cohort", _cohort)
+    required(p, "--suite")
     p.add_argument("--protocol", required=True, choices=PROTOCOLS)
     p.add_argument("--reference", required=True, help="lite, full or a reference file")
-    p.add_argument(
-        "--model", nargs="+", required=True, metavar="NAME=N", help="model and its planned adopted repetitions per task"
-    )
+    plans_help = "model and its planned adopted repetitions per task"
+    p.add_argument("--model", nargs="+", required=True, metavar="NAME=N", help=plans_help)
     p.add_argument("--adoption-policy", default=None)
-    p.add_argument("--output", required=True, metavar="cohort.json")
-    p.set_defaults(handler=_cohort)
+    required(p, "--output", output="cohort.json")
 
-    p = sub.add_parser("plots", help="report plots (PNG) of one suite/protocol evaluation")
-    p.add_argument("--index", required=True)
-    p.add_argument("--attempts", required=True)
+    p = command(sub, "plots", _plots)
+    required(p, "--index", "--attempts")
     p.add_argument("--solver-dir", required=True, help="results/<suite>/<protocol>/solver")
-    p.add_argument("--output-dir", required=True)
-    p.set_defaults(handler=_plots)
-
-    add_ray_head_parser(sub, help="alias of `tcsexam runner ray-head`")
+    required(p, "--output-dir")
 
 
 def _solver_row(args: argparse.Namespace) -> int:
+    """score a Solver attempt's final records and write its attempt row
+
+    Calls the fixed-reference scorer. Missing records -> not_finished; records the scorer refuses
+    (infrastructure_error, missing instance, ...) -> judge_failed with the scorer's message. Exit 0 in those
+    cases; exit 1 only for a broken reference or bad options."""
     from tcsexam.attempts.rows import solver_row, write_row
 
     row, _ = solver_row(
@@ -179,10 +149,11 @@ def _solver_row(args: argparse.Namespace) -> int:
 
 
 def _verdict_row(args: argparse.Namespace) -> int:
+    """convert a checker verdict JSON into an attempt row"""
     from tcsexam.attempts.rows import write_row
     from tcsexam.attempts.verdicts import verdict_row_file
 
-    expect = {k: getattr(args, k) for k in ("model", "track", "item", "attempt") if getattr(args, k)}
+    expect = {k: getattr(args, k) for k in IDENTITY if getattr(args, k)}
     row = verdict_row_file(args.verdict, expect)
     write_row(args.output, row)
     shown = "" if row.score is None else f" {row.score:g}"
@@ -191,8 +162,7 @@ def _verdict_row(args: argparse.Namespace) -> int:
 
 
 def _verdict_rows(args: argparse.Namespace) -> int:
-    from collections import Counter
-
+    """all theorem/construction/open-conjecture rows of one model (missing verdicts -> missing rows)"""
     from tcsexam.attempts.rows import write_rows
     from tcsexam.attempts.verdicts import model_verdict_rows
     from tcsexam.suites import load_suite
@@ -200,9 +170,7 @@ def _verdict_rows(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     item_attempts: dict[str, list[str]] = {}
     for spec in args.item_attempt:
-        item, sep, attempt = spec.partition("=")
-        if not sep or not item or not attempt:
-            raise UsageError(f"--item-attempt {spec!r}: expected ITEM=ID")
+        item, attempt = key_value(spec, "--item-attempt", "ITEM=ID")
         if item not in suite.track_of or suite.track_of[item] == "solver":
             raise UsageError(f"--item-attempt {spec!r}: {item!r} is no theorem, construction or conjecture item")
         item_attempts.setdefault(item, []).append(attempt)
@@ -210,14 +178,12 @@ def _verdict_rows(args: argparse.Namespace) -> int:
         args.model, suite, args.verdicts_dir, args.attempts, item_attempts, frozenset(args.judged)
     )
     write_rows(args.output, rows)
-    counts = Counter(r.score_status for r in rows)
-    print(
-        f"{args.model}: {len(rows)} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}"
-    )
+    print(f"{args.model}: {len(rows)} rows ({count_text(r.score_status for r in rows)}) -> {args.output}")
     return 0
 
 
 def _missing_row(args: argparse.Namespace) -> int:
+    """the row of a planned attempt that has no result"""
     from tcsexam.attempts.rows import failed_row, write_row
     from tcsexam.suites import normalize_track
 
@@ -231,8 +197,7 @@ def _missing_row(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from collections import Counter
-
+    """row files -> attempts.csv"""
     from tcsexam.attempts.rows import write_table
 
     adoption = None
@@ -244,18 +209,23 @@ def _table(args: argparse.Namespace) -> int:
             raise UsageError("table --adoption needs --suite and --planned MODEL=ID[,ID...]")
         planned = {}
         for spec in args.planned:
-            name, sep, ids = spec.partition("=")
-            if not sep or not name or not ids:
-                raise UsageError(f"--planned {spec!r}: expected MODEL=ID[,ID...]")
+            name, ids = key_value(spec, "--planned", "MODEL=ID[,ID...]")
             planned[name] = ids.split(",")
         adoption = load_adoption(args.adoption, load_suite(args.suite), planned)
     rows = write_table(args.rows, args.output, adoption)
-    counts = Counter(r.score_status for r in rows)
-    print(f"{len(rows)} attempt rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) -> {args.output}")
+    print(f"{len(rows)} attempt rows ({count_text(r.score_status for r in rows)}) -> {args.output}")
     return 0
 
 
 def _ingest_online(args: argparse.Namespace) -> int:
+    """check one online attempt's judged records and store them as its records.json
+
+    The online Solver protocol: the final judge's instance records (a JSON list: instance, status, A or solved,
+    any other field kept) become the attempt's records.json, each record with the task, the attempt, the input
+    file's sha256 and its digest, plus online-input.json beside it (input path, sha256, provenance). Malformed
+    input (bad JSON, an unknown status or instance, a duplicate, ok without a value): one line, exit 1, nothing
+    written. A missing instance or an infrastructure_error is stored as is (exit 0): the scorer refuses it, so
+    the attempt is incomplete."""
     from tcsexam.attempts.online import ingest_online
     from tcsexam.tasks import load_task
 
@@ -274,6 +244,7 @@ def _ingest_online(args: argparse.Namespace) -> int:
 
 
 def _cohort(args: argparse.Namespace) -> int:
+    """write cohort.json (reference id read from the reference file)"""
     from tcsexam.attempts.cohort import build_cohort, parse_model_plans
     from tcsexam.fileio import atomic_write_json
 
@@ -287,6 +258,7 @@ def _cohort(args: argparse.Namespace) -> int:
 
 
 def _plots(args: argparse.Namespace) -> int:
+    """report plots (PNG) of one suite/protocol evaluation"""
     from tcsexam.attempts.plots import make_plots
 
     for path in make_plots(args.index, args.attempts, args.solver_dir, args.output_dir):

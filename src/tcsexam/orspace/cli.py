@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tcsexam.cliutil import pick
 from tcsexam.errors import InputError, UsageError
 from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
@@ -238,28 +239,13 @@ def _execute(args) -> int:
         raise UsageError("--workers must be at least 1")
     if args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
-    settings = ExecuteSettings(
-        time_limit_s=args.time_limit,
-        mem_mb=args.mem_mb,
-        sandbox=args.sandbox,
-        limiter=args.limiter,
-        python=args.python,
-        workers=args.workers,
-        licences=_licences(args.licence),
-        docker_image=args.docker_image,
-    )
+    chosen = pick(args, "mem_mb", "sandbox", "limiter", "python", "workers", "docker_image", time_limit_s="time_limit")
+    settings = ExecuteSettings(**chosen, licences=_licences(args.licence))
     from tcsexam.runner.ray_job import sigterm_as_exit
 
     with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay
-        summary = execute(
-            args.workspaces,
-            args.output_dir,
-            settings,
-            modes=tuple(args.modes),
-            workspace_ids=args.ids,
-            progress=_progress,
-            condition=args.condition,
-        )
+        options = dict(modes=tuple(args.modes), workspace_ids=args.ids, progress=_progress, condition=args.condition)
+        summary = execute(args.workspaces, args.output_dir, settings, **options)
     aside = f"; {summary['set_aside']} damaged or outdated record(s) set aside" if summary["set_aside"] else ""
     print(
         f"executed {summary['executed']}, reused {summary['reused']} of {summary['workspaces']} workspaces{aside}; "

@@ -40,10 +40,10 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
@@ -62,8 +62,12 @@ from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_
 from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
 from tcsexam.recordkey import ensure_key
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.ray_job import make_scratch
 from tcsexam.runner.store import RecordStore
+
+if TYPE_CHECKING:
+    from tcsexam.runner.limiter import Limits
 
 DEFAULT_TIME_LIMIT_S = 180.0
 #: the OR-Space sandbox image (envs/orspace.Dockerfile, `make orspace-image`)
@@ -71,6 +75,10 @@ DEFAULT_ORSPACE_IMAGE = "tcsexam-orspace:latest"
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
 #: the `problem` of a workspace's record key (a Solver task's problem names its family)
 KEY_PROBLEM = "orspace-workspace"
+#: the fields of a run's `ProcessOutcome` a workspace record keeps as they are
+OUTCOME_FIELDS = (
+    "exit_code", "signal", "termination", "wall_s", "cpu_s", "peak_mem_mb", "stdout_tail", "stderr_tail", "limiter",
+)  # fmt: skip
 
 
 @dataclass
@@ -161,26 +169,22 @@ class WorkspaceContext:
     """What every run of one `execute` shares (sent once to each Ray actor): the runner's pools
     call `execute(workspace_id)` and `infrastructure_record(workspace_id, message)`."""
 
-    settings: ExecuteSettings  #: `sandbox` resolved (never `auto`)
+    settings: ExecuteSettings  #: `sandbox` resolved (never `auto`), `docker_image` the image it runs or None
     workspaces: dict[str, Path]
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
+    limits: Limits | None = None  #: every program's (`settings_limits`)
     condition: str | None = None  #: the stage condition's slug, recorded in every record
     hidden_paths: tuple[str, ...] = ()  #: hidden from the programs: the output folder, the record key's
+    scratch_root: str | None = None  #: parent of the scratch folders (None: $TMPDIR)
     _sandbox_obj: Any = field(default=None, repr=False, compare=False)
-
-    def limits(self):
-        from tcsexam.runner.limiter import Limits
-
-        s = self.settings
-        return Limits(wall_s=float(s.time_limit_s), mem_mb=s.mem_mb, limiter=s.limiter)
 
     def sandbox_obj(self) -> Any:
         if self._sandbox_obj is None:
             from tcsexam.runner.sandboxes import get_sandbox
 
-            options = {"image": self.settings.docker_image} if self.settings.sandbox == "docker" else {}
-            self._sandbox_obj = get_sandbox(self.settings.sandbox, **options)
+            image = self.settings.docker_image  # the image the chosen sandbox runs (None: it runs none)
+            self._sandbox_obj = get_sandbox(self.settings.sandbox, **({"image": image} if image else {}))
         return self._sandbox_obj
 
     def blank_record(self, wid: str, **fields: Any) -> WorkspaceRecord:
@@ -191,7 +195,7 @@ class WorkspaceContext:
             mode=parse_workspace_id(wid)[1],
             workspace=str(self.workspaces[wid]),
             time_limit_s=s.time_limit_s,
-            limits=self.limits().as_dict(),
+            limits=self.limits.as_dict(),
             sandbox=s.sandbox,
             harness_version=HARNESS_VERSION,
             key=self.keys.get(wid),
@@ -246,11 +250,11 @@ def program_environment(
 
 def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     """Execute one submission and return its record (never raises for program faults)."""
-    from tcsexam.runner.limiter import LaunchError
+    from tcsexam.runner.limiter import LaunchError, RunPaths, RunSpec
 
     settings, workspace = ctx.settings, ctx.workspaces[wid]
     mode = parse_workspace_id(wid)[1]
-    limits = ctx.limits()
+    limits = ctx.limits
     template, entry = ctx.entries[wid]
     not_run = dict(wall_s=0.0, objective=None)
     if template is None:
@@ -284,11 +288,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         argv = _argv(template, values, workspace, entry)
         env, readonly = program_environment(settings, scratch, result_file, root)
         try:
-            outcome = ctx.sandbox_obj().run(
-                argv,
-                cwd=str(src if src.is_dir() else root),
-                limits=limits,
-                env=env,
+            paths = RunPaths(
                 stdout_path=scratch / "stdout.log",
                 stderr_path=scratch / "stderr.log",
                 readonly_paths=readonly,
@@ -296,6 +296,8 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 output_paths=[str(result_file)],
                 hidden_paths=ctx.hidden_paths,
             )
+            cwd = str(src if src.is_dir() else root)
+            outcome = ctx.sandbox_obj().run(RunSpec(argv, cwd, limits, env, paths, settings.limiter))
         except LaunchError as exc:
             if not exc.candidate_fault:
                 return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
@@ -317,15 +319,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         )
         return ctx.blank_record(
             wid,
-            exit_code=outcome.exit_code,
-            signal=outcome.signal,
-            termination=outcome.termination,
-            wall_s=outcome.wall_s,
-            cpu_s=outcome.cpu_s,
-            peak_mem_mb=outcome.peak_mem_mb,
-            stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail,
-            limiter=outcome.limiter,
+            **{name: getattr(outcome, name) for name in OUTCOME_FIELDS},
             status_source=derived["status_source"],
             solver=detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src),
             **verdict,
@@ -345,29 +339,6 @@ def _read(path: Path, limit: int) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
-def run_in_pool(ctx: Any, names: Sequence[str], workers: int, on_result: Callable, *, watchdog_s: float) -> None:
-    """Run `names` in the runner's pool, as the Solver track does: in this process when one
-    worker is asked for (or one name is left), else on `workers` Ray actors (RAY_ADDRESS's cluster
-    or a local Ray); both retry an infrastructure failure `DEFAULT_MAX_RETRIES` times."""
-    from tcsexam.runner.pool import DEFAULT_MAX_RETRIES, InProcessPool, RayPool
-    from tcsexam.runner.ray_job import start_ray
-
-    if workers <= 1 or len(names) <= 1:
-        InProcessPool(ctx, max_retries=DEFAULT_MAX_RETRIES).run(names, on_result)
-        return
-    handle = start_ray(num_cpus=workers)
-    pool = None
-    try:
-        pool = RayPool(ctx, workers=min(workers, len(names)), max_retries=DEFAULT_MAX_RETRIES, watchdog_s=watchdog_s)
-        pool.run(names, on_result)
-    finally:
-        if pool is not None:
-            pool.close(kill_actors=not handle.ends_job)
-        handle.shutdown()
-        if pool is not None:
-            pool.reap_orphans()
-
-
 def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None, str]]:
     """find_entry's answer per workspace; a bad submission.yaml is the user's input: one error
     before anything runs."""
@@ -380,24 +351,33 @@ def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None,
     return entries
 
 
-def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, str]:
-    """`choose_sandbox`, with the OR-Space image for docker (see ExecuteSettings.docker_image)."""
-    from tcsexam.runner.sandboxes import choose_sandbox
+def settings_limits(settings: ExecuteSettings) -> Limits:
+    """Every program's limits: the wall-clock time limit, the memory limit, the limiter."""
+    from tcsexam.runner.limiter import Limits
 
-    if name != "docker":
+    return Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb)
+
+
+def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, str]:
+    """`choose_sandbox`, with the OR-Space image for a sandbox that runs an image (docker; see
+    ExecuteSettings.docker_image): the one asked for, else the OR-Space image when present, else
+    the sandbox's own default (the Solver track's candidate image)."""
+    from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
+
+    if name not in NAMES or get_sandbox(name).image_name is None:  # `auto`, or a sandbox without images
         return choose_sandbox(name)
     wanted = docker_image or os.environ.get("TCSEXAM_ORSPACE_IMAGE")
     if wanted:
-        box, why = choose_sandbox("docker", image=wanted)
+        box, why = choose_sandbox(name, image=wanted)
         return box, f"{why} (image {wanted})"
     try:
-        box, why = choose_sandbox("docker", image=DEFAULT_ORSPACE_IMAGE)
+        box, why = choose_sandbox(name, image=DEFAULT_ORSPACE_IMAGE)
         return box, f"{why} (image {DEFAULT_ORSPACE_IMAGE})"
     except InputError:
-        box, why = choose_sandbox("docker")
+        box, why = choose_sandbox(name)
         return (
             box,
-            f"{why} (no {DEFAULT_ORSPACE_IMAGE}: image {box.image}, which may lack the solvers: make orspace-image)",
+            f"{why} (no {DEFAULT_ORSPACE_IMAGE}: image {box.image_name}, which may lack the solvers: make orspace-image)",
         )
 
 
@@ -420,10 +400,33 @@ def _execute(
     condition: str | None = None,
     hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
-    """`condition`: the stage condition's slug when the folder has no stage manifest saying it."""
+    """`condition`: the stage condition's slug when the folder has no stage manifest saying it.
+    The steps of the batch engine (`runner.batch`): prepare, keys, reuse, batch, summary."""
     from tcsexam.orspace.conditions import staged_condition
-    from tcsexam.runner.limiter import Limits
 
+    found = _selected(workspaces_root, modes, workspace_ids)
+    _check_settings(settings)
+    entries = checked_entries(found)
+    settings, image = _resolved(settings, progress)
+    limits = settings_limits(settings)
+    condition = staged_condition(workspaces_root, condition)
+    keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}
+    hold.enter_context(exclusive_use([(out_dir / "records", True)]))
+    seal_key = ensure_key(out_dir, near=out_dir / "records")
+    batch = KeyedBatch.open(RecordStore(out_dir / "records", WorkspaceRecord, key=seal_key), keys)
+    if progress is not None:
+        for wid, reason, detail in batch.set_aside:
+            progress(f"{wid}: record set aside ({reason}: {detail}) into {batch.store.set_aside_dir}; it runs again")
+        batch.on_write = _progress_lines(progress, len(batch.pending), batch)
+    hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
+    ctx = WorkspaceContext(settings, found, keys, entries, limits, condition=condition, hidden_paths=hidden)
+    # one worker asked for, or one workspace left: in this process (no Ray start)
+    pool = PoolOptions(workers=settings.workers, use_ray=settings.workers > 1 and len(batch.pending) > 1)
+    run_batch(ctx, batch, pool, BatchHooks(label="orspace execute", log=progress))
+    return _summary(batch, out_dir, condition)
+
+
+def _selected(workspaces_root: Path, modes: tuple[str, ...], workspace_ids: list[str] | None) -> dict[str, Path]:
     found = discover_workspaces(workspaces_root, modes)
     if workspace_ids:
         unknown = [w for w in workspace_ids if w not in found]
@@ -432,68 +435,55 @@ def _execute(
         found = {w: p for w, p in found.items() if w in set(workspace_ids)}
     if not found:
         raise InputError(f"{workspaces_root}: no {'/'.join(modes)} workspaces found")
+    return found
+
+
+def _check_settings(settings: ExecuteSettings) -> None:
     if settings.time_limit_s <= 0:
         raise InputError(f"time limit must be positive, not {settings.time_limit_s}")
     try:
         licence_mounts(settings.licences)
     except (ValueError, FileNotFoundError) as exc:
         raise InputError(str(exc)) from None
-    entries = checked_entries(found)
+
+
+def _resolved(settings: ExecuteSettings, progress: Callable[[str], None] | None) -> tuple[ExecuteSettings, str | None]:
+    """(the settings with the sandbox chosen, its image and the programs' interpreter; the id of
+    the image it runs, None without one: a new image reruns)."""
     sandbox, why = orspace_sandbox(settings.sandbox, settings.docker_image)
     if progress is not None:
         progress(why)
-    # `auto` resolved: keys name the real one; docker runs the image's own python3 by default
-    python = settings.python or ("python3" if sandbox.name == "docker" else sys.executable)
-    image_name = getattr(sandbox, "image", None) if sandbox.name == "docker" else None
-    settings = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=image_name)
-    limits = Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb, limiter=settings.limiter)
-    condition = staged_condition(workspaces_root, condition)
-    image = sandbox.image_id() if hasattr(sandbox, "image_id") else None  # a new docker image reruns
-    keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}
-    hold.enter_context(exclusive_use([(out_dir / "records", True)]))
-    seal_key = ensure_key(out_dir, near=out_dir / "records")
-    store = RecordStore(out_dir / "records", WorkspaceRecord, key=seal_key)
-    store.prepare()
+    # `auto` resolved: keys name the real one; a sandbox with its own Python runs its python3 by default
+    python = settings.python or sandbox.candidate_python
+    resolved = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=sandbox.image_name)
+    return resolved, sandbox.image_id()
 
-    records: dict[str, WorkspaceRecord] = {}
-    todo = []
-    for wid in found:
-        reused = store.lookup(wid, keys[wid]).reused
-        if reused is not None:
-            records[wid] = reused
-        else:
-            todo.append(wid)
-    if progress is not None:
-        for wid, reason, detail in store.set_aside:
-            progress(f"{wid}: record set aside ({reason}: {detail}) into {store.set_aside_dir}; it runs again")
 
+def _progress_lines(progress: Callable[[str], None], todo: int, batch: KeyedBatch) -> Callable[[str, Any], None]:
+    """`on_write` of the batch: one line per finished workspace, with the failures and an ETA."""
     started = time.monotonic()
-    done = failures = 0
+    failures = 0
 
-    def on_result(wid: str, record: WorkspaceRecord, tries: int) -> None:
-        nonlocal done, failures
-        store.write(record)
-        records[wid] = record
-        done += 1
+    def on_write(wid: str, record: WorkspaceRecord) -> None:
+        nonlocal failures
         failures += record.failure_mode is not None
-        if progress is not None:
-            eta = (time.monotonic() - started) / done * (len(todo) - done)
-            progress(
-                f"[{done}/{len(todo)}] {wid}: {record.status} "
-                f"({record.failure_mode or 'ok'}); failures {failures}; ETA {eta:.0f} s"
-            )
+        done = batch.executed
+        eta = (time.monotonic() - started) / done * (todo - done)
+        progress(
+            f"[{done}/{todo}] {wid}: {record.status} ({record.failure_mode or 'ok'}); failures {failures}; ETA {eta:.0f} s"
+        )
 
-    hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
-    ctx = WorkspaceContext(
-        settings=settings, workspaces=found, keys=keys, entries=entries, condition=condition, hidden_paths=hidden
-    )
-    run_in_pool(ctx, todo, settings.workers, on_result, watchdog_s=3 * float(settings.time_limit_s) + 120.0)
+    return on_write
 
+
+def _summary(batch: KeyedBatch, out_dir: Path, condition: str | None) -> dict[str, Any]:
+    """Refuse harness failures (a rerun retries them); write predictions.jsonl; the summary."""
+    records = batch.results
     infra = sorted(w for w, r in records.items() if r.infrastructure_error)
     if infra:
         raise InputError(
             f"{len(infra)} workspace(s) hit a harness failure, first {infra[0]}: "
-            f"{records[infra[0]].message}; rerun to retry them (records in {store.dir})"
+            f"{records[infra[0]].message}; rerun to retry them (records in {batch.store.dir})"
         )
     lines = [json.dumps(r.prediction()) for _, r in sorted(records.items())]
     atomic_write_text(out_dir / "predictions.jsonl", "\n".join(lines) + "\n")
@@ -503,9 +493,9 @@ def _execute(
             failure_modes[r.failure_mode] = failure_modes.get(r.failure_mode, 0) + 1
     return {
         "workspaces": len(records),
-        "executed": len(todo),
-        "reused": len(records) - len(todo),
+        "executed": batch.executed,
+        "reused": batch.reused,
         "failure_modes": failure_modes,
-        "set_aside": len(store.set_aside),
+        "set_aside": len(batch.set_aside),
         "condition": condition,
     }

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from tcsexam.cliutil import at_least, command, key_value
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "manifest",
-        help="write (or rebuild) a run's provenance manifest.json",
-        description="Rebuild RUN_DIR/manifest.json (results/<suite>/<protocol>) from the finished run: "
-        "tcsexam version and git commit, Python and package versions, OS, kernel, CPU, cores, memory, "
-        "limiter and sandbox, the reference file's sha256, every Solver task file's sha256, limits and "
-        "instance sha256s, every candidate's hash, status counts and solver time, and the other tracks' "
-        "verdict files' sha256. Input locations default to those the run's previous manifest recorded.",
-    )
+    p = command(subparsers, "manifest", _manifest)
     p.add_argument("run_dir", metavar="RUN_DIR", help="results/<suite>/<protocol> of a finished evaluation")
     p.add_argument("--output", metavar="FILE", help="default: RUN_DIR/manifest.json")
     p.add_argument("--reference", help="the reference the run used: lite, full or a path (default: the suite's)")
@@ -22,23 +16,10 @@ def register(subparsers) -> None:
     p.add_argument(
         "--verdicts-dir", help="checker verdicts <dir>/<model>/<item>/<attempt>.json (default: config/verdicts)"
     )
-    p.add_argument(
-        "--task-file",
-        action="append",
-        default=[],
-        metavar="TASK=FILE",
-        help="a Solver task file other than config/tasks/<task>.yaml (repeatable)",
-    )
-    p.set_defaults(handler=_manifest)
+    task_file_help = "a Solver task file other than config/tasks/<task>.yaml (repeatable)"
+    p.add_argument("--task-file", action="append", default=[], metavar="TASK=FILE", help=task_file_help)
 
-    c = subparsers.add_parser(
-        "compare",
-        help="compare two runs: differing inputs, deltas with paired bootstrap intervals, a verdict",
-        description="Compare two run directories (results/<suite>/<protocol>). Verdict: identical (every "
-        "score equal bit for bit), reproduced (every delta's 95%% interval contains 0), differs (some "
-        "interval excludes 0; named), incomparable (different suite, protocol, reference, instance set or "
-        "limits; named). Exit code 0 identical/reproduced, 3 differs, 4 incomparable.",
-    )
+    c = command(subparsers, "compare", _compare)
     c.add_argument("baseline", metavar="BASELINE", help="the published / earlier run directory")
     c.add_argument("candidate", metavar="CANDIDATE", help="the run to check against it")
     c.add_argument("--output", required=True, metavar="compare.json")
@@ -51,21 +32,24 @@ def register(subparsers) -> None:
         action="store_true",
         help="exit 0 whatever the verdict (the workflow's compare rule; the verdict is in the output)",
     )
-    c.set_defaults(handler=_compare)
 
 
 def _manifest(args: argparse.Namespace) -> int:
+    """write (or rebuild) a run's provenance manifest.json
+
+    Rebuild RUN_DIR/manifest.json (results/<suite>/<protocol>) from the finished run: tcsexam version and git
+    commit, Python and package versions, OS, kernel, CPU, cores, memory, limiter and sandbox, the reference
+    file's sha256, every Solver task file's sha256, limits and instance sha256s, every candidate's hash, status
+    counts and solver time, and the other tracks' verdict files' sha256. Input locations default to those the
+    run's previous manifest recorded."""
     from pathlib import Path
 
-    from tcsexam.errors import UsageError
     from tcsexam.provenance.manifest import Sources, sources_from_manifest, write_manifest
 
     base = sources_from_manifest(Path(args.run_dir)) or Sources()
     task_files = dict(base.task_files)
     for spec in args.task_file:
-        task, sep, path = spec.partition("=")
-        if not sep or not task or not path:
-            raise UsageError(f"--task-file {spec!r}: expected TASK=FILE")
+        task, path = key_value(spec, "--task-file", "TASK=FILE")
         task_files[task] = path
     sources = Sources(
         reference=args.reference or base.reference,
@@ -79,17 +63,19 @@ def _manifest(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from tcsexam.errors import InputError, UsageError
+    """compare two runs: differing inputs, deltas with paired bootstrap intervals, a verdict
+
+    Compare two run directories (results/<suite>/<protocol>). Verdict: identical (every score equal bit for
+    bit), reproduced (every delta's 95% interval contains 0), differs (some interval excludes 0; named),
+    incomparable (different suite, protocol, reference, instance set or limits; named). Exit code 0
+    identical/reproduced, 3 differs, 4 incomparable."""
+    from tcsexam.errors import InputError
     from tcsexam.fileio import atomic_write_json, atomic_write_text
     from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
     from tcsexam.scoring.compare import EXIT_CODES, compare_runs
 
-    resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    if resamples < 1:
-        raise UsageError("--resamples must be at least 1")
-    if seed < 0:
-        raise UsageError("--seed must be 0 or more")
+    resamples = at_least(args.resamples, 1, "--resamples", default=DEFAULT_RESAMPLES)
+    seed = at_least(args.seed, 0, "--seed", default=DEFAULT_SEED)
     result = compare_runs(args.baseline, args.candidate, seed=seed, resamples=resamples)
     html = plot = None
     if args.report:

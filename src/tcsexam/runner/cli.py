@@ -3,170 +3,137 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
+from tcsexam.cliutil import command, pick
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
-from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
+from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S, DEFAULT_MAX_RETRIES
 from tcsexam.runner.ray_job import sigterm_as_exit
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
+if TYPE_CHECKING:
+    from tcsexam.runner.orchestrate import RunOptions
+
+#: the help lines of the options that say how a candidate runs (`tcsexam run`, `tcsexam construction run`)
+RUN_HELP = {
+    "workers": "concurrent runs (default: this job's CPUs // the candidate's threads; "
+    "with --ray-address: the cluster's CPUs // threads)",
+    "ray_address": "use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray",
+    "ray_head": "use the shared Ray head whose state folder is DIR (`tcsexam runner ray-head start`), waiting for "
+    "it while it starts; a local Ray when none is alive there",
+    "no_ray": "run in this process, one instance at a time (same executor; debugging)",
+    "allow_unsandboxed": "the candidates are trusted: `--sandbox auto` may fall back to local "
+    "(records and index.json say so)",
+    "seed": "seed passed to the candidate ({seed})",
+    "max_retries": "resubmissions after an infrastructure failure (lost actor, ...); default %(default)s",
+    "build_timeout": "wall limit of the candidate's build step (default 600)",
+    "limiter": "process limiter (default auto: cgroups where allowed, else light)",
+    "no_progress": "no progress bar on stderr",
+}
+LIMITERS = ("auto", "light", "cgroup", "benchexec")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser(
-        "run",
-        help="run a candidate solver on a task's instances (Ray fan-out, resumable)",
-        description=(
-            "Run one candidate on every instance of a task under the task's fixed limits. Each "
-            "finished instance is written at once to the records folder; a rerun reuses records "
-            "whose key (candidate files, instance file, limits, harness version, sandbox, seed) "
-            "matches and runs only the rest. Exit 0 whatever the solver did; 1 on bad input."
-        ),
-    )
+    run = command(sub, "run", _run)
     run.add_argument("--task", required=True, help="task id (config/tasks/<id>.yaml) or a task file")
     run.add_argument("--candidate", required=True, metavar="DIR", help="candidate folder with solver.yaml")
     run.add_argument("--attempt", default=None, metavar="ID", help="attempt id stored in every record")
-    run.add_argument(
-        "--output", required=True, metavar="FILE", help="records.json: the JSON list of instance records in task order"
-    )
-    run.add_argument(
-        "--records-dir",
-        default=None,
-        metavar="DIR",
-        help="per-instance record files (default: records/ beside --output)",
-    )
-    run.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="concurrent runs (default: this job's CPUs // the candidate's threads; "
-        "with --ray-address: the cluster's CPUs // threads)",
-    )
-    ray_where = run.add_mutually_exclusive_group()
-    ray_where.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray",
-    )
-    ray_where.add_argument(
-        "--ray-head",
-        default=None,
-        metavar="DIR",
-        help="use the shared Ray head whose state folder is DIR (`tcsexam runner "
-        "ray-head start`), waiting for it while it starts; a local Ray when "
-        "none is alive there",
-    )
-    run.add_argument(
-        "--no-ray", action="store_true", help="run in this process, one instance at a time (same executor; debugging)"
-    )
-    run.add_argument("--sandbox", **SANDBOX_OPTION)
-    run.add_argument(
-        "--allow-unsandboxed",
-        action="store_true",
-        help="the candidates are trusted: `--sandbox auto` may fall back to local (records and index.json say so)",
-    )
-    run.add_argument("--seed", type=int, default=0, help="seed passed to the candidate ({seed})")
-    run.add_argument(
-        "--instances",
-        nargs="+",
-        default=None,
-        metavar="NAME",
-        help="run only these instances (records.json then lists only them)",
-    )
-    run.add_argument(
-        "--max-retries",
-        type=int,
-        default=DEFAULT_MAX_RETRIES,
-        metavar="K",
-        help="resubmissions after an infrastructure failure (lost actor, ...); default %(default)s",
-    )
-    run.add_argument(
-        "--build-timeout",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="wall limit of the candidate's build step (default 600)",
-    )
-    run.add_argument(
-        "--limiter",
-        default="auto",
-        choices=["auto", "light", "cgroup", "benchexec"],
-        help="process limiter (default auto: cgroups where allowed, else light)",
-    )
-    run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    run.add_argument(
-        "--progress-every",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="log a progress line (done/planned, rate, ETA) this often; 0: never (default %(default)s)",
-    )
-    run.set_defaults(handler=_run)
+    output_help = "records.json: the JSON list of instance records in task order"
+    run.add_argument("--output", required=True, metavar="FILE", help=output_help)
+    records_help = "per-instance record files (default: records/ beside --output)"
+    run.add_argument("--records-dir", default=None, metavar="DIR", help=records_help)
+    add_run_options(run)
+    only_help = "run only these instances (records.json then lists only them)"
+    run.add_argument("--instances", nargs="+", default=None, metavar="NAME", help=only_help)
+    every_help = "log a progress line (done/planned, rate, ETA) this often; 0: never (default %(default)s)"
+    run.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS", help=every_help)
+    _register_repair(sub)
 
-    rep = sub.add_parser(
-        "repair",
-        help="move chosen instance records aside so the next run redoes them",
-        description=(
-            "Move records into <records-dir>/.repaired/<timestamp>/ (nothing is deleted). Default: "
-            "the infrastructure_error records; with --instances and no --status: those instances "
-            "whatever their status. Damaged record files (unparseable, failing their digest, another "
-            "instance's) are always moved. Then rerun `tcsexam run`: only the moved instances execute."
-        ),
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options saying how a candidate runs: its pool (workers, Ray), sandbox, limiter, seed,
+    retries, build timeout, progress bar (read back by `run_options`)."""
+    h = RUN_HELP
+    parser.add_argument("--workers", type=int, default=None, metavar="N", help=h["workers"])
+    ray_where = parser.add_mutually_exclusive_group()
+    ray_where.add_argument("--ray-address", default=None, metavar="ADDR", help=h["ray_address"])
+    ray_where.add_argument("--ray-head", default=None, metavar="DIR", help=h["ray_head"])
+    parser.add_argument("--no-ray", action="store_true", help=h["no_ray"])
+    parser.add_argument("--sandbox", **SANDBOX_OPTION)
+    parser.add_argument("--allow-unsandboxed", action="store_true", help=h["allow_unsandboxed"])
+    parser.add_argument("--seed", type=int, default=0, help=h["seed"])
+    parser.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="K", help=h["max_retries"])
+    timeout = DEFAULT_BUILD_TIMEOUT_S
+    parser.add_argument("--build-timeout", type=float, default=timeout, metavar="SECONDS", help=h["build_timeout"])
+    parser.add_argument("--limiter", default="auto", choices=LIMITERS, help=h["limiter"])
+    parser.add_argument("--no-progress", action="store_true", help=h["no_progress"])
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The `RunOptions` of the options `add_run_options` declared."""
+    from tcsexam.runner.batch import PoolOptions
+    from tcsexam.runner.orchestrate import RunOptions
+
+    pool = PoolOptions(
+        workers=args.workers,
+        use_ray=not args.no_ray,
+        ray_address=args.ray_address,
+        ray_head=args.ray_head,
+        max_retries=args.max_retries,
     )
+    return RunOptions(
+        sandbox=args.sandbox,
+        limiter=args.limiter,
+        allow_unsandboxed=args.allow_unsandboxed,
+        build_timeout_s=args.build_timeout,
+        progress=not args.no_progress,
+        pool=pool,
+    )
+
+
+def _register_repair(sub: argparse._SubParsersAction) -> None:
+    rep = command(sub, "repair", _repair)
     rep.add_argument("--records-dir", required=True, metavar="DIR")
-    rep.add_argument(
-        "--status",
-        nargs="+",
-        default=None,
-        metavar="STATUS",
-        choices=sorted(STATUSES) + ["any"],
-        help="statuses to redo (default infrastructure_error; 'any' for all)",
-    )
+    statuses = sorted(STATUSES) + ["any"]
+    status_help = "statuses to redo (default infrastructure_error; 'any' for all)"
+    rep.add_argument("--status", nargs="+", default=None, metavar="STATUS", choices=statuses, help=status_help)
     rep.add_argument("--instances", nargs="+", default=None, metavar="NAME", help="only these instances")
-    rep.add_argument(
-        "--output",
-        default=None,
-        metavar="FILE",
-        help="also set aside this records.json when records were moved or it fails its checks "
-        "(does not parse, a record fails its digest or differs from the stored one)",
+    output_help = (
+        "also set aside this records.json when records were moved or it fails its checks "
+        "(does not parse, a record fails its digest or differs from the stored one)"
     )
+    rep.add_argument("--output", default=None, metavar="FILE", help=output_help)
     rep.add_argument("--dry-run", action="store_true", help="say what would move, move nothing")
-    rep.set_defaults(handler=_repair)
 
 
 def _run(args: argparse.Namespace) -> int:
+    """run a candidate solver on a task's instances (Ray fan-out, resumable)
+
+    Run one candidate on every instance of a task under the task's fixed limits. Each finished
+    instance is written at once to the records folder; a rerun reuses records whose key (candidate
+    files, instance file, limits, harness version, sandbox, seed) matches and runs only the rest.
+    Exit 0 whatever the solver did; 1 on bad input."""
     from tcsexam.runner.heartbeat import Heartbeat, heartbeat_path
-    from tcsexam.runner.orchestrate import run_task
+    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
 
     say = say_for("run", "runner")
     beat = Heartbeat(heartbeat_path(args.output), progress_every_s=args.progress_every or None, log=say)
+    job = TaskJob(
+        **pick(args, "task", "output", "attempt", "records_dir", "instances", "seed", candidate_dir="candidate")
+    )
     with sigterm_as_exit(), beat.closing():
-        run_task(
-            task=args.task,
-            candidate_dir=args.candidate,
-            output=args.output,
-            attempt=args.attempt,
-            records_dir=args.records_dir,
-            workers=args.workers,
-            ray_address=args.ray_address,
-            ray_head=args.ray_head,
-            sandbox=args.sandbox,
-            seed=args.seed,
-            instances=args.instances,
-            max_retries=args.max_retries,
-            progress=not args.no_progress,
-            use_ray=not args.no_ray,
-            build_timeout_s=args.build_timeout,
-            limiter=args.limiter,
-            heartbeat=beat,
-            log=say,
-            allow_unsandboxed=args.allow_unsandboxed,
-        )
+        run_job(job, run_options(args), RunHooks(log=say, heartbeat=beat))
     return 0
 
 
 def _repair(args: argparse.Namespace) -> int:
+    """move chosen instance records aside so the next run redoes them
+
+    Move records into <records-dir>/.repaired/<timestamp>/ (nothing is deleted). Default: the
+    infrastructure_error records; with --instances and no --status: those instances whatever their
+    status. Damaged record files (unparseable, failing their digest, another instance's) are always
+    moved. Then rerun `tcsexam run`: only the moved instances execute."""
     from pathlib import Path
 
     from tcsexam.fileio import aside_dir, move_aside

@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcsexam.errors import InputError
+from tcsexam.records import InstanceRecord, Status
+
+if TYPE_CHECKING:
+    from tcsexam.runner.orchestrate import RunOptions, TaskJob
+    from tcsexam.tasks import Task
 
 STATIC_NAME = "construction.txt"
 PROGRAM_NAME = "solver.yaml"
@@ -57,10 +63,13 @@ def judge_submission(
     output: str | Path,
     attempt: str | None,
     records_dir: str | Path | None = None,
+    options: RunOptions | None = None,
     **run_options: Any,
 ) -> dict[str, Any]:
-    """Run or check the submission; write records.json (`output`); return its one record."""
+    """Run or check the submission; write records.json (`output`); return its one record. A
+    program runs with `options` (`orchestrate.RunOptions`), or `run_task`'s keywords."""
     from tcsexam.fileio import read_json
+    from tcsexam.runner.orchestrate import TaskJob, run_job, run_task
 
     t = load_construction_task(task)
     folder = Path(submission)
@@ -70,29 +79,96 @@ def judge_submission(
     if kind is None:
         raise InputError(f"{folder}: neither {PROGRAM_NAME} (a program writing {{solution}}) nor {STATIC_NAME}")
     records_dir = Path(records_dir) if records_dir is not None else Path(output).parent / "records"
-    if kind == "program":
-        from tcsexam.runner.orchestrate import run_task
-
-        run_task(
-            task=t.source, candidate_dir=folder, output=output, attempt=attempt, records_dir=records_dir, **run_options
-        )
+    seed = run_options.pop("seed", 0)
+    job = TaskJob(
+        task=t.source, candidate_dir=folder, output=output, attempt=attempt, records_dir=records_dir, seed=seed
+    )
+    if kind == "object":
+        _check_object(t, job)
+    elif options is not None:
+        run_job(job, options)
     else:
-        _check_object(t, folder, Path(output), attempt, records_dir)
+        run_task(**vars(job), **run_options)
     (record,) = read_json(output, "records file")
     return record
 
 
-def _check_object(t, folder: Path, output: Path, attempt: str | None, records_dir: Path) -> None:
-    from tcsexam import HARNESS_VERSION
+@dataclass
+class ObjectCheck:
+    """A construction.txt checked in this process: the `batch.BatchContext` of a one-name batch
+    (no sandbox, no limits: no program runs)."""
+
+    task: Task
+    folder: Path
+    key: str
+    candidate_hash: str
+    attempt: str | None = None
+    limits: None = None
+    scratch_root: str | None = None
+
+    def sandbox_obj(self) -> None:
+        return None
+
+    def blank_record(self, name: str, status: str, message: str = "", **fields: Any) -> InstanceRecord:
+        from tcsexam import HARNESS_VERSION
+        from tcsexam.problems.constructions._base import checker_id
+
+        return InstanceRecord(
+            instance=name,
+            status=status,
+            message=message,
+            key=self.key,
+            candidate_hash=self.candidate_hash,
+            task=self.task.id,
+            attempt=self.attempt,
+            harness_version=HARNESS_VERSION,
+            extra={"submission": STATIC_NAME, "checker": checker_id(self.task.problem_impl)},
+            **fields,
+        )
+
+    def infrastructure_record(self, name: str, message: str) -> InstanceRecord:
+        return self.blank_record(name, Status.INFRASTRUCTURE_ERROR.value, message)
+
+    def execute(self, name: str) -> InstanceRecord:
+        """Check the object against the task's instance (an unreadable file: infrastructure_error)."""
+        inst = self.task.instance(name)
+        problem = self.task.problem_impl
+        started = time.perf_counter()
+        try:
+            result = problem.check_certificate(
+                problem.parse_instance(inst.path), (self.folder / STATIC_NAME).read_bytes(), inst.meta
+            )
+        except OSError as exc:
+            wall_s = round(time.perf_counter() - started, 6)
+            return self.blank_record(
+                name, Status.INFRASTRUCTURE_ERROR.value, f"cannot read {STATIC_NAME}: {exc}", wall_s=wall_s
+            )
+        return self.blank_record(
+            name,
+            result.status,
+            result.message,
+            wall_s=round(time.perf_counter() - started, 6),
+            A=result.value,
+            claimed=result.claimed,
+            reward=result.reward,
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _check_object(t: Task, job: TaskJob) -> None:
+    """The object's one record, reused while its key holds, through the batch engine (this
+    process, no retries: nothing here is lost to an actor)."""
     from tcsexam.digest import hash_candidate, hash_file, record_key
     from tcsexam.fileio import atomic_write_json
     from tcsexam.problems.constructions._base import checker_id
     from tcsexam.recordkey import run_key
-    from tcsexam.records import InstanceRecord, Status
+    from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
     from tcsexam.runner.store import RecordStore
 
     (inst,) = t.instances
-    problem = t.problem_impl
+    folder, (output, records_dir) = Path(job.candidate_dir), job.paths()
     candidate_hash = hash_candidate(folder)
     key = record_key(
         candidate_hash=candidate_hash,
@@ -100,40 +176,13 @@ def _check_object(t, folder: Path, output: Path, attempt: str | None, records_di
         limits={},
         sandbox="none",
         seed=0,
-        meta={**inst.meta, "checker": checker_id(problem)},
+        meta={**inst.meta, "checker": checker_id(t.problem_impl)},
         problem=t.problem,
     )
     seal_key = run_key(output, records_dir, folder)
-    store = RecordStore(records_dir, key=seal_key)
-    store.prepare()
-    found = store.lookup(inst.name, key)
-    record = found.reused
-    if record is None:
-        started = time.perf_counter()
-        try:
-            result = problem.check_certificate(
-                problem.parse_instance(inst.path), (folder / STATIC_NAME).read_bytes(), inst.meta
-            )
-            fields = {
-                "status": result.status,
-                "A": result.value,
-                "claimed": result.claimed,
-                "reward": result.reward,
-                "message": result.message,
-            }
-        except OSError as exc:
-            fields = {"status": Status.INFRASTRUCTURE_ERROR.value, "message": f"cannot read {STATIC_NAME}: {exc}"}
-        record = InstanceRecord(
-            instance=inst.name,
-            wall_s=round(time.perf_counter() - started, 6),
-            key=key,
-            candidate_hash=candidate_hash,
-            task=t.id,
-            attempt=attempt,
-            harness_version=HARNESS_VERSION,
-            extra={"submission": STATIC_NAME, "checker": checker_id(problem)},
-            **fields,
-        )
-        store.write(record)
+    batch = KeyedBatch.open(RecordStore(records_dir, key=seal_key), {inst.name: key})
+    ctx = ObjectCheck(task=t, folder=folder, key=key, candidate_hash=candidate_hash, attempt=job.attempt)
+    run_batch(ctx, batch, PoolOptions(use_ray=False, max_retries=0), BatchHooks(label=t.id))
+    (record,) = batch.ordered()
     atomic_write_json(output, [record.to_dict(seal_key)])
     print(f"tcsexam construction run: {t.id}: {record.status} {record.message}".rstrip(), file=sys.stderr)

@@ -22,12 +22,9 @@ refused when the candidate is loaded. A root harness runs the candidate as an un
 (`sandboxes.runas`): its work folder is its own, its instance and folder readable copies where
 the originals are out of its reach.
 
-Status mapping (DESIGN.md): wall or CPU limit -> timeout (even when a certificate is there);
-memory -> memout; output over the cap -> crash (termination "output"); a process-count overrun ->
-crash (termination "nproc"); non-zero exit not in `exit_codes_ok` or a signal the harness did not
-send -> crash; a program that cannot be started -> invalid; no certificate -> invalid; otherwise the
-problem module's verdict (ok, invalid, certificate_failed). A failing harness (sandbox did not
-start, launch error that is not the candidate's, checker raising) -> infrastructure_error.
+The record's status is decided by `tcsexam.runner.verdict.solver_status` (the rules are there). A
+failing harness (sandbox did not start, launch error that is not the candidate's, checker
+raising) -> infrastructure_error.
 """
 
 from __future__ import annotations
@@ -39,7 +36,6 @@ import shutil
 import string
 import sys
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,11 +43,20 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
-from tcsexam.records import InstanceRecord, Status, Termination
+from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner import anytime
-from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome
-from tcsexam.runner.sandboxes import run_limited
+from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
+from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
+from tcsexam.runner.verdict import (
+    SOLUTION_NAME,
+    Certificate,
+    Decision,
+    input_changed,
+    short,
+    solver_status,
+    trace_status,
+)
 from tcsexam.schemas import check
 
 PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir", "trace_dir"})
@@ -61,8 +66,6 @@ ENV_PASS = ("LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
 ENV_DENIED = ("LD_*", "DYLD_*", "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
               "LOCPATH", "MALLOC_*", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR", "BASH_ENV",
               "ENV", "TMPDIR", "HOME", "TCSEXAM_*")  # fmt: skip
-SOLUTION_NAME = "solution"
-MESSAGE_MAX = 500
 
 
 @dataclass(frozen=True)
@@ -157,14 +160,7 @@ def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir
     """The minimal environment a candidate runs with (see the module doc): HOME and TMPDIR are
     the run's private work folder; `python_dir` (default: the harness's interpreter folder) comes
     first on PATH."""
-    env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
-    here = python_dir or os.path.dirname(sys.executable)
-    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-    kept = [p for p in path.split(os.pathsep) if os.path.isabs(p) and p != here]
-    env["PATH"] = os.pathsep.join([here, *kept])
-    env["HOME"] = workdir
-    env["TMPDIR"] = workdir
+    env = base_env(workdir, python_dir=python_dir or os.path.dirname(sys.executable))
     env["OMP_NUM_THREADS"] = str(candidate.threads)
     env.update(candidate.env)
     env["TCSEXAM_TIME_LIMIT"] = _fmt_seconds(time_limit)
@@ -173,12 +169,18 @@ def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir
     return env
 
 
-def _python_dir(sandbox) -> str | None:
-    """The interpreter folder the candidate sees under `sandbox` (a name or a Sandbox)."""
-    from tcsexam.runner.sandboxes import get_sandbox
-
-    box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
-    return box.python_dir() if hasattr(box, "python_dir") else None
+def base_env(workdir: str, *, python_dir: str | None) -> dict[str, str]:
+    """What every candidate program's environment starts from: LANG, TZ, USER, LC_* (this
+    process's), PATH with `python_dir` first (None: the absolute entries of this PATH only),
+    HOME and TMPDIR the run's private `workdir`."""
+    env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    kept = [p for p in path.split(os.pathsep) if os.path.isabs(p) and p != python_dir]
+    env["PATH"] = os.pathsep.join([python_dir, *kept] if python_dir else kept)
+    env["HOME"] = workdir
+    env["TMPDIR"] = workdir
+    return env
 
 
 def _fmt_seconds(x: float) -> str:
@@ -192,13 +194,15 @@ def format_command(argv, values: dict[str, Any]) -> list[str]:
 def build_candidate(
     candidate: Candidate,
     *,
-    sandbox: Any,
+    sandbox: Sandbox,
     limits: Limits,
     build_dir: str | os.PathLike,
     log_path: str | os.PathLike,
+    limiter: str = "auto",
 ) -> tuple[Candidate | None, str]:
-    """Run the candidate's `build` once in a copy at `build_dir` (replaced), output to `log_path`.
-    Returns (the built candidate rooted at build_dir, message) or (None, why it failed)."""
+    """Run the candidate's `build` once in a copy at `build_dir` (replaced) inside `sandbox` under
+    `limits` (enforced by `limiter`), output to `log_path`. Returns (the built candidate rooted at
+    build_dir, message) or (None, why it failed)."""
     if not candidate.build:
         return candidate, "no build step"
     build_dir = Path(build_dir).resolve()
@@ -218,18 +222,10 @@ def build_candidate(
     }
     argv = format_command(candidate.build, values)
     env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir),
-                        python_dir=_python_dir(sandbox))  # fmt: skip
+                        python_dir=sandbox.python_dir())  # fmt: skip
+    paths = RunPaths(stdout_path=log_path, stderr_path=log_path, writable_paths=(build_dir,))
     try:
-        outcome = run_limited(
-            argv,
-            cwd=build_dir,
-            limits=limits,
-            sandbox=sandbox,
-            env=env,
-            stdout_path=log_path,
-            stderr_path=log_path,
-            writable_paths=(build_dir,),
-        )
+        outcome = sandbox.run(RunSpec(argv, build_dir, limits, env, paths, limiter))
     except LaunchError as exc:
         with open(log_path, "a", encoding="utf-8") as fh:
             fh.write(f"\n[tcsexam] {exc}\n")
@@ -256,11 +252,6 @@ def build_candidate(
     )
 
 
-def _short(text: str, limit: int = MESSAGE_MAX) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else "..." + text[-(limit - 3) :]
-
-
 def _read_certificate(path: Path, cap: int) -> bytes | None:
     """The certificate's bytes (at most cap + 1), None when there is none; `UntrustedFileError`
     when the candidate put a link, FIFO, device or folder there (`read_untrusted`)."""
@@ -283,30 +274,41 @@ def _parsed_instance(problem, path: Path):
     return parsed
 
 
-def outcome_status(outcome: ProcessOutcome, candidate: Candidate) -> tuple[str | None, str]:
-    """(status, message) decided by the process outcome alone, or (None, "") when the
-    certificate decides."""
-    term = outcome.termination
-    if outcome.sandbox_error:
-        return Status.INFRASTRUCTURE_ERROR.value, outcome.sandbox_error
-    if term in ("walltime", "cputime"):
-        return Status.TIMEOUT.value, outcome.message or f"{term} limit"
-    if term == "memory":
-        return Status.MEMOUT.value, outcome.message or "memory limit"
-    if term == "disk":
-        return Status.MEMOUT.value, f"disk limit exceeded: {outcome.message}"
-    if term == "output":
-        return Status.CRASH.value, f"output limit exceeded: {outcome.message}"
-    if term == "nproc":
-        return Status.CRASH.value, f"process limit exceeded: {outcome.message}"
-    if term == "signal":
-        tail = _short(outcome.stderr_tail, 200)
-        return Status.CRASH.value, f"{outcome.message}" + (f"; stderr: {tail}" if tail else "")
-    if outcome.exit_code not in candidate.exit_codes_ok:
-        tail = _short(outcome.stderr_tail, 300)
-        extra = f" ({outcome.message})" if outcome.message else ""
-        return Status.CRASH.value, f"exit code {outcome.exit_code}{extra}" + (f"; stderr: {tail}" if tail else "")
-    return None, ""
+@dataclass(frozen=True)
+class RunOptions:
+    """How an instance runs besides its limits: the limiter that enforces them and the folders
+    the sandbox hides from the candidate (see `orchestrate.hidden_paths`)."""
+
+    limiter: str = "auto"
+    hidden_paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordIdentity:
+    """What a record names besides the run's outcome: the attempt, the record key, the candidate
+    and image hashes in it, and `instance_sha256`, the instance's hash in the key (checked after
+    the run; None: its hash before the run)."""
+
+    attempt: str | None = None
+    key: str | None = None
+    candidate_hash: str | None = None
+    sandbox_image: str | None = None
+    instance_sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One candidate on one instance, as it goes down the run path."""
+
+    task: Any
+    instance: Any
+    candidate: Candidate
+    sandbox: Sandbox
+    limits: Limits
+    seed: int
+    scratch: Path
+    options: RunOptions
+    instance_sha256: str | None
 
 
 def run_instance(
@@ -314,46 +316,45 @@ def run_instance(
     instance,
     candidate: Candidate,
     *,
-    sandbox: Any,
+    sandbox: Sandbox,
     limits: Limits,
     seed: int,
     scratch_dir: str | os.PathLike,
-    attempt: str | None = None,
-    key: str | None = None,
-    candidate_hash: str | None = None,
-    sandbox_image: str | None = None,
-    instance_sha256: str | None = None,
-    hidden_paths: Sequence[str] = (),
+    identity: RecordIdentity | None = None,
+    options: RunOptions | None = None,
 ) -> InstanceRecord:
-    """Run `candidate` on `instance` (a TaskInstance or its name) of `task`; never raises for
-    solver failures. An unexpected harness failure becomes an `infrastructure_error` record.
-    The record is complete: its identity (`key`, `candidate_hash`, `sandbox_image`, `task`,
-    `attempt`) is filled in from the arguments, nothing is set on it afterwards.
+    """Run `candidate` on `instance` (a TaskInstance or its name) of `task` in `sandbox`; never
+    raises for solver failures. An unexpected harness failure becomes an `infrastructure_error`
+    record. The record is complete: its identity (`RecordIdentity`, the task) is filled in from
+    the arguments, nothing is set on it afterwards.
 
     Inputs are protected under every sandbox: the instance is checked after the run against
-    `instance_sha256` (the record key's hash; by default its hash before the run) and restored
-    from the harness's copy when the candidate changed it (the record is then `invalid`,
-    termination `input`). Under ``local`` the candidate gets a private read-only copy of the
-    instance. `hidden_paths` are hidden by the sandbox (see `orchestrate.hidden_paths`)."""
+    `identity.instance_sha256` (the record key's hash; by default its hash before the run) and
+    restored from the harness's copy when the candidate changed it (the record is then `invalid`,
+    termination `input`). Under a sandbox that does not isolate files (local) the candidate gets
+    a private read-only copy of the instance."""
     name = getattr(instance, "name", str(instance))
+    identity = identity or RecordIdentity()
     record = InstanceRecord(
         instance=name,
-        status=Status.INFRASTRUCTURE_ERROR.value,
+        status=Status.INFRASTRUCTURE_ERROR,
         task=getattr(task, "id", None),
-        attempt=attempt,
-        key=key,
-        candidate_hash=candidate_hash,
-        sandbox_image=sandbox_image,
+        attempt=identity.attempt,
+        key=identity.key,
+        candidate_hash=identity.candidate_hash,
+        sandbox_image=identity.sandbox_image,
         harness_version=HARNESS_VERSION,
-        sandbox=getattr(sandbox, "name", sandbox if isinstance(sandbox, str) else None),
+        sandbox=sandbox.name,
     )
     try:
         if isinstance(instance, str):
             instance = task.instance(instance)
-        _run(record, task, instance, candidate, sandbox, limits, seed, Path(scratch_dir), instance_sha256, hidden_paths)
+        job = _Job(task, instance, candidate, sandbox, limits, seed, Path(scratch_dir), options or RunOptions(),
+                   identity.instance_sha256)  # fmt: skip
+        _run(record, job)
     except Exception as exc:  # the harness failed, not the solver
-        record.status = Status.INFRASTRUCTURE_ERROR.value
-        record.message = _short(f"harness error: {type(exc).__name__}: {exc}")
+        record.status = Status.INFRASTRUCTURE_ERROR
+        record.message = short(f"harness error: {type(exc).__name__}: {exc}")
     return record
 
 
@@ -389,11 +390,10 @@ def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, exp
     return f"the candidate {what} its input instance file {path} during the run; restored from the harness's copy"
 
 
-def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path, instance_sha256=None,
-         hidden_paths=()) -> None:  # fmt: skip
-    scratch = scratch.resolve()
-    box_name = getattr(sandbox, "name", sandbox)
-    shared = box_name == "local"  # no namespace: the candidate's uid must reach every path itself
+def _run(record: InstanceRecord, job: _Job) -> None:
+    scratch = job.scratch.resolve()
+    candidate = job.candidate
+    shared = not job.sandbox.isolates_files  # no namespace: the candidate's uid must reach every path itself
     ids = candidate_ids()
     run_root = None  # as root under local: a folder the candidate's uid can reach, for this run only
     if ids is not None and shared and not can_read(scratch.parent, ids, ancestors=True):
@@ -410,80 +410,96 @@ def _run(record, task, instance, candidate, sandbox, limits, seed, scratch: Path
             candidate, dir=readable_copy(candidate.dir, home / "candidate" / candidate.dir.name)
         )
     try:
-        _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, home, work, instance_sha256,
-                hidden_paths, shared, ids)  # fmt: skip
+        _run_in(record, dataclasses.replace(job, candidate=candidate, scratch=scratch), home, work, shared, ids)
     finally:
         if run_root is not None:
             shutil.rmtree(run_root, ignore_errors=True)
 
 
-def _run_in(record, task, instance, candidate, sandbox, limits, seed, scratch, home, work, instance_sha256,
-            hidden_paths, shared, ids) -> None:  # fmt: skip
+def _run_in(record: InstanceRecord, job: _Job, home: Path, work: Path, shared: bool, ids) -> None:
     solution = work / SOLUTION_NAME
-    instance_path = Path(instance.path).resolve()
+    instance_path = Path(job.instance.path).resolve()
     if not instance_path.is_file():
         raise FileNotFoundError(f"instance file {instance_path} not found")
     before = instance_path.stat()
     pristine = instance_path.read_bytes()
     expected = hashlib.sha256(pristine).hexdigest()
-    if instance_sha256 is not None and expected != instance_sha256:
+    if job.instance_sha256 is not None and expected != job.instance_sha256:
         raise RuntimeError(f"instance file {instance_path} no longer matches the hash in the record key")
     private = shared or not can_read(instance_path, ids, ancestors=False)
     given = _private_copy(pristine, home, instance_path.name) if private else instance_path
     try:
-        with anytime.watching(task, work, solution, limits) as watch:
-            _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path,
-                     given, hidden_paths)  # fmt: skip
-            anytime.attach(watch, record, lambda data: _trace_check(task, instance, instance_path, data))
+        with anytime.watching(job.task, work, solution, job.limits) as watch:
+            _execute(record, job, work, instance_path, given)
+            anytime.attach(watch, record, lambda data: _trace_check(job.task, job.instance, instance_path, data))
     finally:
         changed = _restore_if_changed(instance_path, before, pristine, expected)
     if changed:
-        record.status = Status.INVALID.value
-        record.termination = Termination.INPUT.value
-        record.message = _short(changed)
+        _decide(record, input_changed(changed))
         for name in ("A", "solved", "claimed", "reward"):
             setattr(record, name, None)
         record.trace = [] if record.trace is not None else None  # checked against a changed instance
 
 
-def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, work, solution, instance_path, given,
-             hidden_paths) -> None:  # fmt: skip
+def _spec(job: _Job, work: Path, given: Path) -> RunSpec:
+    """The candidate's run: its command with the placeholders filled, in its folder, its
+    environment, the instance and folder read-only, the work folder writable, the certificate capped."""
+    candidate, limits, scratch = job.candidate, job.limits, job.scratch
+    solution = work / SOLUTION_NAME
     values = {
         "instance": str(given),
         "solution": str(solution),
         "time_limit": _fmt_seconds(limits.wall_s),
-        "seed": str(seed),
+        "seed": str(job.seed),
         "threads": str(candidate.threads),
         "workdir": str(work),
         "trace_dir": str(work / anytime.TRACE_DIR_NAME),
     }
-    argv = format_command(candidate.command, values)
-    env = candidate_env(candidate, time_limit=limits.wall_s, seed=seed, workdir=str(work),
-                        python_dir=_python_dir(sandbox))  # fmt: skip
+    env = candidate_env(candidate, time_limit=limits.wall_s, seed=job.seed, workdir=str(work),
+                        python_dir=job.sandbox.python_dir())  # fmt: skip
+    paths = RunPaths(
+        readonly_paths=(candidate.dir, given),
+        writable_paths=(work,),
+        output_paths=(solution,),
+        hidden_paths=job.options.hidden_paths,
+        stdout_path=scratch / "stdout.log",
+        stderr_path=scratch / "stderr.log",
+    )
+    return RunSpec(format_command(candidate.command, values), candidate.dir, limits, env, paths, job.options.limiter)
+
+
+def _decide(record: InstanceRecord, decision: Decision) -> None:
+    record.status, record.message = decision.status, decision.message
+    if decision.termination is not None:
+        record.termination = decision.termination
+
+
+def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path, given: Path) -> None:
+    scratch, candidate = job.scratch, job.candidate
     try:
-        outcome = run_limited(
-            argv,
-            cwd=candidate.dir,
-            limits=limits,
-            sandbox=sandbox,
-            env=env,
-            stdout_path=scratch / "stdout.log",
-            stderr_path=scratch / "stderr.log",
-            readonly_paths=(candidate.dir, given),
-            writable_paths=(work,),
-            output_paths=(solution,),
-            hidden_paths=hidden_paths,
-        )
+        outcome = job.sandbox.run(_spec(job, work, given))
     except LaunchError as exc:
-        if exc.candidate_fault:
-            record.status = Status.INVALID.value
-            record.message = _short(f"the command could not be started: {exc}")
-            record.termination = Termination.LAUNCH.value
-            return
-        raise
+        _decide(record, solver_status(exc))  # raised again when it is the harness's
+        return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
         shutil.rmtree(scratch / "work", ignore_errors=True)
-        work, solution = Path(shutil.move(str(work), str(scratch / "work"))), scratch / "work" / SOLUTION_NAME
+        work = Path(shutil.move(str(work), str(scratch / "work")))
+    _record_outcome(record, outcome)
+    how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
+    decision = solver_status(outcome, **how)
+    if decision is None:
+        certificate, check = _certificate(job, work / SOLUTION_NAME, instance_path)
+        decision = solver_status(outcome, **how, certificate=certificate)
+        if check is not None:
+            record.claimed, record.reward = check.claimed, check.reward
+        if decision.status == Status.OK:
+            solve = getattr(job.task, "kind", "objective") == "solve"
+            record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
+    _decide(record, decision)
+
+
+def _record_outcome(record: InstanceRecord, outcome: ProcessOutcome) -> None:
+    """What the process outcome puts on the record (its status aside)."""
     record.wall_s = outcome.wall_s
     record.cpu_s = outcome.cpu_s
     record.peak_mem_mb = outcome.peak_mem_mb
@@ -492,38 +508,20 @@ def _execute(record, task, instance, candidate, sandbox, limits, seed, scratch, 
     record.termination = outcome.termination
     record.sandbox = outcome.sandbox or record.sandbox
     record.limiter = outcome.limiter
-    status, message = outcome_status(outcome, candidate)
-    if status == Status.CRASH.value and outcome.termination == "exit" and _not_started(outcome):
-        status, message = Status.INVALID.value, f"the command could not be started: {_short(outcome.stderr_tail, 300)}"
-    if status is not None:
-        record.status, record.message = status, _short(message)
-        return
+
+
+def _certificate(job: _Job, solution: Path, instance_path: Path) -> tuple[Certificate, Any]:
+    """The certificate the run left (read at most output cap + 1 bytes, never through a link) and
+    the problem's check of it (None when there is none to check)."""
     try:
-        cert = _read_certificate(solution, limits.output_bytes)
+        cert = _read_certificate(solution, job.limits.output_bytes)
     except UntrustedFileError as exc:
-        record.status = Status.INVALID.value
-        record.message = f"the certificate {SOLUTION_NAME} is not a file the program wrote: {exc}"
-        return
+        return Certificate(unreadable=str(exc)), None
     if cert is None:
-        record.status = Status.INVALID.value
-        record.message = "no certificate written"
-        return
-    problem = task.problem_impl
-    parsed = _parsed_instance(problem, instance_path)
-    check = problem.check_certificate(parsed, cert, instance.meta)
-    if check.status not in (Status.OK.value, Status.INVALID.value, Status.CERTIFICATE_FAILED.value):
-        raise RuntimeError(f"checker returned status {check.status!r}")
-    record.status = check.status
-    record.claimed = check.claimed
-    record.reward = check.reward
-    record.message = _short(check.message)
-    if check.status == Status.OK.value:
-        if getattr(task, "kind", "objective") == "solve":
-            record.solved = bool(check.solved)
-            record.A = check.value
-        else:
-            record.A = check.value
-            record.solved = check.solved
+        return Certificate(), None
+    problem = job.task.problem_impl
+    check = problem.check_certificate(_parsed_instance(problem, instance_path), cert, job.instance.meta)
+    return Certificate(check=check), check
 
 
 def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str, float | None]:
@@ -532,15 +530,5 @@ def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str,
     try:
         check = problem.check_certificate(_parsed_instance(problem, instance_path), data, instance.meta)
     except Exception:  # a checker failure is the harness's, as for the final certificate
-        return Status.INFRASTRUCTURE_ERROR.value, None
-    return check.status, (check.value if check.status == Status.OK.value else None)
-
-
-def _not_started(outcome: ProcessOutcome) -> bool:
-    """Under bwrap/apptainer an exec failure of the candidate's program is reported on stderr."""
-    tail = outcome.stderr_tail.lstrip()
-    if outcome.sandbox in ("bwrap", "docker"):  # the in-sandbox /bin/sh that execs the command
-        return outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1:][0] if tail else False
-    return (
-        outcome.sandbox == "apptainer" and outcome.exit_code in (126, 127, 255) and "executable file not found" in tail
-    )
+        check = None
+    return trace_status(check)

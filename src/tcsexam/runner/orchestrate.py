@@ -1,13 +1,17 @@
 """The task-level run: one candidate on (a subset of) a task's instances, with resume.
 
-1. Load the task and the candidate, check the sandbox once (an unavailable sandbox is one error
-   at start, not a crash per instance).
-2. Compute every instance's key (candidate files hashed once, each instance file once) and reuse
-   the stored records whose key matches (never an `infrastructure_error`).
-3. If anything is left: build the candidate once (failure: every remaining instance `invalid`,
-   the build log kept as `<records-dir>/build.log`), then run the rest in the pool; each record
-   is written to the store the moment it arrives.
-4. Write records.json (the JSON list of records, in task order) atomically.
+`run_job(TaskJob, RunOptions, RunHooks)` (`run_task(**keywords)`: the same by keywords) goes
+step by step (`_TaskRun`), through the batch engine (`tcsexam.runner.batch`) for reuse and runs:
+
+1. prepare: load the task and the candidate, check the sandbox once (an unavailable sandbox is
+   one error at start, not a crash per instance);
+2. keys: every instance's key (candidate files hashed once, each instance file once);
+3. reuse: the stored records whose key matches (never an `infrastructure_error`), `KeyedBatch`;
+4. build: if anything is left, build the candidate once (failure: every remaining instance
+   `invalid`, the build log kept as `<records-dir>/build.log`);
+5. batch: run the rest in the pool (`batch.run_batch`), each record written to the store the
+   moment it arrives;
+6. summary: write records.json (the JSON list of records, in task order) atomically.
 
 Solver failures are records; only bad input raises (`InputError`, exit 1).
 """
@@ -15,16 +19,14 @@ Solver failures are records; only bad input raises (`InputError`, exit 1).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError, UsageError
@@ -33,16 +35,19 @@ from tcsexam.logs import say_for
 from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
-from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
+from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S
+from tcsexam.runner.pool import RunContext
 from tcsexam.runner.store import RecordStore
 
 if TYPE_CHECKING:
+    from tcsexam.records import Termination
+    from tcsexam.runner.execute import Candidate
     from tcsexam.runner.heartbeat import Heartbeat
-    from tcsexam.runner.pool import RunContext
-
-DEFAULT_BUILD_TIMEOUT_S = 600.0
-RAY_HEAD_WAIT_S = 120.0  #: how long a job waits for a shared Ray head that is still starting
+    from tcsexam.runner.limiter import Limits
+    from tcsexam.runner.sandboxes.base import Sandbox
+    from tcsexam.tasks import Task, TaskInstance
 
 
 @dataclass
@@ -118,373 +123,345 @@ def _plan_line(task_obj, selected, attempt, sandbox: str, limiter: str, threads:
     )
 
 
-def _one_run_per_output(run):
-    """`run_task` holds an exclusive lock on its --output and its records folder while it runs
-    (`fileio.exclusive_use`): a second run on either stops at once with one line (exit 1)."""
+@dataclass(frozen=True)
+class TaskJob:
+    """What one run does: a candidate on (a subset of) a task's instances, its records where."""
 
-    @functools.wraps(run)
-    def locked(**options):
-        output, records_dir = _output_paths(options["output"], options.get("records_dir"))
-        with exclusive_use([(output, False), (records_dir, True)]):
-            return run(**options)
+    task: str | Path
+    candidate_dir: str | Path
+    output: str | Path
+    attempt: str | None = None
+    records_dir: str | Path | None = None  #: default: records/ beside `output`
+    instances: Sequence[str] | None = None  #: only these (records.json then lists only them)
+    seed: int = 0
 
-    return locked
+    def paths(self) -> tuple[Path, Path]:
+        """(records.json, the records folder)."""
+        output = Path(self.output)
+        return output, Path(self.records_dir) if self.records_dir is not None else output.parent / "records"
 
 
-def _output_paths(output, records_dir) -> tuple[Path, Path]:
-    output = Path(output)
-    return output, Path(records_dir) if records_dir is not None else output.parent / "records"
+@dataclass(frozen=True)
+class RunOptions:
+    """How the candidate runs: sandbox, limiter, build step, the pool, a progress bar."""
+
+    sandbox: str = "auto"
+    limiter: str = "auto"
+    allow_unsandboxed: bool = False
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    progress: bool = True
+    pool: PoolOptions = field(default_factory=PoolOptions)
 
 
-@_one_run_per_output
-def run_task(
-    *,
-    task: str | Path,
-    candidate_dir: str | Path,
-    output: str | Path,
-    attempt: str | None = None,
-    records_dir: str | Path | None = None,
-    workers: int | None = None,
-    ray_address: str | None = None,
-    ray_head: str | Path | None = None,
-    sandbox: str = "auto",
-    seed: int = 0,
-    instances: Sequence[str] | None = None,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-    progress: bool = True,
-    use_ray: bool = True,
-    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
-    limiter: str = "auto",
-    allow_unsandboxed: bool = False,
-    on_dispatch: Callable[[str, int, int], None] | None = None,
-    log: Callable[[str], None] | None = None,
-    heartbeat: Heartbeat | None = None,
-) -> RunSummary:
-    from tcsexam.records import Termination
-    from tcsexam.runner.execute import build_candidate, load_candidate
-    from tcsexam.runner.limiter import BUILD_LIMITS, Limits
-    from tcsexam.runner.sandboxes import choose_sandbox, probe_python
-    from tcsexam.tasks import load_task, verify_instance_files
+@dataclass(frozen=True)
+class RunHooks:
+    """Whom the run tells: its log, the job's heartbeat, each dispatch (tests)."""
 
-    t_start = time.perf_counter()
-    say = log or say_for("run", "runner")
-    if workers is not None and workers < 1:
-        raise UsageError("--workers must be at least 1")
-    if max_retries < 0:
-        raise UsageError("--max-retries must be 0 or more")
-    if not use_ray and workers not in (None, 1):
-        raise UsageError("--no-ray runs one instance at a time: use --workers 1")
-    if not use_ray and (ray_address or ray_head):
-        raise UsageError("--no-ray and --ray-address/--ray-head exclude each other")
-    if ray_address and ray_head:
-        raise UsageError("--ray-address and --ray-head exclude each other")
+    log: Callable[[str], None] | None = None
+    heartbeat: Heartbeat | None = None
+    on_dispatch: Callable[[str, int, int], None] | None = None
 
-    output, records_dir = _output_paths(output, records_dir)
-    if output.parent.resolve() == records_dir.resolve():
-        raise UsageError("--output must not be inside --records-dir (it holds only instance records)")
 
-    task_obj = load_task(task)
-    if instances:
-        wanted = list(dict.fromkeys(instances))
-        selected = [task_obj.instance(n) for n in wanted]  # InputError names an unknown one
-        order = {n: i for i, n in enumerate(inst.name for inst in task_obj.instances)}
-        selected.sort(key=lambda inst: order[inst.name])
-    else:
-        selected = list(task_obj.instances)
-    if not selected:
-        raise InputError(f"{task_obj.source}: task {task_obj.id} has no instances")
-    verify_instance_files(task_obj, selected)  # every recorded sha256, before anything runs
+def run_task(**options: Any) -> RunSummary:
+    """`run_job` by keywords: the fields of `TaskJob`, `RunOptions`, `PoolOptions` (workers,
+    ray_address, ray_head, use_ray, max_retries) and `RunHooks`, each by its name."""
+    return run_job(*split_run_options(options))
 
-    # A submitted solver.yaml that cannot be used is the submission's failure (every instance
-    # `invalid`), not the operator's; a missing candidate folder or solver.yaml is bad input.
-    candidate_error = None
-    try:
-        candidate = load_candidate(Path(candidate_dir), task_obj.id)
-    except InputError as exc:
-        if not (Path(candidate_dir) / "solver.yaml").is_file():
-            raise
-        candidate, candidate_error = None, str(exc)
-    sandbox_obj, why = choose_sandbox(sandbox, allow_unsandboxed=allow_unsandboxed)
-    say(f"{task_obj.id}: {why}")
-    sandbox = sandbox_obj.name  # `auto` resolved: records and keys name the sandbox that ran
-    image = sandbox_obj.image_id()
-    threads = _threads(candidate) if candidate is not None else 1
-    limits = Limits.from_task(task_obj.limits, threads, limiter=limiter)
-    say(_plan_line(task_obj, selected, attempt, sandbox, limiter, threads))
 
-    candidate_hash = hash_candidate(candidate_dir)
-    limits_key = dict(task_obj.limits.as_dict(), threads=threads)
-    if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
-        limits_key["anytime"] = ANYTIME_KEY_VERSION
-    keys, instance_hashes = {}, {}
-    for inst in selected:
-        instance_hashes[inst.name] = hash_file(inst.path)
-        keys[inst.name] = record_key(
+def split_run_options(options: dict[str, Any]) -> tuple[TaskJob, RunOptions, RunHooks]:
+    """The keywords of `run_task` as its three option objects (an unknown one: TypeError)."""
+    left = dict(options)
+
+    def take(cls):
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: left.pop(k) for k in list(left) if k in names and k != "pool"})
+
+    pool, job, hooks = take(PoolOptions), take(TaskJob), take(RunHooks)
+    return job, RunOptions(pool=pool, **left), hooks
+
+
+def run_job(job: TaskJob, options: RunOptions | None = None, hooks: RunHooks | None = None) -> RunSummary:
+    """Run `job` with resume (see the module doc). It holds an exclusive lock on its records.json
+    and its records folder while it runs (`fileio.exclusive_use`): a second run on either stops
+    at once with one line (exit 1)."""
+    output, records_dir = job.paths()
+    with exclusive_use([(output, False), (records_dir, True)]):
+        return _TaskRun(job, options or RunOptions(), hooks or RunHooks()).run()
+
+
+@dataclass
+class _Prepared:
+    """What `prepare` found: the task and the instances selected, the candidate (or why it
+    cannot start), the sandbox chosen, the limits."""
+
+    task: Task
+    selected: list[TaskInstance]
+    candidate: Candidate | None
+    candidate_error: str | None
+    sandbox: Sandbox
+    threads: int
+    limits: Limits
+
+
+class _TaskRun:
+    """One `run_job`, step by step: prepare, keys, reuse, build, batch, summary."""
+
+    def __init__(self, job: TaskJob, options: RunOptions, hooks: RunHooks):
+        self.job, self.options, self.hooks = job, options, hooks
+        self.say = hooks.log or say_for("run", "runner")
+        self.output, self.records_dir = job.paths()
+
+    def run(self) -> RunSummary:
+        t_start = time.perf_counter()
+        prep = self.prepare()
+        keys, instance_hashes, candidate_hash = self.keys(prep)
+        seal_key = run_key(self.output, self.records_dir, self.job.candidate_dir)
+        summary = RunSummary(
+            task=prep.task.id, total=len(prep.selected), output=self.output, records_dir=self.records_dir
+        )
+        summary.candidate_error = prep.candidate_error
+        batch = self.reuse(prep, keys, seal_key, summary)
+        ctx = RunContext(
+            task=prep.task,
+            candidate=prep.candidate,
+            sandbox=prep.sandbox.name,
+            limits=prep.limits,
+            limiter=self.options.limiter,
+            seed=self.job.seed,
+            attempt=self.job.attempt,
+            keys=keys,
             candidate_hash=candidate_hash,
-            instance_hash=instance_hashes[inst.name],
-            limits=limits_key,
-            sandbox=f"{sandbox}@{image}" if image else sandbox,  # a new image reruns
-            seed=seed,
-            meta=inst.meta,
-            problem=task_obj.problem,
+            sandbox_image=prep.sandbox.image_id(),
+            instance_hashes=instance_hashes,
+            hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
         )
+        summary.calibration = job_calibration(self.output, rerun=bool(batch.pending), say=self.say, label=prep.task.id)
+        if batch.pending:
+            self.say(
+                f"{prep.task.id}: {len(batch.pending)} of {len(prep.selected)} instances to run "
+                f"({summary.reused} reused from {self.records_dir})"
+            )
+            self.build_and_run(prep, ctx, batch, summary)
+            if not prep.sandbox.isolates_files and hash_candidate(self.job.candidate_dir) != candidate_hash:
+                self.say(
+                    f"{prep.task.id}: WARNING: the candidate folder {self.job.candidate_dir} changed during the run "
+                    "(under sandbox local a candidate can write wherever this user can); its records keep the key of "
+                    "the folder as it was, a rerun runs the changed folder again; use --sandbox auto/bwrap/docker"
+                )
+        summary.executed = batch.executed
+        self.summarise(summary, batch, seal_key, t_start)
+        return summary
 
-    seal_key = run_key(output, records_dir, candidate_dir)
-    store = RecordStore(records_dir, key=seal_key)
-    store.prepare()
-    summary = RunSummary(task=task_obj.id, total=len(selected), output=output, records_dir=records_dir)
-    summary.candidate_error = candidate_error
-    results: dict[str, InstanceRecord] = {}
-    pending: list[str] = []
-    for inst in selected:
-        found = store.lookup(inst.name, keys[inst.name])
-        if found.reused is not None:
-            results[inst.name] = found.reused
+    # -- prepare ------------------------------------------------------------------------------
+
+    def prepare(self) -> _Prepared:
+        """Check the options, load the task, its instances (their sha256 checked) and the
+        candidate, choose the sandbox; log the plan."""
+        from tcsexam.runner.limiter import Limits
+        from tcsexam.runner.sandboxes import choose_sandbox
+        from tcsexam.tasks import verify_instance_files
+
+        options = self.options
+        options.pool.check()
+        if self.output.parent.resolve() == self.records_dir.resolve():
+            raise UsageError("--output must not be inside --records-dir (it holds only instance records)")
+        task_obj, selected = self.selected_instances()
+        verify_instance_files(task_obj, selected)  # every recorded sha256, before anything runs
+        candidate, candidate_error = self.load_candidate(task_obj)
+        sandbox_obj, why = choose_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed)
+        self.say(f"{task_obj.id}: {why}")
+        threads = _threads(candidate) if candidate is not None else 1
+        limits = Limits.from_task(task_obj.limits, threads)
+        # `auto` resolved: records and keys name the sandbox that ran
+        self.say(_plan_line(task_obj, selected, self.job.attempt, sandbox_obj.name, options.limiter, threads))
+        return _Prepared(task_obj, selected, candidate, candidate_error, sandbox_obj, threads, limits)
+
+    def selected_instances(self) -> tuple[Task, list[TaskInstance]]:
+        from tcsexam.tasks import load_task
+
+        task_obj = load_task(self.job.task)
+        if self.job.instances:
+            wanted = list(dict.fromkeys(self.job.instances))
+            selected = [task_obj.instance(n) for n in wanted]  # InputError names an unknown one
+            order = {n: i for i, n in enumerate(inst.name for inst in task_obj.instances)}
+            selected.sort(key=lambda inst: order[inst.name])
         else:
-            pending.append(inst.name)
-    summary.reused = len(results)
-    summary.set_aside = list(store.set_aside)
-    if store.set_aside:
-        summary.set_aside_dir = store.set_aside_dir
-        say(
-            f"{task_obj.id}: {summary.set_aside_text()} stored record(s) not reused, kept in "
-            f"{store.set_aside_dir}; their instances run again"
-        )
-        for name, reason, detail in store.set_aside:
-            say(f"{task_obj.id}: set aside {name}: {reason}{': ' + detail if detail else ''}")
-    if heartbeat is not None:
-        reused = Counter(r.status for r in results.values())
-        heartbeat.begin(
-            task=task_obj.id, attempt=attempt, planned=len(selected), reused=reused, sandbox=sandbox, limiter=limiter
-        )
+            selected = list(task_obj.instances)
+        if not selected:
+            raise InputError(f"{task_obj.source}: task {task_obj.id} has no instances")
+        return task_obj, selected
 
-    from tcsexam.runner.pool import RunContext
+    def load_candidate(self, task_obj: Task) -> tuple[Candidate | None, str | None]:
+        """A submitted solver.yaml that cannot be used is the submission's failure (every
+        instance `invalid`), not the operator's; a missing candidate folder or solver.yaml is
+        bad input."""
+        from tcsexam.runner.execute import load_candidate
 
-    ctx = RunContext(
-        task=task_obj,
-        candidate=candidate,
-        sandbox=sandbox,
-        limits=limits,
-        seed=seed,
-        attempt=attempt,
-        keys=keys,
-        candidate_hash=candidate_hash,
-        sandbox_image=image,
-        instance_hashes=instance_hashes,
-        hidden_paths=tuple(sorted({*hidden_paths(output, records_dir), str(seal_key.path.parent)})),
-    )
+        candidate_dir = Path(self.job.candidate_dir)
+        try:
+            return load_candidate(candidate_dir, task_obj.id), None
+        except InputError as exc:
+            if not (candidate_dir / "solver.yaml").is_file():
+                raise
+            return None, str(exc)
 
-    def finish(name: str, record: InstanceRecord) -> None:
-        store.write(record)
-        results[name] = record
-        summary.executed += 1
+    # -- keys and reuse -----------------------------------------------------------------------
+
+    def keys(self, prep: _Prepared) -> tuple[dict[str, str], dict[str, str], str]:
+        """(instance -> record key, instance -> sha256 of its file, the candidate's hash): the
+        candidate's files hashed once, each instance file once."""
+        task_obj, image = prep.task, prep.sandbox.image_id()
+        sandbox = prep.sandbox.name
+        candidate_hash = hash_candidate(self.job.candidate_dir)
+        limits_key = dict(task_obj.limits.as_dict(), threads=prep.threads)
+        if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
+            limits_key["anytime"] = ANYTIME_KEY_VERSION
+        keys, instance_hashes = {}, {}
+        for inst in prep.selected:
+            instance_hashes[inst.name] = hash_file(inst.path)
+            keys[inst.name] = record_key(
+                candidate_hash=candidate_hash,
+                instance_hash=instance_hashes[inst.name],
+                limits=limits_key,
+                sandbox=f"{sandbox}@{image}" if image else sandbox,  # a new image reruns
+                seed=self.job.seed,
+                meta=inst.meta,
+                problem=task_obj.problem,
+            )
+        return keys, instance_hashes, candidate_hash
+
+    def reuse(self, prep: _Prepared, keys: dict[str, str], seal_key, summary: RunSummary) -> KeyedBatch:
+        """The stored records under their key, reused; what was set aside, logged."""
+        task_id = prep.task.id
+        batch = KeyedBatch.open(RecordStore(self.records_dir, key=seal_key), keys)
+        summary.reused = batch.reused
+        summary.set_aside = batch.set_aside
+        if summary.set_aside:
+            summary.set_aside_dir = batch.store.set_aside_dir
+            self.say(
+                f"{task_id}: {summary.set_aside_text()} stored record(s) not reused, kept in "
+                f"{summary.set_aside_dir}; their instances run again"
+            )
+            for name, reason, detail in summary.set_aside:
+                self.say(f"{task_id}: set aside {name}: {reason}{': ' + detail if detail else ''}")
+        heartbeat = self.hooks.heartbeat
         if heartbeat is not None:
-            heartbeat.record(record.status)
+            heartbeat.begin(
+                task=task_id,
+                attempt=self.job.attempt,
+                planned=len(prep.selected),
+                reused=Counter(r.status for r in batch.results.values()),
+                sandbox=prep.sandbox.name,
+                limiter=self.options.limiter,
+            )
+            batch.on_write = lambda name, record: heartbeat.record(record.status)
+        return batch
 
-    def all_invalid(message: str, termination: str) -> list[str]:
-        """Record every pending instance `invalid` (the submission cannot run); none is left."""
-        for name in pending:
-            finish(name, ctx.blank_record(name, Status.INVALID.value, message[:1000], termination=termination))
-        return []
+    # -- build and batch ----------------------------------------------------------------------
 
-    summary.calibration = job_calibration(output, rerun=bool(pending), say=say, label=task_obj.id)
-    if pending:
-        say(
-            f"{task_obj.id}: {len(pending)} of {len(selected)} instances to run "
-            f"({summary.reused} reused from {records_dir})"
-        )
-        built, build_dir = candidate, None
-        if sandbox_obj.name != "docker":  # the interpreter the docs promise, as candidates see it
-            failed = probe_python(sandbox_obj, limiter=limiter)
+    def build_and_run(self, prep: _Prepared, ctx: RunContext, batch: KeyedBatch, summary: RunSummary) -> None:
+        """Probe the sandbox's Python, build the candidate (a failure or an unusable
+        solver.yaml: every pending instance `invalid`), then run the rest in the pool."""
+        from tcsexam.records import Termination
+        from tcsexam.runner.sandboxes import probe_python
+
+        task_id = prep.task.id
+        if prep.sandbox.uses_harness_python:  # the interpreter the docs promise, as candidates see it
+            failed = probe_python(prep.sandbox, limiter=self.options.limiter)
             if failed is not None:
-                raise InputError(f"{task_obj.id}: {failed}; nothing was run")
-        if candidate_error is not None:
-            say(
-                f"{task_obj.id}: WARNING: the candidate's solver.yaml is unusable ({candidate_error}); "
+                raise InputError(f"{task_id}: {failed}; nothing was run")
+        build_dir = None
+        built = prep.candidate
+        if prep.candidate_error is not None:
+            self.say(
+                f"{task_id}: WARNING: the candidate's solver.yaml is unusable ({prep.candidate_error}); "
                 "EVERY instance is recorded invalid (scored 0) and the run exits 0"
             )
-            pending = all_invalid(f"candidate cannot start: {candidate_error}", Termination.CANDIDATE.value)
-        elif getattr(candidate, "build", None):
-            build_dir = records_dir / ".build"
-            shutil.rmtree(build_dir, ignore_errors=True)
-            log_path = records_dir / "build.log"
-            build_limits = dataclasses.replace(
-                BUILD_LIMITS,
-                wall_s=float(build_timeout_s),
-                cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * build_timeout_s),
-                limiter=limiter,
-            )
-            built, message = build_candidate(
-                candidate,
-                sandbox=sandbox_obj,
-                limits=build_limits,
-                build_dir=build_dir,
-                log_path=log_path,
-            )
-            summary.build_message = message
-            if built is None:
-                say(f"{task_obj.id}: build failed ({message}); every instance is invalid, log: {log_path}")
-                pending = all_invalid(f"build failed: {message} (log: {log_path})", Termination.BUILD.value)
-        private = None
-        if pending and built is not None and sandbox == "local":
-            # nothing can be mounted read-only: the candidate runs in a private copy of its folder
-            # (outside the results tree), and its real folder is checked afterwards
-            private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
-            private.chmod(0o755)  # readable (never writable) by a root harness's unprivileged candidate uid
-            shutil.copytree(built.dir, private / built.dir.name, symlinks=True, ignore=special_files)
-            built = dataclasses.replace(built, dir=private / built.dir.name)
+            self.all_invalid(ctx, batch, f"candidate cannot start: {prep.candidate_error}", Termination.CANDIDATE)
+        elif getattr(prep.candidate, "build", None):
+            build_dir = self.records_dir / ".build"
+            built = self.build(prep, ctx, batch, summary, build_dir)
+        private = self.private_copy(prep, built) if batch.pending and built is not None else None
         try:
-            if pending:
-                _run_pool(
-                    dataclasses.replace(ctx, candidate=built),
-                    pending,
-                    threads=threads,
-                    workers=workers,
-                    ray_address=ray_address,
-                    ray_head=ray_head,
-                    use_ray=use_ray,
-                    max_retries=max_retries,
-                    progress=progress,
-                    initial_done=summary.reused,
-                    total=len(selected),
-                    finish=finish,
-                    on_dispatch=on_dispatch,
-                    summary=summary,
-                    log=say,
+            if batch.pending:
+                run_ctx = dataclasses.replace(ctx, candidate=private or built)
+                hooks = BatchHooks(
+                    label=task_id,
+                    log=self.say,
+                    on_dispatch=self.hooks.on_dispatch,
+                    progress=self.options.progress,
+                    failed=lambda record: record.status != Status.OK.value,
                 )
+                report = run_batch(run_ctx, batch, self.options.pool, hooks, threads=prep.threads)
+                summary.workers, summary.ray_startup_s = report.workers, report.ray_startup_s
         finally:
             if build_dir is not None:
                 shutil.rmtree(build_dir, ignore_errors=True)
             if private is not None:
-                shutil.rmtree(private, ignore_errors=True)
-        if sandbox == "local" and hash_candidate(candidate_dir) != candidate_hash:
-            say(
-                f"{task_obj.id}: WARNING: the candidate folder {candidate_dir} changed during the run (under "
-                "sandbox local a candidate can write wherever this user can); its records keep the key of the "
-                "folder as it was, a rerun runs the changed folder again; use --sandbox auto/bwrap/docker"
-            )
+                shutil.rmtree(private.dir.parent, ignore_errors=True)
 
-    summary.records = [results[inst.name] for inst in selected]
-    summary.statuses = Counter(r.status for r in summary.records)
-    atomic_write_json(output, [r.to_dict(seal_key) for r in summary.records])
-    summary.wall_s = time.perf_counter() - t_start
-    say(summary.line())
-    write_job_calibration(output, summary.calibration)  # after the records (a full disk names them)
-    if summary.candidate_error is not None:
-        say(
-            f"{task_obj.id}: WARNING: all {summary.total} instances are invalid because the candidate cannot "
-            f"start: {summary.candidate_error}"
+    def all_invalid(self, ctx: RunContext, batch: KeyedBatch, message: str, termination: Termination) -> None:
+        """Record every pending instance `invalid` (the submission cannot run); none is left."""
+        why = termination.value
+        batch.settle(lambda name: ctx.blank_record(name, Status.INVALID.value, message[:1000], termination=why))
+
+    def build(self, prep: _Prepared, ctx: RunContext, batch: KeyedBatch, summary: RunSummary, build_dir: Path):
+        """The candidate's build step, under the build limits; None when it failed (every
+        pending instance is then `invalid`, the log kept as `<records-dir>/build.log`)."""
+        from tcsexam.records import Termination
+        from tcsexam.runner.execute import build_candidate
+        from tcsexam.runner.limiter import BUILD_LIMITS
+
+        shutil.rmtree(build_dir, ignore_errors=True)
+        log_path = self.records_dir / "build.log"
+        timeout_s = self.options.build_timeout_s
+        build_limits = dataclasses.replace(
+            BUILD_LIMITS,
+            wall_s=float(timeout_s),
+            cpu_s=max(BUILD_LIMITS.cpu_s or 0, 2 * timeout_s),
         )
-    infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR.value, 0)
-    if infra:
-        say(
-            f"{task_obj.id}: {infra} infrastructure_error record(s): the scorer refuses them; "
-            f"run `tcsexam repair --records-dir {records_dir}` and rerun"
+        built, message = build_candidate(
+            prep.candidate,
+            sandbox=prep.sandbox,
+            limits=build_limits,
+            build_dir=build_dir,
+            log_path=log_path,
+            limiter=self.options.limiter,
         )
-    return summary
+        summary.build_message = message
+        if built is None:
+            self.say(f"{prep.task.id}: build failed ({message}); every instance is invalid, log: {log_path}")
+            self.all_invalid(ctx, batch, f"build failed: {message} (log: {log_path})", Termination.BUILD)
+        return built
 
+    def private_copy(self, prep: _Prepared, built: Candidate) -> Candidate | None:
+        """Under a sandbox that cannot mount anything read-only the candidate runs in a private
+        copy of its folder (outside the results tree); its real folder is checked afterwards."""
+        if prep.sandbox.isolates_files:
+            return None
+        private = Path(tempfile.mkdtemp(prefix="tcsexam-candidate-"))
+        private.chmod(0o755)  # readable (never writable) by a root harness's unprivileged candidate uid
+        shutil.copytree(built.dir, private / built.dir.name, symlinks=True, ignore=special_files)
+        return dataclasses.replace(built, dir=private / built.dir.name)
 
-def _run_pool(
-    ctx: RunContext,
-    pending: list[str],
-    *,
-    threads,
-    workers,
-    ray_address,
-    ray_head,
-    use_ray,
-    max_retries,
-    progress,
-    initial_done,
-    total,
-    finish,
-    on_dispatch,
-    summary,
-    log,
-) -> None:
-    from tqdm import tqdm
+    # -- summary ------------------------------------------------------------------------------
 
-    from tcsexam.runner.pool import InProcessPool, RayPool
-    from tcsexam.runner.ray_job import job_cpus, start_ray
-
-    task_obj, limits = ctx.task, ctx.limits
-    failures = 0
-    bar = None
-
-    def on_result(name: str, record: InstanceRecord, tries: int) -> None:
-        nonlocal failures
-        finish(name, record)
-        if record.status != Status.OK.value:
-            failures += 1
-        bar.set_postfix(failures=failures, refresh=False)
-        bar.update(1)
-
-    handle = None
-    pool = None
-    try:
-        if use_ray:
-            head_wait_s = 0.0
-            if ray_head is not None:
-                from tcsexam.runner.ray_head import join
-
-                t_wait = time.perf_counter()
-                ray_address = join(ray_head, wait_s=RAY_HEAD_WAIT_S)
-                head_wait_s = time.perf_counter() - t_wait
-                if ray_address is None:
-                    log(f"{task_obj.id}: no shared Ray head alive in {ray_head}; starting Ray in this job")
-            wanted = workers if workers is not None else max(1, job_cpus() // threads)
-            handle = start_ray(num_cpus=wanted * threads, address=ray_address)
-            summary.ray_startup_s = handle.startup_s
-            if not handle.started_here and workers is None:
-                wanted = max(1, int(handle.total_cpus) // threads)
-            if handle.total_cpus and threads > handle.total_cpus:
-                raise InputError(
-                    f"candidate needs {threads} CPUs per run but the Ray cluster has {handle.total_cpus:g}"
-                )
-            watchdog = 3 * float(limits.wall_s) + 120.0
-            pool = RayPool(
-                ctx,
-                workers=wanted,
-                threads=threads,
-                max_retries=max_retries,
-                watchdog_s=watchdog,
-                on_dispatch=on_dispatch,
+    def summarise(self, summary: RunSummary, batch: KeyedBatch, seal_key, t_start: float) -> None:
+        """Write records.json (task order) and the job's calibration; log the summary."""
+        summary.records = batch.ordered()
+        summary.statuses = Counter(r.status for r in summary.records)
+        atomic_write_json(self.output, [r.to_dict(seal_key) for r in summary.records])
+        summary.wall_s = time.perf_counter() - t_start
+        self.say(summary.line())
+        write_job_calibration(self.output, summary.calibration)  # after the records (a full disk names them)
+        if summary.candidate_error is not None:
+            self.say(
+                f"{summary.task}: WARNING: all {summary.total} instances are invalid because the candidate cannot "
+                f"start: {summary.candidate_error}"
             )
-        else:
-            pool = InProcessPool(ctx, max_retries=max_retries, on_dispatch=on_dispatch)
-        summary.workers = pool.workers
-        if handle is not None:
-            where = (
-                f"Ray at {handle.address}"
-                if handle.address
-                else ("local Ray" if handle.started_here else "this process's Ray")
+        infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR.value, 0)
+        if infra:
+            self.say(
+                f"{summary.task}: {infra} infrastructure_error record(s): the scorer refuses them; "
+                f"run `tcsexam repair --records-dir {self.records_dir}` and rerun"
             )
-            waited = f"; waited {head_wait_s:.1f} s for the shared head" if head_wait_s >= 0.1 else ""
-            log(
-                f"{task_obj.id}: {pool.workers} worker(s) x {threads} CPU(s) on {where} "
-                f"(started in {handle.startup_s:.1f} s{waited})"
-            )
-        # the bar starts after the one-off Ray start, so its rate and ETA are the instances'
-        bar = tqdm(
-            total=total,
-            initial=initial_done,
-            desc=task_obj.id,
-            unit="inst",
-            file=sys.stderr,
-            disable=not progress,
-            dynamic_ncols=True,
-            smoothing=0.1,
-        )
-        bar.set_postfix(failures=0, refresh=False)
-        pool.run(pending, on_result)
-    finally:
-        if bar is not None:
-            bar.close()
-        if pool is not None:
-            # Ending this process's Ray connection ends its job, whose actors Ray then stops;
-            # killing them one by one first only delays the disconnect (~0.3 s).
-            pool.close(kill_actors=handle is None or not handle.ends_job)
-        if handle is not None:
-            handle.shutdown()
-        if pool is not None:
-            pool.reap_orphans()  # runs of actors that Ray stopped (SIGKILL) cannot stop themselves

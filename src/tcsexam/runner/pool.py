@@ -1,11 +1,10 @@
 """Fan-out of one attempt's instances over Ray actors (or in-process, for debugging).
 
 Each actor reserves the candidate's `threads` CPUs and runs `ctx.execute(name)` (the same call
-the in-process pool makes) for each name. The context is a `RunContext` (a Solver attempt:
-`execute_instance`) or any picklable object with `execute(name)` and `infrastructure_record(name,
-message)` whose records have `infrastructure_error` and `retried(tries)`: OR-Space workspaces run
-through the same pools (`tcsexam.orspace.execute.WorkspaceContext`), so one retry and
-`infrastructure_error` policy serves the whole project.
+the in-process pool makes) for each name. The context is a `context.BatchContext`: a `RunContext`
+(a Solver attempt: `execute_instance`), an OR-Space `WorkspaceContext`, a construction's
+`ObjectCheck`, so one retry and `infrastructure_error` policy serves the whole project. The batch
+engine (`tcsexam.runner.batch`) starts, feeds and closes the pools.
 
 An actor runs its instances on a few threads (`pipeline`, default 4) and pipelines them: the
 next runs prepare their scratch folder, cgroup, launcher and sandbox while the current one's
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.fileio import remove_tree
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
 from tcsexam.runner.ray_job import (
     exit_with_parent,
     kill_run_orphans,
@@ -48,20 +48,11 @@ from tcsexam.runner.ray_job import (
     sweep_dead_scratch,
 )
 
-#: resubmissions after an infrastructure failure: the one retry policy (CLI, run_task, pools)
-DEFAULT_MAX_RETRIES = 2
-
 if TYPE_CHECKING:
     from tcsexam.runner.execute import Candidate
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes.base import Sandbox
     from tcsexam.tasks import Task, TaskInstance
-
-#: on_result(instance, record, tries): called once per instance, in completion order, with the
-#: complete record (key, task, attempt, candidate_hash, sandbox... filled in).
-ResultCallback = Callable[[str, InstanceRecord, int], None]
-#: on_dispatch(instance, actor_pid, try_number): called when an instance is handed to an actor.
-DispatchHook = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -74,6 +65,7 @@ class RunContext:
     candidate: Candidate | None  #: built, when it has a build step
     sandbox: str  #: the sandbox's name (resolved: never `auto`)
     limits: Limits | None
+    limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
     seed: int = 0
     attempt: str | None = None
     #: instance name -> its record key (`store.record_key`); None for an instance not named here
@@ -152,15 +144,14 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
         if ctx.executor is not None:
             run_instance, sandbox = ctx.executor, ctx.sandbox
         else:
-            from tcsexam.runner.execute import run_instance
+            from tcsexam.runner.execute import RecordIdentity, RunOptions, run_instance
 
             sandbox = ctx.sandbox_obj()
             identity = ctx.identity(name)
-            del identity["task"], identity["attempt"]  # run_instance takes them from task and attempt
+            del identity["task"]  # run_instance takes it from the task
             protect = {
-                "instance_sha256": ctx.instance_hashes.get(name),
-                "hidden_paths": ctx.hidden_paths,
-                **identity,
+                "identity": RecordIdentity(instance_sha256=ctx.instance_hashes.get(name), **identity),
+                "options": RunOptions(limiter=ctx.limiter, hidden_paths=ctx.hidden_paths),
             }
         scratch = make_scratch(ctx.scratch_root)
         record = run_instance(
@@ -171,8 +162,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
             limits=ctx.limits,
             seed=ctx.seed,
             scratch_dir=scratch,
-            attempt=ctx.attempt,
-            **protect,
+            **(protect or {"attempt": ctx.attempt}),
         )
         if isinstance(record, InstanceRecord):
             return record
@@ -210,12 +200,12 @@ class InProcessPool:
     workers = 1
 
     def __init__(
-        self, ctx: RunContext, *, max_retries: int = DEFAULT_MAX_RETRIES, on_dispatch: DispatchHook | None = None
+        self, ctx: BatchContext, *, max_retries: int = DEFAULT_MAX_RETRIES, on_dispatch: DispatchHook | None = None
     ):
         self.ctx = ctx
         self.max_retries = max_retries
         self.on_dispatch = on_dispatch
-        sweep_dead_scratch(getattr(ctx, "scratch_root", None))  # what killed jobs left
+        sweep_dead_scratch(ctx.scratch_root)  # what killed jobs left
 
     def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
         retry = _Retry(self.max_retries, on_result)
@@ -246,7 +236,7 @@ def _actor_class():
         import ray
 
         class InstanceActor:
-            def __init__(self, ctx: RunContext, pipeline: int = 1):
+            def __init__(self, ctx: BatchContext, pipeline: int = 1):
                 import sys
                 import threading
                 from concurrent.futures import ThreadPoolExecutor
@@ -296,6 +286,16 @@ class _Call:
     deadline: float  #: the watchdog's (inf without one)
 
 
+@dataclass(frozen=True)
+class RayTuning:
+    """How a `RayPool` paces its actors (see its doc); the defaults serve every run."""
+
+    poll_s: float = 1.0  #: how often the driver checks the watchdog while nothing comes back
+    pipeline: int = 4  #: run threads per actor (1: one instance at a time, nothing prepared ahead)
+    batch_s: float = 0.25  #: a call's batch lasts about this long on its actor
+    max_batch: int = 64  #: at most this many instances per call
+
+
 class RayPool:
     """`workers` actors of `threads` CPUs each; lost actors are replaced, instances retried.
 
@@ -309,26 +309,24 @@ class RayPool:
     killed job loses at most about 2 x `batch_s` of work per actor. Retried instances go alone.
     A lost actor loses all its calls; each of their instances is retried like the running one.
     `watchdog_s` is per instance: a call is overdue `watchdog_s` times the number of instances
-    queued on its actor when it was dispatched, its own included (the orchestrator uses
-    3 x wall + 120 s).
+    queued on its actor when it was dispatched, its own included (the engine uses
+    `batch.watchdog_s`: 3 x wall + 120 s).
     """
 
     def __init__(
         self,
-        ctx: RunContext,
+        ctx: BatchContext,
         *,
         workers: int,
         threads: int = 1,
         max_retries: int = DEFAULT_MAX_RETRIES,
         watchdog_s: float | None = None,
         on_dispatch: DispatchHook | None = None,
-        poll_s: float = 1.0,
-        pipeline: int = 4,
-        batch_s: float = 0.25,
-        max_batch: int = 64,
+        tuning: RayTuning | None = None,
     ):
         import ray
 
+        tuning = tuning or RayTuning()
         self.ray = ray
         self.ctx = ctx
         self.workers = max(1, int(workers))
@@ -336,13 +334,13 @@ class RayPool:
         self.max_retries = max_retries
         self.watchdog_s = watchdog_s
         self.on_dispatch = on_dispatch
-        self.poll_s = poll_s
-        self.pipeline = max(1, int(pipeline))
+        self.poll_s = tuning.poll_s
+        self.pipeline = max(1, int(tuning.pipeline))
         self.calls_per_actor = min(2, self.pipeline)
-        self.batch_s = batch_s
-        self.max_batch = max(1, int(max_batch))
+        self.batch_s = tuning.batch_s
+        self.max_batch = max(1, int(tuning.max_batch))
         self._ctx_ref = ray.put(ctx)
-        self._scratch_root = getattr(ctx, "scratch_root", None)
+        self._scratch_root = ctx.scratch_root
         sweep_dead_scratch(self._scratch_root)  # what killed jobs and actors left
         self.actors: list = []
         self._where: dict = {}  # actor -> ref of (hostname, pid)

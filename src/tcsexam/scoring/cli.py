@@ -8,18 +8,20 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tcsexam.cliutil import actions, at_least, command, key_value
+from tcsexam.cliutil import write_json as _write
 from tcsexam.logs import logger
 from tcsexam.tasks import DIRECTIONS, KINDS
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "solver-score",
-        help="fixed-reference relative score of one Solver task's final instance records",
-        description="Score a task's final instance records (JSON list) against a fixed reference. "
-        "Refuses (exit 1, no output) an infrastructure_error or unknown status, an ok record "
-        "without a finite value, a missing eligible instance or a duplicate instance.",
-    )
+    for add in (_add_solver_commands, _add_score_command, _add_reference_commands):
+        add(subparsers)
+
+
+def _add_solver_commands(subparsers) -> None:
+    """solver-score and solver-profile: one Solver task's records against a fixed reference."""
+    p = command(subparsers, "solver-score", _solver_score)
     p.add_argument("--task", required=True, help="task id as named in the reference (e.g. maxcut-mqlib)")
     p.add_argument("--records", required=True, help="the final judge's records: a JSON list of instance records")
     p.add_argument(
@@ -38,27 +40,18 @@ def register(subparsers) -> None:
     p.add_argument(
         "--profile", metavar="OUT.json", help="also write the relative score against time limit (solver-profile)"
     )
-    p.set_defaults(handler=_solver_score)
 
-    p = subparsers.add_parser(
-        "solver-profile",
-        help="relative score against time limit per run (model) of one Solver task, from anytime traces",
-        description="For every limit at which a score can change, each run's relative score as if the task's "
-        "limit had been that (solver-score --at), and where two runs' curves cross.",
-    )
+    p = command(subparsers, "solver-profile", _solver_profile)
     p.add_argument("--task", required=True, help="task id as named in the reference")
     p.add_argument("--run", action="append", required=True, metavar="NAME=RECORDS", help="a run's records.json")
     p.add_argument("--reference", required=True, help="lite, full or a path to a reference file")
     p.add_argument("--output", required=True, help="where to write the profile JSON")
     p.add_argument("--plot", metavar="OUT.png", help="also draw the curves and their crossings")
-    p.set_defaults(handler=_solver_profile)
 
-    p = subparsers.add_parser(
-        "score",
-        help="attempt table + cohort -> TCSExam Index (index.json)",
-        description="Validate an attempt table against a cohort and a suite and compute each "
-        "model's track means and Index (30P + 30S + 30C + 10O). Incomplete models get index null.",
-    )
+
+def _add_score_command(subparsers) -> None:
+    """score: attempt table + cohort -> index.json."""
+    p = command(subparsers, "score", _score)
     p.add_argument("--suite", required=True, help="lite, full (config/suites/<suite>.yaml) or a suite YAML path")
     p.add_argument("--attempts", required=True, help="attempts.csv (the spec's nine columns)")
     p.add_argument("--cohort", required=True, help="cohort.json (suite, solver_protocol, solver_reference_id, models)")
@@ -86,17 +79,14 @@ def register(subparsers) -> None:
         help="also write the sha256 of the inputs and of index.json to FILE (the workflow uses it to "
         "detect an index.json that is stale or was edited)",
     )
-    p.set_defaults(handler=_score)
 
-    ref = subparsers.add_parser("reference", help="build, merge or check fixed Solver reference files")
-    rsub = ref.add_subparsers(dest="reference_command", metavar="ACTION", required=True)
 
-    b = rsub.add_parser(
-        "build",
-        help="build a one-task reference from K repeated runs' record files",
-        description="Instances with at least two usable outcomes become eligible; the others are "
-        "kept with their observed outcomes under unscored_reference_instances.",
+def _add_reference_commands(subparsers) -> None:
+    """reference build | merge | check."""
+    rsub = actions(
+        subparsers, "reference", "reference_command", help="build, merge or check fixed Solver reference files"
     )
+    b = command(rsub, "build", _reference_build)
     b.add_argument("--task", required=True)
     b.add_argument("--kind", choices=KINDS, help="default: the task's kind from config/tasks/<task>.yaml")
     b.add_argument("--direction", choices=DIRECTIONS, help="default: the task's direction from config/tasks")
@@ -108,12 +98,8 @@ def register(subparsers) -> None:
     b.add_argument("--relative-floor", type=float, default=0.02, help="scale floor relative to |mu| (default 0.02)")
     b.add_argument("--absolute-floor", type=float, default=1e-9, help="absolute scale floor (default 1e-9)")
     b.add_argument("--output", required=True)
-    b.set_defaults(handler=_reference_build)
 
-    m = rsub.add_parser(
-        "merge",
-        help="combine reference files that share a reference_id (e.g. per-task files into lite.json)",
-    )
+    m = command(rsub, "merge", _reference_merge)
     m.add_argument("inputs", nargs="+", metavar="FILE")
     m.add_argument("--suite", help="the suite field of the merged file (default: the first input's)")
     m.add_argument("--tasks", nargs="+", metavar="TASK", help="keep only these tasks, in this order")
@@ -124,26 +110,18 @@ def register(subparsers) -> None:
         "names the old one): a new reference version keeps the frozen values of tasks it does not rebuild",
     )
     m.add_argument("--output", required=True)
-    m.set_defaults(handler=_reference_merge)
 
-    c = rsub.add_parser("check", help="validate a reference file; with --subset-of, check Lite against Full")
+    c = command(rsub, "check", _reference_check)
     c.add_argument("file", metavar="FILE", help="lite, full or a path")
     c.add_argument("--subset-of", metavar="FULL", help="every task and value of FILE must match this file")
-    c.set_defaults(handler=_reference_check)
-
-
-def _write(path: str, data) -> None:
-    """Write an output atomically; an unwritable path is bad input (one line, exit 1)."""
-    from tcsexam.errors import InputError
-    from tcsexam.fileio import atomic_write_json
-
-    try:
-        atomic_write_json(path, data)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write the output: {exc.strerror or exc}") from None
 
 
 def _solver_score(args: argparse.Namespace) -> int:
+    """fixed-reference relative score of one Solver task's final instance records
+
+    Score a task's final instance records (JSON list) against a fixed reference. Refuses (exit 1, no output) an
+    infrastructure_error or unknown status, an ok record without a finite value, a missing eligible instance or
+    a duplicate instance."""
     from tcsexam.scoring.solver_score import solver_score_files
 
     if args.at is not None or args.profile:
@@ -180,16 +158,17 @@ def _solver_score_anytime(args: argparse.Namespace) -> int:
 
 
 def _solver_profile(args: argparse.Namespace) -> int:
-    from tcsexam.errors import UsageError
+    """relative score against time limit per run (model) of one Solver task, from anytime traces
+
+    For every limit at which a score can change, each run's relative score as if the task's limit had been that
+    (solver-score --at), and where two runs' curves cross."""
     from tcsexam.fileio import read_json
     from tcsexam.scoring.anytime_score import plot_profile, profile
     from tcsexam.scoring.reference import load_reference
 
     runs = {}
     for spec in args.run:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            raise UsageError(f"--run {spec!r}: expected NAME=RECORDS")
+        name, path = key_value(spec, "--run", "NAME=RECORDS")
         runs[name] = read_json(path, "records file")
     result = profile(args.task, runs, load_reference(args.reference))
     _write(args.output, result)
@@ -204,6 +183,10 @@ def _solver_profile(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    """attempt table + cohort -> TCSExam Index (index.json)
+
+    Validate an attempt table against a cohort and a suite and compute each model's track means and Index (30P +
+    30S + 30C + 10O). Incomplete models get index null."""
     from tcsexam.integrity import seal
     from tcsexam.scoring.index import score_files
     from tcsexam.scoring.sandbox_use import add_sandbox_use
@@ -234,19 +217,18 @@ def _score(args: argparse.Namespace) -> int:
 
 def _add_intervals(result, suite, args: argparse.Namespace) -> None:
     """index_ci95 / track_ci95 beside the spec's fields (scoring/bootstrap.py)."""
-    from tcsexam.errors import UsageError
     from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, add_confidence_intervals
 
-    resamples = DEFAULT_RESAMPLES if args.bootstrap_resamples is None else args.bootstrap_resamples
-    if resamples < 0:
-        raise UsageError("--bootstrap-resamples must be 0 or more")
-    seed = DEFAULT_SEED if args.bootstrap_seed is None else args.bootstrap_seed
-    if seed < 0:
-        raise UsageError("--bootstrap-seed must be 0 or more")
+    resamples = at_least(args.bootstrap_resamples, 0, "--bootstrap-resamples", default=DEFAULT_RESAMPLES)
+    seed = at_least(args.bootstrap_seed, 0, "--bootstrap-seed", default=DEFAULT_SEED)
     add_confidence_intervals(result, suite, args.attempts, args.solver_scores, seed=seed, resamples=resamples)
 
 
 def _reference_build(args: argparse.Namespace) -> int:
+    """build a one-task reference from K repeated runs' record files
+
+    Instances with at least two usable outcomes become eligible; the others are kept with their observed
+    outcomes under unscored_reference_instances."""
     from tcsexam.fileio import read_json
     from tcsexam.scoring.reference import build_reference
 
@@ -275,6 +257,7 @@ def _reference_build(args: argparse.Namespace) -> int:
 
 
 def _reference_merge(args: argparse.Namespace) -> int:
+    """combine reference files that share a reference_id (e.g. per-task files into lite.json)"""
     from tcsexam.scoring.reference import load_reference, merge_references
 
     refs = [load_reference(path) for path in args.inputs]
@@ -285,6 +268,7 @@ def _reference_merge(args: argparse.Namespace) -> int:
 
 
 def _reference_check(args: argparse.Namespace) -> int:
+    """validate a reference file; with --subset-of, check Lite against Full"""
     from tcsexam.scoring.reference import check_subset, load_reference
 
     ref = load_reference(args.file)

@@ -12,6 +12,7 @@ import pytest
 from tcsexam.runner import anytime
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
 GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
@@ -84,7 +85,7 @@ def _run(tmp_path: Path, script: str, *, anytime_flag: bool = True, wall_s: floa
     (cdir / "solver.yaml").write_text("command: [python3, s.py, '{solution}', '{trace_dir}']\n")
     task = _task(tmp_path, anytime_flag, wall_s)
     limits = Limits.from_task(task.limits, 1)
-    return run_instance(task, "g", load_candidate(cdir), sandbox="local", limits=limits, seed=1,
+    return run_instance(task, "g", load_candidate(cdir), sandbox=get_sandbox("local"), limits=limits, seed=1,
                         scratch_dir=tmp_path / f"scratch-{tag}-{anytime_flag}")  # fmt: skip
 
 
@@ -170,12 +171,12 @@ def test_keeper_keeps_first_and_last_per_bucket():
 @pytest.mark.parametrize("box", ["bwrap", "docker"])
 def test_improving_candidate_under_a_sandbox(tmp_path, box):
     from tcsexam.errors import InputError
-    from tcsexam.runner.sandboxes import get_sandbox
 
+    name, box = box, get_sandbox(box)
     try:
-        get_sandbox(box).check_available()
+        box.check_available()
     except InputError as exc:
-        pytest.skip(f"{box} unavailable here: {exc}")
+        pytest.skip(f"{name} unavailable here: {exc}")
     cdir = tmp_path / "cand"
     cdir.mkdir()
     (cdir / "s.py").write_text(IMPROVING)
@@ -183,7 +184,7 @@ def test_improving_candidate_under_a_sandbox(tmp_path, box):
     task = _task(tmp_path, True)
     rec = run_instance(task, "g", load_candidate(cdir), sandbox=box, limits=Limits.from_task(task.limits, 1),
                        seed=1, scratch_dir=tmp_path / "scratch")  # fmt: skip
-    assert rec.sandbox == box and [v for _, _, v in rec.trace] == [0, 2, 4, 5]
+    assert rec.sandbox == name and [v for _, _, v in rec.trace] == [0, 2, 4, 5]
     for i, (t, _, _) in enumerate(rec.trace):
         assert t >= 0.3 * i - 0.05  # docker's clock starts when the container runs: a few ms late
     assert rec.extra["trace_info"]["clock"] == "go"

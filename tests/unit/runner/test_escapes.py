@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits, cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
@@ -106,10 +106,11 @@ def run(task, folder: Path, tmp_path: Path, sandbox: str, limiter: str):
         pytest.skip("cannot create cgroups here")
     box = sandbox_or_skip(sandbox)
     candidate = load_candidate(folder)
-    limits = Limits.from_task(task.limits, candidate.threads, limiter=limiter, grace_s=0.3)
+    limits = Limits.from_task(task.limits, candidate.threads, grace_s=0.3)
     return run_instance(
-        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch"
-    )
+        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch",
+        options=RunOptions(limiter=limiter),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("sandbox,limiter", CONFIGS)
@@ -147,9 +148,9 @@ def test_local_candidate_gets_a_private_copy(task, tmp_path):
     folder.mkdir()
     (folder / "solver.yaml").write_text('command: ["sh", "-c", "echo {instance} > {workdir}/seen; exit 3"]\n')
     candidate = load_candidate(folder)
-    limits = Limits.from_task(task.limits, 1, limiter="light")
+    limits = Limits.from_task(task.limits, 1)
     run_instance(task, task.instances[0], candidate, sandbox=get_sandbox("local"), limits=limits, seed=0,
-                 scratch_dir=tmp_path / "s")  # fmt: skip
+                 scratch_dir=tmp_path / "s", options=RunOptions(limiter="light"))  # fmt: skip
     seen = (tmp_path / "s" / "work" / "seen").read_text().strip()
     assert seen != str(Path(task.instances[0].path).resolve()) and Path(seen).name == "g.txt"
 
@@ -183,7 +184,7 @@ def test_candidate_folder_and_hidden_paths_are_out_of_reach(task, tmp_path, sand
     execute._execute = spy
     try:
         record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0,
-                              scratch_dir=scratch, hidden_paths=[str(secret)])  # fmt: skip
+                              scratch_dir=scratch, options=RunOptions(hidden_paths=(str(secret),)))  # fmt: skip
     finally:
         execute._execute = real
     assert record.exit_code == 5, record.message

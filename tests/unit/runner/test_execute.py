@@ -10,7 +10,10 @@ import pytest
 from tcsexam.errors import InputError
 from tcsexam.runner.execute import build_candidate, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
+
+LOCAL = get_sandbox("local")
 
 GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
 GOOD = "import sys\nopen(sys.argv[2], 'w').write('0 1 0 1 1\\n')\n"
@@ -97,9 +100,7 @@ def test_environment_and_placeholders(task, tmp_path):
 
     os.environ["SECRET"] = "leak"
     try:
-        rec = run_instance(
-            task, "g", cand, sandbox="local", limits=Limits(wall_s=5), seed=42, scratch_dir=tmp_path / "s"
-        )
+        rec = run_instance(task, "g", cand, sandbox=LOCAL, limits=Limits(wall_s=5), seed=42, scratch_dir=tmp_path / "s")
     finally:
         del os.environ["SECRET"]
     assert rec.status == "ok", rec.message
@@ -122,20 +123,19 @@ def test_exit_codes_ok(task, tmp_path):
     ))  # fmt: skip
     lim = Limits(wall_s=5)
     assert (
-        run_instance(task, "g", plain, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s1").status
-        == "crash"
+        run_instance(task, "g", plain, sandbox=LOCAL, limits=lim, seed=1, scratch_dir=tmp_path / "s1").status == "crash"
     )
-    rec = run_instance(task, "g", ok10, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s2")
+    rec = run_instance(task, "g", ok10, sandbox=LOCAL, limits=lim, seed=1, scratch_dir=tmp_path / "s2")
     assert rec.status == "ok" and rec.A == 4.0 and rec.exit_code == 10
 
 
 def test_missing_program_and_missing_certificate_are_invalid(task, tmp_path):
     lim = Limits(wall_s=5)
     gone = load_candidate(make_candidate(tmp_path / "a", "command: [./no-such-solver, '{instance}']\n"))
-    rec = run_instance(task, "g", gone, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s1")
+    rec = run_instance(task, "g", gone, sandbox=LOCAL, limits=lim, seed=1, scratch_dir=tmp_path / "s1")
     assert rec.status == "invalid" and "could not be started" in rec.message
     silent = load_candidate(make_candidate(tmp_path / "b", "command: ['true']\n"))
-    rec = run_instance(task, "g", silent, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s2")
+    rec = run_instance(task, "g", silent, sandbox=LOCAL, limits=lim, seed=1, scratch_dir=tmp_path / "s2")
     assert rec.status == "invalid" and rec.message == "no certificate written"
 
 
@@ -149,7 +149,7 @@ def test_checker_failure_is_infrastructure_error(task, tmp_path, monkeypatch):
         raise RuntimeError("checker bug")
 
     monkeypatch.setattr(type(problem), "check_certificate", boom)
-    rec = run_instance(task, "g", cand, sandbox="local", limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s")
+    rec = run_instance(task, "g", cand, sandbox=LOCAL, limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s")
     assert rec.status == "infrastructure_error" and "checker bug" in rec.message
 
 
@@ -177,18 +177,18 @@ def test_build_step(task, tmp_path):
     )
     cand = load_candidate(src)
     built, message = build_candidate(
-        cand, sandbox="local", limits=lim, build_dir=tmp_path / "b", log_path=tmp_path / "build.log"
+        cand, sandbox=LOCAL, limits=lim, build_dir=tmp_path / "b", log_path=tmp_path / "build.log"
     )
     assert built is not None and built.dir == (tmp_path / "b").resolve() and "built" in message
     assert not (src / "solver").exists()  # the build ran in a copy
-    rec = run_instance(task, "g", built, sandbox="local", limits=lim, seed=1, scratch_dir=tmp_path / "s")
+    rec = run_instance(task, "g", built, sandbox=LOCAL, limits=lim, seed=1, scratch_dir=tmp_path / "s")
     assert rec.status == "ok", rec.message
 
     broken = load_candidate(
         make_candidate(tmp_path / "d", "command: [x]\nbuild: [sh, -c, 'echo compiler says no; exit 2']\n")
     )
     built, message = build_candidate(
-        broken, sandbox="local", limits=lim, build_dir=tmp_path / "b2", log_path=tmp_path / "b2.log"
+        broken, sandbox=LOCAL, limits=lim, build_dir=tmp_path / "b2", log_path=tmp_path / "b2.log"
     )
     assert built is None and "exit code 2" in message
     assert "compiler says no" in (tmp_path / "b2.log").read_text()
@@ -214,5 +214,5 @@ def test_cadical_through_the_harness(tmp_path):
         tmp_path / "c", f"command: [sh, -c, '{cadical} -q \"$0\" > \"$1\"', '{{instance}}', '{{solution}}']\n"
         "exit_codes_ok: [10, 20]\n",
     ))  # fmt: skip
-    rec = run_instance(sat, "f", cand, sandbox="local", limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s")
+    rec = run_instance(sat, "f", cand, sandbox=LOCAL, limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s")
     assert rec.status == "ok" and rec.solved is True and rec.exit_code == 10, rec.message

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits, cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
@@ -55,14 +55,15 @@ def run(task, name, tmp_path, *, limiter="auto", sandbox="local", grace_s=0.3, p
     if prepare is not None:
         prepare(cand_dir)
     candidate = load_candidate(cand_dir)
-    limits = Limits.from_task(task.limits, candidate.threads, limiter=limiter, grace_s=grace_s)
+    limits = Limits.from_task(task.limits, candidate.threads, grace_s=grace_s)
     seed = next(_seed)
     scratch = tmp_path / f"scratch-{name}"
     box = get_sandbox(sandbox)
     started = time.monotonic()
     record = run_instance(
-        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=seed, scratch_dir=scratch
-    )
+        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=seed, scratch_dir=scratch,
+        options=RunOptions(limiter=limiter),
+    )  # fmt: skip
     elapsed = time.monotonic() - started
     left = leftovers(f"hostile-{seed}")
     assert not left, f"processes left behind: {left}"

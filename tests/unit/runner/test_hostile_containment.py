@@ -281,8 +281,8 @@ def test_bwrap_tmp_and_shm_are_sized(reachable_tmp):
 def test_disk_quota_stops_a_filling_run(reachable_tmp, sandbox):
     """Files of 4 MB written one after another past `disk_mb` (each under the output cap): the run
     is killed for `disk` (status memout) long before the 200 MB it wanted."""
-    from tcsexam.runner.execute import outcome_status
     from tcsexam.runner.limiter.process import disk_usage
+    from tcsexam.runner.verdict import solver_status
 
     box = box_or_skip(sandbox)
     work = reachable_tmp / "work"
@@ -295,14 +295,8 @@ def test_disk_quota_stops_a_filling_run(reachable_tmp, sandbox):
     )  # fmt: skip
     assert out.termination == "disk" and "over 20 MB" in out.message, (out.termination, out.message)
     assert disk_usage([work]) < 100 << 20  # stopped long before 200 MB
-    status, message = outcome_status(out, load_candidate_stub())
-    assert status == "memout" and "disk limit" in message
-
-
-def load_candidate_stub():
-    from tcsexam.runner.execute import Candidate
-
-    return Candidate(dir=Path("/"), command=("true",))
+    decision = solver_status(out)
+    assert decision.status == "memout" and "disk limit" in decision.message
 
 
 def test_disk_mb_is_a_task_limit(tmp_path):

@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import LaunchError, Limits, MiB, cgroup_support, resolve_limiter
+from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunSpec, cgroup_support, resolve_limiter
 from tcsexam.runner.limiter.launcher import launcher
 from tcsexam.runner.sandboxes import run_limited
 from tcsexam.tasks import TaskLimits
@@ -25,7 +25,7 @@ def test_limits_validation_and_from_task():
     with pytest.raises(InputError, match="wall_s"):
         Limits(wall_s=0)
     with pytest.raises(InputError, match="limiter"):
-        Limits(wall_s=1, limiter="magic")
+        RunSpec(["true"], "/", Limits(wall_s=1), limiter="magic")
     with pytest.raises(InputError, match="mem_mb"):
         Limits(wall_s=1, mem_mb=-5)
     lim = Limits.from_task(TaskLimits(wall_s=3, cpu_s=None, mem_mb=512, output_mb=2, nproc=16), threads=4)
@@ -43,7 +43,7 @@ def test_auto_resolves_to_a_real_limiter():
 def test_exit_code_output_and_measurements(tmp_path, limiter):
     out = run_limited(
         [PY, "-c", "import sys; print('hello'); print('oops', file=sys.stderr); sum(range(10**6)); sys.exit(7)"],
-        cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=256, limiter=limiter),
+        cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=256), limiter=limiter,
         stdout_path=tmp_path / "o", stderr_path=tmp_path / "e",
     )  # fmt: skip
     assert (out.exit_code, out.signal, out.termination, out.killed_by_harness) == (7, None, "exit", False)
@@ -58,7 +58,7 @@ def test_wall_limit_kills_the_tree(tmp_path, limiter):
     token = f"limits-wall-{time.monotonic_ns()}"
     out = run_limited(
         ["sh", "-c", f"sleep 30 & sleep 31; echo {token}"],
-        cwd=tmp_path, limits=Limits(wall_s=0.3, grace_s=0.2, limiter=limiter),
+        cwd=tmp_path, limits=Limits(wall_s=0.3, grace_s=0.2), limiter=limiter,
     )  # fmt: skip
     assert out.termination == "walltime" and out.killed_by_harness
     assert 0.3 <= out.wall_s < 25  # killed, not waited for (the sleeps last 30 s), at any machine load
@@ -69,14 +69,14 @@ def test_wall_limit_kills_the_tree(tmp_path, limiter):
 def test_cpu_limit_counts_children(tmp_path, limiter):
     busy = "import time\nt=time.time()\nwhile time.time()-t<20: pass\n"
     code = f"import subprocess,sys; ps=[subprocess.Popen([sys.executable,'-c',{busy!r}]) for _ in range(2)]; [p.wait() for p in ps]"
-    out = run_limited([PY, "-c", code], cwd=tmp_path, limits=Limits(wall_s=20, cpu_s=0.6, limiter=limiter))
+    out = run_limited([PY, "-c", code], cwd=tmp_path, limits=Limits(wall_s=20, cpu_s=0.6), limiter=limiter)
     assert out.termination == "cputime", out
     assert out.cpu_s >= 0.6  # stopped by the CPU limit (a wall-limit stop would say walltime)
 
 
 @pytest.mark.parametrize("limiter", LIMITERS)
 def test_signal_not_sent_by_harness(tmp_path, limiter):
-    out = run_limited(["sh", "-c", "kill -ABRT $$"], cwd=tmp_path, limits=Limits(wall_s=5, limiter=limiter))
+    out = run_limited(["sh", "-c", "kill -ABRT $$"], cwd=tmp_path, limits=Limits(wall_s=5), limiter=limiter)
     assert out.termination == "signal" and out.signal == 6 and not out.killed_by_harness
 
 
@@ -86,7 +86,7 @@ def test_certificate_file_is_capped(reachable_tmp, limiter):
     cert = tmp_path / "cert"
     out = run_limited(
         ["sh", "-c", f"head -c 100000 /dev/zero > {cert}"],
-        cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=1000, limiter=limiter), output_paths=[cert],
+        cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=1000), limiter=limiter, output_paths=[cert],
         writable_paths=[tmp_path],
     )  # fmt: skip
     assert out.termination == "output"
@@ -127,6 +127,6 @@ def test_benchexec_limiter(tmp_path):
     if cgroup_support() is None:
         pytest.skip("BenchExec needs cgroups")
     out = run_limited(
-        ["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=128, limiter="benchexec")
+        ["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=128), limiter="benchexec"
     )
     assert (out.exit_code, out.termination, out.limiter, out.stdout_tail) == (4, "exit", "benchexec", "hi\n")

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Limits
+from tcsexam.runner.limiter import Limits, RunPaths
 from tcsexam.runner.limiter.process import one_run_at_a_time
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
 
@@ -45,7 +45,7 @@ def test_gated_runs_never_overlap(reachable_tmp, sandbox, limiter):
         with one_run_at_a_time(gate):
             return run_limited(
                 ["sh", "-c", SCRIPT, "x", str(k), str(log)], cwd=tmp_path, sandbox=box, writable_paths=[work],
-                limits=Limits(wall_s=60, mem_mb=512, limiter=limiter),
+                limits=Limits(wall_s=60, mem_mb=512), limiter=limiter,
             )  # fmt: skip
 
     with ThreadPoolExecutor(3) as pool:
@@ -115,7 +115,7 @@ def test_bwrap_without_go_never_runs_the_program(tmp_path, what):
     start_r, start_w = os.pipe()
     ready_r, ready_w = os.pipe()
     cmd = box.command(
-        ["sh", "-c", 'touch "$1"', "x", str(marker)], cwd=str(tmp_path), writable_paths=[str(work)],
+        ["sh", "-c", 'touch "$1"', "x", str(marker)], cwd=str(tmp_path), paths=RunPaths(writable_paths=[str(work)]),
         ready_fd=ready_w, start_fd=start_r,
     )  # fmt: skip
     proc = subprocess.Popen(cmd, pass_fds=(ready_w, start_r), stderr=subprocess.DEVNULL)
@@ -136,7 +136,7 @@ def test_bwrap_without_go_never_runs_the_program(tmp_path, what):
 def test_launcher_without_go_never_runs_the_program(tmp_path, what):
     """The C launcher given a start pipe says `ready` and waits: end of file or anything but `go`
     on the pipe ends it (exit 126) without running the program; `go` runs it."""
-    from tcsexam.runner.limiter.launcher import launcher, launcher_argv
+    from tcsexam.runner.limiter.launcher import LauncherArgs, launcher, launcher_argv
 
     shim = launcher()
     if shim is None:
@@ -145,7 +145,7 @@ def test_launcher_without_go_never_runs_the_program(tmp_path, what):
     for said in (what, b"go\n"):
         err_r, err_w = os.pipe()
         start_r, start_w = os.pipe()
-        argv = launcher_argv(shim, errfd=err_w, start=start_r, command=["touch", str(marker)])
+        argv = launcher_argv(shim, LauncherArgs(errfd=err_w, start=start_r), command=["touch", str(marker)])
         proc = subprocess.Popen(argv, pass_fds=(err_w, start_r))
         os.close(err_w)
         os.close(start_r)
@@ -194,7 +194,7 @@ def test_benchexec_runs_are_gated_too(tmp_path):
         with one_run_at_a_time(gate):
             return run_limited(
                 ["sh", "-c", SCRIPT, "x", str(k), str(log)], cwd=tmp_path, sandbox=box,
-                limits=Limits(wall_s=60, mem_mb=512, limiter="benchexec"),
+                limits=Limits(wall_s=60, mem_mb=512), limiter="benchexec",
             )  # fmt: skip
 
     with ThreadPoolExecutor(2) as pool:

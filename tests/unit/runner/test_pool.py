@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam.records import InstanceRecord
-from tcsexam.runner.pool import InProcessPool, RayPool, RunContext, execute_instance
+from tcsexam.runner.pool import InProcessPool, RayPool, RayTuning, RunContext, execute_instance
 from tcsexam.runner.ray_job import start_ray
 from tcsexam.tasks import load_task
 
@@ -151,7 +151,7 @@ def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
     ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 5}, {"name": "a", "sleep": 0.1}])
     hook, kills = _killer(tmp_path / "exec.log", times=99)
     got = {}
-    pool = RayPool(ctx, workers=2, max_retries=1, on_dispatch=hook, pipeline=1)
+    pool = RayPool(ctx, workers=2, max_retries=1, on_dispatch=hook, tuning=RayTuning(pipeline=1))
     try:
         pool.run(["victim", "a"], lambda n, r, t: got.setdefault(n, (r, t)))
     finally:
@@ -169,7 +169,7 @@ def test_ray_pool_watchdog_kills_a_stuck_execution(tmp_path, ray_2cpus):
     # to its end would be `ok`). The deadline counts from the dispatch, so both actors are started
     # first (w1, w2), and it is 30 s: with two busy processes per core (tests/under_load.sh) an 8 s
     # deadline also caught the quick instance on a warm actor.
-    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=30.0, poll_s=0.1, pipeline=1)
+    pool = RayPool(ctx, workers=2, max_retries=0, watchdog_s=30.0, tuning=RayTuning(poll_s=0.1, pipeline=1))
     try:
         pool.run(["w1", "w2"], lambda n, r, t: got.setdefault(n, r))
         assert len(pool.actors) == 2
@@ -280,7 +280,7 @@ def test_ray_pool_batches_quick_instances_and_sends_retries_alone(tmp_path, ray_
     ctx = _ctx(tmp_path, rows)
     got, sizes = {}, []
     # batch_s is large so that any machine speed gives batches of several instances
-    pool = RayPool(ctx, workers=2, max_retries=1, batch_s=30.0)
+    pool = RayPool(ctx, workers=2, max_retries=1, tuning=RayTuning(batch_s=30.0))
     real_batch = pool._batch
     pool._batch = lambda queue, actors: sizes.append(real_batch(queue, actors)) or sizes[-1]
     try:

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Limits, MiB
+from tcsexam.runner.limiter import Limits, MiB, RunPaths
 from tcsexam.runner.sandboxes import NAMES, get_sandbox, run_limited
 
 
@@ -22,7 +22,7 @@ def test_registry():
 def test_bwrap_command_order():
     box = get_sandbox("bwrap")
     cmd = box.command(
-        ["python3", "s.py"], cwd="/c", readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"],
+        ["python3", "s.py"], cwd="/c", paths=RunPaths(readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"]),
         status_fd=5, ready_fd=6,
     )  # fmt: skip
     assert os.path.isabs(cmd[0]) and cmd[0].endswith("/bwrap")  # resolved once, never through a PATH
@@ -137,18 +137,59 @@ def test_death_by_signal_is_a_signal_under_local_and_bwrap(tmp_path, sig):
 
 def test_classify_rules():
     from tcsexam.records import Termination
-    from tcsexam.runner.limiter import classify
+    from tcsexam.runner.limiter import Ended, classify
 
     lim = Limits(wall_s=2, cpu_s=2, mem_mb=100, output_bytes=10)
-    assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1, signal_from_exit_code=True).signal == 9
-    assert classify(limits=lim, exit_code=137, signal=None, wall_s=0.1).termination == Termination.EXIT
-    assert classify(limits=lim, exit_code=0, signal=None, wall_s=3).termination == "walltime"
-    assert classify(limits=lim, exit_code=None, signal=24, wall_s=1).termination == "cputime"
-    assert classify(limits=lim, exit_code=None, signal=25, wall_s=1).termination == "output"
-    assert classify(limits=lim, exit_code=1, signal=None, wall_s=1, oom_killed=True).termination == "memory"
-    v = classify(limits=lim, exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError",
-                 allocation_failures_mean_memory=True)  # fmt: skip
+    assert classify(lim, Ended(exit_code=137, signal=None, wall_s=0.1, signal_from_exit_code=True)).signal == 9
+    assert classify(lim, Ended(exit_code=137, signal=None, wall_s=0.1)).termination == Termination.EXIT
+    assert classify(lim, Ended(exit_code=0, signal=None, wall_s=3)).termination == "walltime"
+    assert classify(lim, Ended(exit_code=None, signal=24, wall_s=1)).termination == "cputime"
+    assert classify(lim, Ended(exit_code=None, signal=25, wall_s=1)).termination == "output"
+    assert classify(lim, Ended(exit_code=1, signal=None, wall_s=1, oom_killed=True)).termination == "memory"
+    v = classify(lim, Ended(exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError",
+                 allocation_failures_mean_memory=True))  # fmt: skip
     assert v.termination == "memory"
-    v = classify(limits=lim, exit_code=None, signal=9, wall_s=1, enforced="nproc", enforced_detail="x")
+    v = classify(lim, Ended(exit_code=None, signal=9, wall_s=1, enforced="nproc", enforced_detail="x"))
     assert (v.termination, v.message) == ("nproc", "x")
     assert {t.value for t in Termination} >= {"exit", "signal", "launch", "candidate", "build"}
+
+
+def _exited(sandbox: str, code: int, stderr: str):
+    from tcsexam.runner.limiter import ProcessOutcome
+
+    return ProcessOutcome(exit_code=code, signal=None, termination="exit", wall_s=0.1, cpu_s=None, peak_mem_mb=None,
+                          stdout_tail="", stderr_tail=stderr, limiter="light", sandbox=sandbox,
+                          killed_by_harness=False)  # fmt: skip
+
+
+def test_sandboxes_answer_their_own_questions():
+    """What callers used to decide by comparing sandbox names, each sandbox object answers."""
+    import sys
+
+    local, bwrap = get_sandbox("local"), get_sandbox("bwrap")
+    docker, apptainer = get_sandbox("docker", image="some/image:1"), get_sandbox("apptainer", image="x.sif")
+    assert [b.isolates_files for b in (local, bwrap, docker, apptainer)] == [False, True, True, True]
+    assert [b.candidate_python for b in (local, bwrap, apptainer)] == [sys.executable] * 3
+    assert docker.candidate_python == "python3" and not docker.uses_harness_python  # the image's own
+    assert [b.image_name for b in (local, bwrap, apptainer)] == [None] * 3 and docker.image_name == "some/image:1"
+    assert local.image_id() is None and bwrap.image_id() is None and apptainer.image_id() is None
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "code", "stderr", "expected"),
+    [
+        ("bwrap", 127, "/bin/sh: 1: exec: ./nope: not found\n", True),
+        ("bwrap", 126, "x\n/bin/sh: 1: exec: ./s.sh: Permission denied", True),
+        ("bwrap", 127, "my own message", False),  # the program's own exit code 127
+        ("bwrap", 1, "/bin/sh: 1: exec: ./nope: not found", False),
+        ("bwrap", 127, "", False),
+        ("docker", 127, "/bin/sh: 1: exec: solve: not found", True),
+        ("docker", 2, "/bin/sh: 1: exec: solve: not found", False),
+        ("apptainer", 255, 'FATAL: "nope": executable file not found in $PATH', True),
+        ("apptainer", 1, "executable file not found", False),
+        ("local", 127, "/bin/sh: 1: exec: ./nope: not found", False),  # local: a LaunchError instead
+    ],
+)
+def test_not_started_is_each_sandboxs_own(sandbox, code, stderr, expected):
+    box = get_sandbox(sandbox, image="x.sif") if sandbox == "apptainer" else get_sandbox(sandbox)
+    assert box.not_started(_exited(sandbox, code, stderr)) is expected

@@ -1,13 +1,13 @@
 """One process tree under fixed limits: wall clock, CPU time, memory, output size, process count.
 
-`execute_limited(launch, limits, sandbox_name=...)` starts what a sandbox prepared (`Launch`) in
+`execute_limited(launch, spec, sandbox_name=...)` starts what a sandbox prepared (`Launch`) in
 its own session and process group, watches it, kills the whole tree at the first limit it exceeds
 (SIGTERM, then SIGKILL after `limits.grace_s`) and returns a `ProcessOutcome`. No process of the
 run is left behind: the C launcher (`limiter.launcher`) is the run's child subreaper, so descendants that
 escaped with setsid, a double fork or an emptied environment are still the run's.
 (`tcsexam.runner.sandboxes.run_limited` is the entry point that also picks the sandbox.)
 
-Limiters (`Limits.limiter`; the one that ran is `ProcessOutcome.limiter`), one module each:
+Limiters (`RunSpec.limiter`; the one that ran is `ProcessOutcome.limiter`), one module each:
 ``cgroup`` (cgroups v1, or v2 where delegated), ``light`` (no cgroups: rlimits plus /proc
 tracking), ``benchexec`` (BenchExec's RunExecutor), and ``auto`` (default): ``cgroup`` when this
 machine lets us create cgroups, else ``light``.
@@ -19,11 +19,9 @@ sandbox: ``exit``, ``walltime``, ``cputime``, ``memory``, ``output``, ``nproc``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter.cgroup import cgroup_probe_error, cgroup_support
-from tcsexam.runner.limiter.classify import Verdict, classify, signal_message
+from tcsexam.runner.limiter.classify import Ended, Verdict, classify, signal_message
 from tcsexam.runner.limiter.types import (
     BUILD_LIMITS,
     LIMITERS,
@@ -34,6 +32,9 @@ from tcsexam.runner.limiter.types import (
     Limits,
     MiB,
     ProcessOutcome,
+    RunPaths,
+    RunSpec,
+    check_limiter,
 )
 
 
@@ -51,26 +52,19 @@ def resolve_limiter(name: str) -> str:
     return name
 
 
-def execute_limited(
-    launch: Launch,
-    limits: Limits,
-    *,
-    sandbox_name: str,
-    stdout_path=None,
-    stderr_path=None,
-    output_paths: Sequence[str] = (),
-) -> ProcessOutcome:
-    """Start `launch` under `limits` with the chosen limiter and watch it to the end."""
-    limiter = resolve_limiter(limits.limiter)
+def execute_limited(launch: Launch, spec: RunSpec, *, sandbox_name: str) -> ProcessOutcome:
+    """Start `launch` (what a sandbox made of `spec`) under `spec.limits` with `spec.limiter` and
+    watch it to the end; stdout, stderr and the capped files are `spec.paths`'."""
+    limiter = resolve_limiter(spec.limiter)
     if limiter == "benchexec":
         from tcsexam.runner.limiter.benchexec import run_benchexec
         from tcsexam.runner.limiter.process import whole_run_exclusive
 
         with whole_run_exclusive():
-            return run_benchexec(launch, limits, sandbox_name, stdout_path, stderr_path, output_paths)
+            return run_benchexec(launch, spec, sandbox_name)
     from tcsexam.runner.limiter.process import LimitedProcess
 
-    return LimitedProcess(launch, limits, limiter, sandbox_name, stdout_path, stderr_path, output_paths).go()
+    return LimitedProcess(launch, spec, limiter, sandbox_name).go()
 
 
 __all__ = [
@@ -83,7 +77,11 @@ __all__ = [
     "Limits",
     "MiB",
     "ProcessOutcome",
+    "RunPaths",
+    "RunSpec",
+    "Ended",
     "Verdict",
+    "check_limiter",
     "cgroup_support",
     "classify",
     "execute_limited",

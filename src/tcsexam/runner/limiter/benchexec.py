@@ -14,9 +14,9 @@ from pathlib import Path
 
 from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.records import Termination
-from tcsexam.runner.limiter.classify import classify
+from tcsexam.runner.limiter.classify import Ended, classify
 from tcsexam.runner.limiter.process import tail
-from tcsexam.runner.limiter.types import Launch, Limits, MiB, ProcessOutcome
+from tcsexam.runner.limiter.types import Launch, MiB, ProcessOutcome, RunSpec
 
 #: BenchExec's termination reasons -> ours
 REASONS = {
@@ -30,10 +30,11 @@ REASONS = {
 _local = threading.local()
 
 
-def run_benchexec(launch: Launch, limits: Limits, sandbox_name: str, stdout_path, stderr_path,
-                  output_paths) -> ProcessOutcome:  # fmt: skip
+def run_benchexec(launch: Launch, spec: RunSpec, sandbox_name: str) -> ProcessOutcome:
     from benchexec.runexecutor import RunExecutor
 
+    limits, stdout_path, stderr_path = spec.limits, spec.paths.stdout_path, spec.paths.stderr_path
+    output_paths = spec.paths.output_paths
     if launch.start_fd is not None:  # BenchExec starts the run itself: the wrapper may go at once
         os.write(launch.start_fd, b"go\n")
     logging.getLogger("benchexec").setLevel(logging.WARNING)
@@ -84,8 +85,7 @@ def run_benchexec(launch: Launch, limits: Limits, sandbox_name: str, stdout_path
     reason = run.get("terminationreason")
     wall, cpu = float(run.get("walltime", 0.0)), float(run.get("cputime", 0.0))
     over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > limits.output_bytes]
-    verdict = classify(
-        limits=limits,
+    ended = Ended(
         exit_code=getattr(code, "value", None),
         signal=getattr(code, "signal", None),
         wall_s=wall,
@@ -96,6 +96,7 @@ def run_benchexec(launch: Launch, limits: Limits, sandbox_name: str, stdout_path
         stderr_tail=tails[1],
         signal_from_exit_code=launch.signal_from_exit_code,
     )
+    verdict = classify(limits, ended)
     return ProcessOutcome(
         exit_code=verdict.exit_code,
         signal=verdict.signal,

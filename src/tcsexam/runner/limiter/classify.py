@@ -6,7 +6,7 @@ wall time over the limit > CPU time over the limit or SIGXCPU > output over the 
 an allocation failure under a memory limit (light limiter, where RLIMIT_DATA makes allocations
 fail instead of the OOM killer) > any other signal > exit. Wrappers that report a death by
 signal N as exit code 128+N (bwrap's status, Docker's `State.ExitCode`) pass
-`signal_from_exit_code=True`: such a code is a signal for every rule above, with the same message
+`Ended(signal_from_exit_code=True)`: such a code is a signal for every rule above, with the same message
 as a local run.
 """
 
@@ -45,30 +45,40 @@ def split_wrapped_status(exit_code: int | None, sig: int | None) -> tuple[int | 
     return exit_code, sig
 
 
-def classify(
-    *,
-    limits: Limits,
-    exit_code: int | None,
-    signal: int | None,
-    wall_s: float,
-    cpu_s: float | None = None,
-    enforced: Termination | str | None = None,
-    enforced_detail: str = "",
-    oom_killed: bool = False,
-    output_over: str | None = None,
-    stderr_tail: str = "",
-    allocation_failures_mean_memory: bool = False,
-    nproc_hit: bool = False,
-    signal_from_exit_code: bool = False,
-) -> Verdict:
-    """The termination of one finished run; `enforced` is the limit the harness killed it for
-    (None when it ended on its own). See the module doc for the order of the rules."""
-    if signal_from_exit_code:
+@dataclass(frozen=True)
+class Ended:
+    """What a limiter or sandbox saw of one finished run: its exit status, times, the limit the
+    harness killed it for (`enforced`, None when it ended on its own, with `enforced_detail`),
+    the kernel's OOM kill, a stream or file over the output cap (`output_over`: its name), the
+    stderr tail, a failed fork under the process limit (`nproc_hit`). `allocation_failures_mean_memory`:
+    allocation failures are the memory limit (light limiter: RLIMIT_DATA); `signal_from_exit_code`:
+    the wrapper reports a death by signal N as exit code 128+N."""
+
+    exit_code: int | None
+    signal: int | None
+    wall_s: float
+    cpu_s: float | None = None
+    enforced: Termination | str | None = None
+    enforced_detail: str = ""
+    oom_killed: bool = False
+    output_over: str | None = None
+    stderr_tail: str = ""
+    allocation_failures_mean_memory: bool = False
+    nproc_hit: bool = False
+    signal_from_exit_code: bool = False
+
+
+def classify(limits: Limits, ended: Ended) -> Verdict:
+    """The termination of one finished run (`ended`) under `limits`. See the module doc for the
+    order of the rules."""
+    exit_code, signal, wall_s, cpu_s = ended.exit_code, ended.signal, ended.wall_s, ended.cpu_s
+    if ended.signal_from_exit_code:
         exit_code, signal = split_wrapped_status(exit_code, signal)
-    if enforced is not None:
-        return Verdict(Termination(enforced), exit_code, signal, enforced_detail)
+    if ended.enforced is not None:
+        return Verdict(Termination(ended.enforced), exit_code, signal, ended.enforced_detail)
+    output_over, stderr_tail = ended.output_over, ended.stderr_tail
     term, detail = Termination.EXIT, ""
-    if oom_killed:
+    if ended.oom_killed:
         term, detail = Termination.MEMORY, f"memory limit {limits.mem_mb} MB (OOM kill)"
     elif wall_s > limits.wall_s:
         term, detail = Termination.WALLTIME, f"ended after the wall limit {limits.wall_s:g} s"
@@ -80,7 +90,7 @@ def classify(
         term = Termination.OUTPUT
         detail = f"{output_over or 'a file'} over the output limit of {limits.output_bytes} bytes"
     elif (
-        allocation_failures_mean_memory
+        ended.allocation_failures_mean_memory
         and limits.mem_mb
         and (signal is not None or exit_code)
         and _MEM_SIGNS.search(stderr_tail)
@@ -88,6 +98,6 @@ def classify(
         term, detail = Termination.MEMORY, "allocation failed under the memory limit"
     elif signal is not None:
         term, detail = Termination.SIGNAL, signal_message(signal)
-    elif exit_code and nproc_hit:
+    elif exit_code and ended.nproc_hit:
         detail = f"process limit {limits.nproc} reached (fork failed)"
     return Verdict(term, exit_code, signal, detail)

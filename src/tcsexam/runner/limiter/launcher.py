@@ -21,6 +21,7 @@ import signal as _signal
 import stat
 import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 LAUNCHER_C = r"""
@@ -324,12 +325,28 @@ def env_memfd(env: dict[str, str]) -> int:
     return fd
 
 
-def launcher_argv(exe: str, *, errfd: int, start: int = -1, fsize: int = -1, cpu_soft: int = -1, cpu_hard: int = -1,
-                  data: int = -1, self_fd: int = -1, envfd: int = -1, uid: int = -1, gid: int = -1,
-                  nnp: bool = False, procs_files=(), command=()) -> list[str]:  # fmt: skip
-    """The launcher's command line (see LAUNCHER_C for the meaning of each field)."""
-    nums = [errfd, start, fsize, cpu_soft, cpu_hard, data, self_fd, envfd, uid, gid, int(nnp), len(procs_files)]
-    return [exe, *map(str, nums), *procs_files, "--", *command]
+@dataclass(frozen=True)
+class LauncherArgs:
+    """The launcher's numeric fields (see LAUNCHER_C for the meaning of each; -1: unset)."""
+
+    errfd: int
+    start: int = -1
+    fsize: int = -1
+    cpu_soft: int = -1
+    cpu_hard: int = -1
+    data: int = -1
+    self_fd: int = -1
+    envfd: int = -1
+    uid: int = -1
+    gid: int = -1
+    nnp: bool = False
+
+
+def launcher_argv(exe: str, args: LauncherArgs, *, procs_files=(), command=()) -> list[str]:
+    """The launcher's command line: `exe`, its fields, the cgroup.procs files, ``--``, `command`."""
+    a = args
+    nums = [a.errfd, a.start, a.fsize, a.cpu_soft, a.cpu_hard, a.data, a.self_fd, a.envfd, a.uid, a.gid, int(a.nnp)]
+    return [exe, *map(str, [*nums, len(procs_files)]), *procs_files, "--", *command]
 
 
 def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str], uid: int = -1, gid: int = -1):

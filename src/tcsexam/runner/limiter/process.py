@@ -34,11 +34,18 @@ from typing import Any
 from tcsexam.records import Termination
 from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter.cgroup import CgroupTree
-from tcsexam.runner.limiter.classify import classify
-from tcsexam.runner.limiter.launcher import env_memfd, harness_env, launcher_argv, launcher_fd, make_preexec
+from tcsexam.runner.limiter.classify import Ended, classify
+from tcsexam.runner.limiter.launcher import (
+    LauncherArgs,
+    env_memfd,
+    harness_env,
+    launcher_argv,
+    launcher_fd,
+    make_preexec,
+)
 from tcsexam.runner.limiter.light import LightTree
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
-from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limits, MiB, ProcessOutcome
+from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, MiB, ProcessOutcome, RunSpec
 
 _gate: ContextVar[threading.Lock | None] = ContextVar("tcsexam_run_gate", default=None)
 
@@ -113,11 +120,11 @@ def open_output(path) -> Any:
 
 
 class LimitedProcess:
-    def __init__(self, launch: Launch, limits: Limits, limiter: str, sandbox_name: str, stdout_path, stderr_path,
-                 output_paths):  # fmt: skip
-        self.launch, self.limits, self.limiter, self.sandbox_name = launch, limits, limiter, sandbox_name
-        self.stdout_path, self.stderr_path = stdout_path, stderr_path
-        self.output_paths = list(output_paths)
+    def __init__(self, launch: Launch, spec: RunSpec, limiter: str, sandbox_name: str):
+        """`launch` is what the sandbox made of `spec`; `limiter` the resolved one (light|cgroup)."""
+        self.launch, self.limits, self.limiter, self.sandbox_name = launch, spec.limits, limiter, sandbox_name
+        self.stdout_path, self.stderr_path = spec.paths.stdout_path, spec.paths.stderr_path
+        self.output_paths = list(spec.paths.output_paths)
         self.marker = f"TCSEXAM_RUN_MARKER={os.getpid()}-{time.monotonic_ns()}-{id(self)}"
         self.peak_rss = 0.0
         self.peak_pss = 0.0
@@ -230,11 +237,11 @@ class LimitedProcess:
                 self.start_fd = launcher_start[1]
                 self.launch.close_after.append(launcher_start[1])
             start = launcher_start[0] if launcher_start is not None else -1
-            argv = launcher_argv(
-                f"/proc/self/fd/{shim_fd}", errfd=errpipe[1], start=start, fsize=fsize, cpu_soft=cpu_soft,
-                cpu_hard=cpu_hard, data=data, self_fd=shim_fd, envfd=envfd, uid=uid, gid=gid, nnp=self.launch.no_new_privs,
-                procs_files=procs_files, command=self.launch.argv,
+            fields = LauncherArgs(
+                errfd=errpipe[1], start=start, fsize=fsize, cpu_soft=cpu_soft, cpu_hard=cpu_hard, data=data,
+                self_fd=shim_fd, envfd=envfd, uid=uid, gid=gid, nnp=self.launch.no_new_privs,
             )  # fmt: skip
+            argv = launcher_argv(f"/proc/self/fd/{shim_fd}", fields, procs_files=procs_files, command=self.launch.argv)
             popen_env = harness_env()  # the launcher never sees the candidate's environment
             self.reaper = True
         else:
@@ -333,89 +340,100 @@ class LimitedProcess:
             time.sleep(0.002)
         return leftovers
 
+    def _over_limit(self, files, cpu_seen: list[float]) -> tuple[Termination, str] | None:
+        """One sample of the tree against the limits: (the limit it is over, what it says) or None.
+        `cpu_seen` holds the largest CPU time sampled so far (updated)."""
+        limits, tree = self.limits, self.tree
+        cpu, rss, nthreads = tree.sample()
+        cpu_seen[0] = max(cpu_seen[0], cpu)
+        if not self.peak_pss:
+            self.peak_rss = max(self.peak_rss, rss)
+        if limits.cpu_s and cpu > limits.cpu_s:
+            return Termination.CPUTIME, f"CPU time {cpu:.2f} s over {limits.cpu_s:g} s"
+        if tree.oom_killed():
+            return Termination.MEMORY, f"memory limit {limits.mem_mb} MB (OOM kill)"
+        if limits.nproc and nthreads > limits.nproc:
+            return Termination.NPROC, f"{nthreads} processes/threads over {limits.nproc}"
+        if limits.mem_mb and rss > limits.mem_mb:
+            # RSS counts pages shared after fork() once per process: decide on PSS
+            pss = tree.pss_mb()
+            self.peak_rss = max(self.peak_pss, pss)
+            self.peak_pss = self.peak_rss
+            if pss > limits.mem_mb:
+                return Termination.MEMORY, f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
+        over = self.output_over(files)
+        if over:
+            return Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"
+        if limits.disk_mb and self.launch.disk_paths:
+            used = disk_usage(self.launch.disk_paths)
+            if used > limits.disk_mb * MiB:
+                return Termination.DISK, f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
+        return None
+
+    def _wait(self, poller, t0: float, files, cpu_seen: list[float]) -> tuple[Termination | None, str]:
+        """Wait for the leader's exit, sampling the tree (every 10 ms, backing off to 100 ms):
+        (None, "") when it exited, else the limit it went over first."""
+        deadline = t0 + self.limits.wall_s
+        interval = 0.01
+        next_sample = t0 + interval
+        while True:
+            now = time.monotonic()
+            wait = max(0.0, min(deadline, next_sample) - now)
+            if poller.poll(wait * 1000.0):
+                return None, ""  # the leader exited
+            now = time.monotonic()
+            if now >= deadline:
+                return Termination.WALLTIME, ""
+            if now < next_sample:
+                continue
+            interval = min(interval * 2, 0.1)
+            next_sample = now + interval
+            over = self._over_limit(files, cpu_seen)
+            if over is not None:
+                return over
+
+    def _end(self, proc, poller, killed: bool):
+        """Kill what is left of the run (SIGTERM to all and the grace first when `killed`), reap
+        the leader; its (wait status, rusage)."""
+        tree = self.tree
+        if killed:
+            tree.kill(_signal.SIGTERM)
+            grace_end = time.monotonic() + self.limits.grace_s
+            while time.monotonic() < grace_end:
+                if not tree.pids():
+                    break
+                poller.poll(10)
+        leftovers = False if (not killed and self._launcher_finished(proc.pid)) else self._kill_rest(poller)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        tree.leader_reaped()
+        tree.reap_orphans()
+        if isinstance(tree, LightTree) and (leftovers or len(tree.known) > 1):
+            for _ in range(200):  # a last sweep (orphans re-parented to us while we killed)
+                if not tree.kill(_signal.SIGKILL):
+                    break
+                time.sleep(0.002)
+                tree.reap_orphans()
+        self._release()  # nothing of this run is left: the next run's program may start
+        return status, usage
+
     def _watch(self, proc, t0, out, err, files) -> ProcessOutcome:
         limits, tree = self.limits, self.tree
         pidfd = os.pidfd_open(proc.pid)
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
-        deadline = t0 + limits.wall_s
-        interval = 0.01
-        next_sample = t0 + interval
-        enforced: Termination | None = None
-        detail = ""
-        cpu_seen = 0.0
+        cpu_seen = [0.0]
         try:
-            while True:
-                now = time.monotonic()
-                wait = max(0.0, min(deadline, next_sample) - now)
-                if poller.poll(wait * 1000.0):
-                    break  # the leader exited
-                now = time.monotonic()
-                if now >= deadline:
-                    enforced = Termination.WALLTIME
-                    break
-                if now < next_sample:
-                    continue
-                interval = min(interval * 2, 0.1)
-                next_sample = now + interval
-                cpu, rss, nthreads = tree.sample()
-                cpu_seen = max(cpu_seen, cpu)
-                if not self.peak_pss:
-                    self.peak_rss = max(self.peak_rss, rss)
-                if limits.cpu_s and cpu > limits.cpu_s:
-                    enforced, detail = Termination.CPUTIME, f"CPU time {cpu:.2f} s over {limits.cpu_s:g} s"
-                    break
-                if tree.oom_killed():
-                    enforced, detail = Termination.MEMORY, f"memory limit {limits.mem_mb} MB (OOM kill)"
-                    break
-                if limits.nproc and nthreads > limits.nproc:
-                    enforced, detail = Termination.NPROC, f"{nthreads} processes/threads over {limits.nproc}"
-                    break
-                if limits.mem_mb and rss > limits.mem_mb:
-                    # RSS counts pages shared after fork() once per process: decide on PSS
-                    pss = tree.pss_mb()
-                    self.peak_rss = max(self.peak_pss, pss)
-                    self.peak_pss = self.peak_rss
-                    if pss > limits.mem_mb:
-                        enforced, detail = Termination.MEMORY, f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
-                        break
-                over = self.output_over(files)
-                if over:
-                    enforced, detail = Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"
-                    break
-                if limits.disk_mb and self.launch.disk_paths:
-                    used = disk_usage(self.launch.disk_paths)
-                    if used > limits.disk_mb * MiB:
-                        enforced, detail = Termination.DISK, f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
-                        break
+            enforced, detail = self._wait(poller, t0, files, cpu_seen)
             end = time.monotonic()
             killed = enforced is not None
-            if killed:
-                tree.kill(_signal.SIGTERM)
-                grace_end = time.monotonic() + limits.grace_s
-                while time.monotonic() < grace_end:
-                    if not tree.pids():
-                        break
-                    poller.poll(10)
-            leftovers = False if (not killed and self._launcher_finished(proc.pid)) else self._kill_rest(poller)
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            tree.leader_reaped()
-            tree.reap_orphans()
-            if isinstance(tree, LightTree) and (leftovers or len(tree.known) > 1):
-                for _ in range(200):  # a last sweep (orphans re-parented to us while we killed)
-                    if not tree.kill(_signal.SIGKILL):
-                        break
-                    time.sleep(0.002)
-                    tree.reap_orphans()
-            self._release()  # nothing of this run is left: the next run's program may start
+            status, usage = self._end(proc, poller, killed)
         finally:
             os.close(pidfd)
         wall = end - t0
-        cpu_total, peak = tree.totals(usage, cpu_seen, self.peak_rss)
+        cpu_total, peak = tree.totals(usage, cpu_seen[0], self.peak_rss)
         stdout_tail, stderr_tail = tail(out), tail(err) if err is not out else ""
-        verdict = classify(
-            limits=limits,
+        ended = Ended(
             exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             wall_s=wall,
@@ -429,6 +447,7 @@ class LimitedProcess:
             nproc_hit=tree.nproc_hit(),
             signal_from_exit_code=self.launch.signal_from_exit_code,
         )
+        verdict = classify(limits, ended)
         outcome = ProcessOutcome(
             exit_code=verdict.exit_code,
             signal=verdict.signal,

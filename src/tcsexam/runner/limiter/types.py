@@ -1,9 +1,11 @@
-"""The limiter's vocabulary: the limits of one run, what a sandbox hands the limiter (`Launch`),
-what comes back (`ProcessOutcome`); how a run ended is `tcsexam.records.Termination`."""
+"""The limiter's vocabulary: the limits of one run, the run itself (`RunSpec`: argv, cwd, limits,
+environment, paths, limiter), what a sandbox hands the limiter (`Launch`), what comes back
+(`ProcessOutcome`); how a run ended is `tcsexam.records.Termination`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,7 +26,8 @@ DEFAULT_DISK_MB = 4096
 @dataclass(frozen=True)
 class Limits:
     """Per-run limits. `cpu_s` counts children; `output_bytes` caps stdout, stderr and each
-    watched file (the certificate); `nproc` caps the processes/threads alive at once."""
+    watched file (the certificate); `nproc` caps the processes/threads alive at once. Which
+    limiter enforces them is a run option (`RunSpec.limiter`), not a limit."""
 
     wall_s: float
     cpu_s: float | None = None
@@ -32,7 +35,6 @@ class Limits:
     output_bytes: int = 64 * MiB
     nproc: int | None = None
     grace_s: float = 0.5
-    limiter: str = "auto"
     #: bytes the run may have in its writable folders (work folder), checked with the other limits
     disk_mb: int | None = None
 
@@ -47,11 +49,9 @@ class Limits:
             raise InputError("limits: output_bytes must be a positive integer")
         if self.grace_s < 0:
             raise InputError("limits: grace_s must not be negative")
-        if self.limiter not in LIMITERS:
-            raise InputError(f"limits: limiter must be one of {LIMITERS}, not {self.limiter!r}")
 
     @classmethod
-    def from_task(cls, task_limits: Any, threads: int = 1, *, limiter: str = "auto", grace_s: float = 0.5) -> Limits:
+    def from_task(cls, task_limits: Any, threads: int = 1, *, grace_s: float = 0.5) -> Limits:
         """The run limits of a task (`tcsexam.tasks.TaskLimits`) for a candidate using `threads`:
         CPU seconds default to wall_s * threads."""
         threads = max(1, int(threads))
@@ -63,12 +63,11 @@ class Limits:
             output_bytes=int(task_limits.output_mb * MiB),
             nproc=int(task_limits.nproc) if task_limits.nproc else None,
             grace_s=grace_s,
-            limiter=limiter,
             disk_mb=int(getattr(task_limits, "disk_mb", None) or DEFAULT_DISK_MB),
         )
 
     def as_dict(self) -> dict[str, Any]:
-        """The limits that define a run (for record keys); the limiter choice is not one."""
+        """The limits that define a run (for record keys)."""
         return {
             "wall_s": self.wall_s,
             "cpu_s": self.cpu_s,
@@ -81,6 +80,59 @@ class Limits:
 
 #: limits for a candidate's optional build step (compilers need more than an instance's limits)
 BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=1200.0, mem_mb=4096, output_bytes=64 * MiB, nproc=512)
+
+
+def check_limiter(name: str) -> str:
+    """`name` when it is one of `LIMITERS`, else InputError."""
+    if name not in LIMITERS:
+        raise InputError(f"limits: limiter must be one of {LIMITERS}, not {name!r}")
+    return name
+
+
+def _paths(paths: Iterable[str | os.PathLike]) -> tuple[str, ...]:
+    return tuple(os.path.abspath(p) for p in paths)
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The paths of one run, absolute: `readonly_paths` the sandbox shows read-only (the candidate,
+    the instance), `writable_paths` the only ones it may write (the work folder), `output_paths`
+    files capped at `Limits.output_bytes` (the certificate), `hidden_paths` folders it hides
+    (bwrap: an empty tmpfs; the containers mount only the named paths anyway; local cannot hide
+    anything); stdout and stderr go to `stdout_path` / `stderr_path` (None: discarded)."""
+
+    readonly_paths: tuple[str, ...] = ()
+    writable_paths: tuple[str, ...] = ()
+    output_paths: tuple[str, ...] = ()
+    hidden_paths: tuple[str, ...] = ()
+    stdout_path: str | None = None
+    stderr_path: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("readonly_paths", "writable_paths", "output_paths", "hidden_paths"):
+            object.__setattr__(self, name, _paths(getattr(self, name)))
+        for name in ("stdout_path", "stderr_path"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, None if value is None else os.fspath(value))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of one program: what a sandbox's `run` takes. `env` is the program's whole
+    environment; `limiter` the limiter that enforces `limits` (`LIMITERS`)."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    limits: Limits
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    paths: RunPaths = RunPaths()
+    limiter: str = "auto"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "argv", tuple(self.argv))
+        object.__setattr__(self, "cwd", os.fspath(self.cwd))
+        object.__setattr__(self, "env", dict(self.env))
+        check_limiter(self.limiter)
 
 
 @dataclass

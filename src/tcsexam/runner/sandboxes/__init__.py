@@ -4,18 +4,19 @@
 start of a run: it raises `InputError` with one clear line when the sandbox cannot run here.
 `choose_sandbox(name)` does both, and resolves ``auto`` to the strongest sandbox that works here,
 in the order bwrap, docker (engine reachable and the configured image present), apptainer, local.
-`run_limited(argv, ...)` runs one program in a sandbox under limits (`tcsexam.runner.limiter`).
+`Sandbox.run(spec)` runs one program (a `RunSpec`) in the sandbox under limits
+(`tcsexam.runner.limiter`); `run_limited(argv, ...)` builds the spec from keywords.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Limits, ProcessOutcome
+from tcsexam.runner.limiter import Limits, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
 
 #: sandbox name -> (module, class)
@@ -103,10 +104,9 @@ def probe_python(box: Sandbox, *, limiter: str = "auto", modules: Sequence[str] 
     give_to([work], candidate_ids())
     code = f"import {', '.join(modules)}"
     try:
-        outcome = box.run(
-            ["python3", "-c", code], cwd=work, limits=Limits(wall_s=120, limiter=limiter),
-            env={"PATH": path, "HOME": work, "TMPDIR": work}, writable_paths=[work],
-        )  # fmt: skip
+        env = {"PATH": path, "HOME": work, "TMPDIR": work}
+        outcome = box.run(RunSpec(["python3", "-c", code], work, Limits(wall_s=120), env, RunPaths(writable_paths=[work]),
+                                  limiter))  # fmt: skip
     except Exception as exc:  # LaunchError, a sandbox that failed
         return f"sandbox {box.name}: the Python probe could not start: {exc}"
     finally:
@@ -125,34 +125,19 @@ def run_limited(
     *,
     cwd: str | os.PathLike,
     limits: Limits,
-    sandbox: Any = "local",
+    sandbox: Sandbox | None = None,
     env: Mapping[str, str] | None = None,
-    stdout_path: str | os.PathLike | None = None,
-    stderr_path: str | os.PathLike | None = None,
-    readonly_paths: Iterable[str | os.PathLike] = (),
-    writable_paths: Iterable[str | os.PathLike] = (),
-    output_paths: Iterable[str | os.PathLike] = (),
-    hidden_paths: Iterable[str | os.PathLike] = (),
+    limiter: str = "auto",
+    **paths: Any,
 ) -> ProcessOutcome:
-    """Run `argv` inside `sandbox` (a name or a Sandbox) under `limits`.
-
-    `output_paths` are extra files capped at `limits.output_bytes` (the certificate);
-    `hidden_paths` folders the sandbox hides (bwrap: an empty tmpfs over them; the container
-    sandboxes mount only the named paths anyway; local cannot hide anything). Raises
-    `LaunchError` when the program cannot be started; never leaves a process behind."""
-    box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
-    return box.run(
-        list(argv),
-        cwd=str(cwd),
-        limits=limits,
-        env=dict(os.environ if env is None else env),
-        stdout_path=stdout_path,
-        stderr_path=stderr_path,
-        readonly_paths=[str(p) for p in readonly_paths],
-        writable_paths=[str(p) for p in writable_paths],
-        output_paths=[str(p) for p in output_paths],
-        hidden_paths=[str(p) for p in hidden_paths],
-    )
+    """Run `argv` inside `sandbox` (default: local) under `limits`, enforced by `limiter`: the
+    `RunSpec` of these, `paths` being `RunPaths`' fields (stdout_path, stderr_path,
+    readonly_paths, writable_paths, output_paths, hidden_paths) and `env` by default this
+    process's own. Raises `LaunchError` when the program cannot be started; never leaves a
+    process behind."""
+    box = get_sandbox("local") if sandbox is None else sandbox
+    spec = RunSpec(argv, cwd, limits, dict(os.environ if env is None else env), RunPaths(**paths), limiter)
+    return box.run(spec)
 
 
 __all__ = [

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Launch
+from tcsexam.runner.limiter import Launch, ProcessOutcome, RunSpec
 from tcsexam.runner.limiter.launcher import harness_env
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids
@@ -30,6 +30,10 @@ class ApptainerSandbox(WrappingSandbox):
         self._resolved = next(
             (found for name in (self.executable, "singularity") if (found := shutil.which(name))), None
         )
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        """apptainer reports an exec failure of the program itself (exit 126, 127 or 255)."""
+        return outcome.exit_code in (126, 127, 255) and "executable file not found" in outcome.stderr_tail.lstrip()
 
     def _exe(self) -> str | None:
         return os.path.abspath(self._resolved) if self._resolved else None
@@ -68,12 +72,19 @@ class ApptainerSandbox(WrappingSandbox):
         args += ["--pwd", cwd, str(self.image), *argv]
         return args
 
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
+    def prepare(self, spec: RunSpec) -> Launch:
         if not self.image:
             raise InputError("sandbox apptainer: no image; set TCSEXAM_APPTAINER_IMAGE")
+        paths = spec.paths
         return Launch(
-            self.command(argv, cwd=cwd, env=env, readonly_paths=readonly_paths, writable_paths=writable_paths),
-            cwd,
+            self.command(
+                spec.argv,
+                cwd=spec.cwd,
+                env=spec.env,
+                readonly_paths=paths.readonly_paths,
+                writable_paths=paths.writable_paths,
+            ),  # fmt: skip
+            spec.cwd,
             harness_env(),  # apptainer itself: the harness's environment; the candidate's only inside (--env)
             signal_from_exit_code=True,  # a death by signal N may come back as exit code 128+N
             run_as=candidate_ids(),  # a root harness starts apptainer (and so the candidate) unprivileged

@@ -9,41 +9,55 @@ from __future__ import annotations
 import os
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 
-from tcsexam.runner.limiter import Launch, Limits, ProcessOutcome, execute_limited
+from tcsexam.runner.limiter import Launch, ProcessOutcome, RunSpec, execute_limited
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, shared_tmp_marks, sweep_shared_tmp
 
 
 class Sandbox(ABC):
-    """Runs one program under limits inside an isolation layer."""
+    """Runs one program under limits inside an isolation layer. Besides running, a sandbox
+    answers what callers would otherwise decide by comparing sandbox names: whether it confines
+    the candidate's writes (`isolates_files`), which interpreter the candidates call
+    (`candidate_python`, `uses_harness_python`), which image it runs (`image_name`, `image_id`)
+    and how a program that could not be started looks in its outcome (`not_started`)."""
 
     name: str = ""
+    #: the candidate can write only its writable folders (False: wherever its uid can, e.g. its
+    #: own candidate folder; the caller then checks that folder after the run)
+    isolates_files: bool = True
+    #: the candidates' `python3` is the harness's own interpreter (False: the image's own)
+    uses_harness_python: bool = True
 
     @abstractmethod
     def check_available(self) -> None:
         """Raise `InputError` (one line) when this sandbox cannot run on this machine."""
 
     @abstractmethod
-    def run(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        limits: Limits,
-        env: dict[str, str],
-        stdout_path=None,
-        stderr_path=None,
-        readonly_paths: Sequence[str] = (),
-        writable_paths: Sequence[str] = (),
-        output_paths: Sequence[str] = (),
-        hidden_paths: Sequence[str] = (),
-    ) -> ProcessOutcome:
-        """Run `argv` under `limits`; the outcome says how it ended and which limiter ran."""
+    def run(self, spec: RunSpec) -> ProcessOutcome:
+        """Run `spec` (argv, cwd, environment, paths) under its limits and limiter; the outcome
+        says how it ended and which limiter ran. Raises `LaunchError` when the program cannot be
+        started; never leaves a process behind."""
 
     def image_id(self) -> str | None:
         """The id of the image a container sandbox runs (part of the record key), else None."""
         return None
+
+    @property
+    def image_name(self) -> str | None:
+        """The name of the image a container sandbox runs (as configured), else None."""
+        return None
+
+    @property
+    def candidate_python(self) -> str:
+        """The interpreter a candidate's command names as its Python: the harness's own
+        (`sys.executable`) unless the sandbox brings its own (docker: the image's `python3`)."""
+        return sys.executable if self.uses_harness_python else "python3"
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        """Whether `outcome` (an exit, no limit hit) is this sandbox's report that the candidate's
+        program could not be executed (missing, not executable): the record is then `invalid`,
+        not a crash. Without a starter of its own a sandbox raises `LaunchError` instead: False."""
+        return False
 
     def python_dir(self) -> str | None:
         """The folder put first on the candidate's PATH (its `python3`): the harness's
@@ -52,6 +66,13 @@ class Sandbox(ABC):
 
     def __repr__(self) -> str:
         return f"<sandbox {self.name}>"
+
+
+def shell_exec_failed(outcome: ProcessOutcome) -> bool:
+    """The in-sandbox `/bin/sh -c 'exec "$0" "$@"'` (bwrap, docker) could not exec the program:
+    exit code 126 or 127 with dash's `...: 1: exec: ...` as the last stderr line."""
+    tail = outcome.stderr_tail.lstrip()
+    return bool(tail) and outcome.exit_code in (126, 127) and ": 1: exec: " in tail.splitlines()[-1]
 
 
 class WrappingSandbox(Sandbox):
@@ -64,55 +85,18 @@ class WrappingSandbox(Sandbox):
     shares_tmp = False
 
     @abstractmethod
-    def prepare(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        limits: Limits,
-        readonly_paths: Sequence[str],
-        writable_paths: Sequence[str],
-        hidden_paths: Sequence[str] = (),
-    ) -> Launch:
-        """The command line that runs `argv` inside the sandbox."""
+    def prepare(self, spec: RunSpec) -> Launch:
+        """The command line that runs `spec.argv` inside the sandbox."""
 
-    def run(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        limits: Limits,
-        env: dict[str, str],
-        stdout_path=None,
-        stderr_path=None,
-        readonly_paths: Sequence[str] = (),
-        writable_paths: Sequence[str] = (),
-        output_paths: Sequence[str] = (),
-        hidden_paths: Sequence[str] = (),
-    ) -> ProcessOutcome:
+    def run(self, spec: RunSpec) -> ProcessOutcome:
+        writable = spec.paths.writable_paths
         ids = candidate_ids()
-        give_to([os.path.abspath(p) for p in writable_paths], ids)  # the only folders the candidate owns
+        give_to(list(writable), ids)  # the only folders the candidate owns
         marks = shared_tmp_marks() if self.shares_tmp and ids is not None else None
-        launch = self.prepare(
-            argv,
-            cwd=cwd,
-            env=env,
-            limits=limits,
-            readonly_paths=[os.path.abspath(p) for p in readonly_paths],
-            writable_paths=[os.path.abspath(p) for p in writable_paths],
-            hidden_paths=[os.path.abspath(p) for p in hidden_paths],
-        )
-        launch.disk_paths = tuple(os.path.abspath(p) for p in writable_paths)
+        launch = self.prepare(spec)
+        launch.disk_paths = tuple(writable)
         try:
-            return execute_limited(
-                launch,
-                limits,
-                sandbox_name=self.name,
-                stdout_path=stdout_path,
-                stderr_path=stderr_path,
-                output_paths=output_paths,
-            )
+            return execute_limited(launch, spec, sandbox_name=self.name)
         finally:
             if self.shares_tmp:
                 sweep_shared_tmp(ids, marks)

@@ -17,12 +17,13 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import PurePath
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter import Launch, MiB, ProcessOutcome
+from tcsexam.runner.limiter import Launch, MiB, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.limiter.launcher import SAFE_PATH, harness_env
-from tcsexam.runner.sandboxes.base import WrappingSandbox
+from tcsexam.runner.sandboxes.base import WrappingSandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, interpreter_paths, opaque_ancestors
 
 
@@ -40,6 +41,7 @@ def harness_homes() -> list[str]:
 
 #: the sizes of the sandbox's own /tmp and /dev/shm (each; bwrap's default would be half the RAM)
 TMP_MB = 512
+NO_PATHS = RunPaths()
 
 
 class BwrapSandbox(WrappingSandbox):
@@ -52,6 +54,9 @@ class BwrapSandbox(WrappingSandbox):
         self.setpriv = shutil.which("setpriv", path=SAFE_PATH)
         self.env_exe = shutil.which("env", path=SAFE_PATH)
         self._help: str | None = None
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        return shell_exec_failed(outcome)  # the /bin/sh inside that execs the command
 
     def _supports(self, flag: str) -> bool:
         if self._help is None:
@@ -112,10 +117,8 @@ class BwrapSandbox(WrappingSandbox):
         argv,
         *,
         cwd: str,
-        env: dict[str, str] | None = None,
-        readonly_paths=(),
-        writable_paths=(),
-        hidden_paths=(),
+        env: Mapping[str, str] | None = None,
+        paths: RunPaths = NO_PATHS,
         status_fd: int | None = None,
         ready_fd: int | None = None,
         start_fd: int | None = None,
@@ -129,8 +132,11 @@ class BwrapSandbox(WrappingSandbox):
         hidden folder stays usable), and a folder on the way to a bound path that the candidate's
         uid cannot traverse (root's home) is replaced by an empty tmpfs, the folders below it
         recreated (mode 0755) down to the bound paths. `env` is the candidate's whole
-        environment, set inside only (`--clearenv --setenv`)."""
+        environment, set inside only (`--clearenv --setenv`). Of `paths` the read-only, writable
+        and hidden ones count here."""
         ids = candidate_ids()
+        readonly_paths, writable_paths = paths.readonly_paths, paths.writable_paths
+        hidden_paths = paths.hidden_paths
         args = [self.exe or self.executable, *self.base_args(tmp_mb)]
         interpreter = interpreter_paths()
         bound = [*writable_paths, *readonly_paths, *interpreter]
@@ -177,7 +183,8 @@ class BwrapSandbox(WrappingSandbox):
                            *argv]  # fmt: skip
         return args + drop + list(argv)
 
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
+    def prepare(self, spec: RunSpec) -> Launch:
+        limits = spec.limits
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
         start_r, start_w = os.pipe2(os.O_CLOEXEC)  # the sandbox is set up ahead, the program waits
@@ -214,18 +221,16 @@ class BwrapSandbox(WrappingSandbox):
 
         launch = Launch(
             self.command(
-                argv,
-                cwd=cwd,
-                env=env,
-                readonly_paths=readonly_paths,
-                writable_paths=writable_paths,
-                hidden_paths=hidden_paths,
+                spec.argv,
+                cwd=spec.cwd,
+                env=spec.env,
+                paths=spec.paths,
                 status_fd=status_w,
                 ready_fd=ready_w,
                 start_fd=start_r,
                 tmp_mb=min(TMP_MB, int(limits.mem_mb)) if limits.mem_mb else TMP_MB,  # capped by the memory limit
             ),
-            cwd,
+            spec.cwd,
             harness_env(),  # bwrap itself: the harness's sanitised environment; the candidate's is inside
             pass_fds=(status_w, ready_w, start_r),
             after=after,

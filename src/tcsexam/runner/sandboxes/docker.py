@@ -29,8 +29,8 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.records import Termination
 from tcsexam.runner.anytime import note_go
-from tcsexam.runner.limiter import LaunchError, Limits, MiB, ProcessOutcome, classify
-from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.limiter import Ended, LaunchError, Limits, MiB, ProcessOutcome, RunSpec, classify
+from tcsexam.runner.sandboxes.base import Sandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
 #: built by `make candidate-image` (envs/candidate.Dockerfile)
@@ -111,6 +111,7 @@ def container_user() -> str:
 
 class DockerSandbox(Sandbox):
     name = "docker"
+    uses_harness_python = False  # the image's own python3 (PATH is the image's)
 
     def __init__(self, image: str | None = None, client: Any = None):
         self.image = image or os.environ.get("TCSEXAM_DOCKER_IMAGE") or DEFAULT_IMAGE
@@ -125,6 +126,13 @@ class DockerSandbox(Sandbox):
 
     def python_dir(self) -> str | None:
         return None  # the image's own Python (PATH is the image's)
+
+    @property
+    def image_name(self) -> str | None:
+        return self.image
+
+    def not_started(self, outcome: ProcessOutcome) -> bool:
+        return shell_exec_failed(outcome)  # the /bin/sh that execs the command in the container
 
     def image_id(self) -> str | None:
         """The configured image's id (sha256:...), looked up once."""
@@ -200,39 +208,30 @@ class DockerSandbox(Sandbox):
             )
         return config
 
-    def run(
-        self,
-        argv,
-        *,
-        cwd,
-        limits,
-        env,
-        stdout_path=None,
-        stderr_path=None,
-        readonly_paths=(),
-        writable_paths=(),
-        output_paths=(),
-        hidden_paths=(),  # nothing but the named paths is mounted: hidden already
-    ) -> ProcessOutcome:
+    def run(self, spec: RunSpec) -> ProcessOutcome:  # hidden_paths: only the named paths are mounted anyway
         from tcsexam.runner.limiter.process import whole_run_exclusive
 
         with whole_run_exclusive():  # one container of a worker at a time (no start ahead)
-            return self._run(argv, cwd, limits, env, stdout_path, stderr_path, readonly_paths, writable_paths,
-                             output_paths)  # fmt: skip
+            return self._run(spec)
 
-    def _run(self, argv, cwd, limits, env, stdout_path, stderr_path, readonly_paths, writable_paths,
-             output_paths) -> ProcessOutcome:  # fmt: skip
+    def _run(self, spec: RunSpec) -> ProcessOutcome:
         # stdout and stderr come through the engine's API (attach), never through files the
         # container could replace; a stream past the output cap kills the container (`output`)
-        give_to([os.path.abspath(p) for p in writable_paths], candidate_ids())
-        same = stdout_path is not None and stdout_path == stderr_path
+        limits, paths = spec.limits, spec.paths
+        writable = list(paths.writable_paths)
+        give_to(writable, candidate_ids())
         config = self.container_config(
-            ["/bin/sh", "-c", 'exec "$0" "$@"', *argv],  # a missing program: exit 127 (`invalid`), not a start failure
-            cwd=cwd,
-            env={k: v for k, v in env.items() if k != "PATH"},
+            [
+                "/bin/sh",
+                "-c",
+                'exec "$0" "$@"',
+                *spec.argv,
+            ],  # a missing program: exit 127 (`invalid`), not a start failure
+            cwd=spec.cwd,
+            env={k: v for k, v in spec.env.items() if k != "PATH"},
             limits=limits,
-            readonly_paths=[os.path.abspath(p) for p in readonly_paths],
-            writable_paths=[os.path.abspath(p) for p in writable_paths],
+            readonly_paths=paths.readonly_paths,
+            writable_paths=writable,
         )
         client = self.client()
         try:
@@ -241,12 +240,12 @@ class DockerSandbox(Sandbox):
             raise LaunchError(f"docker could not start the container: {exc}", False) from None
         t0 = time.monotonic()
         cap = limits.output_bytes
-        streams = _Streams(container, cap, same)
+        streams = _Streams(container, cap, _same_file(paths))
         note_go(t0)  # an anytime trace's clock (tcsexam.runner.anytime), as the wall limit's
         killed, over_disk = False, False
         try:
             streams.start()
-            over_disk = _wait_within_limits(container, limits, [os.path.abspath(p) for p in writable_paths], t0)
+            over_disk = _wait_within_limits(container, limits, writable, t0)
             if over_disk is not False:  # the wall limit, or the work folder past disk_mb
                 killed = True
                 for sig, grace in ((_signal.SIGTERM, max(limits.grace_s, 0.1)), (_signal.SIGKILL, 30)):
@@ -268,49 +267,62 @@ class DockerSandbox(Sandbox):
                 container.remove(force=True)
             except Exception:
                 pass
-        out, err = bytes(streams.data[0]), bytes(streams.data[1])
-        writes = [(stdout_path, out)] if same else [(stdout_path, out), (stderr_path, err)]
-        for path, data in writes:
-            if path is not None:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-                Path(path).write_bytes(data)
-        if streams.over is not None:  # past the cap (seen live or in the logs): `output`, whatever came later
-            killed = True
-        over = [p for p in output_paths if os.path.exists(p) and os.path.getsize(p) > cap]
-        over_name = "stdout" if len(out) > cap else "stderr" if len(err) > cap else Path(over[0]).name if over else None
-        enforced, detail = None, ""
-        if streams.over is not None:
-            enforced, detail = Termination.OUTPUT, f"{streams.over} over {cap} bytes"
-        elif isinstance(over_disk, str):
-            enforced, detail = Termination.DISK, over_disk
-        elif killed:
-            enforced, detail = Termination.WALLTIME, f"wall limit {limits.wall_s:g} s"
-        verdict = classify(
-            limits=limits,
-            exit_code=state.get("ExitCode") if not killed else None,
-            signal=None,
-            wall_s=wall,
-            enforced=enforced,
-            enforced_detail=detail,
-            oom_killed=bool(state.get("OOMKilled")) and not killed,
-            output_over=over_name,
-            stderr_tail=err[-4096:].decode("utf-8", "replace"),
-            signal_from_exit_code=True,
-        )
-        return ProcessOutcome(
-            exit_code=verdict.exit_code,
-            signal=verdict.signal,
-            termination=verdict.termination,
-            wall_s=round(wall, 6),
-            cpu_s=None,
-            peak_mem_mb=None,
-            stdout_tail=out[-4096:].decode("utf-8", "replace"),
-            stderr_tail=err[-4096:].decode("utf-8", "replace"),
-            limiter="docker",
-            sandbox=self.name,
-            killed_by_harness=killed,
-            message=verdict.message,
-        )
+        return _outcome(spec, streams, state, wall, killed, over_disk)
+
+
+def _same_file(paths) -> bool:
+    return paths.stdout_path is not None and paths.stdout_path == paths.stderr_path
+
+
+def _outcome(spec: RunSpec, streams: _Streams, state: dict, wall: float, killed: bool, over_disk) -> ProcessOutcome:
+    """The outcome of a stopped container: its streams written to `spec.paths`' files, its
+    termination by `classify`."""
+    limits, paths, cap = spec.limits, spec.paths, spec.limits.output_bytes
+    same = _same_file(paths)
+    stdout_path, stderr_path = paths.stdout_path, paths.stderr_path
+    out, err = bytes(streams.data[0]), bytes(streams.data[1])
+    writes = [(stdout_path, out)] if same else [(stdout_path, out), (stderr_path, err)]
+    for path, data in writes:
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_bytes(data)
+    if streams.over is not None:  # past the cap (seen live or in the logs): `output`, whatever came later
+        killed = True
+    over = [p for p in paths.output_paths if os.path.exists(p) and os.path.getsize(p) > cap]
+    over_name = "stdout" if len(out) > cap else "stderr" if len(err) > cap else Path(over[0]).name if over else None
+    enforced, detail = None, ""
+    if streams.over is not None:
+        enforced, detail = Termination.OUTPUT, f"{streams.over} over {cap} bytes"
+    elif isinstance(over_disk, str):
+        enforced, detail = Termination.DISK, over_disk
+    elif killed:
+        enforced, detail = Termination.WALLTIME, f"wall limit {limits.wall_s:g} s"
+    ended = Ended(
+        exit_code=state.get("ExitCode") if not killed else None,
+        signal=None,
+        wall_s=wall,
+        enforced=enforced,
+        enforced_detail=detail,
+        oom_killed=bool(state.get("OOMKilled")) and not killed,
+        output_over=over_name,
+        stderr_tail=err[-4096:].decode("utf-8", "replace"),
+        signal_from_exit_code=True,
+    )
+    verdict = classify(limits, ended)
+    return ProcessOutcome(
+        exit_code=verdict.exit_code,
+        signal=verdict.signal,
+        termination=verdict.termination,
+        wall_s=round(wall, 6),
+        cpu_s=None,
+        peak_mem_mb=None,
+        stdout_tail=out[-4096:].decode("utf-8", "replace"),
+        stderr_tail=err[-4096:].decode("utf-8", "replace"),
+        limiter="docker",
+        sandbox=DockerSandbox.name,
+        killed_by_harness=killed,
+        message=verdict.message,
+    )
 
 
 #: how often a running container's work folder is measured against `Limits.disk_mb`

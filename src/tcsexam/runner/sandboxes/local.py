@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tcsexam.runner.limiter import Launch
+from tcsexam.runner.limiter import Launch, RunSpec
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, python_dir
 
@@ -32,6 +32,7 @@ def not_dumpable() -> None:
 class LocalSandbox(WrappingSandbox):
     name = "local"
     shares_tmp = True
+    isolates_files = False  # the candidate writes wherever its uid can
 
     def check_available(self) -> None:
         return None
@@ -39,9 +40,9 @@ class LocalSandbox(WrappingSandbox):
     def python_dir(self) -> str | None:
         return python_dir(candidate_ids())
 
-    def prepare(self, argv, *, cwd, env, limits, readonly_paths, writable_paths, hidden_paths=()) -> Launch:
+    def prepare(self, spec: RunSpec) -> Launch:
         # the launcher applies `env` only at the candidate's own execve (after dropping to run_as)
-        ids, argv = candidate_ids(), list(argv)
+        ids, argv, cwd, env = candidate_ids(), list(spec.argv), spec.cwd, spec.env
         if ids is None:
             not_dumpable()
         if ids is not None and argv and argv[0] in (sys.executable, os.path.realpath(sys.executable)):

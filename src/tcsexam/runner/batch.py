@@ -1,0 +1,282 @@
+"""The batch engine: a resumable, keyed batch of named runs, for every track.
+
+`tcsexam run` (`orchestrate.run_job`, a Solver attempt: one name per instance), `tcsexam
+construction run` (a program through `run_job`; a `construction.txt` checked in this process) and
+`tcsexam orspace execute` (`orspace.execute`, one name per workspace) all run through here:
+
+1. keys: the caller computes one record key per name (`store.record_key`), in the output's order;
+2. reuse (`KeyedBatch.open`): each stored record whose key matches is reused (never an
+   `infrastructure_error`); a damaged or outdated one is set aside by the store; the rest is pending;
+3. batch (`run_batch`): the pending names run in a pool (`runner.pool`: in this process, or Ray
+   actors, a local Ray or a shared head), each record written to the store the moment it arrives
+   (`KeyedBatch.write`, the resume point), infrastructure failures retried, the watchdog
+   (`watchdog_s`, written here only) killing an actor whose run outlives its deadline; then the
+   pool is closed, Ray shut down, and what killed actors left is reaped;
+4. summary: `KeyedBatch.ordered()`, the records in key order, for the caller's output.
+
+What a pool runs is a `BatchContext` (`pool.RunContext`, `orspace.execute.WorkspaceContext`,
+`construction.ObjectCheck`): picklable, sent once to each actor.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tcsexam.errors import InputError, UsageError
+from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
+
+if TYPE_CHECKING:
+    from tcsexam.runner.store import RecordStore
+
+RAY_HEAD_WAIT_S = 120.0  #: how long a job waits for a shared Ray head that is still starting
+
+
+def watchdog_s(wall_s: float) -> float:
+    """The pool's deadline per run: three times the wall limit plus two minutes (a run that
+    outlives it has lost its limiter: its actor is killed and the run retried)."""
+    return 3 * float(wall_s) + 120.0
+
+
+# --------------------------------------------------------------------------------------------
+# Reuse: the store side of a batch.
+
+#: on_write(name, record): after a new record is in the store
+WriteHook = Callable[[str, Any], None]
+
+
+@dataclass
+class KeyedBatch:
+    """The names of one batch with their keys (in output order), the records reused from the
+    store, the names still pending, and each new record written as it arrives."""
+
+    store: RecordStore
+    keys: dict[str, str]
+    results: dict[str, Any] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    reused: int = 0
+    executed: int = 0
+    on_write: WriteHook | None = None
+
+    @classmethod
+    def open(cls, store: RecordStore, keys: dict[str, str]) -> KeyedBatch:
+        """Prepare the store and look every name up: a stored record under its key is reused."""
+        store.prepare()
+        batch = cls(store, dict(keys))
+        for name, key in batch.keys.items():
+            found = store.lookup(name, key).reused
+            if found is not None:
+                batch.results[name] = found
+            else:
+                batch.pending.append(name)
+        batch.reused = len(batch.results)
+        return batch
+
+    @property
+    def set_aside(self) -> list[tuple[str, str, str]]:
+        return list(self.store.set_aside)
+
+    def write(self, name: str, record: Any) -> None:
+        """Store a new record now (the resume point), then tell `on_write`."""
+        self.store.write(record)
+        self.results[name] = record
+        self.executed += 1
+        if self.on_write is not None:
+            self.on_write(name, record)
+
+    def settle(self, decide: Callable[[str], Any]) -> None:
+        """Record every pending name with `decide(name)` without running it; none is left."""
+        for name in self.pending:
+            self.write(name, decide(name))
+        self.pending = []
+
+    def ordered(self) -> list[Any]:
+        return [self.results[name] for name in self.keys]
+
+
+# --------------------------------------------------------------------------------------------
+# The batch: the pending names in a pool.
+
+
+@dataclass(frozen=True)
+class PoolOptions:
+    """Where the pending runs go: Ray actors (`workers`, default this job's CPUs // threads, or
+    the cluster's), on a given cluster or a shared head, or this process (`use_ray` False)."""
+
+    workers: int | None = None
+    use_ray: bool = True
+    ray_address: str | None = None
+    ray_head: str | Path | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+    def check(self) -> None:
+        """One usage error line for options that cannot go together."""
+        if self.workers is not None and self.workers < 1:
+            raise UsageError("--workers must be at least 1")
+        if self.max_retries < 0:
+            raise UsageError("--max-retries must be 0 or more")
+        if not self.use_ray and self.workers not in (None, 1):
+            raise UsageError("--no-ray runs one instance at a time: use --workers 1")
+        if not self.use_ray and (self.ray_address or self.ray_head):
+            raise UsageError("--no-ray and --ray-address/--ray-head exclude each other")
+        if self.ray_address and self.ray_head:
+            raise UsageError("--ray-address and --ray-head exclude each other")
+
+
+@dataclass(frozen=True)
+class BatchHooks:
+    """What a batch tells its caller: log lines, dispatches, a progress bar on stderr (`progress`,
+    counting the records `failed` says failed)."""
+
+    label: str
+    log: Callable[[str], None] | None = None
+    on_dispatch: DispatchHook | None = None
+    progress: bool = False
+    failed: Callable[[Any], bool] | None = None
+
+
+@dataclass
+class PoolReport:
+    workers: int | None = None
+    ray_startup_s: float | None = None
+
+
+def run_batch(
+    ctx: BatchContext, batch: KeyedBatch, options: PoolOptions, hooks: BatchHooks, *, threads: int = 1
+) -> PoolReport:
+    """Run `batch.pending` in a pool of `threads`-CPU workers, each record written to the batch as
+    it arrives; close the pool, end Ray, reap orphans, even on an exception."""
+    report = PoolReport()
+    if not batch.pending:
+        return report
+    handle = pool = bar = None
+    try:
+        pool, handle = _start_pool(ctx, options, hooks, threads, len(batch.pending))
+        report.workers = pool.workers
+        report.ray_startup_s = handle.startup_s if handle is not None else None
+        bar = _Progress(hooks, total=len(batch.keys), initial=batch.reused)  # after the one-off Ray start
+
+        def on_result(name: str, record: Any, tries: int) -> None:
+            batch.write(name, record)
+            bar.update(record)
+
+        pool.run(list(batch.pending), on_result)
+    finally:
+        if bar is not None:
+            bar.close()
+        _stop_pool(pool, handle)
+    return report
+
+
+def _start_pool(ctx: BatchContext, options: PoolOptions, hooks: BatchHooks, threads: int, pending: int):
+    """(the pool, the Ray handle or None)."""
+    from tcsexam.runner.pool import InProcessPool, RayPool
+    from tcsexam.runner.ray_job import job_cpus, start_ray
+
+    if not options.use_ray:
+        return InProcessPool(ctx, max_retries=options.max_retries, on_dispatch=hooks.on_dispatch), None
+    address, waited_s = _ray_address(options, hooks)
+    wanted = options.workers if options.workers is not None else max(1, job_cpus() // threads)
+    handle = start_ray(num_cpus=wanted * threads, address=address)
+    try:
+        if not handle.started_here and options.workers is None:
+            wanted = max(1, int(handle.total_cpus) // threads)
+        if handle.total_cpus and threads > handle.total_cpus:
+            raise InputError(f"candidate needs {threads} CPUs per run but the Ray cluster has {handle.total_cpus:g}")
+        limits = ctx.limits
+        watchdog = watchdog_s(limits.wall_s) if limits is not None and limits.wall_s else None
+        pool = RayPool(
+            ctx,
+            workers=wanted,
+            threads=threads,
+            max_retries=options.max_retries,
+            watchdog_s=watchdog,
+            on_dispatch=hooks.on_dispatch,
+        )
+    except BaseException:
+        handle.shutdown()
+        raise
+    if hooks.log is not None:
+        where = (
+            f"Ray at {handle.address}"
+            if handle.address
+            else ("local Ray" if handle.started_here else "this process's Ray")
+        )
+        note = f"; waited {waited_s:.1f} s for the shared head" if waited_s >= 0.1 else ""
+        hooks.log(
+            f"{hooks.label}: {pool.workers} worker(s) x {threads} CPU(s) on {where} "
+            f"(started in {handle.startup_s:.1f} s{note})"
+        )
+    return pool, handle
+
+
+def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, float]:
+    """(the Ray address to join, seconds waited for a shared head that was starting)."""
+    if options.ray_head is None:
+        return options.ray_address, 0.0
+    from tcsexam.runner.ray_head import join
+
+    t_wait = time.perf_counter()
+    address = join(options.ray_head, wait_s=RAY_HEAD_WAIT_S)
+    waited_s = time.perf_counter() - t_wait
+    if address is None and hooks.log is not None:
+        hooks.log(f"{hooks.label}: no shared Ray head alive in {options.ray_head}; starting Ray in this job")
+    return address, waited_s
+
+
+def _stop_pool(pool, handle) -> None:
+    if pool is not None:
+        # Ending this process's Ray connection ends its job, whose actors Ray then stops;
+        # killing them one by one first only delays the disconnect (~0.3 s).
+        pool.close(kill_actors=handle is None or not handle.ends_job)
+    if handle is not None:
+        handle.shutdown()
+    if pool is not None:
+        pool.reap_orphans()  # runs of actors that Ray stopped (SIGKILL) cannot stop themselves
+
+
+class _Progress:
+    """The tqdm bar of a batch (disabled unless `hooks.progress`), with a failure count."""
+
+    def __init__(self, hooks: BatchHooks, *, total: int, initial: int):
+        from tqdm import tqdm
+
+        self.failed = hooks.failed
+        self.failures = 0
+        self.bar = tqdm(
+            total=total,
+            initial=initial,
+            desc=hooks.label,
+            unit="inst",
+            file=sys.stderr,
+            disable=not hooks.progress,
+            dynamic_ncols=True,
+            smoothing=0.1,
+        )
+        self.bar.set_postfix(failures=0, refresh=False)
+
+    def update(self, record: Any) -> None:
+        if self.failed is not None and self.failed(record):
+            self.failures += 1
+        self.bar.set_postfix(failures=self.failures, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+__all__ = [
+    "RAY_HEAD_WAIT_S",
+    "BatchContext",
+    "BatchHooks",
+    "BatchRecord",
+    "KeyedBatch",
+    "PoolOptions",
+    "PoolReport",
+    "run_batch",
+    "watchdog_s",
+]
