@@ -69,3 +69,15 @@ class Problem(ABC):
     @abstractmethod
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A seeded random instance of roughly `size` (vertices, variables, cities) as text."""
+
+    #: the instance formats `generate_as` writes, the default first. A problem with more than one
+    #: names the format in its generated files' names (`maxsat-old-n40-s1-1.wcnf`).
+    formats: ClassVar[tuple[str, ...]] = ("new",)
+
+    def generate_as(self, rng: np.random.Generator, size: int, form: str) -> str:
+        """`generate` in instance format `form` (one of `formats`; a problem with several overrides this)."""
+        return self.generate(rng, size)
+
+    def format_tag(self, form: str) -> str:
+        """What a generated file's name says of its format: `-<form>` where there is a choice."""
+        return f"-{form}" if len(self.formats) > 1 else ""

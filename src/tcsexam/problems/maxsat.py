@@ -174,6 +174,7 @@ class MaxSat(Problem):
     direction = "minimize"
     instance_suffix = ".wcnf"
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"
+    formats = ("new", "old")  #: h-line WCNF (MaxSAT Evaluation 2022 on) and 'p wcnf ... top'
 
     def parse_instance(self, path: Path) -> WcnfInstance:
         return parse_wcnf_bytes(c.read_instance_bytes(path, "WCNF"), path)
@@ -243,6 +244,9 @@ class MaxSat(Problem):
             return rej.result()
         reward = (optimum + 1.0) / (cost + 1.0) if optimum is not None else None
         return CheckResult(Status.OK.value, value=cost, claimed=claimed, reward=reward, message=f"cost {c.fmt(cost)}")
+
+    def generate_as(self, rng: np.random.Generator, size: int, form: str) -> str:
+        return self.generate(rng, size, form=form)
 
     def generate(self, rng: np.random.Generator, size: int, form: str = "new") -> str:
         """A weighted partial MaxSAT instance on `size` variables with a planted model for the
