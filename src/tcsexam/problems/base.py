@@ -48,11 +48,16 @@ class CheckResult:
 class Problem(ABC):
     """One optimisation or decision problem: instance format, certificate format, checker."""
 
-    name: ClassVar[str]  #: short id, e.g. "maxcut"
+    name: ClassVar[str]  #: short id, e.g. "maxcut": by default the name of the class's module
     kind: ClassVar[str]  #: "objective" or "solve"
     direction: ClassVar[str]  #: "maximize" or "minimize"
     instance_suffix: ClassVar[str]  #: file suffix of generated instances, e.g. ".txt"
     certificate_format: ClassVar[str]  #: one line describing what the solver writes
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__module__.rsplit(".", 1)[-1]
 
     @abstractmethod
     def parse_instance(self, path: Path) -> Any:
