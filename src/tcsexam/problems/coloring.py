@@ -12,10 +12,8 @@ whose ends share a colour is `certificate_failed`. Reward: chromatic / value whe
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -90,6 +88,7 @@ class Coloring(VectorProblem):
     direction = "minimize"
     instance_file = InstanceFile("DIMACS colouring", ".col", parse_col_bytes)
     certificate_format = "one non-negative colour per vertex in vertex order; optional 'value <k>' line"
+    best_known = ("chromatic", "best_known")
     entry = "colour"
 
     def vector_value(self, instance: ColoringInstance, colours: np.ndarray, claimed: float | None) -> float:
@@ -107,10 +106,6 @@ class Coloring(VectorProblem):
                 f"{clash.size} conflicting edge(s), first {u}-{v} both colour {int(colours[u - 1])}", claimed
             )
         return float(np.unique(colours).size)
-
-    def reward(self, value: float, meta: Mapping[str, Any]) -> float | None:
-        best = c.meta_number(meta, "chromatic", "best_known")
-        return best / value if best is not None and value > 0 else None
 
     def describe(self, value: float) -> str:
         return f"{c.fmt(value)} colours"

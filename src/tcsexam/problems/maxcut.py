@@ -7,10 +7,8 @@ endpoints lie on different sides (maximize). Reward: value / best_known when the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -112,6 +110,7 @@ class MaxCut(VectorProblem):
     direction = "maximize"
     instance_file = InstanceFile("MaxCut", ".txt", parse_maxcut_bytes, bytes_per_entry=16)
     certificate_format = "one side (0 or 1) per vertex in vertex order; optional 'value <cut>' line"
+    best_known = ("best_known", "optimum")
 
     def vector_value(self, instance: MaxCutInstance, side: np.ndarray, claimed: float | None) -> float:
         if side.size != instance.n:
@@ -121,10 +120,6 @@ class MaxCut(VectorProblem):
             k = int(np.argmax(bad))
             raise c.failed(f"entry {k + 1} is {int(side[k])}, sides must be 0 or 1", claimed)
         return cut_value(instance, side)
-
-    def reward(self, value: float, meta: Mapping[str, Any]) -> float | None:
-        best = c.meta_number(meta, "best_known", "optimum")
-        return value / best if best not in (None, 0.0) else None
 
     def describe(self, value: float) -> str:
         return f"cut {c.fmt(value)}"

@@ -6,7 +6,7 @@
   parser; caps a certificate at 64 KiB plus a few bytes per vertex, variable or city;
 - `VectorProblem`: the whole check of a vector certificate (docs/problems.md's vector grammar):
   read the vector, recompute the value from it alone, compare a claimed value, the task's reward.
-  A module says only what is its own: `vector_value`, `reward`, `describe`.
+  A module says only what is its own: `vector_value`, `best_known`, `describe`.
 """
 
 from __future__ import annotations
@@ -68,9 +68,16 @@ class VectorProblem(SolverProblem):
     def vector_value(self, instance: Any, vector: np.ndarray, claimed: float | None) -> float:
         """The value recomputed from the vector alone; raises `Reject` (certificate_failed)."""
 
-    @abstractmethod
+    #: the task metadata keys of the best known value, the first present wins (`reward`)
+    best_known: ClassVar[tuple[str, ...]]
+
     def reward(self, value: float, meta: Mapping[str, Any]) -> float | None:
-        """The task's original checker reward for `value` (None without the metadata it needs)."""
+        """The task's original checker reward: the value against the best known one, the ratio that
+        is at most 1 for a value no better (None without a best known value)."""
+        best = c.meta_number(meta, *self.best_known)
+        if self.direction == "maximize":
+            return value / best if best not in (None, 0.0) else None
+        return best / value if best is not None and value > 0 else None
 
     @abstractmethod
     def describe(self, value: float) -> str:

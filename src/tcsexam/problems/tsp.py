@@ -13,10 +13,8 @@ Value: the closed tour's length (minimize). Reward: optimal / value when the tas
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -254,6 +252,7 @@ class Tsp(VectorProblem):
     direction = "minimize"
     instance_file = InstanceFile("TSPLIB", ".tsp", parse_tsplib_bytes)
     certificate_format = "a permutation of the cities 1..n; optional 'value <length>' line"
+    best_known = ("optimal", "best_known")
 
     def read_vector(self, instance: TspInstance, certificate: bytes) -> tuple[np.ndarray, float | None]:
         return _tour(certificate, self.max_certificate_bytes(instance))
@@ -271,10 +270,6 @@ class Tsp(VectorProblem):
             missing = int(np.argmax(counts == 0)) + 1
             raise c.failed(f"not a permutation: city {city} repeated, city {missing} missing", claimed)
         return float(instance.tour_length(tour - 1))
-
-    def reward(self, value: float, meta: Mapping[str, Any]) -> float | None:
-        best = c.meta_number(meta, "optimal", "best_known")
-        return best / value if best is not None and value > 0 else None
 
     def describe(self, value: float) -> str:
         return f"tour length {c.fmt(value)}"
