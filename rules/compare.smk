@@ -37,9 +37,7 @@ rule compare_runs:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=2048,
-        cpus_per_task=1,
+        **one_cpu_job(mem_mb=2048),
     params:
         baseline=BASELINE,
         run_dir=lambda w, input: os.path.dirname(input.index),

@@ -51,9 +51,7 @@ rule construction_row:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=5,
-        mem_mb=512,
-        cpus_per_task=1,
+        **one_cpu_job(runtime=5, mem_mb=512),
     params:
         task_file=lambda w: PLAN.task_file(w.item),
     shell:

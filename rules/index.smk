@@ -11,9 +11,7 @@ rule attempts_cohort:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=5,
-        mem_mb=512,
-        cpus_per_task=1,
+        **one_cpu_job(runtime=5, mem_mb=512),
     params:
         suite=PLAN.config["suite"],
         protocol=PLAN.protocol,
@@ -37,9 +35,7 @@ rule attempts_table:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         adoption=PLAN.table_args,
     shell:
@@ -64,9 +60,7 @@ rule score:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         suite=PLAN.config["suite"],
         solver_dir=f"{OUT}/solver",
@@ -122,9 +116,7 @@ rule attempts_plots:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=2048,
-        cpus_per_task=1,
+        **one_cpu_job(mem_mb=2048),
     params:
         solver_dir=f"{OUT}/solver",
         plots_dir=lambda w, output: os.path.dirname(output[0]),
@@ -150,9 +142,7 @@ rule manifest:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         run_dir=lambda w, input: os.path.dirname(input.index),
         reference=PLAN.reference,

@@ -39,9 +39,7 @@ rule orspace_stage:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=30,
-        mem_mb=2048,
-        cpus_per_task=1,
+        **one_cpu_job(runtime=30, mem_mb=2048),
     params:
         args=ORSPACE.stage_args,
     shell:
@@ -91,9 +89,7 @@ rule orspace_score_objectives:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         release=lambda w: ORSPACE.run(w)["release"],
         workspaces=ORSPACE.workspaces,
@@ -115,9 +111,7 @@ rule orspace_explain_score:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=120,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(runtime=120),
     params:
         args=ORSPACE.explain_args,
     shell:
@@ -143,9 +137,7 @@ rule orspace_effects:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         args=ORSPACE.effects_args,
     shell:

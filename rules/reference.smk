@@ -55,9 +55,7 @@ rule reference_build:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
     shell:
@@ -78,9 +76,7 @@ rule reference_carry:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
     shell:
@@ -104,9 +100,7 @@ for _suite_name, _suite in PLAN.reference_suites.items():
             "../envs/tcsexam.yaml"
         threads: 1
         resources:
-            runtime=10,
-            mem_mb=1024,
-            cpus_per_task=1,
+            **one_cpu_job(),
         params:
             suite=_suite.id,
             tasks=" ".join(_suite.tracks["solver"]),

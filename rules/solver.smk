@@ -62,9 +62,7 @@ rule ingest_online:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         records=lambda w: PLAN.online_input(w.model, w.task, w.attempt),
         provenance=PLAN.online_provenance_arg,
@@ -92,9 +90,7 @@ for _task in PLAN.generated_tasks:
             "../envs/tcsexam.yaml"
         threads: 1
         resources:
-            runtime=10,
-            mem_mb=1024,
-            cpus_per_task=1,
+            **one_cpu_job(),
         shell:
             "tcsexam generate --task {input:q} --stamp {output:q} > {log:q} 2>&1"
 
@@ -113,9 +109,7 @@ rule attempts_solver_row:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1024,
-        cpus_per_task=1,
+        **one_cpu_job(),
     params:
         reference=PLAN.reference,
         protocol=PLAN.protocol,

@@ -16,9 +16,7 @@ rule attempts_verdict_rows:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=5,
-        mem_mb=512,
-        cpus_per_task=1,
+        **one_cpu_job(runtime=5, mem_mb=512),
     params:
         suite=PLAN.config["suite"],
         verdicts_dir=PLAN.verdicts_dir,
@@ -40,9 +38,7 @@ rule attempts_missing_row:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
-        runtime=5,
-        mem_mb=512,
-        cpus_per_task=1,
+        **one_cpu_job(runtime=5, mem_mb=512),
     params:
         reason=PLAN.missing_reason,
         protocol=lambda w: PLAN.protocol if w.track == "solver" else "",

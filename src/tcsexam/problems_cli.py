@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tcsexam.cliutil import command
 from tcsexam.errors import InputError, UsageError
+from tcsexam.problems.generate import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="folder to write the instances into (with --task: default the task's instance_dir)",
     )
     format_help = "maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'"
-    g.add_argument("--format", choices=("new", "old"), default="new", help=format_help)
+    g.add_argument("--format", choices=FORMATS, default="new", help=format_help)
     g.add_argument(
         "--task",
         help="instead of --problem/--size: write the generated instances of this task (id or task "
@@ -143,8 +144,8 @@ def generate_main(args) -> int:
         raise UsageError("--count must be at least 1")
     if args.seed < 0:
         raise UsageError("--seed must be non-negative")
-    if args.format != "new" and problem.name != "maxsat":
-        raise UsageError("--format applies to --problem maxsat only")
+    if args.format not in problem.formats:
+        raise UsageError(f"--format {args.format}: --problem {problem.name} writes {' or '.join(problem.formats)} only")
     out = Path(args.output_dir)
     for k in range(1, args.count + 1):
         text = generate_text(problem, args.size, args.seed, k, args.format)

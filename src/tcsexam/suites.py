@@ -25,8 +25,13 @@ from tcsexam.fileio import read_yaml
 from tcsexam.paths import config_file
 from tcsexam.schemas import check
 
+#: the four tracks, in the Index's order: the one definition (workflow, rows, scoring, plots use it)
 TRACKS = ("theorem", "solver", "construction", "open_conjecture")
-WEIGHTS = {"theorem": 30, "solver": 30, "construction": 30, "open_conjecture": 10}
+#: the tracks judged from checker verdicts (every track but the Solver track, which runs candidates)
+VERDICT_TRACKS = tuple(t for t in TRACKS if t != "solver")
+#: a regular expression matching exactly a track name (the workflow's `{track}` wildcard)
+TRACK_PATTERN = "|".join(TRACKS)
+WEIGHTS = dict(zip(TRACKS, (30, 30, 30, 10), strict=True))
 
 
 def normalize_track(name: str) -> str | None:

@@ -161,8 +161,8 @@ def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> 
 
     spec = {"size": raw["size"], "seed": raw["seed"], "index": raw.get("index", 1), "format": raw.get("format", "new")}
     impl = get_problem(problem)
-    if spec["format"] != "new" and impl.name != "maxsat":
-        raise InputError(f"{where}: generate.format applies to maxsat only")
+    if spec["format"] not in impl.formats:
+        raise InputError(f"{where}: generate.format {spec['format']!r} is no format of {impl.name} ({impl.formats})")
     expected = generated_name(impl, spec["size"], spec["seed"], spec["index"], spec["format"])
     if file != expected:
         raise InputError(f"{where}: file {file!r} is not the generator's name {expected!r}")

@@ -60,20 +60,23 @@ class Decision:
     replaces: str = ""
 
 
+def _csv_lines(path: Path) -> list[list[str]]:
+    """The adoption file's CSV rows, header first (one line naming the file when it cannot be read)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            return list(csv.reader(fh))
+    except FileNotFoundError:
+        raise InputError(f"{path}: adoption file not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{path}: cannot read the adoption file: {exc}") from None
+
+
 def read_adoption(path: str | Path) -> list[AdoptionRow]:
     """Parse and check the file on its own (columns, vocabulary, reasons, duplicates)."""
     from tcsexam.suites import normalize_track
 
     path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            body = list(reader)
-    except FileNotFoundError:
-        raise InputError(f"{path}: adoption file not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{path}: cannot read the adoption file: {exc}") from None
+    header, *body = _csv_lines(path) or [None]
     if not header:
         raise InputError(f"{path}: adoption file is empty (expected the header {','.join(ADOPTION_COLUMNS)})")
     header = [h.strip() for h in header]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from tcsexam.errors import InputError, UsageError
@@ -14,10 +15,11 @@ def parse_model_plans(specs: list[str]) -> dict[str, int]:
         name, sep, count = spec.rpartition("=")
         if not sep or not name:
             raise UsageError(f"--model {spec!r}: expected NAME=ATTEMPTS_PER_TASK")
-        try:
+        n = None
+        with contextlib.suppress(ValueError):
             n = int(count)
-        except ValueError:
-            raise UsageError(f"--model {spec!r}: {count!r} is not an integer") from None
+        if n is None:
+            raise UsageError(f"--model {spec!r}: {count!r} is not an integer")
         if n < 1:
             raise UsageError(f"--model {spec!r}: attempts per task must be >= 1")
         if name in plans:

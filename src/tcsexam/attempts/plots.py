@@ -38,14 +38,32 @@ STATUS_COLORS = {
 def make_plots(
     index_path: str | Path, attempts_path: str | Path, solver_dir: str | Path, output_dir: str | Path
 ) -> list[Path]:
+    """Write the report's figures (PLOTS, in that order) into `output_dir`; their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
-    import pandas as pd
 
-    from tcsexam.fileio import atomic_write_bytes
+    from tcsexam.attempts.anytime_plot import profile_figure
+
+    index, table = _read_inputs(index_path, attempts_path)
+    solver_dir = Path(solver_dir)
+    models = sorted(index["models"])
+    title = f"{index.get('suite', '?')} / {index.get('solver_protocol', '?')}"
+    warnings = [w for w in index.get("warnings", []) if isinstance(w, str)]
+    out = [Path(output_dir) / name for name in PLOTS]
+    # the first figure carries the index's warnings below the axes
+    _save(plt, _track_means_figure(plt, index, models, title, warnings), out[0], bottom=0.06 * len(warnings[:4]))
+    _save(plt, _solver_task_figure(plt, table, models, title), out[1])
+    _save(plt, _instance_score_figure(plt, solver_dir, models, title), out[2])
+    _save(plt, _status_count_figure(plt, solver_dir, title), out[3])
+    _save(plt, profile_figure(plt, solver_dir, title), out[4])
+    return out
+
+
+def _read_inputs(index_path: str | Path, attempts_path: str | Path):
+    """(index.json as a dict, attempts.csv as a DataFrame); one line naming the file when either is bad."""
+    import pandas as pd
 
     index = read_json(index_path, "index file")
     if not isinstance(index, dict) or not isinstance(index.get("models"), dict):
@@ -54,28 +72,32 @@ def make_plots(
         table = pd.read_csv(attempts_path, dtype={"attempt": str, "model": str, "item": str}, keep_default_na=False)
     except Exception as exc:  # pandas raises many types for bad CSV
         raise InputError(f"{attempts_path}: cannot read the attempt table: {' '.join(str(exc).split())}") from None
-    solver_dir = Path(solver_dir)
-    output_dir = Path(output_dir)
-    models = sorted(index["models"])
-    title = f"{index.get('suite', '?')} / {index.get('solver_protocol', '?')}"
-    written: list[Path] = []
-    warnings = [w for w in index.get("warnings", []) if isinstance(w, str)]
-    figs_with_warning = None
+    return index, table
 
-    def save(fig, name: str) -> None:
-        import io
 
-        buf = io.BytesIO()
-        fig.tight_layout(rect=(0, 0.06 * len(warnings[:4]) if fig is figs_with_warning else 0, 1, 1))
-        fig.savefig(buf, format="png", dpi=110)
-        plt.close(fig)
-        path = output_dir / name
-        atomic_write_bytes(path, buf.getvalue())
-        written.append(path)
+def _save(plt, fig, path: Path, bottom: float = 0.0) -> None:
+    """The figure as a PNG at `path` (written atomically), then closed; `bottom`: room left for text."""
+    import io
 
-    # 1. track means per model
+    from tcsexam.fileio import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def _bar_width(models: list[str]) -> float:
+    return 0.8 / max(1, len(models))
+
+
+def _track_means_figure(plt, index: dict, models: list[str], title: str, warnings: list[str]):
+    """1. the four track means per model, with their intervals and each model's Index in the legend."""
+    import numpy as np
+
     fig, ax = plt.subplots(figsize=(max(6, 1.8 * len(TRACKS) * max(1, len(models)) / 2), 4))
-    width = 0.8 / max(1, len(models))
+    width = _bar_width(models)
     x = np.arange(len(TRACKS))
     for i, model in enumerate(models):
         entry = index["models"][model]
@@ -114,18 +136,23 @@ def make_plots(
     ax.set_title(f"Track means per model ({title})")
     ax.legend(fontsize=8)
     if warnings:  # e.g. candidates that ran without a sandbox: on the report's first figure
-        figs_with_warning = fig
         text = "\n".join(f"WARNING: {w[:160]}" for w in warnings[:4])
         fig.text(0.01, 0.01, text, color="#b00000", fontsize=7, va="bottom", wrap=True)
-    save(fig, PLOTS[0])
+    return fig
 
-    # 2. relative score per Solver task
+
+def _solver_task_figure(plt, table, models: list[str], title: str):
+    """2. the relative score per Solver task and model (mean of the adopted valid attempts)."""
+    import numpy as np
+    import pandas as pd
+
     solver = table[
         (table["track"] == "solver") & (table["score_status"] == "valid") & (table["adoption_status"] != "excluded")
     ].copy()
     solver["score"] = pd.to_numeric(solver["score"], errors="coerce")
     tasks = sorted(set(table.loc[table["track"] == "solver", "item"]))
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(tasks) + 2), 4))
+    width = _bar_width(models)
     xs = np.arange(len(tasks))
     for i, model in enumerate(models):
         sub = solver[solver["model"] == model].groupby("item")["score"].mean()
@@ -137,9 +164,13 @@ def make_plots(
     ax.set_ylabel("relative score (fixed reference)")
     ax.set_title(f"Solver relative score per task ({title}); dashed: reference mean")
     ax.legend(fontsize=8)
-    save(fig, PLOTS[1])
+    return fig
 
-    # 3. per-instance score distribution
+
+def _instance_score_figure(plt, solver_dir: Path, models: list[str], title: str):
+    """3. the per-instance score distribution per task and model (the solver-score outputs)."""
+    import numpy as np
+
     rel = attempt_files(solver_dir, "relative.json")
     scores: dict[tuple[str, str], list[float]] = {}
     for model, task, _attempt, path in rel:
@@ -149,6 +180,7 @@ def make_plots(
                 scores.setdefault((task, model), []).append(float(inst["score"]))
     tasks3 = sorted({t for t, _ in scores})
     fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(tasks3) + 2), 4))
+    width = _bar_width(models)
     for i, model in enumerate(models):
         data = [scores.get((t, model), []) for t in tasks3]
         pos = np.arange(len(tasks3)) + (i - (len(models) - 1) / 2) * width
@@ -172,9 +204,13 @@ def make_plots(
     ax.set_title(f"Per-instance score distribution ({title})")
     if models:
         ax.legend(fontsize=8)
-    save(fig, PLOTS[2])
+    return fig
 
-    # 4. status counts per task
+
+def _status_count_figure(plt, solver_dir: Path, title: str):
+    """4. instance record status counts per task (all models and attempts)."""
+    import numpy as np
+
     counts: dict[str, dict[str, int]] = {}
     for _model, task, _attempt, path in attempt_files(solver_dir, "records.json"):
         records = read_json(path, "records file")
@@ -198,8 +234,4 @@ def make_plots(
     ax.tick_params(axis="x", rotation=30)
     if statuses:
         ax.legend(fontsize=8)
-    save(fig, PLOTS[3])
-    from tcsexam.attempts.anytime_plot import profile_figure
-
-    save(profile_figure(plt, solver_dir, title), PLOTS[4])
-    return written
+    return fig

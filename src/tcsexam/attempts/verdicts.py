@@ -32,9 +32,9 @@ from tcsexam.attempts.rows import AttemptRow
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 from tcsexam.schemas import check
+from tcsexam.suites import VERDICT_TRACKS
 
 VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
-VERDICT_TRACKS = ("theorem", "construction", "open_conjecture")
 
 
 def _canon_track(name: Any) -> str | None:

@@ -48,11 +48,16 @@ class CheckResult:
 class Problem(ABC):
     """One optimisation or decision problem: instance format, certificate format, checker."""
 
-    name: ClassVar[str]  #: short id, e.g. "maxcut"
+    name: ClassVar[str]  #: short id, e.g. "maxcut": by default the name of the class's module
     kind: ClassVar[str]  #: "objective" or "solve"
     direction: ClassVar[str]  #: "maximize" or "minimize"
     instance_suffix: ClassVar[str]  #: file suffix of generated instances, e.g. ".txt"
     certificate_format: ClassVar[str]  #: one line describing what the solver writes
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__module__.rsplit(".", 1)[-1]
 
     @abstractmethod
     def parse_instance(self, path: Path) -> Any:
@@ -69,3 +74,15 @@ class Problem(ABC):
     @abstractmethod
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A seeded random instance of roughly `size` (vertices, variables, cities) as text."""
+
+    #: the instance formats `generate_as` writes, the default first. A problem with more than one
+    #: names the format in its generated files' names (`maxsat-old-n40-s1-1.wcnf`).
+    formats: ClassVar[tuple[str, ...]] = ("new",)
+
+    def generate_as(self, rng: np.random.Generator, size: int, form: str) -> str:
+        """`generate` in instance format `form` (one of `formats`; a problem with several overrides this)."""
+        return self.generate(rng, size)
+
+    def format_tag(self, form: str) -> str:
+        """What a generated file's name says of its format: `-<form>` where there is a choice."""
+        return f"-{form}" if len(self.formats) > 1 else ""

@@ -12,17 +12,14 @@ whose ends share a colour is `certificate_failed`. Reward: chromatic / value whe
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Problem
-from tcsexam.records import Status
+from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*c(?:[ \t][^\n]*)?\r?$")
 _HEADER = re.compile(rb"(?m)^[ \t]*p[ \t]+(?:edge|col|edges)[ \t]+(\S+)[ \t]+(\S+)[^\n]*$")
@@ -87,44 +84,31 @@ def conflicts(inst: ColoringInstance, colours: np.ndarray) -> np.ndarray:
     return np.flatnonzero(colours[inst.u] == colours[inst.v])
 
 
-class Coloring(Problem):
-    name = "coloring"
-    kind = "objective"
+class Coloring(VectorProblem):
     direction = "minimize"
-    instance_suffix = ".col"
+    instance_file = InstanceFile("DIMACS colouring", ".col", parse_col_bytes)
     certificate_format = "one non-negative colour per vertex in vertex order; optional 'value <k>' line"
+    best_known = ("chromatic", "best_known")
+    entry = "colour"
 
-    def parse_instance(self, path: Path) -> ColoringInstance:
-        return parse_col_bytes(c.read_instance_bytes(path, "DIMACS colouring"), path)
+    def vector_value(self, instance: ColoringInstance, colours: np.ndarray, claimed: float | None) -> float:
+        if colours.size != instance.n:
+            raise c.failed(f"certificate has {colours.size} colours, the graph has {instance.n} vertices", claimed)
+        neg = colours < 0
+        if neg.any():
+            k = int(np.argmax(neg))
+            raise c.failed(f"vertex {k + 1} has negative colour {int(colours[k])}", claimed)
+        clash = conflicts(instance, colours)
+        if clash.size:
+            e = int(clash[0])
+            u, v = int(instance.u[e]) + 1, int(instance.v[e]) + 1
+            raise c.failed(
+                f"{clash.size} conflicting edge(s), first {u}-{v} both colour {int(colours[u - 1])}", claimed
+            )
+        return float(np.unique(colours).size)
 
-    def max_certificate_bytes(self, inst: ColoringInstance) -> int:
-        return 65536 + 24 * inst.n
-
-    def check_certificate(self, instance: ColoringInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
-        try:
-            colours, claimed = c.vector_certificate(certificate, self.max_certificate_bytes(instance), "colour")
-            if colours.size != instance.n:
-                raise c.failed(f"certificate has {colours.size} colours, the graph has {instance.n} vertices", claimed)
-            neg = colours < 0
-            if neg.any():
-                k = int(np.argmax(neg))
-                raise c.failed(f"vertex {k + 1} has negative colour {int(colours[k])}", claimed)
-            clash = conflicts(instance, colours)
-            if clash.size:
-                e = int(clash[0])
-                u, v = int(instance.u[e]) + 1, int(instance.v[e]) + 1
-                raise c.failed(
-                    f"{clash.size} conflicting edge(s), first {u}-{v} both colour {int(colours[u - 1])}", claimed
-                )
-            value = float(np.unique(colours).size)
-            c.claim_check(claimed, value)
-        except c.Reject as rej:
-            return rej.result()
-        best = c.meta_number(meta, "chromatic", "best_known")
-        reward = best / value if best is not None and value > 0 else None
-        return CheckResult(
-            Status.OK.value, value=value, claimed=claimed, reward=reward, message=f"{c.fmt(value)} colours"
-        )
+    def describe(self, value: float) -> str:
+        return f"{c.fmt(value)} colours"
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A G(n, p) random graph with n = size and p = 0.1 (at least one edge)."""

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+#: every instance format a problem's generator writes (the problems' `formats`; the task schema's enum)
 FORMATS = ("new", "old")
 
 
 def generated_name(problem, size: int, seed: int, index: int = 1, form: str = "new") -> str:
-    tag = f"-{form}" if problem.name == "maxsat" else ""
-    return f"{problem.name}{tag}-n{size}-s{seed}-{index}{problem.instance_suffix}"
+    return f"{problem.name}{problem.format_tag(form)}-n{size}-s{seed}-{index}{problem.instance_suffix}"
 
 
 def generate_text(problem, size: int, seed: int, index: int = 1, form: str = "new") -> str:
     """The text of instance `index` (1-based) of the seeded family (size, seed)."""
     child = np.random.SeedSequence(seed).spawn(index)[index - 1]
     rng = np.random.default_rng(child)
-    if problem.name == "maxsat":
-        return problem.generate(rng, size, form=form)
-    return problem.generate(rng, size)
+    return problem.generate_as(rng, size, form)

@@ -7,17 +7,14 @@ endpoints lie on different sides (maximize). Reward: value / best_known when the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Problem
-from tcsexam.records import Status
+from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,39 +106,23 @@ def cut_value(inst: MaxCutInstance, side: np.ndarray) -> float:
     return float(np.dot(crossing.astype(np.float64), inst.w))
 
 
-class MaxCut(Problem):
-    name = "maxcut"
-    kind = "objective"
+class MaxCut(VectorProblem):
     direction = "maximize"
-    instance_suffix = ".txt"
+    instance_file = InstanceFile("MaxCut", ".txt", parse_maxcut_bytes, bytes_per_entry=16)
     certificate_format = "one side (0 or 1) per vertex in vertex order; optional 'value <cut>' line"
+    best_known = ("best_known", "optimum")
 
-    def parse_instance(self, path: Path) -> MaxCutInstance:
-        data = c.read_instance_bytes(path, "MaxCut")
-        return parse_maxcut_bytes(data, path)
+    def vector_value(self, instance: MaxCutInstance, side: np.ndarray, claimed: float | None) -> float:
+        if side.size != instance.n:
+            raise c.failed(f"certificate has {side.size} entries, the graph has {instance.n} vertices", claimed)
+        bad = (side != 0) & (side != 1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise c.failed(f"entry {k + 1} is {int(side[k])}, sides must be 0 or 1", claimed)
+        return cut_value(instance, side)
 
-    def max_certificate_bytes(self, inst: MaxCutInstance) -> int:
-        return 65536 + 16 * inst.n
-
-    def check_certificate(self, instance: MaxCutInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
-        try:
-            side, claimed = c.vector_certificate(certificate, self.max_certificate_bytes(instance), "entry")
-            if side.size != instance.n:
-                raise c.failed(
-                    f"certificate has {side.size} entries, the graph has {instance.n} vertices",
-                    claimed,
-                )
-            bad = (side != 0) & (side != 1)
-            if bad.any():
-                k = int(np.argmax(bad))
-                raise c.failed(f"entry {k + 1} is {int(side[k])}, sides must be 0 or 1", claimed)
-            value = cut_value(instance, side)
-            c.claim_check(claimed, value)
-        except c.Reject as rej:
-            return rej.result()
-        best = c.meta_number(meta, "best_known", "optimum")
-        reward = value / best if best not in (None, 0.0) else None
-        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward, message=f"cut {c.fmt(value)}")
+    def describe(self, value: float) -> str:
+        return f"cut {c.fmt(value)}"
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A random graph on `size` vertices with about 4*size distinct edges, weights +-1."""

@@ -26,7 +26,8 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.problems.base import CheckResult
+from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*c(?:[ \t][^\n]*)?\r?$")
@@ -168,18 +169,11 @@ def falsified(cl: Clauses, value: np.ndarray) -> np.ndarray:
     return np.bincount(cl.clause_of[true], minlength=cl.count) == 0
 
 
-class MaxSat(Problem):
-    name = "maxsat"
-    kind = "objective"
+class MaxSat(SolverProblem):
     direction = "minimize"
-    instance_suffix = ".wcnf"
+    instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"
-
-    def parse_instance(self, path: Path) -> WcnfInstance:
-        return parse_wcnf_bytes(c.read_instance_bytes(path, "WCNF"), path)
-
-    def max_certificate_bytes(self, inst: WcnfInstance) -> int:
-        return 65536 + 24 * inst.nvars
+    formats = ("new", "old")  #: h-line WCNF (MaxSAT Evaluation 2022 on) and 'p wcnf ... top'
 
     def _assignment(self, inst: WcnfInstance, data: bytes) -> tuple[str | None, float | None, np.ndarray]:
         answer: str | None = None
@@ -243,6 +237,9 @@ class MaxSat(Problem):
             return rej.result()
         reward = (optimum + 1.0) / (cost + 1.0) if optimum is not None else None
         return CheckResult(Status.OK.value, value=cost, claimed=claimed, reward=reward, message=f"cost {c.fmt(cost)}")
+
+    def generate_as(self, rng: np.random.Generator, size: int, form: str) -> str:
+        return self.generate(rng, size, form=form)
 
     def generate(self, rng: np.random.Generator, size: int, form: str = "new") -> str:
         """A weighted partial MaxSAT instance on `size` variables with a planted model for the

@@ -25,7 +25,8 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.problems.base import CheckResult
+from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*c[^\n]*")
@@ -126,18 +127,11 @@ def _answered(answer: str, solved: bool, message: str) -> CheckResult:
     return CheckResult(Status.OK.value, value=score, solved=solved, claimed=answer, reward=score, message=message)
 
 
-class Sat(Problem):
-    name = "sat"
+class Sat(SolverProblem):
     kind = "solve"
     direction = "maximize"
-    instance_suffix = ".cnf"
+    instance_file = InstanceFile("CNF", ".cnf", parse_cnf_bytes, entries="nvars")
     certificate_format = "SAT-competition output: 's SATISFIABLE' + 'v ... 0' lines, or 's UNSATISFIABLE'"
-
-    def parse_instance(self, path: Path) -> CnfInstance:
-        return parse_cnf_bytes(c.read_instance_bytes(path, "CNF"), path)
-
-    def max_certificate_bytes(self, inst: CnfInstance) -> int:
-        return 65536 + 24 * inst.nvars
 
     def parse_certificate(self, inst: CnfInstance, data: bytes) -> tuple[str, np.ndarray | None]:
         """(answer, literals) from SAT-competition output; raises Reject."""

@@ -13,17 +13,14 @@ Value: the closed tour's length (minimize). Reward: optimal / value when the tas
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Problem
-from tcsexam.records import Status
+from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 COORD_TYPES = {
     "EUC_2D": 2,
@@ -251,42 +248,31 @@ def _tour(data: bytes, max_bytes: int) -> tuple[np.ndarray, float | None]:
     return c.certificate_ints(tokens, None, "entry"), None
 
 
-class Tsp(Problem):
-    name = "tsp"
-    kind = "objective"
+class Tsp(VectorProblem):
     direction = "minimize"
-    instance_suffix = ".tsp"
+    instance_file = InstanceFile("TSPLIB", ".tsp", parse_tsplib_bytes)
     certificate_format = "a permutation of the cities 1..n; optional 'value <length>' line"
+    best_known = ("optimal", "best_known")
 
-    def parse_instance(self, path: Path) -> TspInstance:
-        return parse_tsplib_bytes(c.read_instance_bytes(path, "TSPLIB"), path)
+    def read_vector(self, instance: TspInstance, certificate: bytes) -> tuple[np.ndarray, float | None]:
+        return _tour(certificate, self.max_certificate_bytes(instance))
 
-    def max_certificate_bytes(self, inst: TspInstance) -> int:
-        return 65536 + 24 * inst.n
+    def vector_value(self, instance: TspInstance, tour: np.ndarray, claimed: float | None) -> float:
+        if tour.size != instance.n:
+            raise c.failed(f"tour has {tour.size} entries, the instance has {instance.n} cities", claimed)
+        out = (tour < 1) | (tour > instance.n)
+        if out.any():
+            k = int(np.argmax(out))
+            raise c.failed(f"entry {k + 1} is city {int(tour[k])}, outside 1..{instance.n}", claimed)
+        counts = np.bincount(tour - 1, minlength=instance.n)
+        if (counts != 1).any():
+            city = int(np.argmax(counts > 1)) + 1
+            missing = int(np.argmax(counts == 0)) + 1
+            raise c.failed(f"not a permutation: city {city} repeated, city {missing} missing", claimed)
+        return float(instance.tour_length(tour - 1))
 
-    def check_certificate(self, instance: TspInstance, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
-        try:
-            tour, claimed = _tour(certificate, self.max_certificate_bytes(instance))
-            if tour.size != instance.n:
-                raise c.failed(f"tour has {tour.size} entries, the instance has {instance.n} cities", claimed)
-            out = (tour < 1) | (tour > instance.n)
-            if out.any():
-                k = int(np.argmax(out))
-                raise c.failed(f"entry {k + 1} is city {int(tour[k])}, outside 1..{instance.n}", claimed)
-            counts = np.bincount(tour - 1, minlength=instance.n)
-            if (counts != 1).any():
-                city = int(np.argmax(counts > 1)) + 1
-                missing = int(np.argmax(counts == 0)) + 1
-                raise c.failed(f"not a permutation: city {city} repeated, city {missing} missing", claimed)
-            value = float(instance.tour_length(tour - 1))
-            c.claim_check(claimed, value)
-        except c.Reject as rej:
-            return rej.result()
-        best = c.meta_number(meta, "optimal", "best_known")
-        reward = best / value if best is not None and value > 0 else None
-        return CheckResult(
-            Status.OK.value, value=value, claimed=claimed, reward=reward, message=f"tour length {c.fmt(value)}"
-        )
+    def describe(self, value: float) -> str:
+        return f"tour length {c.fmt(value)}"
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """`size` cities with integer coordinates uniform in [0, 10000), EUC_2D."""

@@ -235,20 +235,11 @@ def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> di
 
 def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
     """The manifest of a finished (or partly finished) run directory."""
-    from tcsexam.digest import hash_candidate
     from tcsexam.scoring.reference import resolve_reference_path
-    from tcsexam.suites import TRACKS, load_suite
-    from tcsexam.tasks import load_task
+    from tcsexam.suites import load_suite
 
     run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise InputError(f"{run_dir}: run directory not found")
-    cohort_path = run_dir / "cohort.json"
-    if not cohort_path.is_file():
-        raise InputError(f"{run_dir}: no cohort.json: not a finished evaluation (results/<suite>/<protocol>)")
-    cohort = read_json(cohort_path, "cohort file")
-    if not isinstance(cohort, dict) or not isinstance(cohort.get("models"), dict):
-        raise InputError(f"{cohort_path}: not a cohort file")
+    cohort = _read_cohort(run_dir)
     sources = sources or sources_from_manifest(run_dir) or Sources()
     suite_id = str(cohort.get("suite"))
     suite = load_suite(suite_id)
@@ -257,12 +248,61 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
     if not reference_path.is_absolute() and not reference_path.exists():
         reference_path = _resolve(str(reference_path))
     rows = _attempt_rows(run_dir)
-
     # solver records: <run>/solver/<model>/<task>/<attempt>/records.json
-    runs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for model, task, attempt, path in ResultsLayout(run_dir).solver_files("records.json"):
-        runs[(model, task, attempt)] = _records(path)
+    runs = {(m, t, a): _records(path) for m, t, a, path in ResultsLayout(run_dir).solver_files("records.json")}
+    tasks, task_files = _task_entries(suite.tracks["solver"], sources, runs)
+    models = {
+        name: {"attempts_per_task": spec.get("attempts_per_task")} for name, spec in sorted(cohort["models"].items())
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": {
+            "suite": suite_id,
+            "solver_protocol": cohort.get("solver_protocol"),
+            "solver_reference_id": cohort.get("solver_reference_id"),
+            "models": models,
+        },
+        "tcsexam": tcsexam_provenance(),
+        "software": software_versions(),
+        "machine": machine_info(),
+        "execution": _execution(runs),
+        "reference": {
+            "id": cohort.get("solver_reference_id"),
+            "file": str(reference_spec),
+            "sha256": sha256_file(reference_path),
+        },
+        "tasks": tasks,
+        "candidates": _candidate_entries(run_dir, runs, sources),
+        "verdicts": _verdict_entries(rows, sources),
+        "constructions": _construction_checker_outputs(run_dir),
+        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
+        "sources": {
+            "reference": str(reference_spec),
+            "solvers_dir": sources.solvers_dir,
+            "verdicts_dir": sources.verdicts_dir,
+            "task_files": task_files,
+        },
+    }
 
+
+Runs = dict[tuple[str, str, str], list[dict[str, Any]]]
+
+
+def _read_cohort(run_dir: Path) -> dict[str, Any]:
+    """The run's cohort.json (a run directory without one is no finished evaluation)."""
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: run directory not found")
+    cohort_path = run_dir / "cohort.json"
+    if not cohort_path.is_file():
+        raise InputError(f"{run_dir}: no cohort.json: not a finished evaluation (results/<suite>/<protocol>)")
+    cohort = read_json(cohort_path, "cohort file")
+    if not isinstance(cohort, dict) or not isinstance(cohort.get("models"), dict):
+        raise InputError(f"{cohort_path}: not a cohort file")
+    return cohort
+
+
+def _execution(runs: Runs) -> dict[str, list[str]]:
+    """The limiters, sandboxes and image ids the Solver records name."""
     limiters, sandboxes, images = set(), set(), set()
     for recs in runs.values():
         for r in recs:
@@ -271,12 +311,17 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
             if isinstance(r.get("sandbox"), str):
                 sandboxes.add(r["sandbox"])
             images.update(_image_ids(r))
+    return {"limiters": sorted(limiters), "sandboxes": sorted(sandboxes), "image_ids": sorted(images)}
 
-    # Solver tasks: file hash, limits, the instances the run used (every instance of any record;
-    # the whole task when no record exists yet)
+
+def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str, Any], dict[str, str]]:
+    """Solver tasks: file hash, limits, the instances the run used (every instance of any record;
+    the whole task when no record exists yet); and the task file of each."""
+    from tcsexam.tasks import load_task
+
     tasks: dict[str, Any] = {}
     task_files: dict[str, str] = {}
-    for task in suite.tracks["solver"]:
+    for task in solver_tasks:
         spec = sources.task_files.get(task) or f"config/tasks/{task}.yaml"
         task_files[task] = spec
         path = _resolve(spec)
@@ -296,8 +341,13 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
             "limits": t.limits.as_dict(),
             "instances": dict(sorted(instances.items())),
         }
+    return tasks, task_files
 
-    # candidates: the hash the records' keys were made from
+
+def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str, Any]:
+    """Candidates: the hash the records' keys were made from, record counts, statuses, solver time."""
+    from tcsexam.digest import hash_candidate
+
     candidates: dict[str, Any] = {}
     for (model, task, attempt), recs in sorted(runs.items()):
         origin = solver_result_source(ResultsLayout(run_dir).attempt_dir(model, task, attempt), recs)
@@ -319,58 +369,27 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
             "solver_cpu_s": round(_sum(recs, "cpu_s"), 6),
             "source": origin,
         }
+    return candidates
 
-    # the other tracks' verdict files: every planned non-solver attempt of the attempt table
+
+def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> dict[str, Any]:
+    """The other tracks' verdict files (sha256): every planned non-solver attempt of the attempt table."""
+    from tcsexam.suites import VERDICT_TRACKS
+
     verdicts: dict[str, Any] = {}
     verdict_root = _resolve(sources.verdicts_dir)
     planned = sorted(
         {
             (r.get("model", ""), r.get("item", ""), r.get("attempt", ""))
             for r in rows
-            if r.get("track") in TRACKS and r.get("track") != "solver"
+            if r.get("track") in VERDICT_TRACKS
         }
     )
     for model, item, attempt in planned:
         verdicts.setdefault(model, {}).setdefault(item, {})[attempt] = sha256_file(
             verdict_root / model / item / f"{attempt}.json"
         )
-
-    models = {
-        name: {"attempts_per_task": spec.get("attempts_per_task")} for name, spec in sorted(cohort["models"].items())
-    }
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run": {
-            "suite": suite_id,
-            "solver_protocol": cohort.get("solver_protocol"),
-            "solver_reference_id": cohort.get("solver_reference_id"),
-            "models": models,
-        },
-        "tcsexam": tcsexam_provenance(),
-        "software": software_versions(),
-        "machine": machine_info(),
-        "execution": {
-            "limiters": sorted(limiters),
-            "sandboxes": sorted(sandboxes),
-            "image_ids": sorted(images),
-        },
-        "reference": {
-            "id": cohort.get("solver_reference_id"),
-            "file": str(reference_spec),
-            "sha256": sha256_file(reference_path),
-        },
-        "tasks": tasks,
-        "candidates": candidates,
-        "verdicts": verdicts,
-        "constructions": _construction_checker_outputs(run_dir),
-        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
-        "sources": {
-            "reference": str(reference_spec),
-            "solvers_dir": sources.solvers_dir,
-            "verdicts_dir": sources.verdicts_dir,
-            "task_files": task_files,
-        },
-    }
+    return verdicts
 
 
 def _construction_checker_outputs(run_dir: Path) -> dict[str, Any]:

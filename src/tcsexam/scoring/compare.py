@@ -172,7 +172,25 @@ def _short(h: Any) -> str:
 def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], list[str]]:
     """(names of differing inputs, details per name, notes) between two runs."""
     differ: dict[str, Any] = {}
-    notes: list[str] = []
+    _run_differences(base, cand, differ)
+    notes = [
+        f"{name} {run.path} has no manifest.json: limits, instance files, candidates, verdict files, "
+        "software and machine cannot be compared (write one with `tcsexam manifest RUN_DIR`)"
+        for name, run in (("baseline", base), ("candidate", cand))
+        if run.manifest is None
+    ]
+    _task_differences(base, cand, differ)
+    _provenance_differences(base, cand, differ)
+    return list(differ), differ, notes
+
+
+def _changed_fields(b: dict, c: dict, keys) -> dict[str, dict[str, Any]]:
+    """{key: {baseline, candidate}} for each of `keys` whose values differ."""
+    return {k: {"baseline": b.get(k), "candidate": c.get(k)} for k in keys if b.get(k) != c.get(k)}
+
+
+def _run_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
+    """Suite, protocol, reference (id, file hash) and models."""
     if base.suite != cand.suite:
         differ["suite"] = {"baseline": base.suite, "candidate": cand.suite}
     if base.protocol != cand.protocol:
@@ -194,14 +212,9 @@ def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], lis
     if not models_b & models_c:
         differ["models_in_common"] = {"baseline": sorted(models_b), "candidate": sorted(models_c)}
 
-    for name, run in (("baseline", base), ("candidate", cand)):
-        if run.manifest is None:
-            notes.append(
-                f"{name} {run.path} has no manifest.json: limits, instance files, candidates, verdict files, "
-                "software and machine cannot be compared (write one with `tcsexam manifest RUN_DIR`)"
-            )
 
-    # Solver tasks: instance names and hashes, limits, task files
+def _task_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
+    """Solver tasks: instance names and hashes, limits, task files."""
     tasks_b, tasks_c = _manifest_section(base, "tasks"), _manifest_section(cand, "tasks")
     inst_names_b = _instance_names(base)
     inst_names_c = _instance_names(cand)
@@ -224,8 +237,7 @@ def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], lis
         for task in sorted(set(tasks_b) & set(tasks_c)):
             tb, tc = tasks_b[task] or {}, tasks_c[task] or {}
             lb, lc = tb.get("limits") or {}, tc.get("limits") or {}
-            changed = {k: {"baseline": lb.get(k), "candidate": lc.get(k)} for k in sorted(set(lb) | set(lc))}
-            changed = {k: v for k, v in changed.items() if v["baseline"] != v["candidate"]}
+            changed = _changed_fields(lb, lc, sorted(set(lb) | set(lc)))
             if changed:
                 limits[task] = changed
             if tb.get("sha256") != tc.get("sha256"):
@@ -234,14 +246,13 @@ def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], lis
             changed_files = sorted(n for n in set(ib) & set(ic) if ib[n] != ic[n])
             if changed_files:
                 instances.setdefault(task, {})["file_changed"] = changed_files
-    if instances:
-        differ["instances"] = instances
-    if limits:
-        differ["task_limits"] = limits
-    if task_files:
-        differ["task_files"] = task_files
+    for name, found in (("instances", instances), ("task_limits", limits), ("task_files", task_files)):
+        if found:
+            differ[name] = found
 
-    # candidates, verdict files
+
+def _provenance_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
+    """Candidates, verdict files, tcsexam version, software, machine, execution."""
     cands_b, cands_c = _manifest_section(base, "candidates"), _manifest_section(cand, "candidates")
     if isinstance(cands_b, dict) and isinstance(cands_c, dict):
         changed = _leaf_changes(cands_b, cands_c, "task", lambda entry: (entry or {}).get("candidate_hash"))
@@ -252,28 +263,17 @@ def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], lis
         changed = _leaf_changes(ver_b, ver_c, "item", lambda sha256: sha256, either=True)
         if changed:
             differ["verdict_files"] = changed
-
-    # software, machine, execution
     tb, tc = _manifest_section(base, "tcsexam"), _manifest_section(cand, "tcsexam")
     if isinstance(tb, dict) and isinstance(tc, dict):
-        fields = {
-            k: {"baseline": tb.get(k), "candidate": tc.get(k)}
-            for k in ("version", "git_commit", "git_dirty")
-            if tb.get(k) != tc.get(k)
-        }
+        fields = _changed_fields(tb, tc, ("version", "git_commit", "git_dirty"))
         if fields:
             differ["tcsexam_version"] = fields
-    for section, label in (("software", "software"), ("machine", "machine"), ("execution", "execution")):
+    for section in ("software", "machine", "execution"):
         sb, sc = _manifest_section(base, section), _manifest_section(cand, section)
         if isinstance(sb, dict) and isinstance(sc, dict):
-            fields = {
-                k: {"baseline": sb.get(k), "candidate": sc.get(k)}
-                for k in sorted(set(sb) | set(sc))
-                if sb.get(k) != sc.get(k)
-            }
+            fields = _changed_fields(sb, sc, sorted(set(sb) | set(sc)))
             if fields:
-                differ[label] = fields
-    return list(differ), differ, notes
+                differ[section] = fields
 
 
 def _instance_names(run: Run) -> dict[str, list[str]]:

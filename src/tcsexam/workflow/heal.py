@@ -139,135 +139,148 @@ def _check_rows(path: Path, identities: set[tuple[str, str, str, str]]) -> str |
     return None
 
 
+class _Marks(dict):
+    """The files found bad, each with its first reason (path -> reason), in the order found."""
+
+    def mark(self, path: Path, reason: str | None) -> None:
+        if reason and path.exists() and path not in self:
+            self[path] = reason
+
+
 def heal(plan, *, dry_run: bool = False) -> HealReport:
     """Check the derived files of `plan`'s evaluation tree; set aside those that fail."""
     layout = plan.layout
-    out = layout.root
     report = HealReport()
-    bad: dict[Path, str] = {}
-    if not out.is_dir():
+    if not layout.root.is_dir():
         return report
-
-    def mark(path: Path, reason: str) -> None:
-        if path.exists() and path not in bad:
-            bad[path] = reason
-
-    downstream = [
-        layout.attempts_csv,
-        layout.index,
-        layout.manifest,
-        *sorted(layout.plots_dir.glob("*.png")),
-    ]
-    row_files: list[Path] = []
+    bad = _Marks()
+    downstream = [layout.attempts_csv, layout.index, layout.manifest, *sorted(layout.plots_dir.glob("*.png"))]
     ref_id = _reference_id(plan)
+    row_files: list[Path] = []
     for p in plan.planned:
-        if p.track != "solver":
-            continue
-        row = Path(p.row)
-        row_files.append(row)
-        if "/missing/" in p.row:
-            if row.exists():
-                reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
-                if reason:
-                    mark(row, reason)
-            continue
-        records = layout.records_json(p.model, p.item, p.attempt)
-        relative = layout.relative_json(p.model, p.item, p.attempt)
-        if records.exists():
-            if plan.online:
-                reason = check_online_records(
-                    records, p.item, p.attempt, plan.root / plan.online_input(p.model, p.item, p.attempt)
-                )
-            else:
-                candidate = plan.root / plan.candidate(p.model, p.item, p.attempt)
-                records_dir = layout.records_dir(p.model, p.item, p.attempt)
-                reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), records_dir, candidate)
-            if reason:
-                mark(records, reason)
-                mark(relative, "computed from a records.json that is set aside")
-                mark(row, "computed from a records.json that is set aside")
-                continue
-        if relative.exists():
-            expect = {"task": p.item} if ref_id is None else {"task": p.item, "reference_id": ref_id}
-            reason = _check_json(relative, "solver-score output", {"records": records}, expect)
-            if reason is None:
-                scored = read_json(relative, "solver-score output")
-                if scored.get("relative_score") is not None and "records_source" not in scored:
-                    reason = "made before relative.json said where its records came from (records_source)"
-            if reason:
-                mark(relative, reason)
-                mark(row, "computed with a relative.json that is set aside")
-                continue
-        if row.exists():
-            reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
-            if reason is None:
-                data = read_json(row, "attempt row file")
-                inputs = {"records": records}
-                if data.get("score_status") == "valid":
-                    inputs["relative"] = relative
-                reason = seal_problem(data, inputs, at=row)
-            if reason:
-                mark(row, reason)
+        if p.track == "solver":
+            row_files.append(Path(p.row))
+            _check_solver_attempt(plan, p, ref_id, bad)
     judged = plan.construction_runs()  # their rows are their own files, not in tracks/<model>/rows.json
+    row_files += _check_construction_rows(layout, judged, bad)
+    row_files += _check_track_rows(plan, judged, bad)
+    _check_summaries(plan, row_files, bad)
+    if bad:
+        for path in downstream:
+            bad.mark(path, "computed from files that are set aside")
+        if not dry_run:
+            report.destination = _set_aside(layout, bad)
+        report.set_aside = [(str(p), r) for p, r in bad.items()]
+    return report
+
+
+def _check_solver_attempt(plan, p, ref_id: str | None, bad: _Marks) -> None:
+    """One planned Solver attempt: its records.json, relative.json and row (or its missing row)."""
+    layout = plan.layout
+    row = Path(p.row)
+    identity = {(p.model, p.track, p.item, p.attempt)}
+    if "/missing/" in p.row:
+        if row.exists():
+            bad.mark(row, _check_rows(row, identity))
+        return
+    records = layout.records_json(p.model, p.item, p.attempt)
+    relative = layout.relative_json(p.model, p.item, p.attempt)
+    if records.exists():
+        if plan.online:
+            online_input = plan.root / plan.online_input(p.model, p.item, p.attempt)
+            reason = check_online_records(records, p.item, p.attempt, online_input)
+        else:
+            candidate = plan.root / plan.candidate(p.model, p.item, p.attempt)
+            records_dir = layout.records_dir(p.model, p.item, p.attempt)
+            reason = check_records_file(records, p.item, p.attempt, plan.instances(p.item), records_dir, candidate)
+        if reason:
+            bad.mark(records, reason)
+            bad.mark(relative, "computed from a records.json that is set aside")
+            bad.mark(row, "computed from a records.json that is set aside")
+            return
+    if relative.exists():
+        expect = {"task": p.item} if ref_id is None else {"task": p.item, "reference_id": ref_id}
+        reason = _check_json(relative, "solver-score output", {"records": records}, expect)
+        if reason is None:
+            scored = read_json(relative, "solver-score output")
+            if scored.get("relative_score") is not None and "records_source" not in scored:
+                reason = "made before relative.json said where its records came from (records_source)"
+        if reason:
+            bad.mark(relative, reason)
+            bad.mark(row, "computed with a relative.json that is set aside")
+            return
+    if row.exists():
+        reason = _check_rows(row, identity)
+        if reason is None:
+            data = read_json(row, "attempt row file")
+            inputs = {"records": records}
+            if data.get("score_status") == "valid":
+                inputs["relative"] = relative
+            reason = seal_problem(data, inputs, at=row)
+        bad.mark(row, reason)
+
+
+def _check_construction_rows(layout, judged, bad: _Marks) -> list[Path]:
+    """The rows of the constructions the pipeline judged (sealed with their records.json); their paths."""
+    rows = []
     for p in judged:
         row = Path(p.row)
-        row_files.append(row)
+        rows.append(row)
         if row.exists():
             reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
             if reason is None:
                 records = layout.construction_attempt_dir(p.model, p.item, p.attempt) / "records.json"
                 inputs = {"records": records} if records.exists() else None  # as `construction row` sealed it
                 reason = seal_problem(read_json(row, "attempt row file"), inputs, at=row)
-            if reason:
-                mark(row, reason)
+            bad.mark(row, reason)
+    return rows
+
+
+def _check_track_rows(plan, judged, bad: _Marks) -> list[Path]:
+    """Each model's tracks/<model>/rows.json (the verdict tracks' rows but the judged constructions)."""
+    files = []
     for model in plan.models:
-        rows = layout.track_rows(model)
-        row_files.append(rows)
+        rows = plan.layout.track_rows(model)
+        files.append(rows)
         if rows.exists():
             want = {
                 (p.model, p.track, p.item, p.attempt)
                 for p in plan.planned
                 if p.model == model and p.track != "solver" and p not in judged
             }
-            reason = _check_rows(rows, want)
-            if reason:
-                mark(rows, reason)
+            bad.mark(rows, _check_rows(rows, want))
+    return files
 
-    cohort = layout.cohort
+
+def _check_summaries(plan, row_files: list[Path], bad: _Marks) -> None:
+    """cohort.json, attempts.csv (against its row files) and index.json (against its checksums)."""
+    layout = plan.layout
+    cohort, table, index = layout.cohort, layout.attempts_csv, layout.index
     if cohort.exists():
-        reason = _check_cohort(plan, cohort)
-        if reason:
-            mark(cohort, reason)
-    table = layout.attempts_csv
+        bad.mark(cohort, _check_cohort(plan, cohort))
     if table.exists():
         if any(f in bad or not f.exists() for f in row_files):
-            mark(table, "computed from row files that are missing or set aside")
+            bad.mark(table, "computed from row files that are missing or set aside")
         else:
-            reason = _check_table(table, row_files, plan.adoption)
-            if reason:
-                mark(table, reason)
-    index = layout.index
+            bad.mark(table, _check_table(table, row_files, plan.adoption))
     if index.exists():
         if table in bad or cohort in bad:
-            mark(index, "computed from an attempts.csv or cohort.json that is set aside")
+            bad.mark(index, "computed from an attempts.csv or cohort.json that is set aside")
         else:
             sums = layout.index_checksums
             if not sums.exists():
                 reason = f"no {sums} to check it against its inputs"
             else:
                 reason = _check_json(sums, "checksum file", {"output": index, "attempts": table, "cohort": cohort})
-            if reason:
-                mark(index, reason)
-    if bad:
-        for path in downstream:
-            mark(path, "computed from files that are set aside")
-        if not dry_run:
-            dest = aside_dir(layout.set_aside_dir)
-            for path, reason in bad.items():
-                move_aside(path, dest / path.parent.relative_to(out), reason)
-            report.destination = dest
-        report.set_aside = [(str(p), r) for p, r in bad.items()]
-    return report
+            bad.mark(index, reason)
+
+
+def _set_aside(layout, bad: _Marks) -> Path:
+    """Move the bad files into a new <out>/.set-aside/<timestamp>/ (their paths kept below it)."""
+    dest = aside_dir(layout.set_aside_dir)
+    for path, reason in bad.items():
+        move_aside(path, dest / path.parent.relative_to(layout.root), reason)
+    return dest
 
 
 def _check_cohort(plan, path: Path) -> str | None:

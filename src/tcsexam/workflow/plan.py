@@ -19,6 +19,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.layout import ResultsLayout, reference_dir
+from tcsexam.suites import TRACKS, VERDICT_TRACKS
 from tcsexam.workflow.campaign import CampaignPlan
 
 
@@ -109,7 +110,7 @@ class Plan(CampaignPlan):
     def planned(self) -> list[Planned]:
         rows = []
         for model in self.models:
-            for track in ("theorem", "solver", "construction", "open_conjecture"):
+            for track in TRACKS:
                 for item in self.suite.tracks[track]:
                     for attempt in self.item_attempts(model, item):
                         rows.append(Planned(model, track, item, attempt, self._row_path(model, track, item, attempt)))
@@ -147,7 +148,7 @@ class Plan(CampaignPlan):
         out = " ".join(shlex.quote(a) for a in self.models[model])
         extra = [
             f"{item}={a}"
-            for track in ("theorem", "construction", "open_conjecture")
+            for track in VERDICT_TRACKS
             for item in self.suite.tracks[track]
             for a in self.item_attempts(model, item)
             if a not in self.models[model]
@@ -430,7 +431,7 @@ class Plan(CampaignPlan):
         return path
 
     def _check_submissions(self) -> None:
-        other_items = [(t, i) for t in ("theorem", "construction", "open_conjecture") for i in self.suite.tracks[t]]
+        other_items = [(t, i) for t in VERDICT_TRACKS for i in self.suite.tracks[t]]
         solver_key, solver_dir = (
             ("online_records_dir", self.online_dir) if self.online else ("solvers_dir", self.solvers_dir)
         )

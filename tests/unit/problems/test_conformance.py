@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tcsexam.errors import InputError
 from tcsexam.problems import PROBLEMS, get_problem
 from tcsexam.problems.base import Problem
+from tcsexam.problems.generate import FORMATS, generated_name
 
 IDS = [c.problem for c in CASES]
 VERDICTS = {OK, INVALID, FAILED}
@@ -108,6 +109,26 @@ def test_generate_is_seeded_and_parses(case, tmp_path):
     path = tmp_path / f"gen{c.suffix}"
     path.write_text(a)
     problem.parse_instance(path)
+
+
+def test_instance_formats_are_declared_generated_and_named(case, tmp_path):
+    """Every plug-in declares the instance formats its generator writes (the default, "new", first);
+    each one is generated and parses as that format, and generated file names carry the format
+    exactly where the problem has a choice of formats."""
+    c, problem, _ = case
+    assert isinstance(problem.formats, tuple) and problem.formats[0] == "new"
+    assert set(problem.formats) <= set(FORMATS), "the task schema's generate.format enum lacks a format"
+    texts = set()
+    for form in problem.formats:
+        text = problem.generate_as(np.random.default_rng(5), 20, form)
+        path = tmp_path / f"gen-{form}{c.suffix}"
+        path.write_text(text)
+        assert getattr(problem.parse_instance(path), "form", form) == form
+        texts.add(text)
+        name = generated_name(problem, 20, 5, 1, form)
+        assert (f"{problem.name}-{form}-n20" in name) == (len(problem.formats) > 1), name
+    assert len(texts) == len(problem.formats)
+    assert problem.generate_as(np.random.default_rng(5), 20, "new") == problem.generate(np.random.default_rng(5), 20)
 
 
 LINE = st.one_of(

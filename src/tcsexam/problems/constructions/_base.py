@@ -99,9 +99,10 @@ class ConstructionProblem(Problem):
             lines.append(f"  {key}: {value}")
         return "\n".join(lines) + "\n"
 
-    @abstractmethod
     def random_parameters(self, rng: np.random.Generator, size: int) -> dict[str, int]:
-        """Parameters of a seeded instance of roughly `size` (within `parameter_ranges`)."""
+        """Parameters of a seeded instance of roughly `size` (within `parameter_ranges`); by default
+        each parameter uniform over its whole range (kinds whose range is small)."""
+        return {key: int(rng.integers(low, high + 1)) for key, (low, high) in self.parameter_ranges.items()}
 
     # ---- the certificate ------------------------------------------------------------------
 

@@ -23,13 +23,9 @@ PAIRS_PER_BLOCK = 1 << 21
 
 
 class CapSet(ConstructionProblem):
-    name = "cap_set"
     direction = "maximize"
     certificate_format = "one vector of F_3^dim per line: dim symbols 0/1/2"
     parameter_ranges = {"dim": (1, 10)}
-
-    def random_parameters(self, rng, size):
-        return {"dim": int(rng.integers(1, 11))}
 
     def max_bytes(self, params: Params) -> int:
         return SLACK_BYTES + (3 ** params["dim"]) * (2 * params["dim"] + 2)

@@ -24,7 +24,6 @@ MAX_SUBSETS = 2_000_000  #: C(v, t) this checker enumerates
 
 
 class CoveringDesign(ConstructionProblem):
-    name = "covering_design"
     direction = "minimize"
     certificate_format = "one block per line: k distinct points in 1..v"
     parameter_ranges = {"v": (1, 62), "k": (1, 62), "t": (1, 62)}

@@ -13,7 +13,6 @@ from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProble
 
 
 class DifferenceCover(ConstructionProblem):
-    name = "difference_cover"
     direction = "minimize"
     certificate_format = "distinct residues in [0, modulus - 1]"
     parameter_ranges = {"modulus": (1, 1_000_000)}

@@ -16,7 +16,6 @@ MAX_MARK = 10**15  #: differences stay exact in int64
 
 
 class GolombRuler(ConstructionProblem):
-    name = "golomb_ruler"
     direction = "minimize"
     certificate_format = "the marks: distinct non-negative integers"
     parameter_ranges = {"marks": (2, 2_000)}

@@ -24,13 +24,9 @@ ROWS_PER_BLOCK = 512
 
 
 class KissingConfig(ConstructionProblem):
-    name = "kissing_config"
     direction = "maximize"
     certificate_format = "one point per line: dim integers, not all zero"
     parameter_ranges = {"dim": (1, 16)}
-
-    def random_parameters(self, rng, size):
-        return {"dim": int(rng.integers(1, 17))}
 
     def max_bytes(self, params: Params) -> int:
         return SLACK_BYTES + MAX_POINTS * 20 * params["dim"]

@@ -26,13 +26,9 @@ CLIQUES_PER_BLOCK = 1 << 18  #: new cliques one extension of a block may make, a
 
 
 class RamseyColoring(ConstructionProblem):
-    name = "ramsey_coloring"
     direction = "maximize"
     certificate_format = "n, then the n x n symmetric 0/1 colour matrix with a zero diagonal"
     parameter_ranges = {"clique": (3, 12)}
-
-    def random_parameters(self, rng, size):
-        return {"clique": int(rng.integers(3, 13))}
 
     def max_bytes(self, params: Params) -> int:
         return SLACK_BYTES + 4 * 512 * 512  # n up to about 512 with spaces, 1024 without

@@ -15,7 +15,6 @@ from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProble
 
 
 class SidonSet(ConstructionProblem):
-    name = "sidon_set"
     direction = "maximize"
     certificate_format = "distinct integers in [low, high]"
     parameter_ranges = {"low": (-(10**9), 10**9), "high": (-(10**9), 10**9)}

@@ -17,7 +17,6 @@ from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProble
 
 
 class SphericalCode(ConstructionProblem):
-    name = "spherical_code"
     direction = "maximize"
     certificate_format = "points lines of dim real numbers"
     parameter_ranges = {"dim": (2, 64), "points": (2, 4096)}
