@@ -293,7 +293,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         tasks[task] = {
             "file": spec,
             "sha256": sha256_file(path),
-            "limits": t.limits.as_dict(),
+            "limits": t.limits.task_dict(),
             "instances": dict(sorted(instances.items())),
         }
 

@@ -46,7 +46,7 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner import anytime
-from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
+from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec, Termination
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
 from tcsexam.runner.verdict import (
@@ -238,7 +238,7 @@ def build_candidate(
     what = f"build {' '.join(argv)!r}"
     if outcome.sandbox_error:
         return None, f"{what}: sandbox failed: {outcome.sandbox_error}"
-    if outcome.termination != "exit" or outcome.exit_code != 0:
+    if outcome.termination != Termination.EXIT or outcome.exit_code != 0:
         reason = outcome.message or (
             f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
         )
