@@ -35,36 +35,12 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
+from tcsexam.limits import TASK_DEFAULTS, Limits, MiB
 from tcsexam.paths import config_file, project_root
 from tcsexam.schemas import check
 
 KINDS = ("objective", "solve")
 DIRECTIONS = ("maximize", "minimize")
-
-
-@dataclass(frozen=True)
-class TaskLimits:
-    """The fixed per-instance limits of a task (the same for every candidate)."""
-
-    wall_s: float
-    cpu_s: float | None = None  #: CPU seconds, children included; None: wall_s * threads
-    mem_mb: int = 2048
-    output_mb: int = 64  #: cap on stdout, stderr and the certificate file, each
-    nproc: int = 256  #: processes/threads the candidate's tree may hold at once
-    #: what the run may write in its work folder (None: the runner's default, DEFAULT_DISK_MB)
-    disk_mb: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        limits = {
-            "wall_s": self.wall_s,
-            "cpu_s": self.cpu_s,
-            "mem_mb": self.mem_mb,
-            "output_mb": self.output_mb,
-            "nproc": self.nproc,
-        }
-        if self.disk_mb is not None:  # only when the task sets it: older record keys stay valid
-            limits["disk_mb"] = self.disk_mb
-        return limits
 
 
 @dataclass(frozen=True)
@@ -82,7 +58,7 @@ class Task:
     problem: str
     kind: str
     direction: str
-    limits: TaskLimits
+    limits: Limits  #: as the task file says them (`Limits.for_threads` gives a candidate's)
     instances: tuple[TaskInstance, ...]
     source: Path | None = None
     anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.anytime)
@@ -109,9 +85,19 @@ class Task:
 _WHOLE_LIMITS = ("mem_mb", "output_mb", "nproc", "disk_mb")
 
 
-def parse_limits(raw: dict[str, Any]) -> TaskLimits:
-    """A task's `limits:` mapping, already checked by the task schema (`tcsexam/schemas`)."""
-    return TaskLimits(**{k: int(v) if k in _WHOLE_LIMITS else v for k, v in raw.items()})
+def parse_limits(raw: dict[str, Any]) -> Limits:
+    """A task's `limits:` mapping, already checked by the task schema (`tcsexam/schemas`): `wall_s`,
+    `cpu_s` (None: wall_s per thread), `mem_mb`, `output_mb`, `nproc` (defaults `TASK_DEFAULTS`),
+    `disk_mb` (None: the runner's default)."""
+    given = {**TASK_DEFAULTS, **{k: int(v) if k in _WHOLE_LIMITS else v for k, v in raw.items()}}
+    return Limits(
+        wall_s=given["wall_s"],
+        cpu_s=given.get("cpu_s"),
+        mem_mb=given["mem_mb"],
+        output_bytes=given["output_mb"] * MiB,
+        nproc=given["nproc"],
+        disk_mb=given.get("disk_mb"),
+    )
 
 
 def load_task(task: str | Path) -> Task:

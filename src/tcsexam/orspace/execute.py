@@ -225,20 +225,13 @@ def program_environment(
 ) -> tuple[dict[str, str], list[str]]:
     """The environment of a program and the paths it may read (besides its scratch folder): the
     interpreter's prefix when it is a host path, the task root, full solver licences."""
+    from tcsexam.runner.execute import program_env
+
     host_python = os.sep in settings.python
-    env = {
-        "PATH": os.pathsep.join(
-            ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
-        ),
-        "HOME": str(scratch),
-        "TMPDIR": str(scratch),
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        "OMP_NUM_THREADS": "1",
-        RESULT_ENV: str(result_file),
-        "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
-    }
+    path = ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
+    fixed = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
+             RESULT_ENV: str(result_file), "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}"}  # fmt: skip
+    env = program_env(str(scratch), path=path, inherit=False, **fixed)
     licence_env, licence_paths = licence_mounts(settings.licences)
     env.update(licence_env)
     # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)

@@ -338,7 +338,7 @@ def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str,
         tasks[task] = {
             "file": spec,
             "sha256": sha256_file(path),
-            "limits": t.limits.as_dict(),
+            "limits": t.limits.task_dict(),
             "instances": dict(sorted(instances.items())),
         }
     return tasks, task_files

@@ -36,6 +36,7 @@ import shutil
 import string
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
-from tcsexam.records import InstanceRecord, Status
+from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
@@ -155,31 +156,35 @@ def _within(path: Path, folder: Path) -> bool:
     return any(p == folder or folder in p.parents for p in (path, resolved))
 
 
-def candidate_env(candidate: Candidate, *, time_limit: float, seed: int, workdir: str,
+def candidate_env(candidate: Candidate, *, wall_s: float, seed: int, workdir: str,
                   python_dir: str | None = None) -> dict[str, str]:  # fmt: skip
     """The minimal environment a candidate runs with (see the module doc): HOME and TMPDIR are
     the run's private work folder; `python_dir` (default: the harness's interpreter folder) comes
-    first on PATH."""
-    env = base_env(workdir, python_dir=python_dir or os.path.dirname(sys.executable))
+    first on PATH, then the absolute entries of this process's PATH."""
+    here = python_dir or os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    kept = [p for p in path.split(os.pathsep) if os.path.isabs(p) and p != here]
+    env = program_env(workdir, path=[here, *kept], inherit=True)
     env["OMP_NUM_THREADS"] = str(candidate.threads)
     env.update(candidate.env)
-    env["TCSEXAM_TIME_LIMIT"] = _fmt_seconds(time_limit)
+    env["TCSEXAM_TIME_LIMIT"] = _fmt_seconds(wall_s)
     env["TCSEXAM_SEED"] = str(seed)
     env["TCSEXAM_THREADS"] = str(candidate.threads)
     return env
 
 
-def base_env(workdir: str, *, python_dir: str | None) -> dict[str, str]:
-    """What every candidate program's environment starts from: LANG, TZ, USER, LC_* (this
-    process's), PATH with `python_dir` first (None: the absolute entries of this PATH only),
-    HOME and TMPDIR the run's private `workdir`."""
-    env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
-    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-    kept = [p for p in path.split(os.pathsep) if os.path.isabs(p) and p != python_dir]
-    env["PATH"] = os.pathsep.join([python_dir, *kept] if python_dir else kept)
+def program_env(workdir: str, *, path: Sequence[str], inherit: bool, **fixed: str) -> dict[str, str]:
+    """The environment every untrusted program starts from (Solver candidates, OR-Space
+    submissions): nothing of this process's but, with `inherit`, LANG, TZ, USER and the like
+    (`ENV_PASS`) and LC_*; PATH the folders `path`; HOME and TMPDIR the run's private `workdir`;
+    then `fixed`."""
+    env = {k: os.environ[k] for k in ENV_PASS if k in os.environ} if inherit else {}
+    if inherit:
+        env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
+    env["PATH"] = os.pathsep.join(path)
     env["HOME"] = workdir
     env["TMPDIR"] = workdir
+    env.update(fixed)
     return env
 
 
@@ -221,7 +226,7 @@ def build_candidate(
         "trace_dir": "",
     }
     argv = format_command(candidate.build, values)
-    env = candidate_env(candidate, time_limit=limits.wall_s, seed=0, workdir=str(build_dir),
+    env = candidate_env(candidate, wall_s=limits.wall_s, seed=0, workdir=str(build_dir),
                         python_dir=sandbox.python_dir())  # fmt: skip
     paths = RunPaths(stdout_path=log_path, stderr_path=log_path, writable_paths=(build_dir,))
     try:
@@ -233,7 +238,7 @@ def build_candidate(
     what = f"build {' '.join(argv)!r}"
     if outcome.sandbox_error:
         return None, f"{what}: sandbox failed: {outcome.sandbox_error}"
-    if outcome.termination != "exit" or outcome.exit_code != 0:
+    if outcome.termination != Termination.EXIT or outcome.exit_code != 0:
         reason = outcome.message or (
             f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
         )
@@ -455,7 +460,7 @@ def _spec(job: _Job, work: Path, given: Path) -> RunSpec:
         "workdir": str(work),
         "trace_dir": str(work / anytime.TRACE_DIR_NAME),
     }
-    env = candidate_env(candidate, time_limit=limits.wall_s, seed=job.seed, workdir=str(work),
+    env = candidate_env(candidate, wall_s=limits.wall_s, seed=job.seed, workdir=str(work),
                         python_dir=job.sandbox.python_dir())  # fmt: skip
     paths = RunPaths(
         readonly_paths=(candidate.dir, given),

@@ -110,7 +110,7 @@ def _plan_line(task_obj, selected, attempt, sandbox: str, limiter: str, threads:
 
     from tcsexam.runner.limiter import resolve_limiter
 
-    lim = ", ".join(f"{k} {v:g}" for k, v in task_obj.limits.as_dict().items() if isinstance(v, (int, float)))
+    lim = ", ".join(f"{k} {v:g}" for k, v in task_obj.limits.task_dict().items() if isinstance(v, (int, float)))
     try:
         chosen = resolve_limiter(limiter)
     except InputError as exc:
@@ -313,7 +313,7 @@ class _TaskRun:
         task_obj, image = prep.task, prep.sandbox.image_id()
         sandbox = prep.sandbox.name
         candidate_hash = hash_candidate(self.job.candidate_dir)
-        limits_key = dict(task_obj.limits.as_dict(), threads=prep.threads)
+        limits_key = dict(task_obj.limits.task_dict(), threads=prep.threads)
         if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
             limits_key["anytime"] = ANYTIME_KEY_VERSION
         keys, instance_hashes = {}, {}

@@ -176,9 +176,9 @@ def test_candidate_folder_and_hidden_paths_are_out_of_reach(task, tmp_path, sand
     seen = {}
     real = execute._execute
 
-    def spy(record, task_, instance, cand, sandbox_, limits_, seed, scratch_, work, *rest):
+    def spy(record, job, work, *rest):
         seen["work"] = work
-        real(record, task_, instance, cand, sandbox_, limits_, seed, scratch_, work, *rest)
+        real(record, job, work, *rest)
         seen["own"] = (work / "own").read_text().split()
 
     execute._execute = spy

@@ -12,7 +12,7 @@ from tcsexam.errors import InputError
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunSpec, cgroup_support, resolve_limiter
 from tcsexam.runner.limiter.launcher import launcher
 from tcsexam.runner.sandboxes import run_limited
-from tcsexam.tasks import TaskLimits
+from tcsexam.tasks import parse_limits
 
 LIMITERS = [
     pytest.param("cgroup", marks=pytest.mark.skipif(cgroup_support() is None, reason="cannot create cgroups here")),
@@ -28,9 +28,14 @@ def test_limits_validation_and_from_task():
         RunSpec(["true"], "/", Limits(wall_s=1), limiter="magic")
     with pytest.raises(InputError, match="mem_mb"):
         Limits(wall_s=1, mem_mb=-5)
-    lim = Limits.from_task(TaskLimits(wall_s=3, cpu_s=None, mem_mb=512, output_mb=2, nproc=16), threads=4)
+    task = parse_limits({"wall_s": 3, "mem_mb": 512, "output_mb": 2, "nproc": 16})  # one type: the task's too
+    lim = task.for_threads(4)
     assert (lim.wall_s, lim.cpu_s, lim.mem_mb, lim.output_bytes, lim.nproc) == (3.0, 12.0, 512, 2 * MiB, 16)
-    assert Limits.from_task(TaskLimits(wall_s=3, cpu_s=5), threads=4).cpu_s == 5.0
+    assert lim.disk_mb == 4096 and task.disk_mb is None  # the runner's default only for the run
+    assert Limits.from_task(parse_limits({"wall_s": 3, "cpu_s": 5}), threads=4).cpu_s == 5.0
+    assert task.task_dict() == {"wall_s": 3, "cpu_s": None, "mem_mb": 512, "output_mb": 2, "nproc": 16}
+    defaults = parse_limits({"wall_s": 1})
+    assert (defaults.mem_mb, defaults.output_bytes, defaults.nproc) == (2048, 64 * MiB, 256)
     assert "limiter" not in lim.as_dict()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.records import Termination
-from tcsexam.runner.limiter.classify import Ended, classify
+from tcsexam.runner.limiter.classify import Ended, classify, outcome_of
 from tcsexam.runner.limiter.process import tail
 from tcsexam.runner.limiter.types import Launch, MiB, ProcessOutcome, RunSpec
 
@@ -97,10 +97,8 @@ def run_benchexec(launch: Launch, spec: RunSpec, sandbox_name: str) -> ProcessOu
         signal_from_exit_code=launch.signal_from_exit_code,
     )
     verdict = classify(limits, ended)
-    return ProcessOutcome(
-        exit_code=verdict.exit_code,
-        signal=verdict.signal,
-        termination=verdict.termination,
+    return outcome_of(
+        verdict,
         wall_s=round(wall, 6),
         cpu_s=round(cpu, 6),
         peak_mem_mb=round(run["memory"] / MiB, 3) if run.get("memory") is not None else None,

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 import signal as _signal
 from dataclasses import dataclass
+from typing import Any
 
 from tcsexam.records import Termination
-from tcsexam.runner.limiter.types import Limits
+from tcsexam.runner.limiter.types import Limits, ProcessOutcome
 
 _MEM_SIGNS = re.compile(r"MemoryError|bad_alloc|Cannot allocate memory|[Oo]ut of memory|failed to allocate")
 _SIGNALS = {int(s) for s in _signal.Signals}
@@ -101,3 +102,11 @@ def classify(limits: Limits, ended: Ended) -> Verdict:
     elif exit_code and ended.nproc_hit:
         detail = f"process limit {limits.nproc} reached (fork failed)"
     return Verdict(term, exit_code, signal, detail)
+
+
+def outcome_of(verdict: Verdict, **measured: Any) -> ProcessOutcome:
+    """The `ProcessOutcome` of a classified run: the verdict's exit code, signal, termination and
+    message, and what the limiter or sandbox `measured` (wall_s, cpu_s, peak_mem_mb, the tails,
+    limiter, sandbox, killed_by_harness; a `message` there replaces the verdict's)."""
+    said = {"exit_code": verdict.exit_code, "signal": verdict.signal, "termination": verdict.termination}
+    return ProcessOutcome(**said, **{"message": verdict.message, **measured})

@@ -34,7 +34,7 @@ from typing import Any
 from tcsexam.records import Termination
 from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter.cgroup import CgroupTree
-from tcsexam.runner.limiter.classify import Ended, classify
+from tcsexam.runner.limiter.classify import Ended, classify, outcome_of
 from tcsexam.runner.limiter.launcher import (
     LauncherArgs,
     env_memfd,
@@ -448,10 +448,8 @@ class LimitedProcess:
             signal_from_exit_code=self.launch.signal_from_exit_code,
         )
         verdict = classify(limits, ended)
-        outcome = ProcessOutcome(
-            exit_code=verdict.exit_code,
-            signal=verdict.signal,
-            termination=verdict.termination,
+        outcome = outcome_of(
+            verdict,
             wall_s=round(wall, 6),
             cpu_s=round(cpu_total, 6),
             peak_mem_mb=round(peak, 3),
@@ -460,7 +458,6 @@ class LimitedProcess:
             limiter=tree.name,
             sandbox=self.sandbox_name,
             killed_by_harness=killed,
-            message=verdict.message,
         )
         if self.launch.after is not None:
             self.launch.after(outcome)

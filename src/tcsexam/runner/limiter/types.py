@@ -10,74 +10,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.limits import Limits, MiB
 from tcsexam.records import Termination
 
-MiB = 1 << 20
 LIMITERS = ("auto", "light", "cgroup", "benchexec")
 TAIL_BYTES = 4096
 
 
 #: the values a process outcome can carry (the others are set by the runner)
 PROCESS_TERMINATIONS = tuple(t for t in Termination if t not in ("launch", "candidate", "build", "input"))
-#: what a run may write in its work folder when the task does not say (`TaskLimits.disk_mb`)
-DEFAULT_DISK_MB = 4096
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-run limits. `cpu_s` counts children; `output_bytes` caps stdout, stderr and each
-    watched file (the certificate); `nproc` caps the processes/threads alive at once. Which
-    limiter enforces them is a run option (`RunSpec.limiter`), not a limit."""
-
-    wall_s: float
-    cpu_s: float | None = None
-    mem_mb: int | None = None
-    output_bytes: int = 64 * MiB
-    nproc: int | None = None
-    grace_s: float = 0.5
-    #: bytes the run may have in its writable folders (work folder), checked with the other limits
-    disk_mb: int | None = None
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.wall_s, (int, float)) and self.wall_s > 0):
-            raise InputError(f"limits: wall_s must be a positive number, not {self.wall_s!r}")
-        for name in ("cpu_s", "mem_mb", "nproc", "disk_mb"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, (int, float)) and value > 0):
-                raise InputError(f"limits: {name} must be a positive number or None, not {value!r}")
-        if not (isinstance(self.output_bytes, int) and self.output_bytes > 0):
-            raise InputError("limits: output_bytes must be a positive integer")
-        if self.grace_s < 0:
-            raise InputError("limits: grace_s must not be negative")
-
-    @classmethod
-    def from_task(cls, task_limits: Any, threads: int = 1, *, grace_s: float = 0.5) -> Limits:
-        """The run limits of a task (`tcsexam.tasks.TaskLimits`) for a candidate using `threads`:
-        CPU seconds default to wall_s * threads."""
-        threads = max(1, int(threads))
-        cpu = task_limits.cpu_s if task_limits.cpu_s is not None else task_limits.wall_s * threads
-        return cls(
-            wall_s=float(task_limits.wall_s),
-            cpu_s=float(cpu),
-            mem_mb=int(task_limits.mem_mb) if task_limits.mem_mb else None,
-            output_bytes=int(task_limits.output_mb * MiB),
-            nproc=int(task_limits.nproc) if task_limits.nproc else None,
-            grace_s=grace_s,
-            disk_mb=int(getattr(task_limits, "disk_mb", None) or DEFAULT_DISK_MB),
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        """The limits that define a run (for record keys)."""
-        return {
-            "wall_s": self.wall_s,
-            "cpu_s": self.cpu_s,
-            "mem_mb": self.mem_mb,
-            "output_bytes": self.output_bytes,
-            "nproc": self.nproc,
-            **({"disk_mb": self.disk_mb} if self.disk_mb is not None else {}),
-        }
-
-
 #: limits for a candidate's optional build step (compilers need more than an instance's limits)
 BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=1200.0, mem_mb=4096, output_bytes=64 * MiB, nproc=512)
 

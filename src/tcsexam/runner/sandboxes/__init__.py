@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.records import Termination
 from tcsexam.runner.limiter import Limits, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
 
@@ -111,7 +112,7 @@ def probe_python(box: Sandbox, *, limiter: str = "auto", modules: Sequence[str] 
         return f"sandbox {box.name}: the Python probe could not start: {exc}"
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if outcome.sandbox_error is None and outcome.termination == "exit" and outcome.exit_code == 0:
+    if outcome.sandbox_error is None and outcome.termination == Termination.EXIT and outcome.exit_code == 0:
         return None
     why = " ".join((outcome.sandbox_error or outcome.stderr_tail or outcome.message).split())[-300:]
     return (

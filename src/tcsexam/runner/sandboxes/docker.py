@@ -30,6 +30,7 @@ from tcsexam.errors import InputError
 from tcsexam.records import Termination
 from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter import Ended, LaunchError, Limits, MiB, ProcessOutcome, RunSpec, classify
+from tcsexam.runner.limiter.classify import outcome_of
 from tcsexam.runner.sandboxes.base import Sandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
@@ -309,10 +310,8 @@ def _outcome(spec: RunSpec, streams: _Streams, state: dict, wall: float, killed:
         signal_from_exit_code=True,
     )
     verdict = classify(limits, ended)
-    return ProcessOutcome(
-        exit_code=verdict.exit_code,
-        signal=verdict.signal,
-        termination=verdict.termination,
+    return outcome_of(
+        verdict,
         wall_s=round(wall, 6),
         cpu_s=None,
         peak_mem_mb=None,
@@ -321,7 +320,6 @@ def _outcome(spec: RunSpec, streams: _Streams, state: dict, wall: float, killed:
         limiter="docker",
         sandbox=DockerSandbox.name,
         killed_by_harness=killed,
-        message=verdict.message,
     )
 
 
