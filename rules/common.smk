@@ -11,6 +11,7 @@ import tcsexam
 from tcsexam.attempts.plots import PLOTS
 from tcsexam.status import write_plan
 from tcsexam.suites import TRACK_PATTERN
+from tcsexam.workflow.resources import one_cpu_job
 from tcsexam.workflow.startup import prepare
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
@@ -23,13 +24,6 @@ os.environ.setdefault(
 OUT = PLAN.out
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
-
-
-def one_cpu_job(runtime=10, mem_mb=1024):
-    """The resources of a one-CPU job (rows, tables, scores, merges, the judge): `resources:
-    **one_cpu_job()`, one definition of what those jobs ask SLURM for (runtime in minutes).
-    """
-    return {"runtime": runtime, "mem_mb": mem_mb, "cpus_per_task": 1}
 
 
 wildcard_constraints:

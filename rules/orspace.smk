@@ -9,6 +9,7 @@ import os
 from snakemake.utils import validate
 
 from tcsexam.workflow import OrspaceRuns
+from tcsexam.workflow.resources import one_cpu_job
 
 if config.get("orspace") is not None:
     validate(

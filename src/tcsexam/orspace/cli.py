@@ -64,8 +64,8 @@ def _register_execute(sub) -> None:
     )
     p.add_argument("--modes", nargs="+", choices=("build", "revise"), default=["build", "revise"])
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
-    p.add_argument("--time-limit", type=float, default=180.0, help="wall-clock seconds per program (default 180)")
-    p.add_argument("--mem-mb", type=int, default=4096, help="memory limit per program (default 4096)")
+    p.add_argument("--time-limit", type=float, help="wall-clock seconds per program (default 180)")
+    p.add_argument("--mem-mb", type=int, help="memory limit per program (default 4096)")
     p.add_argument("--sandbox", **SANDBOX_OPTION)
     p.add_argument("--limiter", default="auto", help="auto|light|cgroup|benchexec (default auto)")
     p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
@@ -237,10 +237,12 @@ def _execute(args) -> int:
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if args.time_limit <= 0:
+    if args.time_limit is not None and args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
     chosen = pick(args, "mem_mb", "sandbox", "limiter", "python", "workers", "docker_image", time_limit_s="time_limit")
-    settings = ExecuteSettings(**chosen, licences=_licences(args.licence))
+    given = {k: chosen.pop(k) for k in ("time_limit_s", "mem_mb")}
+    limits = {k: v for k, v in given.items() if v is not None}  # else ExecuteSettings' defaults
+    settings = ExecuteSettings(**chosen, **limits, licences=_licences(args.licence))
     from tcsexam.runner.ray_job import sigterm_as_exit
 
     with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay

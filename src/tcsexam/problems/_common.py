@@ -77,7 +77,7 @@ def fast_ints(data: bytes) -> np.ndarray | None:
 class Reject(Exception):
     """Raised inside a checker to answer `invalid` or `certificate_failed` with a message."""
 
-    def __init__(self, status: str, message: str, claimed: Any = None):
+    def __init__(self, status: Status, message: str, claimed: Any = None):
         super().__init__(message)
         self.status = status
         self.message = message
@@ -88,11 +88,11 @@ class Reject(Exception):
 
 
 def invalid(message: str, claimed: Any = None) -> Reject:
-    return Reject(Status.INVALID.value, message, claimed)
+    return Reject(Status.INVALID, message, claimed)
 
 
 def failed(message: str, claimed: Any = None) -> Reject:
-    return Reject(Status.CERTIFICATE_FAILED.value, message, claimed)
+    return Reject(Status.CERTIFICATE_FAILED, message, claimed)
 
 
 def read_instance_bytes(path: Path, what: str) -> bytes:

@@ -29,7 +29,7 @@ class CheckResult:
     original checker reward (e.g. cut / best known), separate from the value.
     """
 
-    status: str
+    status: Status
     value: float | None = None
     solved: bool | None = None
     claimed: float | str | None = None
@@ -38,11 +38,11 @@ class CheckResult:
 
     @classmethod
     def invalid(cls, message: str, claimed: Any = None) -> CheckResult:
-        return cls(Status.INVALID.value, message=message, claimed=claimed)
+        return cls(Status.INVALID, message=message, claimed=claimed)
 
     @classmethod
     def failed(cls, message: str, claimed: Any = None) -> CheckResult:
-        return cls(Status.CERTIFICATE_FAILED.value, message=message, claimed=claimed)
+        return cls(Status.CERTIFICATE_FAILED, message=message, claimed=claimed)
 
 
 class Problem(ABC):

@@ -236,7 +236,7 @@ class MaxSat(SolverProblem):
         except c.Reject as rej:
             return rej.result()
         reward = (optimum + 1.0) / (cost + 1.0) if optimum is not None else None
-        return CheckResult(Status.OK.value, value=cost, claimed=claimed, reward=reward, message=f"cost {c.fmt(cost)}")
+        return CheckResult(Status.OK, value=cost, claimed=claimed, reward=reward, message=f"cost {c.fmt(cost)}")
 
     def generate_as(self, rng: np.random.Generator, size: int, form: str) -> str:
         return self.generate(rng, size, form=form)

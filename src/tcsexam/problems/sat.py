@@ -124,7 +124,7 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
 def _answered(answer: str, solved: bool, message: str) -> CheckResult:
     """An `ok` result of a solve problem: value and reward 1.0 when solved, else 0.0."""
     score = 1.0 if solved else 0.0
-    return CheckResult(Status.OK.value, value=score, solved=solved, claimed=answer, reward=score, message=message)
+    return CheckResult(Status.OK, value=score, solved=solved, claimed=answer, reward=score, message=message)
 
 
 class Sat(SolverProblem):

@@ -91,4 +91,4 @@ class VectorProblem(SolverProblem):
         except c.Reject as rej:
             return rej.result()
         reward = self.reward(value, meta)
-        return CheckResult(Status.OK.value, value=value, claimed=claimed, reward=reward, message=self.describe(value))
+        return CheckResult(Status.OK, value=value, claimed=claimed, reward=reward, message=self.describe(value))

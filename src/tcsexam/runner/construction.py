@@ -127,7 +127,7 @@ class ObjectCheck:
         )
 
     def infrastructure_record(self, name: str, message: str) -> InstanceRecord:
-        return self.blank_record(name, Status.INFRASTRUCTURE_ERROR.value, message)
+        return self.blank_record(name, Status.INFRASTRUCTURE_ERROR, message)
 
     def execute(self, name: str) -> InstanceRecord:
         """Check the object against the task's instance (an unreadable file: infrastructure_error)."""
@@ -141,7 +141,7 @@ class ObjectCheck:
         except OSError as exc:
             wall_s = round(time.perf_counter() - started, 6)
             return self.blank_record(
-                name, Status.INFRASTRUCTURE_ERROR.value, f"cannot read {STATIC_NAME}: {exc}", wall_s=wall_s
+                name, Status.INFRASTRUCTURE_ERROR, f"cannot read {STATIC_NAME}: {exc}", wall_s=wall_s
             )
         return self.blank_record(
             name,

@@ -390,7 +390,7 @@ class _TaskRun:
                     log=self.say,
                     on_dispatch=self.hooks.on_dispatch,
                     progress=self.options.progress,
-                    failed=lambda record: record.status != Status.OK.value,
+                    failed=lambda record: record.status != Status.OK,
                 )
                 report = run_batch(run_ctx, batch, self.options.pool, hooks, threads=prep.threads)
                 summary.workers, summary.ray_startup_s = report.workers, report.ray_startup_s
@@ -402,8 +402,7 @@ class _TaskRun:
 
     def all_invalid(self, ctx: RunContext, batch: KeyedBatch, message: str, termination: Termination) -> None:
         """Record every pending instance `invalid` (the submission cannot run); none is left."""
-        why = termination.value
-        batch.settle(lambda name: ctx.blank_record(name, Status.INVALID.value, message[:1000], termination=why))
+        batch.settle(lambda name: ctx.blank_record(name, Status.INVALID, message[:1000], termination=termination))
 
     def build(self, prep: _Prepared, ctx: RunContext, batch: KeyedBatch, summary: RunSummary, build_dir: Path):
         """The candidate's build step, under the build limits; None when it failed (every
@@ -459,7 +458,7 @@ class _TaskRun:
                 f"{summary.task}: WARNING: all {summary.total} instances are invalid because the candidate cannot "
                 f"start: {summary.candidate_error}"
             )
-        infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR.value, 0)
+        infra = summary.statuses.get(Status.INFRASTRUCTURE_ERROR, 0)
         if infra:
             self.say(
                 f"{summary.task}: {infra} infrastructure_error record(s): the scorer refuses them; "

@@ -133,7 +133,7 @@ class RunContext:
 
 
 def infrastructure_record(ctx: RunContext, instance: str, message: str) -> InstanceRecord:
-    return ctx.blank_record(instance, Status.INFRASTRUCTURE_ERROR.value, message)
+    return ctx.blank_record(instance, Status.INFRASTRUCTURE_ERROR, message)
 
 
 def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:

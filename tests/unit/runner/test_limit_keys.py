@@ -3,8 +3,8 @@ a changed key would rerun every record on resume. The literals were computed on 
 
 from __future__ import annotations
 
+from tcsexam.digest import record_key
 from tcsexam.runner.limiter import Limits
-from tcsexam.runner.store import record_key
 from tcsexam.tasks import parse_limits
 
 SOLVER = {"cpu_s": None, "mem_mb": 1024, "nproc": 64, "output_mb": 16, "threads": 2, "wall_s": 10}

@@ -127,7 +127,7 @@ class ConstructionProblem(Problem):
         got = None
         if baseline is not None and reference is not None and baseline != reference:
             got = reward(self.direction, value, baseline, reference)
-        return CheckResult(Status.OK.value, value=value, reward=got)
+        return CheckResult(Status.OK, value=value, reward=got)
 
 
 def checker_id(problem: ConstructionProblem) -> str:
