@@ -9,6 +9,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 MAX_LINES = 600
+MAX_FUNCTION_LINES = 100
+MAX_PARAMETERS = 9  #: self/cls not counted; *args and **kwargs one each
 
 
 def _modules() -> dict[str, Path]:
@@ -142,3 +144,30 @@ def test_no_package_import_cycle_in_src():
 def test_no_module_over_600_lines():
     long = {name: n for name, path in _modules().items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def function_shapes(path: Path) -> list[tuple[str, int, int]]:
+    """(qualified-ish name, lines, parameters) of every function and method in `path`."""
+    shapes = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+            n = len(params) + (a.vararg is not None) + (a.kwarg is not None)
+            if params and params[0].arg in ("self", "cls"):
+                n -= 1
+            shapes.append((f"{path.stem}.{node.name}:{node.lineno}", node.end_lineno - node.lineno + 1, n))
+    return shapes
+
+
+def test_function_shapes_counts_lines_and_parameters(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("class C:\n    def f(self, a, *b, c, **d):\n        return 1\n\n\ndef g():\n    pass\n")
+    assert sorted(function_shapes(src)) == [("m.f:2", 2, 4), ("m.g:6", 2, 0)]
+
+
+def test_no_function_over_100_lines_or_with_10_parameters():
+    shapes = [s for path in _modules().values() for s in function_shapes(path)]
+    long = [f"{name} ({n} lines)" for name, n, _ in shapes if n > MAX_FUNCTION_LINES]
+    wide = [f"{name} ({k} parameters)" for name, _, k in shapes if k > MAX_PARAMETERS]
+    assert not long and not wide, f"too long: {long}; too many parameters: {wide}"
