@@ -21,7 +21,7 @@ status/objective reported). wrong_objective is decided by `score-objectives`.
 A workspace is a kind of candidate: it runs through the runner's machinery, not a copy of it.
 Records (`record.WorkspaceRecord`) live in the runner's `RecordStore`: `<out>/records/<workspace_id>.json`,
 written as each finishes (the resume point), each with a digest of its own content, reused when its
-key (`store.record_key` over the workspace files hashed like a Solver candidate's, the limits, the
+key (`digest.record_key` over the workspace files hashed like a Solver candidate's, the limits, the
 sandbox, the interpreter and the harness version) matches and it is not an `infrastructure_error`;
 a damaged record, or one made under another key, is set aside into `records/.set-aside/` (kept)
 and its workspace runs again. Workspaces run in the runner's pool (`--workers 1`: in this process;
@@ -138,7 +138,7 @@ def workspace_key(
     condition: str | None = None,
     image: str | None = None,
 ) -> str:
-    """The record's reuse key (`store.record_key`, the Solver's scheme: a workspace is a candidate
+    """The record's reuse key (`digest.record_key`, the Solver's scheme: a workspace is a candidate
     and its own instance): the workspace's files, the limits, the sandbox, the interpreter and the
     harness version."""
     return record_key(

@@ -4,7 +4,7 @@
 construction run` (a program through `run_job`; a `construction.txt` checked in this process) and
 `tcsexam orspace execute` (`orspace.execute`, one name per workspace) all run through here:
 
-1. keys: the caller computes one record key per name (`store.record_key`), in the output's order;
+1. keys: the caller computes one record key per name (`digest.record_key`), in the output's order;
 2. reuse (`KeyedBatch.open`): each stored record whose key matches is reused (never an
    `infrastructure_error`); a damaged or outdated one is set aside by the store; the rest is pending;
 3. batch (`run_batch`): the pending names run in a pool (`runner.pool`: in this process, or Ray

@@ -68,7 +68,7 @@ class RunContext:
     limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
     seed: int = 0
     attempt: str | None = None
-    #: instance name -> its record key (`store.record_key`); None for an instance not named here
+    #: instance name -> its record key (`digest.record_key`); None for an instance not named here
     keys: dict[str, str] = field(default_factory=dict)
     candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in the keys
     sandbox_image: str | None = None  #: the container image id (docker), part of the keys
