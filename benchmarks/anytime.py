@@ -29,7 +29,6 @@ from pathlib import Path
 
 from tcsexam.runner.calibrate import calibrate
 from tcsexam.runner.execute import load_candidate, run_instance
-from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -71,7 +70,7 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
         (cand / "w.py").write_text(WRITER)
         (cand / "solver.yaml").write_text(f"command: [python3, w.py, '{n}', '{cert}', '{{solution}}']\n")
         candidate = load_candidate(cand)
-        limits = Limits.from_task(any_task.limits, 1)
+        limits = any_task.limits.for_threads(1)
         walls: dict[str, list[float]] = {"plain": [], "anytime": []}
         for _ in range(pairs):  # alternating, medians: a busy machine's drift hits both alike
             for label, task in (("plain", plain_task), ("anytime", any_task)):

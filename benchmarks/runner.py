@@ -85,7 +85,7 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
     cand = load_candidate(cand_dir)
     sandbox = get_sandbox("local")
     sandbox.check_available()
-    limits = Limits.from_task(task_obj.limits, 1)
+    limits = task_obj.limits.for_threads(1)
     sol = root / "bare.sol"
     argv = ["/bin/sh", "-c", f"echo 0 1 > {sol}"]
     for _ in range(5):
@@ -248,7 +248,7 @@ def bench_sandboxes(task, cands, root: Path, runs: int, t: float, reps: int, lim
         except InputError as exc:
             print(f"   {name:9s} not measured: {exc}")
             continue
-        limits = Limits.from_task(task_obj.limits, 1)
+        limits = task_obj.limits.for_threads(1)
         _median_run(task_obj, inst, trivial, box, limits, root, 2)  # warm caches
         med, statuses = _median_run(task_obj, inst, trivial, box, limits, root, runs)
         tl = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024, grace_s=0.5)

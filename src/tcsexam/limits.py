@@ -65,11 +65,6 @@ class Limits:
             disk_mb=int(self.disk_mb or DEFAULT_DISK_MB),
         )
 
-    @classmethod
-    def from_task(cls, task_limits: Limits, threads: int = 1, *, grace_s: float = 0.5) -> Limits:
-        """`task_limits.for_threads(threads, grace_s=grace_s)`."""
-        return task_limits.for_threads(threads, grace_s=grace_s)
-
     def task_dict(self) -> dict[str, Any]:
         """The limits as a task file says them (`output_mb`; `disk_mb` only when set): what the
         Solver track's record keys and the manifest hold (older keys stay valid)."""

@@ -257,7 +257,6 @@ class _TaskRun:
     def prepare(self) -> _Prepared:
         """Check the options, load the task, its instances (their sha256 checked) and the
         candidate, choose the sandbox; log the plan."""
-        from tcsexam.runner.limiter import Limits
         from tcsexam.runner.sandboxes import choose_sandbox
         from tcsexam.tasks import verify_instance_files
 
@@ -271,7 +270,7 @@ class _TaskRun:
         sandbox_obj, why = choose_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed)
         self.say(f"{task_obj.id}: {why}")
         threads = _threads(candidate) if candidate is not None else 1
-        limits = Limits.from_task(task_obj.limits, threads)
+        limits = task_obj.limits.for_threads(threads)
         # `auto` resolved: records and keys name the sandbox that ran
         self.say(_plan_line(task_obj, selected, self.job.attempt, sandbox_obj.name, options.limiter, threads))
         return _Prepared(task_obj, selected, candidate, candidate_error, sandbox_obj, threads, limits)

@@ -11,7 +11,6 @@ import pytest
 
 from tcsexam.runner import anytime
 from tcsexam.runner.execute import load_candidate, run_instance
-from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -84,7 +83,7 @@ def _run(tmp_path: Path, script: str, *, anytime_flag: bool = True, wall_s: floa
     (cdir / "s.py").write_text(script)
     (cdir / "solver.yaml").write_text("command: [python3, s.py, '{solution}', '{trace_dir}']\n")
     task = _task(tmp_path, anytime_flag, wall_s)
-    limits = Limits.from_task(task.limits, 1)
+    limits = task.limits.for_threads(1)
     return run_instance(task, "g", load_candidate(cdir), sandbox=get_sandbox("local"), limits=limits, seed=1,
                         scratch_dir=tmp_path / f"scratch-{tag}-{anytime_flag}")  # fmt: skip
 
@@ -182,7 +181,7 @@ def test_improving_candidate_under_a_sandbox(tmp_path, box):
     (cdir / "s.py").write_text(IMPROVING)
     (cdir / "solver.yaml").write_text("command: [python3, s.py, '{solution}']\n")
     task = _task(tmp_path, True)
-    rec = run_instance(task, "g", load_candidate(cdir), sandbox=box, limits=Limits.from_task(task.limits, 1),
+    rec = run_instance(task, "g", load_candidate(cdir), sandbox=box, limits=task.limits.for_threads(1),
                        seed=1, scratch_dir=tmp_path / "scratch")  # fmt: skip
     assert rec.sandbox == name and [v for _, _, v in rec.trace] == [0, 2, 4, 5]
     for i, (t, _, _) in enumerate(rec.trace):

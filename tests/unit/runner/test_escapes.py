@@ -16,7 +16,7 @@ import pytest
 
 from tcsexam.errors import InputError
 from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
-from tcsexam.runner.limiter import Limits, cgroup_support
+from tcsexam.runner.limiter import cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -106,7 +106,7 @@ def run(task, folder: Path, tmp_path: Path, sandbox: str, limiter: str):
         pytest.skip("cannot create cgroups here")
     box = sandbox_or_skip(sandbox)
     candidate = load_candidate(folder)
-    limits = Limits.from_task(task.limits, candidate.threads, grace_s=0.3)
+    limits = task.limits.for_threads(candidate.threads, grace_s=0.3)
     return run_instance(
         task, task.instances[0], candidate, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch",
         options=RunOptions(limiter=limiter),
@@ -148,7 +148,7 @@ def test_local_candidate_gets_a_private_copy(task, tmp_path):
     folder.mkdir()
     (folder / "solver.yaml").write_text('command: ["sh", "-c", "echo {instance} > {workdir}/seen; exit 3"]\n')
     candidate = load_candidate(folder)
-    limits = Limits.from_task(task.limits, 1)
+    limits = task.limits.for_threads(1)
     run_instance(task, task.instances[0], candidate, sandbox=get_sandbox("local"), limits=limits, seed=0,
                  scratch_dir=tmp_path / "s", options=RunOptions(limiter="light"))  # fmt: skip
     seen = (tmp_path / "s" / "work" / "seen").read_text().strip()
@@ -169,7 +169,7 @@ def test_candidate_folder_and_hidden_paths_are_out_of_reach(task, tmp_path, sand
     )
     (folder / "solver.yaml").write_text(f'command: ["sh", "-c", "{script}"]\n')
     candidate = load_candidate(folder)
-    limits = Limits.from_task(task.limits, 1)
+    limits = task.limits.for_threads(1)
     from tcsexam.runner import execute
 
     scratch = tmp_path / "s"
@@ -233,7 +233,7 @@ def test_hostile_suite_under_docker(task, tmp_path, name):
     text = (folder / "solver.yaml").read_text().replace("hostile-{seed}", marker)
     (folder / "solver.yaml").write_text(text)
     candidate = load_candidate(folder)
-    limits = Limits.from_task(task.limits, candidate.threads, grace_s=0.3)
+    limits = task.limits.for_threads(candidate.threads, grace_s=0.3)
     record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0,
                           scratch_dir=tmp_path / "s")  # fmt: skip
     status, check = DOCKER_CASES[name]
@@ -248,7 +248,7 @@ def test_docker_missing_program_is_invalid(task, tmp_path):
     folder.mkdir()
     (folder / "solver.yaml").write_text('command: ["no-such-program-xyz", "{instance}"]\n')
     record = run_instance(task, task.instances[0], load_candidate(folder), sandbox=box,
-                          limits=Limits.from_task(task.limits, 1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
+                          limits=task.limits.for_threads(1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
     assert record.status == "invalid" and "could not be started" in record.message, record.message
 
 
@@ -264,7 +264,7 @@ def test_docker_network_is_off(task, tmp_path):
         shutil.copytree(HOSTILE / "network", folder)
         (folder / "port.txt").write_text(str(server.getsockname()[1]))
         record = run_instance(task, task.instances[0], load_candidate(folder), sandbox=box,
-                              limits=Limits.from_task(task.limits, 1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
+                              limits=task.limits.for_threads(1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
     finally:
         server.close()
     assert record.status == "ok", record.message

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
-from tcsexam.runner.limiter import Limits, cgroup_support
+from tcsexam.runner.limiter import cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -55,7 +55,7 @@ def run(task, name, tmp_path, *, limiter="auto", sandbox="local", grace_s=0.3, p
     if prepare is not None:
         prepare(cand_dir)
     candidate = load_candidate(cand_dir)
-    limits = Limits.from_task(task.limits, candidate.threads, grace_s=grace_s)
+    limits = task.limits.for_threads(candidate.threads, grace_s=grace_s)
     seed = next(_seed)
     scratch = tmp_path / f"scratch-{name}"
     box = get_sandbox(sandbox)

@@ -309,9 +309,9 @@ def test_disk_mb_is_a_task_limit(tmp_path):
     (tmp_path / "b.yaml").write_text(base.format(d=tmp_path, extra=""))
     (tmp_path / "c.yaml").write_text(base.format(d=tmp_path, extra=", disk_mb: 1.5"))
     a, b = load_task(tmp_path / "a.yaml"), load_task(tmp_path / "b.yaml")
-    assert a.limits.disk_mb == 64 and Limits.from_task(a.limits).disk_mb == 64
+    assert a.limits.disk_mb == 64 and a.limits.for_threads().disk_mb == 64
     assert "disk_mb" not in b.limits.task_dict()  # unset: record keys of older tasks stay the same
-    assert Limits.from_task(b.limits).disk_mb > 0  # the runner's default quota still applies
+    assert b.limits.for_threads().disk_mb > 0  # the runner's default quota still applies
     with pytest.raises(InputError, match="disk_mb must be a whole number"):
         load_task(tmp_path / "c.yaml")
 

@@ -114,7 +114,7 @@ def run_or_stall(task, folder: Path, tmp_path: Path, sandbox: str):
     """run_instance in a thread; fails (instead of hanging the suite) when it never returns."""
     box = sandbox_or_skip(sandbox)
     cand = load_candidate(folder)
-    limits = Limits.from_task(task.limits, cand.threads, grace_s=0.3)
+    limits = task.limits.for_threads(cand.threads, grace_s=0.3)
     out: list = []
     worker = threading.Thread(
         target=lambda: out.append(

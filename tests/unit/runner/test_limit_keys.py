@@ -21,7 +21,7 @@ def test_limit_encodings_and_keys_are_mains():
     task_limits = parse_limits({"wall_s": 10, "mem_mb": 1024, "output_mb": 16, "nproc": 64})
     solver = dict(task_limits.task_dict(), threads=2)  # the Solver key's limits (orchestrate; main: TaskLimits.as_dict)
     orspace = Limits(wall_s=180.0, mem_mb=4096).as_dict()  # OR-Space's (orspace.execute)
-    run = Limits.from_task(task_limits, 2).as_dict()
+    run = task_limits.for_threads(2).as_dict()
     assert (solver, orspace, run) == (SOLVER, ORSPACE, RUN)
     assert {k: type(v) for k, v in solver.items()} == {k: type(v) for k, v in SOLVER.items()}  # 10 stays 10
     keys = [

@@ -21,7 +21,7 @@ LIMITERS = [
 PY = sys.executable
 
 
-def test_limits_validation_and_from_task():
+def test_limits_validation_and_for_threads():
     with pytest.raises(InputError, match="wall_s"):
         Limits(wall_s=0)
     with pytest.raises(InputError, match="limiter"):
@@ -32,7 +32,7 @@ def test_limits_validation_and_from_task():
     lim = task.for_threads(4)
     assert (lim.wall_s, lim.cpu_s, lim.mem_mb, lim.output_bytes, lim.nproc) == (3.0, 12.0, 512, 2 * MiB, 16)
     assert lim.disk_mb == 4096 and task.disk_mb is None  # the runner's default only for the run
-    assert Limits.from_task(parse_limits({"wall_s": 3, "cpu_s": 5}), threads=4).cpu_s == 5.0
+    assert parse_limits({"wall_s": 3, "cpu_s": 5}).for_threads(threads=4).cpu_s == 5.0
     assert task.task_dict() == {"wall_s": 3, "cpu_s": None, "mem_mb": 512, "output_mb": 2, "nproc": 16}
     defaults = parse_limits({"wall_s": 1})
     assert (defaults.mem_mb, defaults.output_bytes, defaults.nproc) == (2048, 64 * MiB, 256)
