@@ -31,6 +31,8 @@ TRACKS = ("theorem", "solver", "construction", "open_conjecture")
 VERDICT_TRACKS = tuple(t for t in TRACKS if t != "solver")
 #: a regular expression matching exactly a track name (the workflow's `{track}` wildcard)
 TRACK_PATTERN = "|".join(TRACKS)
+#: the tracks whose attempt scores are 0 or 1 (a proof verdict)
+BINARY_TRACKS = ("theorem", "open_conjecture")
 WEIGHTS = dict(zip(TRACKS, (30, 30, 30, 10), strict=True))
 
 

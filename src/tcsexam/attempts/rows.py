@@ -30,7 +30,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES
-from tcsexam.suites import TRACKS
+from tcsexam.suites import BINARY_TRACKS, TRACKS
 
 #: Extra column kept by the scorer and ignored by the aggregate: why a row is not valid, provenance.
 NOTE_COLUMN = "note"
@@ -75,7 +75,7 @@ class AttemptRow:
             if not is_finite_number(self.score):
                 raise InputError(f"{where}: a valid row needs a finite score, not {self.score!r}")
             self.score = float(self.score)
-            if self.track in ("theorem", "open_conjecture") and self.score not in (0.0, 1.0):
+            if self.track in BINARY_TRACKS and self.score not in (0.0, 1.0):
                 raise InputError(f"{where}: {self.track} scores are 0 or 1, not {self.score!r}")
             if self.track == "construction" and self.score < 0:
                 raise InputError(f"{where}: a construction reward must be >= 0, not {self.score!r}")

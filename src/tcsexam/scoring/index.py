@@ -29,7 +29,7 @@ from tcsexam.layout import ResultsLayout
 from tcsexam.schemas import check
 from tcsexam.scoring.campaign import adoption_report, issue_detail, records_source_problem
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
-from tcsexam.suites import TRACKS, WEIGHTS, Suite, normalize_track
+from tcsexam.suites import BINARY_TRACKS, TRACKS, WEIGHTS, Suite, normalize_track
 
 METRIC_ID = "tcsexam-index-original-30303010-v0.1"
 OUTPUT_SCHEMA_VERSION = 1
@@ -281,7 +281,7 @@ def _validate(t: _Table, suite: Suite, cohort: Cohort, planned: np.ndarray) -> N
             f"declares {cohort.solver_protocol!r}"
         )
     s = t.score
-    binary = (t.track == TRACKS.index("theorem")) | (t.track == TRACKS.index("open_conjecture"))
+    binary = np.isin(t.track, [TRACKS.index(name) for name in BINARY_TRACKS])
     if (i := first(valid & binary & (s != 0) & (s != 1))) is not None:
         raise InputError(
             f"{where(i)}: {TRACKS[t.track[i]]} scores must be 0 or 1 (complete accepted proof or not), "
