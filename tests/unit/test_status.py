@@ -214,10 +214,13 @@ def test_status_refuses_a_missing_folder_in_one_line(tmp_path, capsys):
 
 def test_watch_redraws_until_interrupted(tmp_path):
     (tmp_path / "lite" / "offline" / "solver").mkdir(parents=True)
+    # SIGINT at its default in the child (Python then turns it into KeyboardInterrupt): a suite
+    # started in the background by a non-interactive shell inherits it ignored
     proc = subprocess.Popen(
         [sys.executable, "-m", "tcsexam", "status", str(tmp_path), "--watch", "0.5", "--json"],
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         first = proc.stdout.readline()
