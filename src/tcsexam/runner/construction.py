@@ -63,13 +63,13 @@ def judge_submission(
     output: str | Path,
     attempt: str | None,
     records_dir: str | Path | None = None,
+    seed: int = 0,
     options: RunOptions | None = None,
-    **run_options: Any,
 ) -> dict[str, Any]:
     """Run or check the submission; write records.json (`output`); return its one record. A
-    program runs with `options` (`orchestrate.RunOptions`), or `run_task`'s keywords."""
+    program runs with `options` (`orchestrate.RunOptions`; None: the defaults)."""
     from tcsexam.fileio import read_json
-    from tcsexam.runner.orchestrate import TaskJob, run_job, run_task
+    from tcsexam.runner.orchestrate import RunOptions, TaskJob, run_job
 
     t = load_construction_task(task)
     folder = Path(submission)
@@ -79,16 +79,13 @@ def judge_submission(
     if kind is None:
         raise InputError(f"{folder}: neither {PROGRAM_NAME} (a program writing {{solution}}) nor {STATIC_NAME}")
     records_dir = Path(records_dir) if records_dir is not None else Path(output).parent / "records"
-    seed = run_options.pop("seed", 0)
     job = TaskJob(
         task=t.source, candidate_dir=folder, output=output, attempt=attempt, records_dir=records_dir, seed=seed
     )
     if kind == "object":
         _check_object(t, job)
-    elif options is not None:
-        run_job(job, options)
     else:
-        run_task(**vars(job), **run_options)
+        run_job(job, options or RunOptions())
     (record,) = read_json(output, "records file")
     return record
 
@@ -109,7 +106,7 @@ class ObjectCheck:
     def sandbox_obj(self) -> None:
         return None
 
-    def blank_record(self, name: str, status: str, message: str = "", **fields: Any) -> InstanceRecord:
+    def blank_record(self, name: str, status: Status, message: str = "", **fields: Any) -> InstanceRecord:
         from tcsexam import HARNESS_VERSION
         from tcsexam.problems.constructions._base import checker_id
 

@@ -18,7 +18,9 @@ from tcsexam.attempts.construction import checker_outputs, construction_row
 from tcsexam.attempts.rows import read_row
 from tcsexam.attempts.verdicts import model_verdict_rows
 from tcsexam.errors import InputError
+from tcsexam.runner.batch import PoolOptions
 from tcsexam.runner.construction import judge_submission
+from tcsexam.runner.orchestrate import RunOptions
 from tcsexam.suites import load_suite
 from tcsexam.workflow import Plan
 
@@ -166,8 +168,9 @@ def test_program_runs_through_the_runner_under_limits(tmp_path):
         .replace("instance_dir: config/tasks", f"instance_dir: {ROOT}/config/tasks")
     )
     task.write_text(text)
+    local = RunOptions(sandbox="local", progress=False, pool=PoolOptions(use_ray=False))
     rec = judge_submission(task=task, submission=sub, output=tmp_path / "t" / "records.json", attempt="1",
-                           use_ray=False, sandbox="local", progress=False)  # fmt: skip
+                           options=local)  # fmt: skip
     assert rec["status"] == "timeout"
 
 
