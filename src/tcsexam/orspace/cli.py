@@ -240,9 +240,8 @@ def _execute(args) -> int:
     if args.time_limit is not None and args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
     chosen = pick(args, "mem_mb", "sandbox", "limiter", "python", "workers", "docker_image", time_limit_s="time_limit")
-    given = {k: chosen.pop(k) for k in ("time_limit_s", "mem_mb")}
-    limits = {k: v for k, v in given.items() if v is not None}  # else ExecuteSettings' defaults
-    settings = ExecuteSettings(**chosen, **limits, licences=_licences(args.licence))
+    given = {k: v for k, v in chosen.items() if v is not None}  # an option not given: ExecuteSettings' default
+    settings = ExecuteSettings(**given, licences=_licences(args.licence))
     from tcsexam.runner.ray_job import sigterm_as_exit
 
     with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay
