@@ -136,7 +136,7 @@ def test_construction_txt_is_checked_and_reused(tmp_path):
     assert stored.stat().st_mtime_ns == mtime  # resumed: the stored record is reused
     (sub / "construction.txt").write_text(OGR14.replace("127", "126"))  # 126 - 122 = 4 - 0
     again = judge_submission(task=TASK, submission=sub, output=out, attempt="1")
-    assert again["status"] == "certificate_failed" and again["reward"] is None
+    assert again["status"] == "certificate_failed" and again["reward"] == 0.0 and again["A"] is None
 
 
 def test_program_runs_through_the_runner_under_limits(tmp_path):
@@ -215,7 +215,7 @@ def test_rows_from_records(tmp_path, text, status, score):
     assert (row.score_status, row.score, row.score_type) == ("valid", score, "original_task_score")
     assert read_row(tmp_path / "r" / "row.json") == row
     checker = json.loads((tmp_path / "r" / "checker.json").read_text())
-    assert checker["status"] == status and checker["checker"] == "tcsexam golomb_ruler checker v1"
+    assert checker["status"] == status and checker["checker"] == "tcsexam golomb_ruler checker v2"
     assert checker["submission"] == "construction.txt" and checker["digest"]
     if status != "ok":
         assert status in row.note and checker["value"] is None

@@ -410,7 +410,33 @@ def test_malformed_golomb_files(tmp_path, data, status):
     cert = tmp_path / "c.txt"
     cert.write_bytes(data)
     got = run_check("construction-golomb-ruler-14", cert)
-    assert got["status"] == status and got["reward"] is None and got["value"] is None
+    assert got["status"] == status and got["reward"] == 0.0 and got["value"] is None
+
+
+@pytest.mark.parametrize(
+    "task,data,status,value",
+    [
+        # Python's int() and float() take `1_0` and `nan`: not numbers in a certificate
+        ("construction-golomb-ruler-14", b"0 1_0 3 7 12 20 30 44 65 80 96 122 147 181\n", "invalid", None),
+        ("construction-sidon-set-500", b"1 2 4 8 1_3\n", "invalid", None),
+        ("construction-spherical-code-dim4-n30", b"1_0.0 0 0 1\n" * 30, "invalid", None),
+        ("construction-spherical-code-dim4-n30", b"nan 0 0 1\n" * 30, "invalid", None),
+        ("construction-ramsey-r55-lower-coloring", b"1_0\n" + b"0" * 10 + b"\n", "invalid", None),
+        # leading zeros do not make an integer too long
+        ("construction-sidon-set-500", b"0" * 60 + b"1 2 4\n", "ok", 3.0),
+        # a digit string longer than any range: out of range, not unparsable
+        ("construction-sidon-set-500", b"1" * 60 + b" 2 4\n", "certificate_failed", None),
+        # a text line in a colour matrix is unparsable, whatever the row count says
+        ("construction-ramsey-r55-lower-coloring", b"2\n01\n10\nhello\n", "invalid", None),
+        ("construction-ramsey-r55-lower-coloring", b"2\n01\n10\n", "ok", 2.0),
+    ],
+)
+def test_number_tokens_and_matrix_text(tmp_path, task, data, status, value):
+    cert = tmp_path / "c.txt"
+    cert.write_bytes(data)
+    got = run_check(task, cert)
+    assert (got["status"], got["value"]) == (status, value), got["message"]
+    assert got["reward"] is not None and got["reward"] >= 0.0
 
 
 def test_bad_parameter_files(tmp_path):

@@ -10,15 +10,17 @@ count or width, out of range, a repeat, the forbidden pattern) is `certificate_f
 
 Reward (the construction track's original task reward; v the verified value, b the task's
 `baseline`, r its `reference`): maximize `max(0, (v - b) / (r - b))`, minimize
-`max(0, (b - v) / (b - r))`. A value beyond the reference scores above 1.
+`max(0, (b - v) / (b - r))`. A value beyond the reference scores above 1; a rejected
+certificate (`invalid`, `certificate_failed`) scores 0.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from abc import abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,7 +34,11 @@ from tcsexam.records import Status
 
 #: bytes every certificate may use beyond its kind's own allowance (comments, spacing)
 SLACK_BYTES = 64 * 1024
-MAX_TOKEN = 40  #: characters of a number token
+MAX_TOKEN = 40  #: significant digits of an integer token (more is out of range), characters of a real
+#: an integer token: ASCII digits with an optional sign (Python's int() would also take `1_0`)
+INT_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
+#: a real token: decimal digits, an optional point and exponent (float() would also take `1_0`, `nan`)
+REAL_TOKEN = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ class ConstructionProblem(Problem):
     #: the parameters: name -> (smallest, largest) allowed integer
     parameter_ranges: ClassVar[dict[str, tuple[int, int]]]
     #: the checker's identity, kept with every verdict (bumped when what it accepts changes)
-    checker_version: ClassVar[str] = "1"
+    checker_version: ClassVar[str] = "2"
 
     # ---- the parameter file ---------------------------------------------------------------
 
@@ -115,18 +121,20 @@ class ConstructionProblem(Problem):
         """The value of the object in `data`; raises `Reject` (invalid / certificate_failed)."""
 
     def check_certificate(self, instance: Params, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
+        """The verdict; with the task's baseline and reference the reward too: the rule's value
+        for a verified object, 0.0 for a rejected one (an invalid certificate scores 0)."""
+        baseline = meta_number(meta, "baseline")
+        reference = meta_number(meta, "reference")
+        scored = baseline is not None and reference is not None and baseline != reference
         cap = self.max_bytes(instance)
         if len(certificate) > cap:
-            return CheckResult.invalid(f"certificate is {len(certificate)} bytes, more than the {cap} allowed")
+            rejected = CheckResult.invalid(f"certificate is {len(certificate)} bytes, more than the {cap} allowed")
+            return replace(rejected, reward=0.0 if scored else None)
         try:
             value = float(self.verify(instance, certificate))
         except Reject as rej:
-            return rej.result()
-        baseline = meta_number(meta, "baseline")
-        reference = meta_number(meta, "reference")
-        got = None
-        if baseline is not None and reference is not None and baseline != reference:
-            got = reward(self.direction, value, baseline, reference)
+            return replace(rej.result(), reward=0.0 if scored else None)
+        got = reward(self.direction, value, baseline, reference) if scored else None
         return CheckResult(Status.OK, value=value, reward=got)
 
 
@@ -160,12 +168,11 @@ def content_lines(data: bytes) -> list[tuple[int, bytes]]:
 def _line_ints(number: int, line: bytes) -> list[int]:
     out = []
     for tok in line.split():
-        if len(tok) > MAX_TOKEN:
-            raise invalid(f"line {number}: token {show(tok)} is too long")
-        try:
-            out.append(int(tok))
-        except ValueError:
-            raise invalid(f"line {number}: {show(tok)} is not an integer") from None
+        if not INT_TOKEN.match(tok):
+            raise invalid(f"line {number}: {show(tok)} is not an integer")
+        if len(tok.lstrip(b"+-").lstrip(b"0")) > MAX_TOKEN:
+            raise failed(f"line {number}: entry {show(tok)} is out of range")
+        out.append(int(tok))
     return out
 
 
@@ -212,10 +219,9 @@ def float_rows(data: bytes, width: int, what: str) -> np.ndarray:
         toks = line.split()
         row = []
         for tok in toks:
-            try:
-                x = float(tok) if len(tok) <= MAX_TOKEN * 2 else math.nan
-            except ValueError:
-                raise invalid(f"line {number}: {show(tok)} is not a number") from None
+            if not REAL_TOKEN.match(tok):
+                raise invalid(f"line {number}: {show(tok)} is not a number")
+            x = float(tok) if len(tok) <= MAX_TOKEN * 2 else math.nan
             if not math.isfinite(x):
                 raise invalid(f"line {number}: {show(tok)} is not a finite number")
             row.append(x)

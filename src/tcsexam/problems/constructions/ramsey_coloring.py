@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcsexam.problems._common import failed, invalid, show
-from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, content_lines
+from tcsexam.problems.constructions._base import INT_TOKEN, SLACK_BYTES, ConstructionProblem, Params, content_lines
 
 MAX_VERTICES = 2048
 CLIQUES_PER_BLOCK = 1 << 18  #: new cliques one extension of a block may make, about
@@ -50,22 +50,21 @@ class RamseyColoring(ConstructionProblem):
 def read_matrix(data: bytes) -> np.ndarray:
     lines = content_lines(data)
     number, head = lines[0]
-    try:
-        n = int(head)
-    except ValueError:
-        raise invalid(f"line {number}: the first line must be the number of vertices, not {show(head)}") from None
-    if not 1 <= n <= MAX_VERTICES:
-        raise failed(f"line {number}: n = {n} is outside [1, {MAX_VERTICES}]")
+    if not INT_TOKEN.match(head):
+        raise invalid(f"line {number}: the first line must be the number of vertices, not {show(head)}")
     rows = lines[1:]
-    if len(rows) != n:
-        raise failed(f"{len(rows)} matrix rows, expected n = {n}")
     body = b"".join(line.replace(b" ", b"").replace(b"\t", b"") for _, line in rows)
     flat = np.frombuffer(body, dtype=np.uint8)
-    lengths = np.array([len(line.replace(b" ", b"").replace(b"\t", b"")) for _, line in rows])
+    lengths = np.array([len(line.replace(b" ", b"").replace(b"\t", b"")) for _, line in rows], dtype=np.int64)
     nondigit = (flat < 48) | (flat > 57)
-    if nondigit.any():
+    if nondigit.any():  # text is unparsable (`invalid`) whatever the counts say
         k = int(np.searchsorted(np.cumsum(lengths), int(np.argmax(nondigit)), side="right"))
         raise invalid(f"line {rows[k][0]}: a colour must be 0 or 1, not {show(rows[k][1])}")
+    n = int(head) if len(head.lstrip(b"+-").lstrip(b"0")) <= 6 else MAX_VERTICES + 1
+    if not 1 <= n <= MAX_VERTICES:
+        raise failed(f"line {number}: n = {show(head)} is outside [1, {MAX_VERTICES}]")
+    if len(rows) != n:
+        raise failed(f"{len(rows)} matrix rows, expected n = {n}")
     bad = np.flatnonzero(lengths != n)
     if bad.size:
         k = int(bad[0])
