@@ -147,9 +147,8 @@ def model_verdict_rows(
                     expect = {"model": model, "track": track, "item": item, "attempt": str(attempt)}
                     rows.append(verdict_row_file(path, expect))
                 else:
-                    rows.append(
-                        failed_row(
-                            model, track, item, str(attempt), "missing", f"no checker verdict: {path} does not exist"
-                        )
-                    )
+                    note = f"no checker verdict: {path} does not exist"
+                    if track == "construction":  # nor a submission the pipeline judges (judged above)
+                        note = f"no construction: no solver.yaml or construction.txt submission, and {note}"
+                    rows.append(failed_row(model, track, item, str(attempt), "missing", note))
     return rows

@@ -117,6 +117,8 @@ def test_verdict_rows_leave_judged_constructions_out(tmp_path):
     rows = model_verdict_rows("m", load_suite("lite"), tmp_path, ["1"], judged=frozenset({f"{GOLOMB}/1"}))
     items = [r.item for r in rows if r.track == "construction"]
     assert GOLOMB not in items and len(items) == 4
+    missing = [r for r in rows if r.track == "construction"]
+    assert all(r.score_status == "missing" and "no solver.yaml or construction.txt" in r.note for r in missing)
 
 
 # ---- judging a submission -------------------------------------------------------------------

@@ -41,7 +41,8 @@ GOLOMB = Case(
         ("too few marks", b"0 1 4\n", FAILED),
         ("too many marks", b"0 1 4 6 13\n", FAILED),
         ("not a number", b"0 1 four 6\n", INVALID),
-        ("huge token", b"0 1 4 " + b"9" * 50 + b"\n", INVALID),
+        ("huge token", b"0 1 4 " + b"9" * 50 + b"\n", FAILED),  # an integer, out of range (as 30 digits)
+        ("digit separator", b"0 1 4 1_0\n", INVALID),  # int() would read 10
     ],
     ".yaml",
 )
