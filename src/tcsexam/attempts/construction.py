@@ -76,11 +76,14 @@ def _one_record(path: Path, task: str, attempt: str) -> dict[str, Any]:
 
 
 def _checker_fields(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record's verdict; a failed run's reward is 0.0, as its row's score, whether the checker
+    rejected the object or the run wrote none (timeout, crash: the runner's record has no reward)."""
     extra = rec.get("extra") or {}
+    failed = rec.get("status") in FAILURE_STATUSES
     return {
         "status": rec.get("status"),
         "value": rec.get("A"),
-        "reward": rec.get("reward"),
+        "reward": 0.0 if failed else rec.get("reward"),
         "claimed": rec.get("claimed"),
         "message": rec.get("message", ""),
         "submission": extra.get("submission", "solver.yaml"),

@@ -220,7 +220,22 @@ def test_rows_from_records(tmp_path, text, status, score):
     assert checker["status"] == status and checker["checker"] == "tcsexam golomb_ruler checker v2"
     assert checker["submission"] == "construction.txt" and checker["digest"]
     if status != "ok":
-        assert status in row.note and checker["value"] is None
+        assert status in row.note and checker["value"] is None and checker["reward"] == 0.0
+
+
+def test_a_failed_run_keeps_reward_zero(tmp_path):
+    """A timeout's record carries no reward (no object was checked); its checker output says 0.0."""
+    from tcsexam.recordkey import ensure_key
+    from tcsexam.records import InstanceRecord
+
+    rec = InstanceRecord(instance="golomb-ruler-14", status="timeout", message="walltime limit", attempt="1")
+    out = tmp_path / "records.json"
+    out.write_text(json.dumps([rec.to_dict(ensure_key(tmp_path))]))
+    row = construction_row(task=TASK, model="m", attempt="1", records=out, checker_output=tmp_path / "c.json",
+                           output=tmp_path / "row.json")  # fmt: skip
+    checker = json.loads((tmp_path / "c.json").read_text())
+    assert (row.score, row.score_status) == (0.0, "valid") and "timeout" in row.note
+    assert (checker["status"], checker["value"], checker["reward"]) == ("timeout", None, 0.0)
 
 
 def test_rows_without_or_with_bad_records(tmp_path):
