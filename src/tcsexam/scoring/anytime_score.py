@@ -118,20 +118,25 @@ def crossings(curves: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
     return found
 
 
-def profile(task: str, runs: dict[str, Any], reference: Reference) -> dict[str, Any]:
-    """Relative score against time limit for each run (name -> decoded records list)."""
+def profile(
+    task: str, runs: dict[str, Any], reference: Reference, sources: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Relative score against time limit for each run (name -> decoded records list). `sources`
+    (name -> the records file) names each run's file in messages and is where its sealed records'
+    key is looked up (`tcsexam.recordkey.find_key`); a run without one is named by its name."""
     if not runs:
         raise InputError("solver-profile: give at least one --run NAME=RECORDS")
     ref = reference.task(task)
-    checked = {name: _checked(records, ref.kind, name) for name, records in runs.items()}
+    source = {name: (sources or {}).get(name, name) for name in runs}
+    checked = {name: _checked(records, ref.kind, source[name]) for name, records in runs.items()}
     grid = limits_grid(checked)
     curves = {}
     for name, records in checked.items():
         curve = []
         for at in grid:
             viewed = [record_at(r, at, ref.direction, ref.kind) for r in records]
-            curve.append([at, score_outcomes(task, parse_outcomes(viewed, ref.kind, name), reference, name)[
-                "relative_score"]])  # fmt: skip
+            outcomes = parse_outcomes(viewed, ref.kind, source[name])
+            curve.append([at, score_outcomes(task, outcomes, reference, source[name])["relative_score"]])
         curves[name] = curve
     return {
         "schema_version": PROFILE_SCHEMA_VERSION,

@@ -126,3 +126,25 @@ def test_cli_at_and_profile_and_plot(h, tmp_path, capsys):
 def test_crossings_ignore_differences_below_the_tie():
     curves = {"a": [[0, 0.0], [1, 1e-20], [2, 0.5], [3, 0.5]], "b": [[0, 1e-19], [1, 0.0], [2, 0.2], [3, 0.7]]}
     assert crossings(curves) == [{"models": ["a", "b"], "at_s": 3, "leader_before": "a", "leader_after": "b"}]
+
+
+def test_solver_profile_reads_sealed_records_from_any_folder(h, tmp_path, monkeypatch):
+    """`--run NAME=PATH`: the run's records are checked with the key found from PATH (the one
+    `tcsexam run` keeps beside them), not from NAME or the working folder."""
+    from tcsexam.recordkey import ensure_key
+    from tcsexam.records import InstanceRecord
+
+    refp = h.write_json(tmp_path / "ref.json", h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
+    job = tmp_path / "solver" / "m" / "t" / "1"
+    job.mkdir(parents=True)
+    key = ensure_key(job)
+    recs = h.write_json(job / "records.json", [InstanceRecord.from_dict(r).to_dict(key) for r in RECORDS])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "pp.json"
+    rc = main(["solver-profile", "--task", "t", "--run", f"model-a={recs}", "--reference", str(refp),
+               "--output", str(out)])  # fmt: skip
+    assert rc == 0
+    curve = json.loads(out.read_text())["curves"]["model-a"]
+    assert [s for _, s in curve] == pytest.approx([independent(RECORDS, at) for at, _ in curve], abs=1e-12)
