@@ -91,6 +91,28 @@ def test_refuses_bad_at_and_bad_trace(ref):
         score_at("t", bad, ref, 1.0)
 
 
+@pytest.mark.parametrize(
+    "trace, says",
+    [
+        ([[0.1, "ok", "abc"], [0.2, "ok", 9]], "value must be a finite number or null, not 'abc'"),
+        ([[0.1, "ok", float("inf")]], "value must be a finite number"),
+        ([[True, "ok", 9]], "stamp must be a finite number"),
+        ([[-1, "ok", 9]], "stamp must be a finite number of seconds >= 0"),
+        ([[0.1, "bogus", 9]], "status must be one of"),
+        ("not a list", "trace must be a list"),
+    ],
+)
+def test_a_damaged_trace_is_one_clear_error(ref, trace, says):
+    """A hand-edited or damaged records file: one InputError naming the instance and the row, never
+    a traceback from comparing what is not a number (it was a TypeError)."""
+    bad = [dict(RECORDS[0], trace=trace)] + RECORDS[1:]
+    with pytest.raises(InputError, match=f"instance 'a': .*{says}") as err:
+        score_at("t", bad, ref, 1.0)
+    assert "records" in str(err.value)
+    with pytest.raises(InputError, match=says):
+        profile("t", {"m": bad}, ref)
+
+
 def test_profile_curves_and_crossing(ref):
     fast = [dict(r, trace=[[0.1, "ok", v] for _, _, v in r["trace"][-1:]]) for r in RECORDS]
     for r in fast:
