@@ -38,7 +38,7 @@ n, src, out = int(sys.argv[1]), open(sys.argv[2]).read(), sys.argv[3]
 for i in range(n):
     tmp = out + ".tmp"
     with open(tmp, "w") as fh:
-        fh.write(src if i % 2 else src.replace("value", "value ", 1))
+        fh.write(src if i % 2 else src + "\\n")  # two contents in turn: each write is a new certificate
     os.replace(tmp, out)
 """
 
@@ -46,7 +46,7 @@ for i in range(n):
 def _certificate(task, name: str) -> str:
     inst = task.instance(name)
     n = int(inst.meta.get("n") or open(inst.path).read().split()[0])
-    return "value 0\n" + " ".join("01"[i % 2] for i in range(n)) + "\n"
+    return " ".join("01"[i % 2] for i in range(n)) + "\n"  # no value line: the checker recomputes the cut
 
 
 def _task_copy(root: Path, anytime: bool):
@@ -63,12 +63,14 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         plain_task, any_task = _task_copy(root, False), _task_copy(root, True)
-        cert = root / "cert.txt"
-        cert.write_text(_certificate(any_task, instance))
         cand = root / "cand"
         cand.mkdir()
+        # the certificate to copy sits in the candidate's folder: the candidate may run as another
+        # uid (local as root) that cannot enter this private temporary folder
+        cert = cand / "cert.txt"
+        cert.write_text(_certificate(any_task, instance))
         (cand / "w.py").write_text(WRITER)
-        (cand / "solver.yaml").write_text(f"command: [python3, w.py, '{n}', '{cert}', '{{solution}}']\n")
+        (cand / "solver.yaml").write_text(f"command: [python3, w.py, '{n}', cert.txt, '{{solution}}']\n")
         candidate = load_candidate(cand)
         limits = any_task.limits.for_threads(1)
         walls: dict[str, list[float]] = {"plain": [], "anytime": []}
@@ -79,6 +81,8 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
                                    scratch_dir=root / f"s-{label}")  # fmt: skip
                 walls[label].append(time.perf_counter() - t0 - (rec.wall_s or 0.0))
         info = rec.extra["trace_info"]
+        if rec.status != "ok" or not info["certificates_seen"]:
+            raise SystemExit(f"the writer candidate did not run as intended: {rec.status}: {rec.message}")
         per_cert_ms = info["harness_cpu_s"] / max(1, info["certificates_seen"]) * 1e3
         t0 = time.thread_time()
         for _ in range(n):

@@ -22,7 +22,9 @@ for solve tasks; null unless `status` is ok) and `extra.trace_info` (certificate
 watch mode). The record's own outcome is decided exactly as for any task.
 
 The clock: `note_go` is called by the limiter at the program's `go` (and by the docker sandbox once
-its container runs, where its wall limit starts too); captures keep the raw monotonic reading and
+its start call returned, where its wall limit starts too: the program may have begun a few ms
+before, so a docker stamp is an upper bound on the limit's clock, not on the program's own);
+captures keep the raw monotonic reading and
 are converted at the end, a certificate read before `go` getting 0. A sandbox that never calls it
 is stamped from the watcher's start, which is earlier than `go`: stamps are then later than the
 truth, never earlier.

@@ -79,9 +79,11 @@ class RunSummary:
     def line(self) -> str:
         counts = " ".join(f"{s}={n}" for s, n in sorted(self.statuses.items()))
         aside = f", {self.set_aside_text()}" if self.set_aside else ""
+        cal = self.calibration or {}
+        speed = f"; machine speed {cal['speed']:g}" if isinstance(cal.get("speed"), (int, float)) else ""
         return (
             f"{self.task}: {self.total} instances ({self.reused} reused, {self.executed} run{aside}) "
-            f"{counts}; records -> {self.output}"
+            f"{counts}{speed}; records -> {self.output}"
         )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.records import Status
+from tcsexam.records import STATUSES, Status
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.scoring.reference import Reference
 from tcsexam.scoring.solver_score import score_outcomes
@@ -62,12 +62,34 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str) -> dict
     return out
 
 
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _row_problem(row: Any) -> str | None:
+    """Why one trace row is not `[t, status, value]` as the runner writes it (None when it is)."""
+    if not (isinstance(row, list) and len(row) == 3):
+        return "a trace row must be [t, status, value]"
+    t, status, value = row
+    if not (_number(t) and t >= 0):
+        return f"a trace row's stamp must be a finite number of seconds >= 0, not {t!r}"
+    if status not in STATUSES:
+        return f"a trace row's status must be one of {', '.join(sorted(STATUSES))}, not {status!r}"
+    if value is not None and not (_number(value) or isinstance(value, bool)):
+        return f"a trace row's value must be a finite number or null, not {value!r}"
+    return None
+
+
 def _checked(records: Any, kind: str, source: str) -> list[dict[str, Any]]:
     parse_outcomes(records, kind, source)  # the records themselves: shape, digests, statuses
     for rec in records:
-        for row in rec.get("trace") or ():
-            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], (int, float))):
-                raise InputError(f"{source}: instance {rec['instance']!r}: a trace row must be [t, status, value]")
+        trace = rec.get("trace")
+        if trace is not None and not isinstance(trace, list):
+            raise InputError(f"{source}: instance {rec['instance']!r}: trace must be a list of [t, status, value] rows")
+        for i, row in enumerate(trace or ()):
+            problem = _row_problem(row)
+            if problem is not None:
+                raise InputError(f"{source}: instance {rec['instance']!r}: trace row {i + 1}: {problem}")
     return records
 
 
@@ -118,20 +140,25 @@ def crossings(curves: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
     return found
 
 
-def profile(task: str, runs: dict[str, Any], reference: Reference) -> dict[str, Any]:
-    """Relative score against time limit for each run (name -> decoded records list)."""
+def profile(
+    task: str, runs: dict[str, Any], reference: Reference, sources: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Relative score against time limit for each run (name -> decoded records list). `sources`
+    (name -> the records file) names each run's file in messages and is where its sealed records'
+    key is looked up (`tcsexam.recordkey.find_key`); a run without one is named by its name."""
     if not runs:
         raise InputError("solver-profile: give at least one --run NAME=RECORDS")
     ref = reference.task(task)
-    checked = {name: _checked(records, ref.kind, name) for name, records in runs.items()}
+    source = {name: (sources or {}).get(name, name) for name in runs}
+    checked = {name: _checked(records, ref.kind, source[name]) for name, records in runs.items()}
     grid = limits_grid(checked)
     curves = {}
     for name, records in checked.items():
         curve = []
         for at in grid:
             viewed = [record_at(r, at, ref.direction, ref.kind) for r in records]
-            curve.append([at, score_outcomes(task, parse_outcomes(viewed, ref.kind, name), reference, name)[
-                "relative_score"]])  # fmt: skip
+            outcomes = parse_outcomes(viewed, ref.kind, source[name])
+            curve.append([at, score_outcomes(task, outcomes, reference, source[name])["relative_score"]])
         curves[name] = curve
     return {
         "schema_version": PROFILE_SCHEMA_VERSION,

@@ -166,11 +166,11 @@ def _solver_profile(args: argparse.Namespace) -> int:
     from tcsexam.scoring.anytime_score import plot_profile, profile
     from tcsexam.scoring.reference import load_reference
 
-    runs = {}
+    runs, sources = {}, {}
     for spec in args.run:
         name, path = key_value(spec, "--run", "NAME=RECORDS")
-        runs[name] = read_json(path, "records file")
-    result = profile(args.task, runs, load_reference(args.reference))
+        runs[name], sources[name] = read_json(path, "records file"), str(path)
+    result = profile(args.task, runs, load_reference(args.reference), sources)
     _write(args.output, result)
     if args.plot:
         plot_profile(result, args.plot)

@@ -28,12 +28,14 @@ def _calibration(run) -> dict[str, Any] | None:
     return section.get("summary") if isinstance(section, dict) else None
 
 
-def _traced_records(run) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+def _traced_records(run) -> dict[tuple[str, str, str], tuple[str, list[dict[str, Any]]]]:
+    """(model, task, attempt) -> (records.json's path, its records) for the attempts with a trace
+    (the path: messages, and where the sealed records' key is found)."""
     out = {}
     for model, task, attempt, path in ResultsLayout(run.path).solver_files("records.json"):
         data = read_json(path, "records file")
         if isinstance(data, list) and any(isinstance(r, dict) and r.get("trace") for r in data):
-            out[(model, task, attempt)] = data
+            out[(model, task, attempt)] = (str(path), data)
     return out
 
 
@@ -59,8 +61,8 @@ def _instance_scores(records_by_attempt, task, reference, at) -> dict[str, float
     from tcsexam.scoring.anytime_score import score_at
 
     sums: dict[str, list[float]] = {}
-    for records in records_by_attempt:
-        for inst in score_at(task, records, reference, at)["instances"]:
+    for source, records in records_by_attempt:
+        for inst in score_at(task, records, reference, at, source)["instances"]:
             sums.setdefault(inst["instance"], []).append(inst["score"])
     return {name: float(np.mean(v)) for name, v in sums.items()}
 

@@ -58,8 +58,11 @@ def test_every_solver_job_writes_its_calibration(tmp_path):
     cand.mkdir()
     (cand / "solver.yaml").write_text("command: [python3, -c, \"open('{solution}', 'w').write('0 1 0')\"]\n")
     out = tmp_path / "job" / "records.json"
+    said = []
     summary = run_task(task=tmp_path / "task.yaml", candidate_dir=cand, output=out, sandbox="local",
-                       use_ray=False, progress=False, log=lambda m: None)  # fmt: skip
+                       use_ray=False, progress=False, log=said.append)  # fmt: skip
     assert summary.calibration == json.loads((out.parent / "calibration.json").read_text())
+    # the job's summary line names the machine's speed beside its statuses
+    assert f"ok=1; machine speed {summary.calibration['speed']:g}; records -> " in summary.line() in said
     (record,) = json.loads(out.read_text())
     assert record["status"] == "ok" and "trace" not in record  # not an anytime task: no trace key

@@ -91,6 +91,28 @@ def test_refuses_bad_at_and_bad_trace(ref):
         score_at("t", bad, ref, 1.0)
 
 
+@pytest.mark.parametrize(
+    "trace, says",
+    [
+        ([[0.1, "ok", "abc"], [0.2, "ok", 9]], "value must be a finite number or null, not 'abc'"),
+        ([[0.1, "ok", float("inf")]], "value must be a finite number"),
+        ([[True, "ok", 9]], "stamp must be a finite number"),
+        ([[-1, "ok", 9]], "stamp must be a finite number of seconds >= 0"),
+        ([[0.1, "bogus", 9]], "status must be one of"),
+        ("not a list", "trace must be a list"),
+    ],
+)
+def test_a_damaged_trace_is_one_clear_error(ref, trace, says):
+    """A hand-edited or damaged records file: one InputError naming the instance and the row, never
+    a traceback from comparing what is not a number (it was a TypeError)."""
+    bad = [dict(RECORDS[0], trace=trace)] + RECORDS[1:]
+    with pytest.raises(InputError, match=f"instance 'a': .*{says}") as err:
+        score_at("t", bad, ref, 1.0)
+    assert "records" in str(err.value)
+    with pytest.raises(InputError, match=says):
+        profile("t", {"m": bad}, ref)
+
+
 def test_profile_curves_and_crossing(ref):
     fast = [dict(r, trace=[[0.1, "ok", v] for _, _, v in r["trace"][-1:]]) for r in RECORDS]
     for r in fast:
@@ -126,3 +148,25 @@ def test_cli_at_and_profile_and_plot(h, tmp_path, capsys):
 def test_crossings_ignore_differences_below_the_tie():
     curves = {"a": [[0, 0.0], [1, 1e-20], [2, 0.5], [3, 0.5]], "b": [[0, 1e-19], [1, 0.0], [2, 0.2], [3, 0.7]]}
     assert crossings(curves) == [{"models": ["a", "b"], "at_s": 3, "leader_before": "a", "leader_after": "b"}]
+
+
+def test_solver_profile_reads_sealed_records_from_any_folder(h, tmp_path, monkeypatch):
+    """`--run NAME=PATH`: the run's records are checked with the key found from PATH (the one
+    `tcsexam run` keeps beside them), not from NAME or the working folder."""
+    from tcsexam.recordkey import ensure_key
+    from tcsexam.records import InstanceRecord
+
+    refp = h.write_json(tmp_path / "ref.json", h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
+    job = tmp_path / "solver" / "m" / "t" / "1"
+    job.mkdir(parents=True)
+    key = ensure_key(job)
+    recs = h.write_json(job / "records.json", [InstanceRecord.from_dict(r).to_dict(key) for r in RECORDS])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "pp.json"
+    rc = main(["solver-profile", "--task", "t", "--run", f"model-a={recs}", "--reference", str(refp),
+               "--output", str(out)])  # fmt: skip
+    assert rc == 0
+    curve = json.loads(out.read_text())["curves"]["model-a"]
+    assert [s for _, s in curve] == pytest.approx([independent(RECORDS, at) for at, _ in curve], abs=1e-12)
