@@ -306,15 +306,16 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
         result_text = _read(result_file, limits.output_bytes)
         exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
-        derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok)
+        solver = detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src)
+        derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok, solver)
         verdict = outcome_verdict(
-            outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s
+            outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s, solver
         )
         return ctx.blank_record(
             wid,
             **{name: getattr(outcome, name) for name in OUTCOME_FIELDS},
             status_source=derived["status_source"],
-            solver=detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src),
+            solver=solver,
             **verdict,
         )
     finally:
@@ -483,7 +484,7 @@ def _summary(batch: KeyedBatch, out_dir: Path, condition: str | None) -> dict[st
     failure_modes: dict[str, int] = {}
     for r in records.values():
         if r.failure_mode:
-            failure_modes[r.failure_mode] = failure_modes.get(r.failure_mode, 0) + 1
+            failure_modes[str(r.failure_mode)] = failure_modes.get(str(r.failure_mode), 0) + 1
     return {
         "workspaces": len(records),
         "executed": batch.executed,
