@@ -200,6 +200,16 @@ def test_planted_leaks_fail_staging(rel, tmp_path, where, text, item):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
 
 
+@pytest.mark.parametrize("interface", ["filesystem", "flat"])
+def test_a_file_name_that_shows_an_objective_is_a_leak(rel, tmp_path, interface):
+    # the agent lists the folder and the flat prompt names every file: a name is shown like a text
+    (rel / "Workspace_OR/build_workspaces/instance_7/data/219816.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(LeakError) as err:
+        stage(rel, tmp_path / "out", condition=Condition(interface=interface))
+    assert "or_space_007_build/data/219816.csv (file name) shows objective:build '219816'" in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_planted_leak_in_the_flat_prompt_only_condition(rel, tmp_path):
     # a leak in a code file that only a code-showing condition stages
     (rel / "Workspace_OR/revise_workspaces/instance_7/original/src/model.py").write_text("# 219816\n")
