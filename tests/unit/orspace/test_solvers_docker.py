@@ -191,3 +191,43 @@ def test_licence_option_errors(tmp_path):
         "--licence", f"copt={tmp_path / 'nowhere'}",
     )  # fmt: skip
     assert gone.returncode == 1 and "copt licence not found" in gone.stderr
+
+
+HELPER_PROGRAM = """\
+import highspy
+import pulp
+from tcsexam.orspace.result import highs_result, pulp_result, write_result
+
+prob = pulp.LpProblem("p", pulp.LpMinimize)
+x = pulp.LpVariable("x", lowBound=0, cat="Integer")
+prob += 7 * x
+prob += x >= 2.5
+prob.solve(pulp.PULP_CBC_CMD(msg=0))
+h = highspy.Highs()
+y = h.addVariable(0, type=highspy.HighsVarType.kInteger)
+h.addConstr(y >= 2.5)
+h.minimize(7 * y)
+assert highs_result(h)["objective"] == pulp_result(prob)["objective"] == 21
+write_result(pulp_result(prob))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["docker", "bwrap"])
+def test_the_result_helpers_of_the_docs_import_in_every_sandbox(tmp_path, sandbox):
+    # the OR-Space image has no tcsexam: the harness hands every program tcsexam.orspace.result
+    if sandbox == "docker":
+        need_docker()
+    elif shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    src = tmp_path / "subs" / "or_space_001_build" / "src"
+    src.mkdir(parents=True)
+    (src / "main.py").write_text(HELPER_PROGRAM)
+    out = tmp_path / "out"
+    proc = run(
+        "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(out), "--sandbox", sandbox,
+        "--time-limit", "60", *(["--docker-image", IMAGE] if sandbox == "docker" else []),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((out / "records" / "or_space_001_build.json").read_text())
+    assert (record["status"], record["objective"], record["status_source"]) == ("Optimal", 21.0, "result_file"), record
