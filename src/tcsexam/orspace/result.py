@@ -20,7 +20,8 @@ programs print only `OBJECTIVE_VALUE`); the record says so (`status_source`).
 time-limited MIP that found a solution without proving it (`sol_status == 2`,
 LpSolutionIntegerFeasible): such a result is `Not Optimal`. Likewise `proven_optimal: false`, a
 HiGHS `model_status` other than Optimal, or a solver log line saying the run stopped on a limit
-(CBC `Result - Stopped on time limit`, HiGHS `Model status : Time limit reached`) overrides a
+(CBC `Result - Stopped on time limit`, HiGHS `Model status : Time limit reached`, Gurobi `Time limit
+reached`, COPT `MIP status : stopped (time limit reached)`) overrides a
 claimed Optimal.
 
 `pulp_result(prob)` and `highs_result(h)` build the object from a solved model (using those flags,
@@ -45,9 +46,11 @@ _STATUS_LINE = re.compile(
     re.MULTILINE,
 )
 _STOPPED = re.compile(
-    r"(Result - Stopped on (?:time|iterations|nodes|solutions)|Stopped on iterations or time"
-    r"|Model\s+status\s*:\s*(?:Time limit reached|Iteration limit reached|Solution limit reached))",
-    re.IGNORECASE,
+    r"(Result - Stopped on (?:time|iterations|nodes|solutions)|Stopped on iterations or time"  # CBC
+    r"|Model\s+status\s*:\s*(?:Time limit reached|Iteration limit reached|Solution limit reached)"  # HiGHS
+    r"|^(?:Time|Node|Solution|Iteration|Work|Memory) limit reached\s*$"  # Gurobi
+    r"|MIP status\s*:\s*stopped \((?:time|node) limit reached\))",  # COPT
+    re.IGNORECASE | re.MULTILINE,
 )
 
 

@@ -154,3 +154,19 @@ def test_derive_with_the_solvers_own_words(result_text, stdout, solver, expected
     d = derive(result_text, stdout, True, solver)
     assert (d["status"], d["objective"], d["status_source"]) == expected
     assert ("status code" in d["note"]) == named
+
+
+@pytest.mark.parametrize(
+    ("log", "stopped"),
+    [
+        ("Time limit reached\nBest objective 1.25e+01, best bound 0.0e+00, gap 100.0000%\n", True),  # Gurobi
+        ("Solution limit reached\n", True),  # Gurobi
+        ("MIP status      : stopped (time limit reached)\nSolution status : integer feasible\n", True),  # COPT
+        # COPT says "stopped" of a model solved in presolve too: not a limit
+        ("MIP status      : stopped\nSolution status : integer optimal (relative gap limit 0.0001)\n", False),
+        ("Optimal solution found (tolerance 1.00e-04)\n", False),  # Gurobi
+    ],
+)
+def test_a_legacy_program_that_prints_only_its_objective_and_a_solver_log(log, stopped):
+    d = derive(None, log + "OBJECTIVE_VALUE: 12.5\n", True)
+    assert (d["status"], d["objective"]) == ("Not Optimal" if stopped else "Optimal", 12.5)
