@@ -181,7 +181,7 @@ class Secrets:
             path = oracle_path(self.root, mode)
             if path.exists():
                 for wid, row in load_oracle_csv(path, mode).items():
-                    item = Item(f"objective:{mode}", wid, f"{row.reference_objective:g}", row.reference_objective)
+                    item = Item(f"objective:{mode}", wid, f"{row.reference_objective:.15g}", row.reference_objective)
                     self.objectives.setdefault(row.instance_number, []).append(item)
         self.targets: dict[int, list[Item]] = {}
         rubrics = self.root / "evaluation" / "explain_evaluation" / "rubrics.jsonl"

@@ -277,3 +277,11 @@ def test_without_an_explain_workspace_every_target_but_the_trivial_is_secret(rel
     (rel / "Workspace_OR/build_workspaces/instance_7/docs/notes.md").write_text("use BIG_M\n")
     with pytest.raises(LeakError, match="'BIG_M'"):
         stage(rel, tmp_path / "bad")
+
+
+def test_the_leak_line_names_the_objective_exactly(tmp_path):
+    # a large objective is named as the oracle writes it, not rounded to six digits (1.03499e+07)
+    rel = make_release(tmp_path / "rel", build_ref=10349920.0, revise_ref=2000.0)
+    (rel / "Workspace_OR/build_workspaces/instance_7/docs/notes.md").write_text("budget 10,349,920\n")
+    with pytest.raises(LeakError, match="shows objective:build '10349920' "):
+        stage(rel, tmp_path / "out")
