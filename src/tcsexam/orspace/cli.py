@@ -325,7 +325,7 @@ def _explain_score(args) -> int:
     cost = summary["judge_cost"] or {}
     spent = f"; judge cost {cost['total_cost']:.4f} USD" if cost.get("total_cost") is not None else ""
     if summary["budget_stop"]:
-        done = sum(r["status"] == "scored" for r in summary["rows"])
+        done = sum(r["status"] == "scored" and r["answer_status"] == "given" for r in summary["rows"])
         print(
             f"tcsexam orspace explain-score: judging stopped at {summary['budget_stop']}; {done} judgments kept "
             f"(cached in {args.judge_cache}); rerun to continue",

@@ -220,6 +220,23 @@ class WorkspaceContext:
         return state
 
 
+def helper_library(scratch: Path) -> Path:
+    """A folder that gives every program, in every sandbox, the result helpers of the docs
+    (`from tcsexam.orspace.result import pulp_result, highs_result, write_result`): a copy of
+    `tcsexam/orspace/result.py` (standard library only) in a package of its own, first on the
+    program's PYTHONPATH (the OR-Space image has no tcsexam; the harness's own package is not
+    the program's to import)."""
+    from tcsexam.orspace import result
+
+    lib = scratch / "lib"
+    package = lib / "tcsexam" / "orspace"
+    package.mkdir(parents=True, exist_ok=True)
+    for init in (lib / "tcsexam" / "__init__.py", package / "__init__.py"):
+        init.write_text("")
+    shutil.copyfile(result.__file__, package / "result.py")
+    return lib
+
+
 def program_environment(
     settings: ExecuteSettings, scratch: Path, result_file: Path, root: Path
 ) -> tuple[dict[str, str], list[str]]:
@@ -230,7 +247,8 @@ def program_environment(
     host_python = os.sep in settings.python
     path = ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
     fixed = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
-             RESULT_ENV: str(result_file), "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}"}  # fmt: skip
+             RESULT_ENV: str(result_file), "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
+             "PYTHONPATH": str(helper_library(scratch))}  # fmt: skip
     env = program_env(str(scratch), path=path, inherit=False, **fixed)
     licence_env, licence_paths = licence_mounts(settings.licences)
     env.update(licence_env)
@@ -306,15 +324,16 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
         result_text = _read(result_file, limits.output_bytes)
         exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
-        derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok)
+        solver = detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src)
+        derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok, solver)
         verdict = outcome_verdict(
-            outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s
+            outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s, solver
         )
         return ctx.blank_record(
             wid,
             **{name: getattr(outcome, name) for name in OUTCOME_FIELDS},
             status_source=derived["status_source"],
-            solver=detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src),
+            solver=solver,
             **verdict,
         )
     finally:
@@ -483,7 +502,7 @@ def _summary(batch: KeyedBatch, out_dir: Path, condition: str | None) -> dict[st
     failure_modes: dict[str, int] = {}
     for r in records.values():
         if r.failure_mode:
-            failure_modes[r.failure_mode] = failure_modes.get(r.failure_mode, 0) + 1
+            failure_modes[str(r.failure_mode)] = failure_modes.get(str(r.failure_mode), 0) + 1
     return {
         "workspaces": len(records),
         "executed": batch.executed,

@@ -60,6 +60,8 @@ TRIVIAL_ABS = 10
 TRIVIAL_CHARS = 2  #: identifier targets this short (`I`, `II`, `x`) are trivial
 EVIDENCE_DIRS = {"data", "src", "logs", "solver_records"}
 MAX_BYTES = 16 * 1024 * 1024
+#: how the audit names the scan of a file's own name (`data/10755.csv (file name)`)
+FILE_NAME = "(file name)"
 
 
 class LeakError(InputError):
@@ -179,7 +181,7 @@ class Secrets:
             path = oracle_path(self.root, mode)
             if path.exists():
                 for wid, row in load_oracle_csv(path, mode).items():
-                    item = Item(f"objective:{mode}", wid, f"{row.reference_objective:g}", row.reference_objective)
+                    item = Item(f"objective:{mode}", wid, f"{row.reference_objective:.15g}", row.reference_objective)
                     self.objectives.setdefault(row.instance_number, []).append(item)
         self.targets: dict[int, list[Item]] = {}
         rubrics = self.root / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
@@ -228,11 +230,13 @@ def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, 
     number, mode = parse_workspace_id(wid)
     problem = secrets.problem(number)
     leaks, coincident, files = [], [], 0
-    for rel in sorted(texts):
+    # a file's name is shown too (the agent lists the folder; the flat prompt names every file)
+    names = {f"{rel} {FILE_NAME}": rel for rel in texts if "::" not in rel}
+    for rel in sorted({**texts, **names}):
         if not scanned(rel, mode):
             continue
-        text = Text(texts[rel])
-        files += 1
+        text = Text(names[rel] if rel in names else texts[rel])
+        files += rel not in names
         for item in problem.secret:
             if not text.has(item):
                 continue

@@ -15,6 +15,7 @@ failures it sees (execution error, timeout, infeasible, unbounded, not optimal, 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
@@ -57,9 +58,25 @@ FAILURE_MODES = tuple(m for m in RESULT_MODES if m != FailureMode.NONE)
 RULE = "status == Optimal and abs(objective - reference) / max(1, abs(reference)) <= relative_tolerance"
 
 
-def status_failure_mode(status: str) -> FailureMode:
-    """The failure mode a non-Optimal status string stands for."""
+#: a solver's "infeasible or unbounded" (Gurobi `INF_OR_UNBD`, COPT `INF_OR_UNB`, HiGHS `Primal
+#: infeasible or unbounded`): presolve found no bounded optimum without saying which. Attributed by
+#: what each solver means by it in practice (measured on small infeasible and unbounded LPs and
+#: MIPs): Gurobi's presolve says it for most infeasible models (a demand no capacity can meet) and
+#: for some unbounded LPs, COPT and HiGHS only for unbounded MIPs (they report a proven
+#: infeasibility as Infeasible). A program tells them apart by re-solving (Gurobi
+#: `DualReductions=0`) and reporting `Infeasible` or `Unbounded`.
+_INFEASIBLE_OR_UNBOUNDED = re.compile(r"infeasible\W+or\W+unbounded|unbounded\W+or\W+infeasible|inf_or_unbd?\b")
+AMBIGUOUS_MODE = {"gurobi": "infeasible"}
+
+
+def status_failure_mode(status: str, solver: str | None = None) -> FailureMode:
+    """The failure mode a non-Optimal status string stands for (`solver`: the one that reported
+    it, which decides an "infeasible or unbounded"; a solver's time limit is `timeout` here,
+    `record.outcome_verdict` makes it `not_optimal` for a program that ended inside the harness's
+    limit)."""
     s = status.strip().lower()
+    if _INFEASIBLE_OR_UNBOUNDED.search(s):
+        return FailureMode(AMBIGUOUS_MODE.get(solver or "", FailureMode.UNBOUNDED))
     if "infeasible" in s:
         return FailureMode.INFEASIBLE
     if "unbounded" in s:
@@ -182,7 +199,7 @@ def score_objectives(
         elif pred.get("failure_mode") in FAILURE_MODES and pred["failure_mode"] != FailureMode.WRONG_OBJECTIVE:
             failure = FailureMode(pred["failure_mode"])
         elif not optimal[i]:
-            failure = status_failure_mode(str(pred.get("status") or ""))
+            failure = status_failure_mode(str(pred.get("status") or ""), pred.get("solver"))
         elif np.isnan(obj[i]):
             failure = FailureMode.MISSING_OUTPUT
         else:

@@ -116,9 +116,11 @@ def outcome_verdict(
     signal: int | None,
     derived: dict[str, Any],
     time_limit_s: float,
+    solver: str | None = None,
 ) -> dict[str, Any]:
     """status, objective, failure_mode and message of a program that ran to its end (the only
-    mapping from a runner `Termination` to OR-Space's vocabulary). `derived` is `result.derive`'s."""
+    mapping from a runner `Termination` to OR-Space's vocabulary). `derived` is `result.derive`'s,
+    `solver` the one the submission used (`objectives.status_failure_mode`)."""
     term = Termination(termination)
     if term in (Termination.WALLTIME, Termination.CPUTIME):
         return {
@@ -140,10 +142,13 @@ def outcome_verdict(
             "failure_mode": FailureMode.MISSING_OUTPUT,
             "message": derived["note"] or "no result file, no OBJECTIVE_VALUE/status line",
         }
-    status = derived["status"]
+    status, message = derived["status"], derived["note"]
     failure = None
     if status.lower() != "optimal":
-        failure = status_failure_mode(status)
+        failure = status_failure_mode(status, solver)
+        if failure == FailureMode.TIMEOUT:  # the solver's own limit: the program ended inside the harness's
+            failure = FailureMode.NOT_OPTIMAL
+            message = "; ".join(m for m in (message, f"the solver stopped on its own limit ({status})") if m)
     elif derived["objective"] is None:
         failure = FailureMode.MISSING_OUTPUT
-    return {"status": status, "objective": derived["objective"], "failure_mode": failure, "message": derived["note"]}
+    return {"status": status, "objective": derived["objective"], "failure_mode": failure, "message": message}

@@ -20,7 +20,8 @@ programs print only `OBJECTIVE_VALUE`); the record says so (`status_source`).
 time-limited MIP that found a solution without proving it (`sol_status == 2`,
 LpSolutionIntegerFeasible): such a result is `Not Optimal`. Likewise `proven_optimal: false`, a
 HiGHS `model_status` other than Optimal, or a solver log line saying the run stopped on a limit
-(CBC `Result - Stopped on time limit`, HiGHS `Model status : Time limit reached`) overrides a
+(CBC `Result - Stopped on time limit`, HiGHS `Model status : Time limit reached`, Gurobi `Time limit
+reached`, COPT `MIP status : stopped (time limit reached)`) overrides a
 claimed Optimal.
 
 `pulp_result(prob)` and `highs_result(h)` build the object from a solved model (using those flags,
@@ -41,14 +42,47 @@ NOT_OPTIMAL = "Not Optimal"
 
 _OBJECTIVE_LINE = re.compile(r"^\s*OBJECTIVE_VALUE\s*[:=]\s*(\S+)\s*$", re.MULTILINE)
 _STATUS_LINE = re.compile(
-    r"^\s*(?:OBJECTIVE_STATUS|SOLVER_STATUS|STATUS|Status|Solver status|Solution status)\s*[:=]\s*(.+?)\s*$",
+    r"^\s*(?:OBJECTIVE_STATUS|SOLVER_STATUS|STATUS|Status)\s*[:=]\s*(.+?)\s*$",
     re.MULTILINE,
 )
 _STOPPED = re.compile(
-    r"(Result - Stopped on (?:time|iterations|nodes|solutions)|Stopped on iterations or time"
-    r"|Model\s+status\s*:\s*(?:Time limit reached|Iteration limit reached|Solution limit reached))",
-    re.IGNORECASE,
+    r"(Result - Stopped on (?:time|iterations|nodes|solutions)|Stopped on iterations or time"  # CBC
+    r"|Model\s+status\s*:\s*(?:Time limit reached|Iteration limit reached|Solution limit reached)"  # HiGHS
+    r"|^(?:Time|Node|Solution|Iteration|Work|Memory) limit reached\s*$"  # Gurobi
+    r"|MIP status\s*:\s*stopped \((?:time|node) limit reached\))",  # COPT
+    re.IGNORECASE | re.MULTILINE,
 )
+
+
+#: a status the program wrote as its solver's numeric code: `2`, `status 2`, `gurobi status 2`
+_STATUS_CODE = re.compile(r"^(?:(?:gurobi|copt|highs|cbc|pulp)\s+)?(?:status\s*(?:code)?\s*)?(-?\d+)$", re.IGNORECASE)
+#: solver -> its status codes' names (gurobipy GRB.Status, coptpy COPT status, HiGHS
+#: HighsModelStatus, PuLP's LpStatus for CBC): a program that reports `m.Status` as a number
+NATIVE_STATUS_CODES = {
+    "gurobi": dict(enumerate(
+        ("", "LOADED", "OPTIMAL", "INFEASIBLE", "INF_OR_UNBD", "UNBOUNDED", "CUTOFF", "ITERATION_LIMIT", "NODE_LIMIT",
+         "TIME_LIMIT", "SOLUTION_LIMIT", "INTERRUPTED", "NUMERIC", "SUBOPTIMAL", "INPROGRESS", "USER_OBJ_LIMIT",
+         "WORK_LIMIT", "MEM_LIMIT"))),
+    "copt": {0: "UNSTARTED", 1: "OPTIMAL", 2: "INFEASIBLE", 3: "UNBOUNDED", 4: "INF_OR_UNB", 5: "NUMERICAL",
+             6: "NODELIMIT", 8: "TIMEOUT", 9: "UNFINISHED", 10: "INTERRUPTED"},
+    "highs": dict(enumerate(
+        ("Not Set", "Load error", "Model error", "Presolve error", "Solve error", "Postsolve error", "Empty",
+         "Optimal", "Infeasible", "Primal infeasible or unbounded", "Unbounded", "Bound on objective reached",
+         "Target for objective reached", "Time limit reached", "Iteration limit reached", "Unknown",
+         "Solution limit reached", "Interrupted by user", "Memory limit reached", "Interrupted by HiGHS"))),
+    "cbc": {1: "Optimal", 0: "Not Solved", -1: "Infeasible", -2: "Unbounded", -3: "Undefined"},
+}  # fmt: skip
+
+
+def native_status(status: str, solver: str | None) -> tuple[str, str]:
+    """(status, note): a status given as the solver's numeric code (`2`, `gurobi status 3`) named
+    by the code table of the solver the submission used; any other status as it is."""
+    match = _STATUS_CODE.match(status.strip())
+    names = NATIVE_STATUS_CODES.get(solver or "")
+    if match is None or names is None or int(match.group(1)) not in names:
+        return status, ""
+    name = names[int(match.group(1))]
+    return name, f"{solver} status code {match.group(1)} is {name}"
 
 
 def pulp_result(prob: Any) -> dict[str, Any]:
@@ -101,8 +135,9 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def derive(result_text: str | None, stdout: str, exit_ok: bool) -> dict[str, Any]:
-    """Status, objective and where they came from.
+def derive(result_text: str | None, stdout: str, exit_ok: bool, solver: str | None = None) -> dict[str, Any]:
+    """Status, objective and where they came from (`solver`: the one the submission used, which
+    names a status given as its numeric code, `native_status`).
 
     Returns {"status": str | None, "objective": float | None, "status_source": str,
     "note": str}. `status` None means the program reported nothing usable.
@@ -116,6 +151,8 @@ def derive(result_text: str | None, stdout: str, exit_ok: bool) -> dict[str, Any
         if isinstance(data, dict):
             status = data.get("status")
             status = str(status).strip() if status is not None else None
+            if status:
+                status, note = native_status(status, solver)
             objective = _number(data.get("objective"))
             if status and status.lower() == "optimal":
                 sol_status = data.get("sol_status")
@@ -137,6 +174,8 @@ def derive(result_text: str | None, stdout: str, exit_ok: bool) -> dict[str, Any
         note = (note + "; " if note else "") + f"OBJECTIVE_VALUE {objectives[-1]!r} is not a number"
     if statuses:
         status, source = statuses[-1].strip(), "stdout_status_line"
+        status, code_note = native_status(status, solver)
+        note = "; ".join(n for n in (note, code_note) if n)
     elif objective is not None and exit_ok:
         status, source = "Optimal", "objective_line_only"
     else:

@@ -25,7 +25,22 @@ _BANNERS = {
     "highs": re.compile(r"Running HiGHS|HiGHS run time"),
     "cbc": re.compile(r"Welcome to the CBC MILP Solver|Cbc\d{4}I|CBC Status|Result - Optimal solution found"),
 }
-_IMPORT = re.compile(r"^\s*(?:import|from)\s+(gurobipy|coptpy|highspy|pulp)\b", re.MULTILINE)
+#: `import a, b as c` (every module of the list) and `from a import ...` (a module may be dotted)
+_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+([\w. \t,]+)|from[ \t]+([\w.]+)[ \t]+import\b)", re.MULTILINE)
+_SOLVER_MODULES = frozenset({"gurobipy", "coptpy", "highspy", "pulp"})
+
+
+def _imported(text: str) -> set[str]:
+    """The top-level modules of the solver libraries a program imports."""
+    found = set()
+    for listed, origin in _IMPORT.findall(text):
+        for name in [origin] if origin else listed.split(","):
+            top = name.strip().split(" ")[0].split(".")[0]
+            if top in _SOLVER_MODULES:
+                found.add(top)
+    return found
+
+
 _PULP_BACKENDS = {
     "gurobi": re.compile(r"\bGUROBI(?:_CMD)?\b"),
     "copt": re.compile(r"\bCOPT(?:_CMD|_DLL)?\b"),
@@ -41,7 +56,7 @@ def _join(found: set[str]) -> str:
 def from_sources(texts: list[str]) -> set[str]:
     found: set[str] = set()
     for text in texts:
-        modules = set(_IMPORT.findall(text))
+        modules = _imported(text)
         found |= {MODULE_SOLVER[m] for m in modules if m in MODULE_SOLVER}
         if "pulp" in modules:
             backends = {name for name, pattern in _PULP_BACKENDS.items() if pattern.search(text)}

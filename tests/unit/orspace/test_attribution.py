@@ -92,6 +92,12 @@ def src_with(tmp_path: Path, code: str) -> Path:
         ("import highspy\nimport gurobipy\n", "gurobi+highs"),
         ("print('OBJECTIVE_VALUE: 3')\n", "unknown"),
         ("# import gurobipy is only a comment here\nimport numpy\n", "unknown"),
+        # every module of an import list, dotted modules
+        ("import os, signal, highspy\n", "highs"),
+        ("import time, pulp\n", "cbc"),
+        ("import numpy as np, gurobipy as gp\n", "gurobi"),
+        ("from highspy.highs import Highs\n", "highs"),
+        ("from pulp.apis import HiGHS_CMD\n", "highs"),
     ],
 )
 def test_solver_from_imports(tmp_path, code, solver):

@@ -159,3 +159,28 @@ def test_explain_score_records_and_checks_the_condition(demo, tmp_path):
         [*base, "--workspaces", str(staged), "--condition", "revise-all_flat_both"], capture_output=True, text=True
     )
     assert bad.returncode == 1 and "staged under condition revise-all_filesystem_none" in bad.stderr
+
+
+def test_cli_budget_line_counts_judgments_not_missing_answers(demo, tmp_path, judge_server):
+    # three rubric rows, two answered: the budget allows one judgment; the missing answer is no judgment
+    judge_server.script = [reply(judge_server, tokens=(2000, 500))]
+    rubrics_file = demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
+    (row,) = load_rubrics(rubrics_file).values()
+    answer = json.loads((demo["workspaces"] / "answers.jsonl").read_text().splitlines()[0])["answer"]
+    ids = [f"or_space_10{i}_explain" for i in (1, 2, 3)]
+    rubrics, answers = tmp_path / "rubrics.jsonl", tmp_path / "answers.jsonl"
+    rubrics.write_text(
+        "".join(json.dumps({**row, "workspace_id": w, "question": f"{row['question']} {w}"}) + "\n" for w in ids)
+    )
+    answers.write_text("".join(json.dumps({"workspace_id": w, "answer": answer}) + "\n" for w in ids[:2]))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("judge-x: {input_per_mtok: 3.0, output_per_mtok: 15.0}\n")
+    env = {"PATH": "/usr/bin:/bin", "TCSEXAM_JUDGE_BASE_URL": judge_server.base_url, "TCSEXAM_JUDGE_MODEL": "judge-x"}
+    stop = subprocess.run(
+        [sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--rubrics", str(rubrics), "--answers",
+         str(answers), "--output", str(tmp_path / "ex.json"), "--judge-prices", str(prices), "--judge-cache",
+         str(tmp_path / "c"), "--max-judge-cost", "0.02"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert stop.returncode == 1, stop.stderr
+    assert "judging stopped at or_space_102_explain" in stop.stderr and "; 1 judgments kept" in stop.stderr

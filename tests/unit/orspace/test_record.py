@@ -150,3 +150,27 @@ def test_outcome_verdict_maps_every_termination(termination, exit_code, signal, 
         assert verdict["objective"] is None and "3 s wall" in verdict["message"]
     if termination == "signal":
         assert verdict["message"] == "killed by signal 11"
+
+
+@pytest.mark.parametrize(
+    ("status", "solver", "expected"),
+    [
+        # the solver stopped on its own limit, the program ended inside the harness's: not optimal
+        ("TIME_LIMIT", "gurobi", "not_optimal"),
+        ("TIMEOUT", "copt", "not_optimal"),
+        ("Time limit reached", "highs", "not_optimal"),
+        ("SOLUTION_LIMIT", "gurobi", "not_optimal"),
+        # "infeasible or unbounded": Gurobi's presolve says it of infeasible models, COPT and HiGHS of unbounded MIPs
+        ("INF_OR_UNBD", "gurobi", "infeasible"),
+        ("INF_OR_UNB", "copt", "unbounded"),
+        ("Primal infeasible or unbounded", "highs", "unbounded"),
+        ("Primal infeasible or unbounded", None, "unbounded"),
+        ("INFEASIBLE", "gurobi", "infeasible"),
+        ("UNBOUNDED", "copt", "unbounded"),
+    ],
+)
+def test_outcome_verdict_reads_the_solvers_status_words(status, solver, expected):
+    verdict = outcome_verdict(Termination.EXIT, 0, None, derived(status, 1.0), 3.0, solver)
+    assert (verdict["status"], verdict["failure_mode"]) == (status, expected)
+    if "time" in status.lower():
+        assert "own limit" in verdict["message"]

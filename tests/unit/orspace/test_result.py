@@ -121,3 +121,52 @@ def test_highs_node_limit_is_not_optimal():
 def test_derive(result_text, stdout, exit_ok, expected):
     d = derive(result_text, stdout, exit_ok)
     assert (d["status"], d["objective"], d["status_source"]) == expected
+
+
+COPT_LOG_TAIL = "MIP status      : stopped\nSolution status : integer optimal (relative gap limit 0.0001)\n"
+
+
+@pytest.mark.parametrize(
+    ("result_text", "stdout", "solver", "expected", "named"),
+    [
+        # a solver's own log line is not the program's status: COPT prints "Solution status : ..."
+        (None, COPT_LOG_TAIL, "copt", (None, None, "none"), False),
+        (None, COPT_LOG_TAIL + "OBJECTIVE_VALUE: 5.0\n", "copt", ("Optimal", 5.0, "objective_line_only"), False),
+        # a status given as the solver's numeric code is named by that solver's table
+        ('{"status": 2, "objective": 7}', "", "gurobi", ("OPTIMAL", 7.0, "result_file"), True),
+        ('{"status": 3, "objective": null}', "", "gurobi", ("INFEASIBLE", None, "result_file"), True),
+        (
+            None,
+            "Status: gurobi status 9\nOBJECTIVE_VALUE: 4\n",
+            "gurobi",
+            ("TIME_LIMIT", 4.0, "stdout_status_line"),
+            True,
+        ),
+        (None, "Status: copt status 4\n", "copt", ("INF_OR_UNB", None, "stdout_status_line"), True),
+        (None, "Status: 1\nOBJECTIVE_VALUE: 4\n", "cbc", ("Optimal", 4.0, "stdout_status_line"), True),
+        (None, "Status: 13\n", "highs", ("Time limit reached", None, "stdout_status_line"), True),
+        # no single known solver: a code stays a code
+        (None, "Status: 2\nOBJECTIVE_VALUE: 4\n", "unknown", ("2", 4.0, "stdout_status_line"), False),
+        (None, "Status: 2\nOBJECTIVE_VALUE: 4\n", "cbc+highs", ("2", 4.0, "stdout_status_line"), False),
+    ],
+)
+def test_derive_with_the_solvers_own_words(result_text, stdout, solver, expected, named):
+    d = derive(result_text, stdout, True, solver)
+    assert (d["status"], d["objective"], d["status_source"]) == expected
+    assert ("status code" in d["note"]) == named
+
+
+@pytest.mark.parametrize(
+    ("log", "stopped"),
+    [
+        ("Time limit reached\nBest objective 1.25e+01, best bound 0.0e+00, gap 100.0000%\n", True),  # Gurobi
+        ("Solution limit reached\n", True),  # Gurobi
+        ("MIP status      : stopped (time limit reached)\nSolution status : integer feasible\n", True),  # COPT
+        # COPT says "stopped" of a model solved in presolve too: not a limit
+        ("MIP status      : stopped\nSolution status : integer optimal (relative gap limit 0.0001)\n", False),
+        ("Optimal solution found (tolerance 1.00e-04)\n", False),  # Gurobi
+    ],
+)
+def test_a_legacy_program_that_prints_only_its_objective_and_a_solver_log(log, stopped):
+    d = derive(None, log + "OBJECTIVE_VALUE: 12.5\n", True)
+    assert (d["status"], d["objective"]) == ("Not Optimal" if stopped else "Optimal", 12.5)

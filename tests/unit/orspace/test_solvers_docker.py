@@ -48,19 +48,35 @@ def docker_image_present() -> str | None:
     return None
 
 
+#: offset of a variant's instance number -> (line of the demo, what the variant has instead): a
+#: wrong model (continuous variables: the LP bound 21, not 20), an infeasible one (more
+#: products asked than the hours allow) and an unbounded one (the capacity rows forgotten), each reported in the solver's own
+#: status words or codes (`gurobi status 3`, COPT's code 4 for infeasible-or-unbounded, HiGHS'
+#: "Primal infeasible or unbounded")
+VARIANTS = {
+    4: ("INTEGER = True", "INTEGER = False"),
+    8: ("DEMAND = 0", "DEMAND = 1000"),
+    12: ("CAPACITY = True", "CAPACITY = False"),
+}
+EXPECTED = {4: "wrong_objective", 8: "infeasible", 12: "unbounded"}
+
+
 def demo_release(tmp_path: Path) -> Path:
-    """The demos plus a wrong model per solver (continuous variables: the LP bound 21, not 20)."""
+    """The demos plus a wrong, an infeasible and an unbounded model per solver (VARIANTS)."""
     root = tmp_path / "subs"
     shutil.copytree(DEMOS, root)
     builds = root / "Workspace_OR" / "build_workspaces"
     oracle = root / "evaluation" / "build_evaluation" / "reference_objectives.csv"
     lines = oracle.read_text().splitlines()
     for n in SOLVERS:
-        wrong = builds / f"instance_{n + 4}"
-        shutil.copytree(builds / f"instance_{n}", wrong)
-        main = wrong / "src" / "main.py"
-        main.write_text(main.read_text().replace("INTEGER = True", "INTEGER = False"))
-        lines.append(f"or_space_{n + 4}_build,build,{n + 4},Workshop_{n + 4},20.0,0.01")
+        for offset, (line, changed) in VARIANTS.items():
+            variant = builds / f"instance_{n + offset}"
+            shutil.copytree(builds / f"instance_{n}", variant)
+            main = variant / "src" / "main.py"
+            text = main.read_text()
+            assert line in text
+            main.write_text(text.replace(line, changed))
+            lines.append(f"or_space_{n + offset}_build,build,{n + offset},Workshop_{n + offset},20.0,0.01")
     oracle.write_text("\n".join(lines) + "\n")
     return root
 
@@ -85,8 +101,11 @@ def check(root: Path, out: Path) -> dict:
     for n, solver in SOLVERS.items():
         good, wrong = rows[f"or_space_{n}_build"], rows[f"or_space_{n + 4}_build"]
         assert good["passed"] and good["failure_mode"] == "none" and good["objective"] == pytest.approx(20.0), good
-        assert wrong["failure_mode"] == "wrong_objective" and wrong["objective"] == pytest.approx(21.0), wrong
-        assert good["solver"] == wrong["solver"] == solver
+        assert wrong["objective"] == pytest.approx(21.0), wrong
+        for offset, mode in EXPECTED.items():
+            variant = rows[f"or_space_{n + offset}_build"]
+            assert (variant["passed"], variant["failure_mode"], variant["solver"]) == (False, mode, solver), variant
+        assert good["solver"] == solver
     return rows
 
 
@@ -172,3 +191,43 @@ def test_licence_option_errors(tmp_path):
         "--licence", f"copt={tmp_path / 'nowhere'}",
     )  # fmt: skip
     assert gone.returncode == 1 and "copt licence not found" in gone.stderr
+
+
+HELPER_PROGRAM = """\
+import highspy
+import pulp
+from tcsexam.orspace.result import highs_result, pulp_result, write_result
+
+prob = pulp.LpProblem("p", pulp.LpMinimize)
+x = pulp.LpVariable("x", lowBound=0, cat="Integer")
+prob += 7 * x
+prob += x >= 2.5
+prob.solve(pulp.PULP_CBC_CMD(msg=0))
+h = highspy.Highs()
+y = h.addVariable(0, type=highspy.HighsVarType.kInteger)
+h.addConstr(y >= 2.5)
+h.minimize(7 * y)
+assert highs_result(h)["objective"] == pulp_result(prob)["objective"] == 21
+write_result(pulp_result(prob))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["docker", "bwrap"])
+def test_the_result_helpers_of_the_docs_import_in_every_sandbox(tmp_path, sandbox):
+    # the OR-Space image has no tcsexam: the harness hands every program tcsexam.orspace.result
+    if sandbox == "docker":
+        need_docker()
+    elif shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    src = tmp_path / "subs" / "or_space_001_build" / "src"
+    src.mkdir(parents=True)
+    (src / "main.py").write_text(HELPER_PROGRAM)
+    out = tmp_path / "out"
+    proc = run(
+        "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(out), "--sandbox", sandbox,
+        "--time-limit", "60", *(["--docker-image", IMAGE] if sandbox == "docker" else []),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((out / "records" / "or_space_001_build.json").read_text())
+    assert (record["status"], record["objective"], record["status_source"]) == ("Optimal", 21.0, "result_file"), record

@@ -200,6 +200,16 @@ def test_planted_leaks_fail_staging(rel, tmp_path, where, text, item):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
 
 
+@pytest.mark.parametrize("interface", ["filesystem", "flat"])
+def test_a_file_name_that_shows_an_objective_is_a_leak(rel, tmp_path, interface):
+    # the agent lists the folder and the flat prompt names every file: a name is shown like a text
+    (rel / "Workspace_OR/build_workspaces/instance_7/data/219816.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(LeakError) as err:
+        stage(rel, tmp_path / "out", condition=Condition(interface=interface))
+    assert "or_space_007_build/data/219816.csv (file name) shows objective:build '219816'" in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_planted_leak_in_the_flat_prompt_only_condition(rel, tmp_path):
     # a leak in a code file that only a code-showing condition stages
     (rel / "Workspace_OR/revise_workspaces/instance_7/original/src/model.py").write_text("# 219816\n")
@@ -267,3 +277,11 @@ def test_without_an_explain_workspace_every_target_but_the_trivial_is_secret(rel
     (rel / "Workspace_OR/build_workspaces/instance_7/docs/notes.md").write_text("use BIG_M\n")
     with pytest.raises(LeakError, match="'BIG_M'"):
         stage(rel, tmp_path / "bad")
+
+
+def test_the_leak_line_names_the_objective_exactly(tmp_path):
+    # a large objective is named as the oracle writes it, not rounded to six digits (1.03499e+07)
+    rel = make_release(tmp_path / "rel", build_ref=10349920.0, revise_ref=2000.0)
+    (rel / "Workspace_OR/build_workspaces/instance_7/docs/notes.md").write_text("budget 10,349,920\n")
+    with pytest.raises(LeakError, match="shows objective:build '10349920' "):
+        stage(rel, tmp_path / "out")
