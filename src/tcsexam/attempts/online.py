@@ -135,26 +135,44 @@ def ingest_online(
     return sidecar
 
 
+def _sidecar(records_path: str | Path) -> dict[str, Any]:
+    """The online-input.json beside a records file ({} where there is none or it is unreadable)."""
+    path = Path(records_path).parent / SIDECAR
+    if not path.is_file():
+        return {}
+    try:
+        side = read_json(path, "online input file")
+    except InputError:
+        return {}
+    return side if isinstance(side, dict) else {}
+
+
+def _online_source(sha: str, records_path: str | Path) -> dict[str, Any]:
+    source: dict[str, Any] = {"protocol": "online", "origin": "online_input", "input_sha256": sha}
+    side = _sidecar(records_path)
+    if side.get("input_sha256") == sha:
+        source["input"] = side.get("input")
+        source["provenance_sha256"] = side.get("provenance_sha256")
+    return source
+
+
 def records_source(data: Any, records_path: str | Path) -> dict[str, Any] | None:
     """Where a records list came from: the harness (`protocol` offline, the record keys) or an
-    online input (`protocol` online, the input file's sha256); None when it cannot be told (no
-    records, records without either mark, or a mix)."""
-    if not isinstance(data, list) or not data or not all(isinstance(r, dict) for r in data):
+    online input (`protocol` online, the input file's sha256); None when it cannot be told (records
+    without either mark, or a mix). An empty list carries no mark: it is online when the sidecar
+    beside it says it ingested an empty judged file (the harness never writes an empty list)."""
+    if data == []:
+        side = _sidecar(records_path)
+        sha = side.get("input_sha256")
+        if side.get("origin") == "online_input" and side.get("records") == 0 and isinstance(sha, str):
+            return _online_source(sha, records_path)
+        return None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         return None
     marks = {(r.get("extra") or {}).get(ONLINE_MARK) if isinstance(r.get("extra"), dict) else None for r in data}
     harness = [isinstance(r.get("harness_version"), str) for r in data]
     if None not in marks and len(marks) == 1 and not any(harness):
-        source: dict[str, Any] = {"protocol": "online", "origin": "online_input", "input_sha256": marks.pop()}
-        sidecar = Path(records_path).parent / SIDECAR
-        if sidecar.is_file():
-            try:
-                side = read_json(sidecar, "online input file")
-            except InputError:
-                side = {}
-            if isinstance(side, dict) and side.get("input_sha256") == source["input_sha256"]:
-                source["input"] = side.get("input")
-                source["provenance_sha256"] = side.get("provenance_sha256")
-        return source
+        return _online_source(marks.pop(), records_path)
     if marks == {None} and all(harness):
         return {
             "protocol": "offline",

@@ -151,6 +151,26 @@ def test_records_source_tells_harness_online_and_neither(tmp_path, task):
     assert records_source([], tmp_path / "r.json") is None
 
 
+def test_an_empty_judged_file_is_still_online_input(tmp_path, task):
+    """An empty judged list has no record to carry the mark: its sidecar says where it came from,
+    so relative.json and the manifest name the online input (the scorer still refuses it: every
+    eligible instance is missing)."""
+    src = _judged(tmp_path, [])
+    out = tmp_path / "res" / "records.json"
+    ingest_online(src, task, "m", "1", out)
+    source = records_source([], out)
+    assert source["protocol"] == "online" and source["input_sha256"] == file_sha256(src)
+    assert source["input"] == str(src)
+    row, _ = solver_row(
+        model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
+        relative_output=tmp_path / "res" / "relative.json",
+    )  # fmt: skip
+    assert row.score_status == "judge_failed" and "has no record" in row.note
+    assert json.loads((tmp_path / "res" / "relative.json").read_text())["records_source"] == source
+    # no sidecar (or one of a non-empty input): no protocol can be told
+    assert records_source([], tmp_path / "elsewhere" / "records.json") is None
+
+
 def test_unmarked_records_are_never_scored(tmp_path):
     from tcsexam.digest import record_digest
     from tcsexam.recordkey import ensure_key
