@@ -19,8 +19,9 @@ the input file, each with the same `digest` as a harness record) and `online-inp
 
 Where records came from (`records_source`, written into every relative.json): harness records carry
 the harness version and the record key `tcsexam run` made them under; ingested ones carry
-`online_input_sha256` (a judge's own `key` or `harness_version` field is kept as `judge_key`,
-`judge_harness_version`). Records
+`online_input_sha256` (a judge's own `key`, `harness_version`, `digest`, `task`, `attempt` or
+`schema_version` field, a non-object `extra` and a `termination` outside the harness's
+vocabulary are kept as `judge_<name>`). Records
 that carry neither, or mix both, have no protocol and are never scored.
 """
 
@@ -31,13 +32,14 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
-from tcsexam.records import STATUSES, InstanceRecord, Status
+from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
 
 #: extra field of an ingested record: the sha256 of the online input file it came from
 ONLINE_MARK = "online_input_sha256"
 SIDECAR = "online-input.json"
 PROVENANCE = "provenance.json"
 _KNOWN = ", ".join(sorted(str(s) for s in STATUSES))
+_TERMINATIONS = {str(t) for t in Termination}
 
 
 def check_online_records(
@@ -85,6 +87,25 @@ def check_online_file(path: str | Path, task) -> list[dict[str, Any]]:
     return check_online_records(data, names, task.kind, str(path), f"task {task.id!r}")
 
 
+#: fields the results tree sets itself (identity, seal, the harness's marks): a judge's own are kept
+#: as judge_<name>, so an ingested record is never taken for a harness one and nothing is lost
+_HARNESS_OWNED = ("key", "harness_version", "digest", "task", "attempt", "schema_version")
+
+
+def _judge_fields(rec: dict[str, Any]) -> dict[str, Any]:
+    """A judged entry's fields for an `InstanceRecord`: the harness-owned ones, a non-object
+    `extra` and a `termination` outside the harness's vocabulary renamed judge_<name>."""
+    rec = dict(rec)
+    for name in list(rec):
+        if (
+            name in _HARNESS_OWNED
+            or (name == "extra" and not isinstance(rec[name], dict))
+            or (name == "termination" and rec[name] is not None and rec[name] not in _TERMINATIONS)
+        ):
+            rec[f"judge_{name}"] = rec.pop(name)
+    return rec
+
+
 def ingest_online(
     input_path: str | Path, task, model: str, attempt: str, output: str | Path, provenance: str | Path | None = None
 ) -> dict[str, Any]:
@@ -101,13 +122,7 @@ def ingest_online(
     order = {inst.name: k for k, inst in enumerate(task.instances)}
     records = []
     for rec in sorted(entries, key=lambda r: order[r["instance"]]):
-        rec = {k: v for k, v in rec.items() if k not in ("digest", "task", "attempt")}
-        # what marks a harness record (its key, the harness version) and a non-object `extra`
-        # are kept under other names: an ingested record is never taken for a harness one
-        for name in ("key", "harness_version", "extra"):
-            if name in rec and not (name == "extra" and isinstance(rec[name], dict)):
-                rec[f"judge_{name}"] = rec.pop(name)
-        record = InstanceRecord.from_dict(rec)
+        record = InstanceRecord.from_dict(_judge_fields(rec))
         record.task, record.attempt = task.id, str(attempt)
         record.extra = {**record.extra, ONLINE_MARK: sha}
         records.append(record.to_dict(key))

@@ -71,6 +71,32 @@ def test_ingest_keeps_every_field_adds_identity_and_digests(tmp_path, task):
     assert source["input_sha256"] == file_sha256(src) and source["input"] == str(src)
 
 
+def test_a_judges_fields_that_the_tree_sets_itself_are_kept_not_dropped(tmp_path, task):
+    """A judge's own digest, task, attempt, schema_version (the tree sets these) and a termination
+    outside the harness's vocabulary are kept as judge_<name>; before, the first four were dropped
+    and the last stopped the ingest with a traceback."""
+    odd = {
+        "digest": "judge-sig",
+        "task": "maxcut-G",
+        "attempt": 7,
+        "schema_version": "v9",
+        "termination": "judge-limit",
+    }
+    src = _judged(tmp_path, [{"instance": "G11", "status": "timeout", **odd}, {"instance": "G14", "status": "crash"}])
+    out = tmp_path / "res" / "records.json"
+    assert _ingest_cli(src, out) == 0
+    first = json.loads(out.read_text())[0]
+    assert {k: first["extra"][f"judge_{k}"] for k in odd} == odd
+    assert (first["task"], first["attempt"], first["termination"]) == ("maxcut-mqlib", "1", None)
+    assert digest_problem(first, find_key(out)) is None
+    # a termination of the harness's vocabulary is the record's own field
+    src = _judged(
+        tmp_path,
+        [{"instance": "G11", "status": "timeout", "termination": "walltime"}, {"instance": "G14", "status": "crash"}],
+    )
+    assert _ingest_cli(src, out) == 0 and json.loads(out.read_text())[0]["termination"] == "walltime"
+
+
 def test_ingested_records_are_scored_and_say_they_are_online(tmp_path, task):
     src = _judged(tmp_path, [{"instance": "G11", "status": "ok", "A": 556}, {"instance": "G14", "status": "invalid"}])
     out = tmp_path / "res" / "records.json"
