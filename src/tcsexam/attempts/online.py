@@ -20,8 +20,8 @@ the input file, each with the same `digest` as a harness record) and `online-inp
 Where records came from (`records_source`, written into every relative.json): harness records carry
 the harness version and the record key `tcsexam run` made them under; ingested ones carry
 `online_input_sha256` (a judge's own `key`, `harness_version`, `digest`, `task`, `attempt` or
-`schema_version` field, a non-object `extra` and a `termination` outside the harness's
-vocabulary are kept as `judge_<name>`). Records
+`schema_version` field, and a field whose value the record's type cannot hold, e.g. a non-object
+`extra`, a `wall_s` that is no number or a malformed `trace`, are kept as `judge_<name>`). Records
 that carry neither, or mix both, have no protocol and are never scored.
 """
 
@@ -92,16 +92,46 @@ def check_online_file(path: str | Path, task) -> list[dict[str, Any]]:
 _HARNESS_OWNED = ("key", "harness_version", "digest", "task", "attempt", "schema_version")
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_trace(v: Any) -> bool:
+    """The harness's anytime trace: [[t, status, value], ...], t a finite number, value one or null."""
+    return isinstance(v, list) and all(
+        isinstance(row, list)
+        and len(row) == 3
+        and is_finite_number(row[0])
+        and row[1] in STATUSES
+        and (row[2] is None or is_finite_number(row[2]))
+        for row in v
+    )
+
+
+#: the record fields with a type the harness's own readers rely on (the anytime profiles read
+#: wall_s and trace as numbers), and the test a judge's value must pass to be kept under that name
+_TYPED = {
+    "extra": lambda v: isinstance(v, dict),
+    "message": lambda v: isinstance(v, str),
+    "termination": lambda v: v is None or v in _TERMINATIONS,
+    "trace": lambda v: v is None or _is_trace(v),
+    "claimed": lambda v: v is None or isinstance(v, str) or is_finite_number(v),
+    **{n: (lambda v: v is None or is_finite_number(v)) for n in ("wall_s", "cpu_s", "peak_mem_mb")},
+    **{n: (lambda v: v is None or _is_int(v)) for n in ("exit_code", "signal")},
+    **{
+        n: (lambda v: v is None or isinstance(v, str))
+        for n in ("sandbox", "limiter", "sandbox_image", "candidate_hash")
+    },
+}
+
+
 def _judge_fields(rec: dict[str, Any]) -> dict[str, Any]:
-    """A judged entry's fields for an `InstanceRecord`: the harness-owned ones, a non-object
-    `extra` and a `termination` outside the harness's vocabulary renamed judge_<name>."""
+    """A judged entry's fields for an `InstanceRecord`: the harness-owned ones, and any field whose
+    value the record's type cannot hold (a non-object `extra`, a `termination` outside the
+    vocabulary, a `wall_s` that is no number, a malformed `trace`, ...), renamed judge_<name>."""
     rec = dict(rec)
     for name in list(rec):
-        if (
-            name in _HARNESS_OWNED
-            or (name == "extra" and not isinstance(rec[name], dict))
-            or (name == "termination" and rec[name] is not None and rec[name] not in _TERMINATIONS)
-        ):
+        if name in _HARNESS_OWNED or (name in _TYPED and not _TYPED[name](rec[name])):
             rec[f"judge_{name}"] = rec.pop(name)
     return rec
 

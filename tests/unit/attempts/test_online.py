@@ -89,12 +89,20 @@ def test_a_judges_fields_that_the_tree_sets_itself_are_kept_not_dropped(tmp_path
     assert {k: first["extra"][f"judge_{k}"] for k in odd} == odd
     assert (first["task"], first["attempt"], first["termination"]) == ("maxcut-mqlib", "1", None)
     assert digest_problem(first, find_key(out)) is None
-    # a termination of the harness's vocabulary is the record's own field
-    src = _judged(
-        tmp_path,
-        [{"instance": "G11", "status": "timeout", "termination": "walltime"}, {"instance": "G14", "status": "crash"}],
-    )
-    assert _ingest_cli(src, out) == 0 and json.loads(out.read_text())[0]["termination"] == "walltime"
+    # fields of the record's type with values it cannot hold (the anytime profiles read wall_s and
+    # trace as numbers: a traceback in the plots before) are kept the same way
+    bad = {"wall_s": "5s", "trace": "abc", "exit_code": "x", "extra": "note", "message": 12}
+    src = _judged(tmp_path, [{"instance": "G11", "status": "timeout", **bad}, {"instance": "G14", "status": "crash"}])
+    assert _ingest_cli(src, out) == 0
+    first = json.loads(out.read_text())[0]
+    assert {k: first["extra"][f"judge_{k}"] for k in bad} == bad
+    assert first["wall_s"] is None and "trace" not in first and first["message"] == ""
+    # values the record can hold stay the record's own fields
+    good = {"termination": "walltime", "wall_s": 4.5, "trace": [[0.5, "ok", 550], [2, "invalid", None]]}
+    src = _judged(tmp_path, [{"instance": "G11", "status": "timeout", **good}, {"instance": "G14", "status": "crash"}])
+    assert _ingest_cli(src, out) == 0
+    first = json.loads(out.read_text())[0]
+    assert {k: first[k] for k in good} == good and "judge_trace" not in first["extra"]
 
 
 def test_ingested_records_are_scored_and_say_they_are_online(tmp_path, task):
