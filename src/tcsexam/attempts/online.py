@@ -19,8 +19,9 @@ the input file, each with the same `digest` as a harness record) and `online-inp
 
 Where records came from (`records_source`, written into every relative.json): harness records carry
 the harness version and the record key `tcsexam run` made them under; ingested ones carry
-`online_input_sha256` (a judge's own `key` or `harness_version` field is kept as `judge_key`,
-`judge_harness_version`). Records
+`online_input_sha256` (a judge's own `key`, `harness_version`, `digest`, `task`, `attempt` or
+`schema_version` field, and a field whose value the record's type cannot hold, e.g. a non-object
+`extra`, a `wall_s` that is no number or a malformed `trace`, are kept as `judge_<name>`). Records
 that carry neither, or mix both, have no protocol and are never scored.
 """
 
@@ -31,13 +32,14 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
-from tcsexam.records import STATUSES, InstanceRecord, Status
+from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
 
 #: extra field of an ingested record: the sha256 of the online input file it came from
 ONLINE_MARK = "online_input_sha256"
 SIDECAR = "online-input.json"
 PROVENANCE = "provenance.json"
 _KNOWN = ", ".join(sorted(str(s) for s in STATUSES))
+_TERMINATIONS = {str(t) for t in Termination}
 
 
 def check_online_records(
@@ -85,6 +87,55 @@ def check_online_file(path: str | Path, task) -> list[dict[str, Any]]:
     return check_online_records(data, names, task.kind, str(path), f"task {task.id!r}")
 
 
+#: fields the results tree sets itself (identity, seal, the harness's marks): a judge's own are kept
+#: as judge_<name>, so an ingested record is never taken for a harness one and nothing is lost
+_HARNESS_OWNED = ("key", "harness_version", "digest", "task", "attempt", "schema_version")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_trace(v: Any) -> bool:
+    """The harness's anytime trace: [[t, status, value], ...], t a finite number, value one or null."""
+    return isinstance(v, list) and all(
+        isinstance(row, list)
+        and len(row) == 3
+        and is_finite_number(row[0])
+        and row[1] in STATUSES
+        and (row[2] is None or is_finite_number(row[2]))
+        for row in v
+    )
+
+
+#: the record fields with a type the harness's own readers rely on (the anytime profiles read
+#: wall_s and trace as numbers), and the test a judge's value must pass to be kept under that name
+_TYPED = {
+    "extra": lambda v: isinstance(v, dict),
+    "message": lambda v: isinstance(v, str),
+    "termination": lambda v: v is None or v in _TERMINATIONS,
+    "trace": lambda v: v is None or _is_trace(v),
+    "claimed": lambda v: v is None or isinstance(v, str) or is_finite_number(v),
+    **{n: (lambda v: v is None or is_finite_number(v)) for n in ("wall_s", "cpu_s", "peak_mem_mb")},
+    **{n: (lambda v: v is None or _is_int(v)) for n in ("exit_code", "signal")},
+    **{
+        n: (lambda v: v is None or isinstance(v, str))
+        for n in ("sandbox", "limiter", "sandbox_image", "candidate_hash")
+    },
+}
+
+
+def _judge_fields(rec: dict[str, Any]) -> dict[str, Any]:
+    """A judged entry's fields for an `InstanceRecord`: the harness-owned ones, and any field whose
+    value the record's type cannot hold (a non-object `extra`, a `termination` outside the
+    vocabulary, a `wall_s` that is no number, a malformed `trace`, ...), renamed judge_<name>."""
+    rec = dict(rec)
+    for name in list(rec):
+        if name in _HARNESS_OWNED or (name in _TYPED and not _TYPED[name](rec[name])):
+            rec[f"judge_{name}"] = rec.pop(name)
+    return rec
+
+
 def ingest_online(
     input_path: str | Path, task, model: str, attempt: str, output: str | Path, provenance: str | Path | None = None
 ) -> dict[str, Any]:
@@ -101,13 +152,7 @@ def ingest_online(
     order = {inst.name: k for k, inst in enumerate(task.instances)}
     records = []
     for rec in sorted(entries, key=lambda r: order[r["instance"]]):
-        rec = {k: v for k, v in rec.items() if k not in ("digest", "task", "attempt")}
-        # what marks a harness record (its key, the harness version) and a non-object `extra`
-        # are kept under other names: an ingested record is never taken for a harness one
-        for name in ("key", "harness_version", "extra"):
-            if name in rec and not (name == "extra" and isinstance(rec[name], dict)):
-                rec[f"judge_{name}"] = rec.pop(name)
-        record = InstanceRecord.from_dict(rec)
+        record = InstanceRecord.from_dict(_judge_fields(rec))
         record.task, record.attempt = task.id, str(attempt)
         record.extra = {**record.extra, ONLINE_MARK: sha}
         records.append(record.to_dict(key))
@@ -135,26 +180,44 @@ def ingest_online(
     return sidecar
 
 
+def _sidecar(records_path: str | Path) -> dict[str, Any]:
+    """The online-input.json beside a records file ({} where there is none or it is unreadable)."""
+    path = Path(records_path).parent / SIDECAR
+    if not path.is_file():
+        return {}
+    try:
+        side = read_json(path, "online input file")
+    except InputError:
+        return {}
+    return side if isinstance(side, dict) else {}
+
+
+def _online_source(sha: str, records_path: str | Path) -> dict[str, Any]:
+    source: dict[str, Any] = {"protocol": "online", "origin": "online_input", "input_sha256": sha}
+    side = _sidecar(records_path)
+    if side.get("input_sha256") == sha:
+        source["input"] = side.get("input")
+        source["provenance_sha256"] = side.get("provenance_sha256")
+    return source
+
+
 def records_source(data: Any, records_path: str | Path) -> dict[str, Any] | None:
     """Where a records list came from: the harness (`protocol` offline, the record keys) or an
-    online input (`protocol` online, the input file's sha256); None when it cannot be told (no
-    records, records without either mark, or a mix)."""
-    if not isinstance(data, list) or not data or not all(isinstance(r, dict) for r in data):
+    online input (`protocol` online, the input file's sha256); None when it cannot be told (records
+    without either mark, or a mix). An empty list carries no mark: it is online when the sidecar
+    beside it says it ingested an empty judged file (the harness never writes an empty list)."""
+    if data == []:
+        side = _sidecar(records_path)
+        sha = side.get("input_sha256")
+        if side.get("origin") == "online_input" and side.get("records") == 0 and isinstance(sha, str):
+            return _online_source(sha, records_path)
+        return None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         return None
     marks = {(r.get("extra") or {}).get(ONLINE_MARK) if isinstance(r.get("extra"), dict) else None for r in data}
     harness = [isinstance(r.get("harness_version"), str) for r in data]
     if None not in marks and len(marks) == 1 and not any(harness):
-        source: dict[str, Any] = {"protocol": "online", "origin": "online_input", "input_sha256": marks.pop()}
-        sidecar = Path(records_path).parent / SIDECAR
-        if sidecar.is_file():
-            try:
-                side = read_json(sidecar, "online input file")
-            except InputError:
-                side = {}
-            if isinstance(side, dict) and side.get("input_sha256") == source["input_sha256"]:
-                source["input"] = side.get("input")
-                source["provenance_sha256"] = side.get("provenance_sha256")
-        return source
+        return _online_source(marks.pop(), records_path)
     if marks == {None} and all(harness):
         return {
             "protocol": "offline",

@@ -248,8 +248,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
     if not reference_path.is_absolute() and not reference_path.exists():
         reference_path = _resolve(str(reference_path))
     rows = _attempt_rows(run_dir)
-    # solver records: <run>/solver/<model>/<task>/<attempt>/records.json
-    runs = {(m, t, a): _records(path) for m, t, a, path in ResultsLayout(run_dir).solver_files("records.json")}
+    runs = _solver_runs(run_dir, rows)
     tasks, task_files = _task_entries(suite.tracks["solver"], sources, runs)
     models = {
         name: {"attempts_per_task": spec.get("attempts_per_task")} for name, spec in sorted(cohort["models"].items())
@@ -286,6 +285,19 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
 
 
 Runs = dict[tuple[str, str, str], list[dict[str, Any]]]
+
+
+def _solver_runs(run_dir: Path, rows: list[dict[str, str]]) -> Runs:
+    """The records of every Solver result, <run>/solver/<model>/<task>/<attempt>/records.json, less
+    those of attempts the attempt table calls `missing`: a records.json left by an earlier run
+    whose candidate or judged input is gone is no result of this one."""
+    missing = {
+        (r.get("model"), r.get("item"), r.get("attempt"))
+        for r in rows
+        if r.get("track") == "solver" and r.get("score_status") == "missing"
+    }
+    files = ResultsLayout(run_dir).solver_files("records.json")
+    return {(m, t, a): _records(path) for m, t, a, path in files if (m, t, a) not in missing}
 
 
 def _read_cohort(run_dir: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shlex
 from functools import cached_property
+from pathlib import Path
 
 from tcsexam.errors import InputError
 
@@ -92,7 +93,8 @@ class CampaignPlan:
         """The protocol's inputs and the adoption file, checked at DAG time (one line each):
         online needs `online_records_dir` (and offline must not name one: a harness run is never
         labelled online, judged records are never scored offline); every judged records file is
-        valid; the adoption file's rows name known models, items and planned attempts."""
+        valid, and so is the JSON of the provenance.json beside it; the adoption file's rows name
+        known models, items and planned attempts."""
         if self.online and not self.online_dir:
             raise InputError(
                 "config protocol: online takes the Solver rows from judged records: set "
@@ -105,10 +107,14 @@ class CampaignPlan:
             )
         self.adoption  # noqa: B018 (reads and checks the file: one line on a bad row)
         if self.online and (self.root / self.online_dir).is_dir():
-            from tcsexam.attempts.online import check_online_file
+            from tcsexam.attempts.online import PROVENANCE, check_online_file
+            from tcsexam.fileio import read_json
 
             for p in self.planned:
                 if p.track == "solver" and self.has_solver_input(p.model, p.item, p.attempt):
                     rel = self.online_input(p.model, p.item, p.attempt)
                     path = rel if os.path.isfile(rel) else self.root / rel  # messages name it as configured
                     check_online_file(path, self.task(p.item))
+                    provenance = Path(path).parent / PROVENANCE
+                    if provenance.is_file():  # free-form, but JSON: ingest_online records it
+                        read_json(provenance, "provenance file")

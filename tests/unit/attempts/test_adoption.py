@@ -17,6 +17,11 @@ from tcsexam.suites import load_suite
 
 HEADER = "model,track,item,attempt,adoption_status,reason,replaces\n"
 PLANNED = {"m": ["1"], "n": ["1", "2"]}
+#: the tiny test config's task files (two instances each), which config/test/online judged
+_TEST_TASKS = {
+    t: f"config/test/tasks/{t}.yaml"
+    for t in ("maxcut-mqlib", "sat-satlib", "tsp-tsplib", "coloring-dimacs", "maxsat-wcnf")
+}
 
 
 @pytest.fixture
@@ -213,3 +218,19 @@ def test_protocol_and_adoption_config_errors_are_one_line(tmp_path, config, need
     with pytest.raises(InputError) as err:
         _plan(tmp_path, **config).check()
     assert needle in str(err.value)
+
+
+def test_a_malformed_provenance_file_is_one_line_before_any_job(tmp_path):
+    """provenance.json is free-form but must be JSON: the DAG-time check reads it (before, the
+    ingest job failed mid-run with the line only in its log)."""
+    import shutil
+
+    online = tmp_path / "online"
+    shutil.copytree(Path(__file__).resolve().parents[3] / "config/test/online", online)
+    config = {"protocol": "online", "online_records_dir": str(online), "run": {"task_files": _TEST_TASKS}}
+    _plan(tmp_path, **config).check()  # the bundled judged records pass
+    bad = online / "demo-weak" / "tsp-tsplib" / "1" / "provenance.json"
+    bad.write_text("{judge: session")
+    with pytest.raises(InputError) as err:
+        _plan(tmp_path, **config).check()
+    assert str(err.value).startswith(f"{bad}: malformed provenance file")

@@ -71,6 +71,40 @@ def test_ingest_keeps_every_field_adds_identity_and_digests(tmp_path, task):
     assert source["input_sha256"] == file_sha256(src) and source["input"] == str(src)
 
 
+def test_a_judges_fields_that_the_tree_sets_itself_are_kept_not_dropped(tmp_path, task):
+    """A judge's own digest, task, attempt, schema_version (the tree sets these) and a termination
+    outside the harness's vocabulary are kept as judge_<name>; before, the first four were dropped
+    and the last stopped the ingest with a traceback."""
+    odd = {
+        "digest": "judge-sig",
+        "task": "maxcut-G",
+        "attempt": 7,
+        "schema_version": "v9",
+        "termination": "judge-limit",
+    }
+    src = _judged(tmp_path, [{"instance": "G11", "status": "timeout", **odd}, {"instance": "G14", "status": "crash"}])
+    out = tmp_path / "res" / "records.json"
+    assert _ingest_cli(src, out) == 0
+    first = json.loads(out.read_text())[0]
+    assert {k: first["extra"][f"judge_{k}"] for k in odd} == odd
+    assert (first["task"], first["attempt"], first["termination"]) == ("maxcut-mqlib", "1", None)
+    assert digest_problem(first, find_key(out)) is None
+    # fields of the record's type with values it cannot hold (the anytime profiles read wall_s and
+    # trace as numbers: a traceback in the plots before) are kept the same way
+    bad = {"wall_s": "5s", "trace": "abc", "exit_code": "x", "extra": "note", "message": 12}
+    src = _judged(tmp_path, [{"instance": "G11", "status": "timeout", **bad}, {"instance": "G14", "status": "crash"}])
+    assert _ingest_cli(src, out) == 0
+    first = json.loads(out.read_text())[0]
+    assert {k: first["extra"][f"judge_{k}"] for k in bad} == bad
+    assert first["wall_s"] is None and "trace" not in first and first["message"] == ""
+    # values the record can hold stay the record's own fields
+    good = {"termination": "walltime", "wall_s": 4.5, "trace": [[0.5, "ok", 550], [2, "invalid", None]]}
+    src = _judged(tmp_path, [{"instance": "G11", "status": "timeout", **good}, {"instance": "G14", "status": "crash"}])
+    assert _ingest_cli(src, out) == 0
+    first = json.loads(out.read_text())[0]
+    assert {k: first[k] for k in good} == good and "judge_trace" not in first["extra"]
+
+
 def test_ingested_records_are_scored_and_say_they_are_online(tmp_path, task):
     src = _judged(tmp_path, [{"instance": "G11", "status": "ok", "A": 556}, {"instance": "G14", "status": "invalid"}])
     out = tmp_path / "res" / "records.json"
@@ -149,6 +183,26 @@ def test_records_source_tells_harness_online_and_neither(tmp_path, task):
     assert records_source([{"instance": "G11", "status": "timeout"}], tmp_path / "r.json") is None  # no mark
     assert records_source([*harness, *online], tmp_path / "r.json") is None  # a mix
     assert records_source([], tmp_path / "r.json") is None
+
+
+def test_an_empty_judged_file_is_still_online_input(tmp_path, task):
+    """An empty judged list has no record to carry the mark: its sidecar says where it came from,
+    so relative.json and the manifest name the online input (the scorer still refuses it: every
+    eligible instance is missing)."""
+    src = _judged(tmp_path, [])
+    out = tmp_path / "res" / "records.json"
+    ingest_online(src, task, "m", "1", out)
+    source = records_source([], out)
+    assert source["protocol"] == "online" and source["input_sha256"] == file_sha256(src)
+    assert source["input"] == str(src)
+    row, _ = solver_row(
+        model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
+        relative_output=tmp_path / "res" / "relative.json",
+    )  # fmt: skip
+    assert row.score_status == "judge_failed" and "has no record" in row.note
+    assert json.loads((tmp_path / "res" / "relative.json").read_text())["records_source"] == source
+    # no sidecar (or one of a non-empty input): no protocol can be told
+    assert records_source([], tmp_path / "elsewhere" / "records.json") is None
 
 
 def test_unmarked_records_are_never_scored(tmp_path):

@@ -99,3 +99,17 @@ def test_model_verdict_rows_fill_in_missing(tmp_path):
     wrong.write_text(json.dumps(V(item=item)))
     with pytest.raises(InputError, match="planned for"):
         model_verdict_rows("m", suite, tmp_path, ["1"])
+
+
+def test_bundled_verdict_fixtures_do_not_claim_a_checker_ran():
+    """The bundled demo verdicts are written by hand: each `checker` field says no checker ran
+    ("none: ...") instead of naming a checker that never verified anything."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3] / "config" / "verdicts"
+    files = sorted(root.glob("*/*/*.json"))
+    assert len(files) >= 45
+    claims = [
+        str(f.relative_to(root)) for f in files if not json.loads(f.read_text()).get("checker", "").startswith("none: ")
+    ]
+    assert claims == []

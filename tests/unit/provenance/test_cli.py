@@ -59,3 +59,42 @@ def test_other_suite_protocol_reference_or_models_are_incomparable(tmp_path):
         assert result["verdict"] == "incomparable" and name in result["inputs"]["differ"]
         assert result["reasons"]
         assert main(["compare", str(base), str(run), "--output", str(out), "--exit-zero"]) == 0
+
+
+def test_manifest_names_no_source_for_a_missing_solver_result(tmp_path, capsys):
+    """A records.json an earlier run left for an attempt whose judged input is gone now (its row
+    `missing`) is not reported as a Solver result with a source."""
+    from pathlib import Path
+
+    from tcsexam.attempts.online import ingest_online
+    from tcsexam.tasks import load_task
+
+    root = Path(__file__).resolve().parents[3]
+    run = tmp_path / "run"
+    run.mkdir()
+    cohort = {"suite": "lite", "solver_protocol": "online", "solver_reference_id": "tcsexam-test-k3-v2",
+              "models": {"m": {"attempts_per_task": 1}}}  # fmt: skip
+    (run / "cohort.json").write_text(json.dumps(cohort))
+    judged = tmp_path / "judged.json"
+    judged.write_text(
+        json.dumps([{"instance": "G11", "status": "ok", "A": 556}, {"instance": "G14", "status": "timeout"}])
+    )
+    task = load_task(root / "config/test/tasks/maxcut-mqlib.yaml")
+    for attempt in ("1", "2"):
+        ingest_online(judged, task, "m", attempt, run / "solver" / "m" / "maxcut-mqlib" / attempt / "records.json")
+    (run / "attempts.csv").write_text(
+        HEADER
+        + "m,solver,maxcut-mqlib,1,0.25,selected,valid,fixed_reference_relative,online\n"
+        + "m,solver,maxcut-mqlib,2,,excluded,missing,fixed_reference_relative,online\n"
+    )
+    args = [
+        "manifest",
+        str(run),
+        "--output",
+        str(run / "manifest.json"),
+        "--reference",
+        str(root / "config/test/reference.json"),
+    ]
+    assert main(args) == 0, capsys.readouterr().err
+    candidates = json.loads((run / "manifest.json").read_text())["candidates"]["m"]["maxcut-mqlib"]
+    assert list(candidates) == ["1"] and candidates["1"]["source"]["origin"] == "online_input"
