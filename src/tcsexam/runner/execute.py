@@ -93,8 +93,16 @@ def _placeholders(arg: str, where: str) -> None:
 
 def _argv(value: list[str], key: str, path: Path) -> tuple[str, ...]:
     for arg in value:
+        _no_nul(arg, f"{path}: {key!r}")
         _placeholders(arg, f"{path}: {key!r}")
     return tuple(value)
+
+
+def _no_nul(text: str, where: str) -> None:
+    """A NUL byte cannot be passed to a program (argv and environment are C strings): refused at
+    load, with one line, instead of failing every run's start as the harness's error."""
+    if "\0" in text:
+        raise InputError(f"{where}: {text!r} contains a NUL byte (not allowed in a command or the environment)")
 
 
 def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Candidate:
@@ -133,7 +141,8 @@ def _check_env(env: dict[str, str], path: Path, directory: Path) -> None:
     (`ENV_DENIED`) or a PATH entry that is relative or inside the candidate folder."""
     import fnmatch
 
-    for key in env:
+    for key, value in env.items():
+        _no_nul(f"{key}={value}", f"{path}: 'env'")
         if any(fnmatch.fnmatchcase(key, pattern) for pattern in ENV_DENIED):
             raise InputError(
                 f"{path}: 'env' may not set {key} (denied: loader, glibc and shell start-up variables and the "

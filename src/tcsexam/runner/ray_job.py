@@ -105,6 +105,18 @@ def ensure_token(path: Path) -> None:
 
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_task_events_report_interval_ms": "0"}
 
+#: the folder inside a private Ray temp folder that Ray itself gets (`private_ray_temp`)
+RAY_INNER = "r"
+
+
+def private_ray_temp(prefix: str) -> tuple[str, str]:
+    """(folder, Ray's temp dir): a fresh 0700 folder under /tmp (short: Unix socket paths are
+    limited) and the folder inside it that Ray is given. Ray makes its temp dir and every folder
+    in it mode 0777 (its sockets, logs, session files); the 0700 folder around it keeps other
+    users out, a root harness's candidates (another uid) among them."""
+    folder = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    return folder, os.path.join(folder, RAY_INNER)
+
 
 def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
     """Connect to `address` (or RAY_ADDRESS) or start a minimal local Ray with `num_cpus` CPUs."""
@@ -127,14 +139,14 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
         total = ray.cluster_resources().get("CPU", 0.0)
         return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
     for tries_left in range(RAY_START_TRIES - 1, -1, -1):
-        temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
+        temp_dir, ray_temp = private_ray_temp("ray-")
         before = _children()
         try:
             # token authentication, the token in this job's own 0700 temp folder (not ~/.ray)
             ensure_token(Path(temp_dir) / "auth_token")
             use_token(temp_dir)
             with _agent_port_from_kernel():
-                ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
+                ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=ray_temp, **quiet)
             break
         except BaseException as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)

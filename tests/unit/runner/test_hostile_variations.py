@@ -1,0 +1,268 @@
+"""Variations of the hostile techniques of issue 19 (the acceptance runs "the techniques above and
+variations of them"): what an independent audit tried beyond `test_hostile_containment.py` and
+`test_hostile_reads.py`, each asserting what the candidate achieved.
+
+- a NUL byte in solver.yaml's command or environment (it made every run an `infrastructure_error`
+  under bwrap and docker: an unscorable attempt at the candidate's will);
+- System V shared memory, semaphores and message queues left by a run (under `local` as root they
+  outlived it and the next candidate, the same uid, could attach them);
+- litter in /run/lock and in world-writable folders below /tmp (someone else's 1777 folder, a Ray
+  temp dir Ray made 0777), and a folder given to the run moved out into /tmp;
+- the job's own Ray temp folder (Ray makes it and its sockets folder 0777: a root harness's
+  candidate could replace the raylet's socket);
+- certificates that are a chain of links, a relative link, a Unix socket, a link to /proc/PPID/environ
+  or a sparse file far over the output cap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tcsexam.errors import InputError
+from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.limiter import Limits
+from tcsexam.runner.sandboxes import run_limited
+from tcsexam.tasks import load_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_escapes import sandbox_or_skip  # noqa: E402
+
+pytestmark = pytest.mark.hostile
+
+ROOT = os.geteuid() == 0
+STALL_S = 300  #: only a harness that never comes back misses this
+
+
+def run_sh(box, script: str, folder: Path, *, env=None) -> tuple[str, str]:
+    """`sh -c script` in `box`, `folder/work` writable and its HOME/TMPDIR; (stdout, stderr)."""
+    work = folder / "work"
+    work.mkdir(exist_ok=True)
+    path = os.pathsep.join(p for p in (box.python_dir(), "/usr/local/bin", "/usr/bin", "/bin") if p)
+    base = {"PATH": path, "HOME": str(work), "TMPDIR": str(work)}
+    out = run_limited(
+        ["/bin/sh", "-c", script], cwd=work, limits=Limits(wall_s=60, mem_mb=1024), sandbox=box,
+        env={**base, **(env or {})}, writable_paths=[work],
+    )  # fmt: skip
+    assert out.sandbox_error is None, out.sandbox_error
+    return out.stdout_tail, out.stderr_tail
+
+
+def trusted_local(sandbox: str) -> None:
+    if sandbox == "local" and not ROOT:
+        pytest.skip("a non-root harness under local runs candidates as itself: local is for trusted candidates only")
+
+
+# -- a NUL byte in solver.yaml --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"command": ["sh", "-c", "true"], "env": {"V": "a\0b"}},
+        {"command": ["sh", "-c", "true\0false"]},
+        {"command": ["sh", "x"], "build": ["make\0"]},
+        {"command": ["sh", "x"], "tasks": {"t": {"command": ["sh", "\0"]}}},
+    ],
+)
+def test_nul_byte_in_command_or_environment_is_refused_at_load(tmp_path, doc):
+    (tmp_path / "solver.yaml").write_text(json.dumps(doc))
+    with pytest.raises(InputError) as info:
+        load_candidate(tmp_path)
+    line = str(info.value)
+    assert "NUL byte" in line and "solver.yaml" in line and "\n" not in line
+
+
+# -- System V IPC dies with the run ----------------------------------------------------------------
+
+IPC = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+key = int(sys.argv[1])
+print(libc.shmget(key, 1 << 20, 0o1666), libc.semget(key + 1, 1, 0o1666), libc.msgget(key + 2, 0o1666))
+"""
+
+
+def _ipc_keys() -> set[int]:
+    keys = set()
+    for kind in ("shm", "sem", "msg"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        keys.update(int(line.split()[0]) for line in lines if line.split())
+    return keys
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap", "docker"])
+def test_system_v_ipc_objects_die_with_the_run(reachable_tmp, sandbox):
+    box = sandbox_or_skip(sandbox)
+    trusted_local(sandbox)
+    key = 0x19000000 + uuid.uuid4().int % 0xFFFFFF
+    out, err = run_sh(box, 'python3 -c "$CODE" "$KEY"', reachable_tmp, env={"CODE": IPC, "KEY": str(key)})
+    assert out.split() and all(int(x) >= 0 for x in out.split()), (out, err)  # it did create them
+    assert not {key, key + 1, key + 2} & _ipc_keys(), "a SysV IPC object of the run outlived it"
+
+
+# -- litter in shared folders, deeper ones and /run/lock ---------------------------------------------
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap", "docker"])
+def test_no_litter_in_world_writable_subfolders_or_run_lock(reachable_tmp, sandbox):
+    """Someone else's 1777 folder in /tmp (as /tmp/.X11-unix), its 0777 folder below (as a Ray
+    session's sockets), /run/lock, and a folder given to the run (in its work folder) moved out
+    into /tmp: nothing the candidate wrote is there after the run."""
+    box = sandbox_or_skip(sandbox)
+    trusted_local(sandbox)
+    token = f"tcsexam-ww-{uuid.uuid4().hex}"
+    shared = Path("/tmp", token)
+    (shared / "deep").mkdir(parents=True)
+    shared.chmod(0o1777)
+    (shared / "deep").chmod(0o777)
+    (reachable_tmp / "work" / "given").mkdir(parents=True)
+    script = (
+        'echo x > "$S/litter"; echo x > "$S/deep/litter"; echo x > /run/lock/"$T"; mkdir /run/lock/"$T.d";'
+        'mv "$HOME/given" /tmp/"$T.moved"; echo x > /tmp/"$T.moved"/f; ls /tmp/"$T.moved" "$S"; true'
+    )
+    try:
+        out, _ = run_sh(box, script, reachable_tmp, env={"S": str(shared), "T": token})
+        left = [
+            p
+            for p in (shared / "litter", shared / "deep" / "litter", Path("/run/lock", token),
+                      Path("/run/lock", f"{token}.d"), Path("/tmp", f"{token}.moved"))
+            if os.path.lexists(p)
+        ]  # fmt: skip
+        assert not left, (left, out)
+    finally:
+        import shutil
+
+        shutil.rmtree(shared, ignore_errors=True)
+        shutil.rmtree(Path("/tmp", f"{token}.moved"), ignore_errors=True)
+        for leftover in (Path("/run/lock", token), Path("/run/lock", f"{token}.d")):
+            shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
+
+
+# -- the job's Ray temp folder ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_ray_temp_folder_is_out_of_a_candidates_reach(reachable_tmp, sandbox):
+    """Ray makes its temp dir and every folder in it mode 0777 (`try_make_directory_shared`): the
+    folder around it (`private_ray_temp`) is this user's alone, so a candidate can neither plant
+    nor replace anything there (the raylet's socket, the token)."""
+    import shutil
+
+    from tcsexam.runner.ray_job import private_ray_temp
+
+    box = sandbox_or_skip(sandbox)
+    trusted_local(sandbox)
+    folder, ray_temp = private_ray_temp("ray-")
+    try:
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700 and os.path.dirname(ray_temp) == folder
+        sockets = Path(ray_temp, "session_x", "sockets")
+        sockets.mkdir(parents=True)
+        for path in (ray_temp, sockets.parent, sockets):
+            os.chmod(path, 0o777)  # what Ray does
+        (sockets / "raylet").write_text("the raylet's socket")
+        out, _ = run_sh(box, f'rm -f "{sockets}/raylet"; echo x > "{sockets}/planted"; ls "{sockets}"; true',
+                        reachable_tmp)  # fmt: skip
+        assert (sockets / "raylet").exists() and not (sockets / "planted").exists()
+        assert "raylet" not in out
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(not ROOT, reason="Ray's node start as an unprivileged user times out here (test_hostile_reads)")
+def test_a_jobs_own_ray_lives_in_a_private_folder():
+    from tcsexam.runner.ray_job import start_ray
+
+    handle = start_ray(num_cpus=1)
+    try:
+        assert handle.temp_dir and stat.S_IMODE(os.stat(handle.temp_dir).st_mode) == 0o700
+        sessions = list(Path(handle.temp_dir).glob("*/session_*/sockets"))
+        assert sessions, list(Path(handle.temp_dir).rglob("*"))[:20]  # Ray's own folders are inside it
+    finally:
+        handle.shutdown()
+    assert not os.path.exists(handle.temp_dir)
+
+
+# -- certificates: more things that are not the candidate's own regular file ------------------------
+
+GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
+SOLVE = r"""
+import os, socket, sys
+
+instance, solution, how, target = sys.argv[1:5]
+work = os.path.dirname(solution)
+if how == "chain":              # a link to a link to a link to the secret
+    os.symlink(target, work + "/l1"); os.symlink(work + "/l1", work + "/l2"); os.symlink("l2", solution)
+elif how == "relative":         # a relative link climbing out of the work folder
+    os.symlink(os.path.relpath(target, work), solution)
+elif how == "socket":           # a Unix socket nobody answers
+    s = socket.socket(socket.AF_UNIX); s.bind(solution)
+elif how == "sparse":           # 1 TiB if RLIMIT_FSIZE lets it, else one byte over the cap (target)
+    with open(solution, "wb") as fh:
+        fh.write(b"0 1 0 1 0\n")
+        try:
+            fh.truncate(1 << 40)
+        except OSError:
+            fh.truncate(int(target))
+elif how == "proc":             # a link to the harness's environment as the candidate sees it
+    os.symlink("/proc/%d/environ" % os.getppid(), solution)
+"""
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    root = tmp_path_factory.mktemp("variations-task")
+    (root / "g.txt").write_text(GRAPH)
+    (root / "task.yaml").write_text(
+        "id: tiny-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
+        "limits: {wall_s: 5, cpu_s: 10, mem_mb: 300, output_mb: 1, nproc: 64}\n"
+        f"instance_dir: {root}\ninstances:\n  - {{name: g, file: g.txt, best_known: 5}}\n"
+    )
+    return load_task(root / "task.yaml")
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap", "docker"])
+@pytest.mark.parametrize("how", ["chain", "relative", "socket", "sparse", "proc"])
+def test_more_certificates_that_are_not_the_candidates_file(task, tmp_path, sandbox, how):
+    box = sandbox_or_skip(sandbox)
+    token = f"SECRET-{uuid.uuid4().hex}"
+    secret = tmp_path / "secret.txt"
+    secret.write_text(("0 1 0 1 0\n# " + token + "\n") * 20)
+    secret.chmod(0o600)
+    folder = tmp_path / "cand"
+    folder.mkdir()
+    (folder / "solve.py").write_text(SOLVE)
+    limits = task.limits.for_threads(1, grace_s=0.3)
+    target = limits.output_bytes + 1 if how == "sparse" else secret
+    (folder / "solver.yaml").write_text(
+        f'command: ["python3", "solve.py", "{{instance}}", "{{solution}}", "{how}", "{target}"]\n'
+    )
+    cand = load_candidate(folder)
+    out: list = []
+
+    def go():
+        out.append(run_instance(task, task.instances[0], cand, sandbox=box, limits=limits, seed=1,
+                                scratch_dir=tmp_path / "scratch"))  # fmt: skip
+
+    worker = threading.Thread(target=go, daemon=True)
+    worker.start()
+    worker.join(STALL_S)
+    assert out, f"the harness stalled on a {how} certificate under {sandbox}"
+    record = out[0]
+    text = json.dumps(dataclasses.asdict(record), default=str)
+    if how == "sparse":  # the cap holds: never read past it, the run is over the output limit
+        assert (record.status, record.termination) == ("crash", "output"), (record.status, record.message)
+    else:
+        assert record.status == "invalid", (record.status, record.message)
+    assert token not in text and str(secret) not in record.message and record.A is None
