@@ -266,3 +266,38 @@ def test_more_certificates_that_are_not_the_candidates_file(task, tmp_path, sand
     else:
         assert record.status == "invalid", (record.status, record.message)
     assert token not in text and str(secret) not in record.message and record.A is None
+
+
+# -- a hidden folder's world-readable files (the results tree, the references) -----------------------
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_hidden_folders_world_readable_files_stay_unread(reachable_tmp, sandbox):
+    """What the docs say is hidden (the output and records folders, the workflow folder) is
+    hidden from the candidate, not only unreadable: a 0644 reference there stays unread, also
+    through a nested user and mount namespace. (Under local it is readable: trusted code only.)"""
+    import shutil
+    import tempfile
+
+    box = sandbox_or_skip(sandbox)
+    outside = Path(tempfile.mkdtemp(prefix="tcsexam-test-", dir="/var/tmp"))  # not under bwrap's own /tmp
+    outside.chmod(0o755)
+    hidden = outside / "results"
+    (hidden / "ref").mkdir(parents=True)
+    token = f"REFERENCE-{uuid.uuid4().hex}"
+    (hidden / "ref" / "answers.txt").write_text(token)
+    (hidden / "ref" / "answers.txt").chmod(0o644)
+    work = reachable_tmp / "work"
+    work.mkdir()
+    script = (
+        'cat "$H/ref/answers.txt"; ls -R "$H"; grep -r REFERENCE- "$H";'
+        'unshare -Urm sh -c \'umount -l "$H"; umount -R "$H"; cat "$H/ref/answers.txt"\'; true'
+    )
+    out = run_limited(
+        ["/bin/sh", "-c", script], cwd=work, limits=Limits(wall_s=60, mem_mb=512), sandbox=box,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(work), "H": str(hidden)}, writable_paths=[work],
+        hidden_paths=[str(hidden)],
+    )  # fmt: skip
+    shutil.rmtree(outside)
+    assert out.sandbox_error is None, out.sandbox_error
+    assert token not in out.stdout_tail + out.stderr_tail and "answers.txt" not in out.stdout_tail
