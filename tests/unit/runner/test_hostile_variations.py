@@ -301,3 +301,34 @@ def test_hidden_folders_world_readable_files_stay_unread(reachable_tmp, sandbox)
     shutil.rmtree(outside)
     assert out.sandbox_error is None, out.sandbox_error
     assert token not in out.stdout_tail + out.stderr_tail and "answers.txt" not in out.stdout_tail
+
+
+# -- files by the hundred thousand: no bytes, every inode ----------------------------------------------
+
+INODES = "import sys\nfor i in range(500_000):\n    open(sys.argv[1] + '/f%07d' % i, 'w').close()\n"
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap", "docker"])
+def test_a_flood_of_empty_files_is_over_the_disk_limit(reachable_tmp, sandbox, monkeypatch):
+    """Empty files take no blocks but an inode each (a host's file system runs out of them): past
+    `DISK_ENTRIES` the run is over `disk_mb` (memout, termination disk), told so in words. (The
+    entry limit lowered to 5000 here: the real 200000 files take minutes on a busy machine.)"""
+    import tcsexam.runner.limiter.process as process
+    from tcsexam.runner.verdict import solver_status
+
+    monkeypatch.setattr(process, "DISK_ENTRIES", 5000)
+    DISK_ENTRIES = process.DISK_ENTRIES
+
+    box = sandbox_or_skip(sandbox)
+    trusted_local(sandbox)
+    work = reachable_tmp / "work"
+    work.mkdir()
+    path = os.pathsep.join(p for p in (box.python_dir(), "/usr/local/bin", "/usr/bin", "/bin") if p)
+    out = run_limited(
+        ["python3", "-c", INODES, str(work)], cwd=work, sandbox=box, writable_paths=[work],
+        env={"PATH": path, "HOME": str(work), "TMPDIR": str(work)}, limits=Limits(wall_s=600, disk_mb=64),
+    )  # fmt: skip
+    assert out.termination == "disk", (out.termination, out.message, out.stderr_tail[-300:])
+    assert f"over {DISK_ENTRIES} files" in out.message, out.message
+    assert len(os.listdir(work)) < 500_000  # stopped long before it was done
+    assert solver_status(out).status == "memout"

@@ -74,10 +74,22 @@ def whole_run_exclusive() -> Iterator[None]:
         yield
 
 
-def disk_usage(paths, limit_entries: int = 200_000) -> int:
+DISK_ENTRIES = 200_000  #: `disk_usage` stops counting after this many entries (then: over any quota)
+TOO_MANY = 1 << 40
+
+
+def disk_text(used: int, limit_mb: int) -> str:
+    """What a run over its `disk_mb` is told: the size it reached, or that it made too many files."""
+    if used >= TOO_MANY:
+        return f"work folder holds over {DISK_ENTRIES} files and folders (disk limit {limit_mb} MB)"
+    return f"work folder {used / MiB:.0f} MB over {limit_mb} MB"
+
+
+def disk_usage(paths, limit_entries: int | None = None) -> int:
     """Bytes allocated under `paths` (each inode once, no symlink followed); stops counting after
-    `limit_entries` entries (a folder of that many files is over any sane quota anyway: counted
-    as 1 TiB)."""
+    `limit_entries` entries (default `DISK_ENTRIES`: a folder of that many files is over any sane
+    quota anyway, and empty files take inodes, not blocks: counted as `TOO_MANY`, 1 TiB)."""
+    limit_entries = DISK_ENTRIES if limit_entries is None else limit_entries
     seen: set[tuple[int, int]] = set()
     total, entries = 0, 0
     stack = list(paths)
@@ -88,7 +100,7 @@ def disk_usage(paths, limit_entries: int = 200_000) -> int:
                 for entry in it:
                     entries += 1
                     if entries > limit_entries:
-                        return 1 << 40
+                        return TOO_MANY
                     try:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
@@ -367,7 +379,7 @@ class LimitedProcess:
         if limits.disk_mb and self.launch.disk_paths:
             used = disk_usage(self.launch.disk_paths)
             if used > limits.disk_mb * MiB:
-                return Termination.DISK, f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
+                return Termination.DISK, disk_text(used, limits.disk_mb)
         return None
 
     def _wait(self, poller, t0: float, files, cpu_seen: list[float]) -> tuple[Termination | None, str]:
