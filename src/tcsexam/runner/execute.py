@@ -497,7 +497,11 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
         shutil.rmtree(scratch / "work", ignore_errors=True)
-        work = Path(shutil.move(str(work), str(scratch / "work")))
+        try:
+            os.rename(work, scratch / "work")
+            work = scratch / "work"
+        except OSError:  # another file system: read it where it is (removed with its run folder); never
+            pass  # copy what the candidate left (a FIFO would fail the copy, a link would be followed)
     _record_outcome(record, outcome)
     how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)

@@ -332,3 +332,38 @@ def test_a_flood_of_empty_files_is_over_the_disk_limit(reachable_tmp, sandbox, m
     assert f"over {DISK_ENTRIES} files" in out.message, out.message
     assert len(os.listdir(work)) < 500_000  # stopped long before it was done
     assert solver_status(out).status == "memout"
+
+
+# -- a relocated work folder on another file system ----------------------------------------------------
+
+
+@pytest.mark.skipif(not ROOT, reason="only a root harness relocates the work folder for the candidate's uid")
+def test_relocated_work_folder_with_a_fifo_is_read_in_place(task, tmp_path):
+    """Under local as root a scratch folder out of the candidate uid's reach runs in a folder
+    under /tmp; on another file system than /tmp (here /dev/shm) the work folder used to be
+    copied back, and a FIFO the candidate left there made the record `infrastructure_error`."""
+    import glob
+    import shutil
+    import tempfile
+
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat("/tmp").st_dev:
+        pytest.skip("needs /dev/shm on another file system than /tmp")
+    box = sandbox_or_skip("local")
+    token = f"fifo-{uuid.uuid4().hex}"
+    root = Path(tempfile.mkdtemp(prefix="tcsexam-test-", dir="/dev/shm"))  # 0700: out of the uid's reach
+    try:
+        folder = tmp_path / "cand"
+        folder.mkdir()
+        folder.chmod(0o755)
+        (folder / "solver.yaml").write_text(
+            f"command: [sh, -c, 'mkfifo {{workdir}}/{token}; ln -s /etc/shadow {{workdir}}/link; "
+            'printf "0 1 0 1 0\\\\n" > {solution}\']\n'
+        )
+        cand = load_candidate(folder)
+        limits = task.limits.for_threads(1, grace_s=0.3)
+        record = run_instance(task, task.instances[0], cand, sandbox=box, limits=limits, seed=1,
+                              scratch_dir=root / "scratch")  # fmt: skip
+        assert (record.status, record.A) == ("ok", 4.0), (record.status, record.message)
+        assert not glob.glob(f"/tmp/tcsexam-run-*/work/{token}")  # its run folder went with it
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
