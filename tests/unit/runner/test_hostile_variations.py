@@ -367,3 +367,35 @@ def test_relocated_work_folder_with_a_fifo_is_read_in_place(task, tmp_path):
         assert not glob.glob(f"/tmp/tcsexam-run-*/work/{token}")  # its run folder went with it
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# -- files in the host's /dev/shm are memory ---------------------------------------------------------
+
+
+@pytest.mark.skipif(not ROOT, reason="only a root harness runs local candidates as a uid of their own")
+@pytest.mark.parametrize("limiter", ["light", "cgroup"])
+def test_files_in_shared_memory_count_against_the_memory_limit(reachable_tmp, limiter):
+    """Under local the candidate shares the host's /dev/shm (a tmpfs: its files are RAM). The
+    cgroup limiter charges them to the run; the light one adds the candidate uid's files there to
+    the tree's memory: a run writing 1 MB files past `mem_mb` is stopped for memory either way
+    (it wrote 1 MB at a time under RLIMIT_FSIZE), and nothing of it stays in /dev/shm."""
+    from tcsexam.runner.limiter import resolve_limiter
+    from tcsexam.runner.limiter.process import _tmpfs_folders
+
+    if "/dev/shm" not in _tmpfs_folders():
+        pytest.skip("/dev/shm is not a tmpfs here")
+    try:
+        resolve_limiter(limiter)
+    except InputError as exc:
+        pytest.skip(str(exc))
+    box = sandbox_or_skip("local")
+    token = f"tcsexam-shm-{uuid.uuid4().hex}"
+    work = reachable_tmp / "work"
+    work.mkdir()
+    script = f"i=0; while [ $i -lt 400 ]; do head -c 1000000 /dev/zero > /dev/shm/{token}-$i; i=$((i+1)); done"
+    out = run_limited(
+        ["/bin/sh", "-c", script], cwd=work, sandbox=box, limiter=limiter, writable_paths=[work],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(work)}, limits=Limits(wall_s=120, mem_mb=96, output_bytes=1 << 20),
+    )  # fmt: skip
+    assert out.termination == "memory", (out.termination, out.message)
+    assert not [name for name in os.listdir("/dev/shm") if name.startswith(token)]

@@ -115,6 +115,45 @@ def disk_usage(paths, limit_entries: int | None = None) -> int:
     return total
 
 
+SHARED_TMPFS = ("/dev/shm", "/tmp", "/run/lock", "/var/tmp")
+_tmpfs_cache: list[str] | None = None
+
+
+def _tmpfs_folders() -> list[str]:
+    """Those of SHARED_TMPFS that are a tmpfs mount here (their files are memory)."""
+    global _tmpfs_cache
+    if _tmpfs_cache is None:
+        try:
+            lines = Path("/proc/self/mounts").read_text().splitlines()
+        except OSError:
+            lines = []
+        mounts = {fields[1]: fields[2] for fields in (line.split() for line in lines) if len(fields) > 2}
+        _tmpfs_cache = [p for p in SHARED_TMPFS if mounts.get(os.path.realpath(p)) == "tmpfs"]
+    return _tmpfs_cache
+
+
+def tmpfs_held(uid: int) -> int:
+    """Bytes of the files `uid` owns at the top of the host's shared tmpfs folders (a folder it
+    owns counted whole): memory the light limiter does not see in the tree's RSS."""
+    total = 0
+    for folder in _tmpfs_folders():
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_uid != uid:
+                    continue
+                total += st.st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    total += disk_usage([entry.path])
+            except OSError:
+                continue
+    return total
+
+
 def tail(fh) -> str:
     try:
         size = os.fstat(fh.fileno()).st_size
@@ -373,6 +412,15 @@ class LimitedProcess:
             self.peak_pss = self.peak_rss
             if pss > limits.mem_mb:
                 return Termination.MEMORY, f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
+        if limits.mem_mb and self.launch.tmpfs_owner is not None and self.limiter != "cgroup":
+            held = tmpfs_held(self.launch.tmpfs_owner) / MiB  # files in /dev/shm are memory too
+            if held and rss + held > limits.mem_mb:
+                pss = tree.pss_mb()
+                if pss + held > limits.mem_mb:
+                    return Termination.MEMORY, (
+                        f"tree memory {pss:.0f} MB + {held:.0f} MB of files in shared memory (/dev/shm) "
+                        f"over {limits.mem_mb} MB"
+                    )
         over = self.output_over(files)
         if over:
             return Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"

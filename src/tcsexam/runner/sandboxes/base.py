@@ -95,6 +95,8 @@ class WrappingSandbox(Sandbox):
         marks = shared_tmp_marks(ids) if self.shares_tmp and ids is not None else None
         launch = self.prepare(spec)
         launch.disk_paths = tuple(writable)
+        if self.shares_tmp and ids is not None:  # its own uid: its files in /dev/shm are its memory
+            launch.tmpfs_owner = ids[0]
         try:
             return execute_limited(launch, spec, sandbox_name=self.name)
         finally:
