@@ -35,7 +35,6 @@ import os
 import shutil
 import string
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -411,7 +410,9 @@ def _run(record: InstanceRecord, job: _Job) -> None:
     ids = candidate_ids()
     run_root = None  # as root under local: a folder the candidate's uid can reach, for this run only
     if ids is not None and shared and not can_read(scratch.parent, ids, ancestors=True):
-        run_root = Path(tempfile.mkdtemp(prefix="tcsexam-run-", dir="/tmp"))
+        from tcsexam.runner.ray_job import RELOCATED_ROOT, make_scratch  # named as scratch: swept like it
+
+        run_root = Path(make_scratch(RELOCATED_ROOT, kind="relocated-"))
     home = run_root or scratch
     work = home / "work"
     if work.exists():

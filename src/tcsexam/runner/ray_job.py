@@ -272,14 +272,20 @@ def make_scratch(root: str | None = None, kind: str = "") -> str:
     return tempfile.mkdtemp(prefix=scratch_prefix(os.getpid()) + kind, dir=root)
 
 
+#: where a root harness runs a local candidate whose scratch folder its uid cannot reach
+#: (`execute`): searched with every scratch root
+RELOCATED_ROOT = "/tmp"
+
+
 def _scratch_folders(root: str | None) -> Iterator[tuple[int, str]]:
-    """(pid, path) of this machine's scratch folders under `root`."""
-    base = root or tempfile.gettempdir()
+    """(pid, path) of this machine's scratch folders under `root` and RELOCATED_ROOT."""
     mine = f"{SCRATCH_PREFIX}{_machine()}-"
-    try:
-        entries = list(os.scandir(base))
-    except OSError:
-        return
+    entries = []
+    for base in dict.fromkeys(os.path.realpath(b) for b in (root or tempfile.gettempdir(), RELOCATED_ROOT)):
+        try:
+            entries += list(os.scandir(base))
+        except OSError:
+            continue
     for entry in entries:
         if not entry.name.startswith(mine):
             continue
