@@ -355,11 +355,15 @@ def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator
     second run stops at once with one line (`InputError`) naming the target and the holder (pid
     and host, written into the lock file). The kernel releases a lock when its holder exits, even
     on SIGKILL, so a killed run never leaves a stale lock; a run that ends removes its lock files
-    (a lock taken on a file that was removed meanwhile is taken again on the new one)."""
+    (a lock taken on a file that was removed meanwhile is taken again on the new one), and the
+    folders made for the locks are removed again when nothing was written into them (a run that
+    stopped on bad input leaves no empty output folder behind)."""
     held: list[tuple[Path, int]] = []
+    made: list[Path] = []
     try:
         for target, folder in targets:
             path = lock_path(target, folder)
+            made += [p for p in reversed(path.parents) if not os.path.lexists(p)]
             held.append((path, _lock(path, target)))
         yield
     finally:
@@ -367,6 +371,9 @@ def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator
             with contextlib.suppress(OSError):
                 os.unlink(path)  # before the close: nobody can lock this file once it is unlinked
             os.close(fd)
+        for folder in reversed(made):  # deepest first; a folder with anything in it stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _lock(path: Path, target: str | os.PathLike) -> int:

@@ -35,7 +35,6 @@ import os
 import shutil
 import string
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,8 +92,16 @@ def _placeholders(arg: str, where: str) -> None:
 
 def _argv(value: list[str], key: str, path: Path) -> tuple[str, ...]:
     for arg in value:
+        _no_nul(arg, f"{path}: {key!r}")
         _placeholders(arg, f"{path}: {key!r}")
     return tuple(value)
+
+
+def _no_nul(text: str, where: str) -> None:
+    """A NUL byte cannot be passed to a program (argv and environment are C strings): refused at
+    load, with one line, instead of failing every run's start as the harness's error."""
+    if "\0" in text:
+        raise InputError(f"{where}: {text!r} contains a NUL byte (not allowed in a command or the environment)")
 
 
 def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Candidate:
@@ -133,7 +140,8 @@ def _check_env(env: dict[str, str], path: Path, directory: Path) -> None:
     (`ENV_DENIED`) or a PATH entry that is relative or inside the candidate folder."""
     import fnmatch
 
-    for key in env:
+    for key, value in env.items():
+        _no_nul(f"{key}={value}", f"{path}: 'env'")
         if any(fnmatch.fnmatchcase(key, pattern) for pattern in ENV_DENIED):
             raise InputError(
                 f"{path}: 'env' may not set {key} (denied: loader, glibc and shell start-up variables and the "
@@ -402,7 +410,9 @@ def _run(record: InstanceRecord, job: _Job) -> None:
     ids = candidate_ids()
     run_root = None  # as root under local: a folder the candidate's uid can reach, for this run only
     if ids is not None and shared and not can_read(scratch.parent, ids, ancestors=True):
-        run_root = Path(tempfile.mkdtemp(prefix="tcsexam-run-", dir="/tmp"))
+        from tcsexam.runner.ray_job import RELOCATED_ROOT, make_scratch  # named as scratch: swept like it
+
+        run_root = Path(make_scratch(RELOCATED_ROOT, kind="relocated-"))
     home = run_root or scratch
     work = home / "work"
     if work.exists():
@@ -488,7 +498,11 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
         shutil.rmtree(scratch / "work", ignore_errors=True)
-        work = Path(shutil.move(str(work), str(scratch / "work")))
+        try:
+            os.rename(work, scratch / "work")
+            work = scratch / "work"
+        except OSError:  # another file system: read it where it is (removed with its run folder); never
+            pass  # copy what the candidate left (a FIFO would fail the copy, a link would be followed)
     _record_outcome(record, outcome)
     how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)

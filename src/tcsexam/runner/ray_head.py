@@ -20,13 +20,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
-from tcsexam.runner.ray_job import RAY_ENV, ensure_token, token_env, use_token
+from tcsexam.runner.ray_job import RAY_ENV, ensure_token, private_ray_temp, token_env, use_token
 
 #: The head's Ray token (Ray's RAY_AUTH_MODE=token): in its state folder, mode 0600, created by
 #: the first `start`; the head and every client use it (`token_env`). No candidate can read it
@@ -136,7 +135,7 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: 
         if not found:
             raise InputError("ray-head: the `ray` command is not installed beside this Python")
         ray_bin = Path(found)
-    temp_dir = tempfile.mkdtemp(prefix="ray-wf-", dir="/tmp")  # short: Ray's socket paths are limited
+    temp_dir, ray_temp = private_ray_temp("ray-wf-")  # Ray's 0777 folders inside a 0700 one
     argv = [
         str(ray_bin),
         "start",
@@ -148,7 +147,7 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: 
         "--no-monitor",
         "--include-log-monitor=false",
         "--disable-usage-stats",
-        f"--temp-dir={temp_dir}",
+        f"--temp-dir={ray_temp}",
         f"--ray-client-server-port={_free_port()}",
         f"--dashboard-port={_free_port()}",
         "--node-ip-address=127.0.0.1",

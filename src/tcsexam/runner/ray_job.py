@@ -105,6 +105,18 @@ def ensure_token(path: Path) -> None:
 
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_task_events_report_interval_ms": "0"}
 
+#: the folder inside a private Ray temp folder that Ray itself gets (`private_ray_temp`)
+RAY_INNER = "r"
+
+
+def private_ray_temp(prefix: str) -> tuple[str, str]:
+    """(folder, Ray's temp dir): a fresh 0700 folder under /tmp (short: Unix socket paths are
+    limited) and the folder inside it that Ray is given. Ray makes its temp dir and every folder
+    in it mode 0777 (its sockets, logs, session files); the 0700 folder around it keeps other
+    users out, a root harness's candidates (another uid) among them."""
+    folder = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    return folder, os.path.join(folder, RAY_INNER)
+
 
 def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
     """Connect to `address` (or RAY_ADDRESS) or start a minimal local Ray with `num_cpus` CPUs."""
@@ -127,14 +139,14 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
         total = ray.cluster_resources().get("CPU", 0.0)
         return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
     for tries_left in range(RAY_START_TRIES - 1, -1, -1):
-        temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Unix socket paths are limited
+        temp_dir, ray_temp = private_ray_temp("ray-")
         before = _children()
         try:
             # token authentication, the token in this job's own 0700 temp folder (not ~/.ray)
             ensure_token(Path(temp_dir) / "auth_token")
             use_token(temp_dir)
             with _agent_port_from_kernel():
-                ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=temp_dir, **quiet)
+                ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=ray_temp, **quiet)
             break
         except BaseException as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -260,14 +272,20 @@ def make_scratch(root: str | None = None, kind: str = "") -> str:
     return tempfile.mkdtemp(prefix=scratch_prefix(os.getpid()) + kind, dir=root)
 
 
+#: where a root harness runs a local candidate whose scratch folder its uid cannot reach
+#: (`execute`): searched with every scratch root
+RELOCATED_ROOT = "/tmp"
+
+
 def _scratch_folders(root: str | None) -> Iterator[tuple[int, str]]:
-    """(pid, path) of this machine's scratch folders under `root`."""
-    base = root or tempfile.gettempdir()
+    """(pid, path) of this machine's scratch folders under `root` and RELOCATED_ROOT."""
     mine = f"{SCRATCH_PREFIX}{_machine()}-"
-    try:
-        entries = list(os.scandir(base))
-    except OSError:
-        return
+    entries = []
+    for base in dict.fromkeys(os.path.realpath(b) for b in (root or tempfile.gettempdir(), RELOCATED_ROOT)):
+        try:
+            entries += list(os.scandir(base))
+        except OSError:
+            continue
     for entry in entries:
         if not entry.name.startswith(mine):
             continue

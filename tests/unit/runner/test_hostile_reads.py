@@ -334,7 +334,7 @@ def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
     cand.mkdir()
     (cand / "solver.yaml").write_text(
         'command: ["sh", "-c", "head -c 5000000 /dev/zero > {workdir}/fill; mkfifo {workdir}/fifo; '
-        f'touch {{workdir}}/ready; exec sleep {token}"]\n'
+        f'touch {{workdir}}/ready-{token}; exec sleep {token}"]\n'
     )
     ctx = RunContext(
         task=task,
@@ -344,10 +344,17 @@ def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
         scratch_root=str(root),
     )
 
+    actors: list[int] = []
+
+    def ready() -> list[Path]:  # as root under /tmp when the scratch root is out of the uid's reach
+        return [*root.glob(f"*/work/ready-{token}"), *Path("/tmp").glob(f"tcsexam-run-*/work/ready-{token}")]
+
     def hook(name, pid, tries):
+        actors.append(pid)
+
         def kill():
             deadline = time.monotonic() + 60
-            while not list(root.glob("*/work/ready")) and time.monotonic() < deadline:
+            while not ready() and time.monotonic() < deadline:
                 time.sleep(0.05)
             os.kill(pid, signal.SIGKILL)
 
@@ -361,6 +368,8 @@ def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
         pool.close()
     assert got[task.instances[0].name].status == "infrastructure_error"
     assert list(root.iterdir()) == [], "the killed actor's scratch was left behind"
+    # as root the run went on in a folder under /tmp the candidate's uid can reach: gone too
+    assert actors and not ready(), ready()
     deadline = time.monotonic() + 30
     while _alive_with_arg(token) and time.monotonic() < deadline:
         time.sleep(0.1)

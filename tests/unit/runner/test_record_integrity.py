@@ -206,6 +206,28 @@ def test_an_instance_file_outside_instance_dir_is_refused(tmp_path, file):
     assert load_task(task).instances[0].path == inst / "sub/../sub/g.txt"  # stays inside: fine
 
 
+def test_a_run_refused_for_bad_input_leaves_no_output_folder(tmp_path, capsys):
+    """The lock's folders are made before the task is read: a run that stops on a task file
+    naming an instance outside instance_dir leaves nothing behind (no empty records folder)."""
+    inst = tmp_path / "inst"
+    inst.mkdir()
+    task = tmp_path / "task.yaml"
+    task.write_text(
+        f"id: t\nproblem: maxcut\nkind: objective\ndirection: maximize\nlimits: {{wall_s: 1}}\ninstance_dir: {inst}\n"
+        "instances:\n  - {name: evil, file: ../../../../etc/passwd}\n"
+    )
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    (cand / "solver.yaml").write_text("command: [sh, -c, 'true']\n")
+    out = tmp_path / "out" / "deeper" / "records.json"
+    assert run(task, cand, out) == 1
+    assert "outside instance_dir" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "kept").mkdir()  # a folder that was there before stays
+    assert run(task, cand, tmp_path / "kept" / "records.json") == 1
+    assert (tmp_path / "kept").is_dir() and list((tmp_path / "kept").iterdir()) == []
+
+
 def test_a_key_of_another_user_is_ignored_and_a_readable_one_refused(tmp_path):
     import os
 

@@ -35,11 +35,14 @@ LAUNCHER_C = r"""
    an fd holding the command's environment (NUL-separated KEY=VALUE): it is applied only in the
    command's own process, right before its execvp (the launcher itself runs with the harness's
    sanitised environment: no loader variable or PATH of the candidate ever reaches it). UID/GID:
-   the command runs as this uid and gid with no supplementary groups (-1: unchanged); NNP 1: the
+   the command runs as this uid and gid with no supplementary groups (-1: unchanged), in an IPC
+   namespace of its own (SysV shared memory, semaphores, message queues and POSIX message queues
+   it leaves die with its last process; best effort: kept when unshare is refused); NNP 1: the
    command gets PR_SET_NO_NEW_PRIVS. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <grp.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -147,6 +150,7 @@ int main(int argc, char **argv) {
   pid_t c = fork();
   if (c < 0) fail("harness", "fork");
   if (c == 0) {
+    if (uid >= 0) (void)unshare(CLONE_NEWIPC); /* nothing of its IPC outlives the run */
     if (gid >= 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0)) fail("harness", "setresgid");
     if (uid >= 0 && setresuid(uid, uid, uid) != 0) fail("harness", "setresuid");
     if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("harness", "PR_SET_NO_NEW_PRIVS");
@@ -349,7 +353,16 @@ def launcher_argv(exe: str, args: LauncherArgs, *, procs_files=(), command=()) -
     return [exe, *map(str, [*nums, len(procs_files)]), *procs_files, "--", *command]
 
 
+CLONE_NEWIPC = 0x08000000
+
+
 def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str], uid: int = -1, gid: int = -1):
+    unshare = None
+    if uid >= 0:  # the launcher's own IPC namespace for the command (see LAUNCHER_C), resolved ahead
+        import ctypes
+
+        unshare = ctypes.CDLL(None, use_errno=True).unshare
+
     def preexec() -> None:  # runs in the child between fork and exec: no locks, no allocation
         pid = str(os.getpid()).encode()
         for path in procs_files:
@@ -361,6 +374,8 @@ def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str], ui
         for which, soft, hard in rlimits:
             resource.setrlimit(which, (soft, hard))
         _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+        if unshare is not None:
+            unshare(CLONE_NEWIPC)  # best effort, as in the launcher
         if gid >= 0:
             os.setgroups([])
             os.setresgid(gid, gid, gid)

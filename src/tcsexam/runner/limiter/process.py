@@ -74,10 +74,22 @@ def whole_run_exclusive() -> Iterator[None]:
         yield
 
 
-def disk_usage(paths, limit_entries: int = 200_000) -> int:
+DISK_ENTRIES = 200_000  #: `disk_usage` stops counting after this many entries (then: over any quota)
+TOO_MANY = 1 << 40
+
+
+def disk_text(used: int, limit_mb: int) -> str:
+    """What a run over its `disk_mb` is told: the size it reached, or that it made too many files."""
+    if used >= TOO_MANY:
+        return f"work folder holds over {DISK_ENTRIES} files and folders (disk limit {limit_mb} MB)"
+    return f"work folder {used / MiB:.0f} MB over {limit_mb} MB"
+
+
+def disk_usage(paths, limit_entries: int | None = None) -> int:
     """Bytes allocated under `paths` (each inode once, no symlink followed); stops counting after
-    `limit_entries` entries (a folder of that many files is over any sane quota anyway: counted
-    as 1 TiB)."""
+    `limit_entries` entries (default `DISK_ENTRIES`: a folder of that many files is over any sane
+    quota anyway, and empty files take inodes, not blocks: counted as `TOO_MANY`, 1 TiB)."""
+    limit_entries = DISK_ENTRIES if limit_entries is None else limit_entries
     seen: set[tuple[int, int]] = set()
     total, entries = 0, 0
     stack = list(paths)
@@ -88,7 +100,7 @@ def disk_usage(paths, limit_entries: int = 200_000) -> int:
                 for entry in it:
                     entries += 1
                     if entries > limit_entries:
-                        return 1 << 40
+                        return TOO_MANY
                     try:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
@@ -100,6 +112,45 @@ def disk_usage(paths, limit_entries: int = 200_000) -> int:
                         stack.append(entry.path)
         except OSError:
             continue
+    return total
+
+
+SHARED_TMPFS = ("/dev/shm", "/tmp", "/run/lock", "/var/tmp")
+_tmpfs_cache: list[str] | None = None
+
+
+def _tmpfs_folders() -> list[str]:
+    """Those of SHARED_TMPFS that are a tmpfs mount here (their files are memory)."""
+    global _tmpfs_cache
+    if _tmpfs_cache is None:
+        try:
+            lines = Path("/proc/self/mounts").read_text().splitlines()
+        except OSError:
+            lines = []
+        mounts = {fields[1]: fields[2] for fields in (line.split() for line in lines) if len(fields) > 2}
+        _tmpfs_cache = [p for p in SHARED_TMPFS if mounts.get(os.path.realpath(p)) == "tmpfs"]
+    return _tmpfs_cache
+
+
+def tmpfs_held(uid: int) -> int:
+    """Bytes of the files `uid` owns at the top of the host's shared tmpfs folders (a folder it
+    owns counted whole): memory the light limiter does not see in the tree's RSS."""
+    total = 0
+    for folder in _tmpfs_folders():
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_uid != uid:
+                    continue
+                total += st.st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    total += disk_usage([entry.path])
+            except OSError:
+                continue
     return total
 
 
@@ -361,13 +412,22 @@ class LimitedProcess:
             self.peak_pss = self.peak_rss
             if pss > limits.mem_mb:
                 return Termination.MEMORY, f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
+        if limits.mem_mb and self.launch.tmpfs_owner is not None and self.limiter != "cgroup":
+            held = tmpfs_held(self.launch.tmpfs_owner) / MiB  # files in /dev/shm are memory too
+            if held and rss + held > limits.mem_mb:
+                pss = tree.pss_mb()
+                if pss + held > limits.mem_mb:
+                    return Termination.MEMORY, (
+                        f"tree memory {pss:.0f} MB + {held:.0f} MB of files in shared memory (/dev/shm) "
+                        f"over {limits.mem_mb} MB"
+                    )
         over = self.output_over(files)
         if over:
             return Termination.OUTPUT, f"{over} over {limits.output_bytes} bytes"
         if limits.disk_mb and self.launch.disk_paths:
             used = disk_usage(self.launch.disk_paths)
             if used > limits.disk_mb * MiB:
-                return Termination.DISK, f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
+                return Termination.DISK, disk_text(used, limits.disk_mb)
         return None
 
     def _wait(self, poller, t0: float, files, cpu_seen: list[float]) -> tuple[Termination | None, str]:

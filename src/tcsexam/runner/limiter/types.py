@@ -132,3 +132,7 @@ class Launch:
     no_new_privs: bool = True
     #: the run's writable folders: what is in them counts against `Limits.disk_mb`
     disk_paths: tuple[str, ...] = ()
+    #: a uid of its own the program runs as outside any namespace (local, root harness): the files
+    #: it owns in the host's shared tmpfs (/dev/shm, a tmpfs /tmp) count as its memory under the
+    #: light limiter (the cgroup limiter charges them already); None: not counted
+    tmpfs_owner: int | None = None

@@ -92,9 +92,11 @@ class WrappingSandbox(Sandbox):
         writable = spec.paths.writable_paths
         ids = candidate_ids()
         give_to(list(writable), ids)  # the only folders the candidate owns
-        marks = shared_tmp_marks() if self.shares_tmp and ids is not None else None
+        marks = shared_tmp_marks(ids) if self.shares_tmp and ids is not None else None
         launch = self.prepare(spec)
         launch.disk_paths = tuple(writable)
+        if self.shares_tmp and ids is not None:  # its own uid: its files in /dev/shm are its memory
+            launch.tmpfs_owner = ids[0]
         try:
             return execute_limited(launch, spec, sandbox_name=self.name)
         finally:

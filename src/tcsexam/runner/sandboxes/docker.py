@@ -331,7 +331,7 @@ def _wait_within_limits(container, limits: Limits, writable: list[str], t0: floa
     """Wait for the container's end: False when it ended inside its limits, True at the wall limit,
     and the reason (a string) when its work folder (the writable volumes) went past `disk_mb`,
     measured every DISK_POLL_S as the light and cgroup limiters do (the volume is the host's)."""
-    from tcsexam.runner.limiter.process import disk_usage
+    from tcsexam.runner.limiter.process import disk_text, disk_usage
 
     while True:
         left = limits.wall_s - (time.monotonic() - t0)
@@ -345,4 +345,4 @@ def _wait_within_limits(container, limits: Limits, writable: list[str], t0: floa
         if limits.disk_mb and writable:
             used = disk_usage(writable)
             if used > limits.disk_mb * MiB:
-                return f"work folder {used / MiB:.0f} MB over {limits.disk_mb} MB"
+                return disk_text(used, limits.disk_mb)

@@ -153,49 +153,81 @@ def interpreter_paths() -> list[str]:
 
 
 def give_to(paths, ids: tuple[int, int] | None) -> None:
-    """Make the run's writable folders (and everything in them) the candidate uid's own, with the
-    harness's group: what the candidate creates itself carries its own group instead, which is
-    how `sweep_shared_tmp` tells a folder given to a (possibly concurrent) run from litter."""
+    """Make the run's writable folders (and everything in them) the candidate uid's own. The
+    folders themselves carry the harness's group, which is how `sweep_shared_tmp` tells a folder
+    given to a (possibly concurrent) run from litter; what is in them carries the candidate's own
+    group, like what it creates, so that moving it out into /tmp does not make it look given."""
     if ids is None:
         return
-    owner = (ids[0], os.getegid())
     for path in paths:
         for root, dirs, files in os.walk(path):
             for name in [*dirs, *files]:
-                os.lchown(os.path.join(root, name), *owner)
-        os.lchown(path, *owner)
+                os.lchown(os.path.join(root, name), *ids)
+        os.lchown(path, ids[0], os.getegid())
 
 
-SHARED_TMP = ("/tmp", "/dev/shm", "/var/tmp")
+#: the folders everybody may write on a Linux host (those that exist here are swept); world-writable
+#: folders below them that someone else owns (a /tmp/.X11-unix, a Ray temp dir) are swept too
+SHARED_TMP = ("/tmp", "/dev/shm", "/var/tmp", "/run/lock", "/var/crash")
+SHARED_DEPTH = 3  #: how deep below SHARED_TMP world-writable folders are looked for
 
 
-def shared_tmp_marks() -> dict[str, int]:
-    """The modification times of the shared temporary folders (a folder whose time has not moved
-    has no new entry: `sweep_shared_tmp` skips it)."""
+def shared_folders(ids: tuple[int, int]) -> list[str]:
+    """SHARED_TMP's folders that exist (each once) and the world-writable folders below them,
+    down to SHARED_DEPTH, that the candidate uid does not own (what it owns goes as a whole)."""
+    found: list[str] = []
+
+    def walk(folder: str, depth: int) -> None:
+        found.append(folder)
+        if depth == 0:
+            return
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_mode & stat.S_IWOTH and st.st_uid != ids[0]:
+                walk(entry.path, depth - 1)
+
+    for root in dict.fromkeys(os.path.realpath(p) for p in SHARED_TMP if os.path.isdir(p)):
+        walk(root, SHARED_DEPTH)
+    return found
+
+
+def shared_tmp_marks(ids: tuple[int, int]) -> dict[str, int | None]:
+    """The shared folders (`shared_folders`) with their modification times: a folder whose time
+    has not moved has no new entry (`sweep_shared_tmp` skips it); None: scan it anyway."""
     import time
 
-    marks = {}
-    for folder in SHARED_TMP:
+    marks: dict[str, int | None] = {}
+    for folder in shared_folders(ids):
         try:
             mtime = os.stat(folder).st_mtime_ns
         except OSError:
             continue
         # only a time well in the past is a proof: file times tick coarsely (a jiffy, up to 10 ms),
         # so a change within the same tick as the mark would not move it
-        if time.time_ns() - mtime > 50_000_000:
-            marks[folder] = mtime
+        marks[folder] = mtime if time.time_ns() - mtime > 50_000_000 else None
     return marks
 
 
-def sweep_shared_tmp(ids: tuple[int, int] | None, marks: dict[str, int] | None = None) -> None:
-    """Remove what the candidate uid created in /tmp, /dev/shm and /var/tmp (top level: a folder
-    it created goes as a whole); folders given to runs (`give_to`) stay. With `marks` (taken
-    before the run), only folders changed since are scanned."""
+def sweep_shared_tmp(ids: tuple[int, int] | None, marks: dict[str, int | None] | None = None) -> None:
+    """Remove what the candidate uid created in the shared folders (`shared_folders`: /tmp,
+    /dev/shm, /var/tmp, /run/lock and the world-writable folders in them; a folder it created goes
+    as a whole); folders given to runs (`give_to`) stay. With `marks` (taken before the run),
+    only the folders marked then and changed since are scanned."""
     if ids is None:
         return
-    for folder in SHARED_TMP:
+    folders = shared_folders(ids) if marks is None else list(marks)
+    for folder in folders:
         try:
-            if marks is not None and folder in marks and os.stat(folder).st_mtime_ns == marks[folder]:
+            if marks is not None and marks[folder] is not None and os.stat(folder).st_mtime_ns == marks[folder]:
                 continue
             entries = list(os.scandir(folder))
         except OSError:
