@@ -213,6 +213,7 @@ def test_escape_checker_sees_a_live_process(tmp_path):
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 DOCKER_CASES = {
     "segfault": ("crash", lambda r: (r.termination, r.signal, r.exit_code) == ("signal", 11, None)),
+    "self_signal": ("crash", lambda r: (r.termination, r.signal, r.exit_code) == ("signal", 6, None)),
     "memory_bomb": ("memout", lambda r: r.termination == "memory"),
     "output_bomb": ("crash", lambda r: r.termination == "output" and "output limit" in r.message),
     "sleeper": ("timeout", lambda r: r.termination == "walltime"),

@@ -132,6 +132,7 @@ def test_process_limit(task, tmp_path, limiter):
     "name, status, check",
     [
         ("segfault", "crash", lambda r: r.signal == 11 and r.termination == "signal"),
+        ("self_signal", "crash", lambda r: r.signal == 6 and r.termination == "signal"),
         ("exit_nonzero", "crash", lambda r: r.exit_code == 3 and "exit code 3" in r.message),
         ("garbage_certificate", "invalid", lambda r: r.A is None),
         ("wrong_value", "certificate_failed", lambda r: r.claimed == 1000000 and r.A is None),

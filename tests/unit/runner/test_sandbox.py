@@ -81,7 +81,7 @@ def test_docker_config():
         readonly_paths=["/c", "/i"], writable_paths=["/w"],
     )  # fmt: skip
     assert cfg["image"] == "img:1" and cfg["command"] == ["python3", "s.py", "/i"]
-    assert cfg["network_disabled"] is True and cfg["read_only"] is True
+    assert cfg["network_disabled"] is True and cfg["read_only"] is True and cfg["init"] is True
     assert cfg["mem_limit"] == cfg["memswap_limit"] == 300 * MiB
     assert cfg["nano_cpus"] == 2 * 10**9 and cfg["pids_limit"] == 10
     assert cfg["volumes"] == {"/w": {"bind": "/w", "mode": "rw"}, "/c": {"bind": "/c", "mode": "ro"},

@@ -197,6 +197,9 @@ class DockerSandbox(Sandbox):
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],  # and the engine's default seccomp profile (none replaced)
             "user": container_user(),
+            # the engine's init (tini) is PID 1 and reaps; the program is its child, so a signal it
+            # sends itself (abort, a self-kill) ends it as on a host, not ignored as by a PID 1
+            "init": True,
         }
         if limits.mem_mb:
             config["mem_limit"] = int(limits.mem_mb * MiB)
