@@ -1,3 +1,3 @@
-from tcsexam.cli import main
+from tcsexam.cli import run_command
 
-raise SystemExit(main())
+run_command()

@@ -120,5 +120,25 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run_command() -> None:
+    """The console script: `main`, then the process ends. A process that connected to Ray ends
+    with `os._exit` once its output is flushed: Ray's core worker can deadlock in its own teardown
+    at interpreter exit (its IO thread blocked on a lock the exiting thread holds; seen under
+    load, a finished `tcsexam run` that never exited and stalled its workflow). Everything the
+    command writes is on disk by then; there is nothing left for the interpreter's exit to do."""
+    code = main()
+    if "ray._raylet" in sys.modules:
+        import logging
+
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed or broken pipe: nothing more can be said there
+                pass
+        os._exit(code)
+    raise SystemExit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command()

@@ -297,6 +297,26 @@ def test_run_on_local_ray_with_two_workers(setup, capsys):
     assert "3/3" in err  # the progress bar reached the end
 
 
+def test_console_script_on_ray_exits_with_its_code_and_output_flushed(setup):
+    """The console script (`tcsexam.cli:run_command`) ends a process that used Ray with os._exit
+    (Ray's teardown at interpreter exit can deadlock): the exit code is main's and the log lines
+    are all out before it; without Ray the process ends the ordinary way."""
+    import subprocess
+    import sys
+
+    root, task, cand = setup
+    base = [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand),
+            "--attempt", "1", "--sandbox", "local"]  # fmt: skip
+    ok = subprocess.run([*base, "--output", str(root / "out" / "records.json"), "--workers", "1"],
+                        capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert "instances (0 reused, 3 run)" in ok.stderr and "records ->" in ok.stderr.splitlines()[-1]
+    assert [r["status"] for r in records(root)] == ["ok"] * 3
+    bad = subprocess.run([*base, "--output", str(root / "out" / "records.json"), "--workers", "0"],
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+
+
 @pytest.mark.slow
 def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
     import subprocess
@@ -369,3 +389,24 @@ def test_ray_head_excludes_ray_address_and_no_ray(setup, capsys):
     assert run(root, task, cand, "--ray-head", str(root / "head")) == 2
     assert "--no-ray and --ray-address/--ray-head exclude each other" in capsys.readouterr().err
     assert not (root / "out" / "records.json").exists()
+
+
+def test_console_script_ends_a_ray_process_with_os_exit(monkeypatch, capsys):
+    """Where Ray's core is loaded, run_command ends with os._exit(main's code), never the
+    interpreter's exit (whose Ray teardown can hang); elsewhere with SystemExit."""
+    import sys
+    import types
+
+    from tcsexam import cli
+
+    exits = []
+    monkeypatch.setattr(cli.os, "_exit", lambda code: exits.append(code))
+    monkeypatch.setattr(sys, "argv", ["tcsexam", "check", "--task", "no-such-task.yaml", "--certificate", "c.txt"])
+    monkeypatch.setitem(sys.modules, "ray._raylet", types.ModuleType("ray._raylet"))
+    with pytest.raises(SystemExit):  # the patched os._exit returns, so run_command carries on
+        cli.run_command()
+    assert exits == [1] and "no-such-task.yaml" in capsys.readouterr().err
+    monkeypatch.delitem(sys.modules, "ray._raylet")
+    with pytest.raises(SystemExit) as ended:
+        cli.run_command()
+    assert ended.value.code == 1 and exits == [1]
