@@ -30,6 +30,7 @@ import pytest
 
 from tcsexam.digest import hash_candidate
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
+from tcsexam.runner import ray_job
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.ray_job import (
@@ -277,7 +278,9 @@ def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_pat
 # ---- scratch: removed when an actor is killed, swept at the next start -------------------------
 
 
-def test_sweep_removes_dead_runs_scratch_only(tmp_path):
+def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
+    # the sweep also looks in RELOCATED_ROOT (/tmp), which holds whatever other runs left there
+    monkeypatch.setattr(ray_job, "RELOCATED_ROOT", str(tmp_path / "relocated"))
     outside = tmp_path / "outside.txt"
     outside.write_text("keep me")
     dead = subprocess.Popen(["true"])
