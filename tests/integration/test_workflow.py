@@ -70,7 +70,18 @@ def copy_of_finished_run(finished: Path, dest: Path) -> Path:
 
 
 def snakemake(ws: Path, *args: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([SNAKEMAKE, *args], cwd=ws, env=_env(ws), capture_output=True, text=True, timeout=timeout)
+    """snakemake in its own session: on a timeout the whole group (snakemake and every job it
+    started) is killed, so a failing test leaves no job running behind it."""
+    argv = [SNAKEMAKE, *args]
+    with subprocess.Popen(argv, cwd=ws, env=_env(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as child:  # fmt: skip
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise
+    proc = subprocess.CompletedProcess(argv, child.returncode, out, err)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return proc
