@@ -31,12 +31,13 @@ from tcsexam.errors import InputError
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import run_limited
-from tcsexam.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_hostile_reads  # noqa: E402
 from test_escapes import sandbox_or_skip  # noqa: E402
 
 pytestmark = pytest.mark.hostile
+task = test_hostile_reads.task  # the same tiny MaxCut task (module fixture)
 
 ROOT = os.geteuid() == 0
 STALL_S = 300  #: only a harness that never comes back misses this
@@ -196,7 +197,6 @@ def test_a_jobs_own_ray_lives_in_a_private_folder():
 
 # -- certificates: more things that are not the candidate's own regular file ------------------------
 
-GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
 SOLVE = r"""
 import os, socket, sys
 
@@ -218,18 +218,6 @@ elif how == "sparse":           # 1 TiB if RLIMIT_FSIZE lets it, else one byte o
 elif how == "proc":             # a link to the harness's environment as the candidate sees it
     os.symlink("/proc/%d/environ" % os.getppid(), solution)
 """
-
-
-@pytest.fixture(scope="module")
-def task(tmp_path_factory):
-    root = tmp_path_factory.mktemp("variations-task")
-    (root / "g.txt").write_text(GRAPH)
-    (root / "task.yaml").write_text(
-        "id: tiny-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
-        "limits: {wall_s: 5, cpu_s: 10, mem_mb: 300, output_mb: 1, nproc: 64}\n"
-        f"instance_dir: {root}\ninstances:\n  - {{name: g, file: g.txt, best_known: 5}}\n"
-    )
-    return load_task(root / "task.yaml")
 
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap", "docker"])
