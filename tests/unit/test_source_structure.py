@@ -1,6 +1,8 @@
 """The source tree's shape: no import cycle between modules of `src/tcsexam`, nor between its
-packages (`tcsexam.X`: a subpackage, or a top-level module on its own), function-level imports
-counted like module-level ones; and no module over 600 lines."""
+packages (`tcsexam.X`: a subpackage, or a top-level module on its own), nor between a subpackage
+and the package above it (`tcsexam.runner.limiter` and `tcsexam.runner`), function-level imports
+counted like module-level ones; no module over 600 lines, no function over 100 lines or with 10
+or more parameters."""
 
 from __future__ import annotations
 
@@ -56,12 +58,22 @@ def package_of(module: str, modules: dict[str, Path]) -> str:
     return module
 
 
-def package_graph(graph: dict[str, set[str]], modules: dict[str, Path]) -> dict[str, set[str]]:
-    """package -> the other packages its modules import (from the module graph `graph`)."""
+def innermost_package_of(module: str, modules: dict[str, Path]) -> str:
+    """The package a module counts for when every subpackage, at any depth, is a package of its
+    own (`tcsexam.runner.limiter` apart from `tcsexam.runner`); a top-level module for itself."""
+    if modules[module].name == "__init__.py":
+        return module
+    parent = module.rpartition(".")[0]
+    return module if parent == "tcsexam" else parent
+
+
+def package_graph(graph: dict[str, set[str]], modules: dict[str, Path], of=package_of) -> dict[str, set[str]]:
+    """package -> the other packages its modules import (from the module graph `graph`; `of`
+    names the package a module counts for)."""
     out: dict[str, set[str]] = {}
     for name, edges in graph.items():
-        package = package_of(name, modules)
-        out.setdefault(package, set()).update(package_of(e, modules) for e in edges)
+        package = of(name, modules)
+        out.setdefault(package, set()).update(of(e, modules) for e in edges)
         out[package].discard(package)
     return out
 
@@ -130,6 +142,32 @@ def test_the_package_graph_joins_a_packages_modules(tmp_path):
     assert find_cycle(package_graph(import_graph(modules), modules)) is None
 
 
+def test_the_innermost_package_graph_sees_a_subpackage_importing_its_parent(tmp_path):
+    """runner -> runner.limiter -> runner is no cycle when runner.limiter counts as runner, and one
+    when every subpackage is a package of its own."""
+    pkg = tmp_path / "tcsexam"
+    files = {
+        "__init__.py": "",
+        "runner/__init__.py": "",
+        "runner/watch.py": "from tcsexam.runner.limiter.run import start\n",
+        "runner/limiter/__init__.py": "",
+        "runner/limiter/run.py": "def start():\n    from tcsexam.runner.watch import note\n",
+    }
+    modules = {}
+    for rel, text in files.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        parts = ["tcsexam", *Path(rel).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    graph = import_graph(modules)
+    assert find_cycle(package_graph(graph, modules)) is None
+    inner = package_graph(graph, modules, of=innermost_package_of)
+    assert find_cycle(inner) == ["tcsexam.runner", "tcsexam.runner.limiter", "tcsexam.runner"]
+
+
 def test_no_import_cycle_in_src():
     cycle = find_cycle(import_graph(_modules()))
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -138,6 +176,14 @@ def test_no_import_cycle_in_src():
 def test_no_package_import_cycle_in_src():
     modules = _modules()
     cycle = find_cycle(package_graph(import_graph(modules), modules))
+    assert cycle is None, "package import cycle: " + " -> ".join(cycle)
+
+
+def test_no_subpackage_imports_its_parents_modules():
+    """Nor with every subpackage a package of its own: `runner.limiter` and `runner.sandboxes` sit
+    below `runner` and never import from it, however late the import."""
+    modules = _modules()
+    cycle = find_cycle(package_graph(import_graph(modules), modules, of=innermost_package_of))
     assert cycle is None, "package import cycle: " + " -> ".join(cycle)
 
 

@@ -21,7 +21,7 @@ After the run each kept certificate is checked with the task's checker: the reco
 for solve tasks; null unless `status` is ok) and `extra.trace_info` (certificates seen, kept,
 watch mode). The record's own outcome is decided exactly as for any task.
 
-The clock: `note_go` is called by the limiter at the program's `go` (and by the docker sandbox once
+The clock: `tcsexam.runner.limiter.go.note_go` is called by the limiter at the program's `go` (and by the docker sandbox once
 its start call returned, where its wall limit starts too: the program may have begun a few ms
 before, so a docker stamp is an upper bound on the limit's clock, not on the program's own);
 captures keep the raw monotonic reading and
@@ -42,10 +42,11 @@ import struct
 import threading
 import time
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tcsexam.runner.limiter.go import listening
 
 TRACE_DIR_NAME = "trace"
 FIRST_BUCKET_S = 0.01
@@ -59,15 +60,6 @@ _IN_CLOSE_WRITE = 0x00000008
 _IN_MOVED_TO = 0x00000080
 _IN_Q_OVERFLOW = 0x00004000
 _EVENT = struct.Struct("iIII")
-
-_current: ContextVar[TraceWatch | None] = ContextVar("tcsexam_anytime_watch", default=None)
-
-
-def note_go(t: float) -> None:
-    """The limiter's hook: the program of this thread's run starts now (time.monotonic())."""
-    watch = _current.get()
-    if watch is not None:
-        watch.go = t
 
 
 def read_untrusted(path: str | os.PathLike, cap: int, *, dir_fd: int | None = None) -> bytes | None:
@@ -162,7 +154,7 @@ class TraceWatch:
 
     def __init__(self, solution: Path, trace_dir: Path, cap: int, wall_s: float, *, use_inotify: bool = True):
         self.solution_name, self.cap, self.wall_s = solution.name, cap, wall_s
-        self.go: float | None = None
+        self.go: float | None = None  # set by `note_go` at the program's go
         self.started = time.monotonic()
         self.keeper = TraceKeeper(origin=self.started)  # captures hold the raw clock; `trace` converts
         self.harness_cpu_s = 0.0
@@ -186,6 +178,10 @@ class TraceWatch:
                 self._notify = None
         self._thread = threading.Thread(target=self._loop, name="tcsexam-anytime", daemon=True)
         self._thread.start()
+
+    def note_go(self, t: float) -> None:
+        """The program starts now (`t`: time.monotonic()): stamps count from here."""
+        self.go = t
 
     def _base(self) -> float:
         return self.go if self.go is not None else self.started
@@ -301,11 +297,10 @@ def watching(task, work: Path, solution: Path, limits):
     trace_dir = work / TRACE_DIR_NAME
     trace_dir.mkdir(exist_ok=True)
     watch = TraceWatch(solution, trace_dir, limits.output_bytes, float(limits.wall_s))
-    token = _current.set(watch)
     try:
-        yield watch
+        with listening(watch.note_go):
+            yield watch
     finally:
-        _current.reset(token)
         if watch._thread.is_alive():  # the run failed before `attach`
             watch.stop(None, False)
 

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.records import Termination
-from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter.cgroup import CgroupTree
 from tcsexam.runner.limiter.classify import Ended, classify, outcome_of
+from tcsexam.runner.limiter.go import note_go
 from tcsexam.runner.limiter.launcher import (
     LauncherArgs,
     env_memfd,

@@ -28,9 +28,9 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.records import Termination
-from tcsexam.runner.anytime import note_go
 from tcsexam.runner.limiter import Ended, LaunchError, Limits, MiB, ProcessOutcome, RunSpec, classify
 from tcsexam.runner.limiter.classify import outcome_of
+from tcsexam.runner.limiter.go import note_go
 from tcsexam.runner.sandboxes.base import Sandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
