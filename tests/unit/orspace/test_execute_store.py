@@ -210,6 +210,6 @@ def test_sigterm_stops_the_ray_pool_and_its_programs(tmp_path):
         if cli.poll() is None:
             cli.kill()
     assert started, output
-    assert _wait_for(lambda: not _marked(marker), 60), _marked(marker)
+    assert _wait_for(lambda: not _marked(marker), 60), (_marked(marker), output)
     assert cli.returncode != 0, output  # (Ray's driver handler makes SIGTERM a SystemExit)
     assert not (tmp_path / "out" / "predictions.jsonl").exists()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import time
+import uuid
 
 import psutil
 import pytest
@@ -117,6 +120,58 @@ def test_preexec_fallback_without_launcher(tmp_path, monkeypatch):
     monkeypatch.setattr(process_mod, "launcher_fd", lambda: None)
     out = run_limited(["sh", "-c", "ulimit -f"], cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=512 * 1024))
     assert out.exit_code == 0 and out.stdout_tail.strip() == str((512 * 1024 + 1) // 512)
+
+
+def _processes_with(token: str) -> list[int]:
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if token in " ".join(p.info["cmdline"] or [])]
+
+
+def _wait_for(condition, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_the_run_dies_with_its_harness(tmp_path, limiter):
+    """A harness killed mid-run (SIGKILL: a Ray actor stopped at the end of its job, an OOM kill)
+    takes its run with it, a child in a session of its own included, with nobody sweeping for
+    orphans: the launcher has the kernel tell it of its harness's death."""
+    if launcher() is None:
+        pytest.skip("no C compiler: the limiter uses preexec_fn, without a launcher")
+    token = f"harness-death-{uuid.uuid4().hex}"
+    sleeper = "import time; time.sleep(300)"
+    program = (
+        "import subprocess, sys, time; "
+        f"subprocess.Popen([sys.executable, '-c', {sleeper!r}, {token!r}], start_new_session=True); "
+        "time.sleep(300)"
+    )
+    harness = (
+        "from tcsexam.runner.limiter import Limits\n"
+        "from tcsexam.runner.sandboxes import run_limited\n"
+        f"run_limited([{PY!r}, '-c', {program!r}, {token!r}], cwd={str(tmp_path)!r}, "
+        f"limits=Limits(wall_s=600), limiter={limiter!r})\n"
+    )
+    proc = subprocess.Popen([PY, "-c", harness])
+    try:
+        started = _wait_for(lambda: len(_processes_with(token)) >= 2, 120)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        assert started, "the program and its child never ran"
+        assert _wait_for(lambda: not _processes_with(token), 60), "outlived their harness: " + str(
+            [(p, psutil.Process(p).ppid()) for p in _processes_with(token) if psutil.pid_exists(p)]
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _processes_with(token):
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
 
 
 def test_launcher_builds_where_a_compiler_exists():

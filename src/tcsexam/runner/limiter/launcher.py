@@ -6,6 +6,11 @@ When the program ends, the launcher SIGKILLs every child it still has, reaps the
 left, and exits with the program's own status (re-raising the signal that killed it, so a death by
 signal stays one). A process cannot leave a subreaper's subtree, so nothing of a run outlives it.
 
+The launcher also dies with the harness thread that started it: it asks the kernel for SIGUSR1
+when that thread's process is gone (PR_SET_PDEATHSIG: a Ray actor SIGKILLed at the end of its job,
+an OOM-killed or crashed harness) and then SIGKILLs the program, whose whole run it then kills and
+reaps as above. So no candidate outlives its harness, whether or not anybody sweeps for orphans.
+
 It also keeps `subprocess` on its fast vfork path (a Python `preexec_fn` forces a full fork, ~2 ms
 more per run). Without a C compiler the limiter falls back to a `preexec_fn` (the harness itself is
 then the subreaper and recognises escaped processes by the run's environment marker).
@@ -38,7 +43,8 @@ LAUNCHER_C = r"""
    the command runs as this uid and gid with no supplementary groups (-1: unchanged), in an IPC
    namespace of its own (SysV shared memory, semaphores, message queues and POSIX message queues
    it leaves die with its last process; best effort: kept when unshare is refused); NNP 1: the
-   command gets PR_SET_NO_NEW_PRIVS. */
+   command gets PR_SET_NO_NEW_PRIVS. When the harness thread that started the launcher dies
+   (PR_SET_PDEATHSIG: SIGUSR1), the command is SIGKILLed and the run ends as above. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <grp.h>
@@ -64,7 +70,13 @@ static void lim(int which, long long soft, long long hard, const char *name) {
   struct rlimit r = {(rlim_t)soft, (rlim_t)hard};
   if (setrlimit(which, &r) != 0) fail("harness", name);
 }
+static volatile sig_atomic_t harness_gone = 0;
 static void forward(int sig) { if (child > 0) kill(child, sig); }
+static void orphaned(int sig) { /* the harness died: the run must not outlive it */
+  (void)sig;
+  harness_gone = 1;
+  if (child > 0) kill(child, SIGKILL);
+}
 static int kill_children(void) { /* SIGKILL every process whose parent is this launcher */
   char path[64], buf[512];
   int n = 0, me = (int)getpid();
@@ -122,6 +134,13 @@ int main(int argc, char **argv) {
   int n = atoi(argv[12]), i, status = 0;
   char **cmd = argv + 14 + n, **cmdenv = environ;
   if (self >= 0) fcntl(self, F_SETFD, FD_CLOEXEC);
+  pid_t harness = getppid();
+  struct sigaction gone;
+  memset(&gone, 0, sizeof gone);
+  gone.sa_handler = orphaned;
+  sigaction(SIGUSR1, &gone, NULL);
+  if (prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0) != 0) fail("harness", "PR_SET_PDEATHSIG");
+  if (getppid() != harness) _exit(126); /* it died before the kernel was told to tell us */
   char pid[32];
   int len = snprintf(pid, sizeof pid, "%d", (int)getpid());
   for (i = 0; i < n; i++) {
@@ -159,6 +178,7 @@ int main(int argc, char **argv) {
     fail("exec", cmd[0]);
   }
   child = c;
+  if (harness_gone) kill(c, SIGKILL); /* it died between our fork and `child` being set */
   close(errfd);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
