@@ -72,6 +72,53 @@ def test_bwrap_setup_failure_is_a_sandbox_error(tmp_path):
     assert out.sandbox_error and "bwrap did not start" in out.sandbox_error
 
 
+class _VanishingMountBwrap:
+    """bwrap whose first `failing` set-ups fail the way a host mount that vanished mid-set-up
+    fails them (a remount of a path that is gone), counting its set-ups."""
+
+    def __new__(cls, failing: int):
+        from tcsexam.runner.sandboxes.bwrap import BwrapSandbox
+
+        class Box(BwrapSandbox):
+            setups = 0
+
+            def base_args(self, tmp_mb=512):
+                Box.setups += 1
+                gone = ["--remount-ro", f"/tcsexam-vanished-{os.getpid()}"] if Box.setups <= failing else []
+                return [*super().base_args(tmp_mb), *gone]
+
+        return Box()
+
+
+@pytest.mark.parametrize("failing, setups, ok", [(1, 2, True), (2, 3, True), (5, 3, False)])
+def test_bwrap_set_up_again_after_a_mount_race(tmp_path, failing, setups, ok):
+    """A set-up that failed on a mount (the host's mounts changed while bwrap bound them: Docker
+    creating a container) is started again, at most 3 times in all; nothing ran before."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    box = _VanishingMountBwrap(failing)
+    tmp_path.chmod(0o755)  # as root the candidate runs unprivileged: its folder must be readable to it
+    out = run_limited(
+        ["sh", "-c", "echo ran"], cwd=tmp_path, limits=Limits(wall_s=30), sandbox=box, readonly_paths=[tmp_path]
+    )
+    assert type(box).setups == setups
+    if ok:
+        assert out.sandbox_error is None and out.exit_code == 0 and out.stdout_tail == "ran\n", out
+    else:
+        assert "Can't remount" in out.sandbox_error and "ran" not in out.stdout_tail
+
+
+def test_bwrap_other_set_up_failures_are_not_tried_again(tmp_path):
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    box = _VanishingMountBwrap(0)
+    out = run_limited(
+        ["true"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
+        readonly_paths=[tmp_path / "does-not-exist"],
+    )  # fmt: skip
+    assert "Can't find source path" in out.sandbox_error and type(box).setups == 1
+
+
 def test_docker_config():
     pytest.importorskip("docker")
     box = get_sandbox("docker", image="img:1")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from abc import ABC, abstractmethod
 
 from tcsexam.runner.limiter import Launch, ProcessOutcome, RunSpec, execute_limited
@@ -83,15 +84,35 @@ class WrappingSandbox(Sandbox):
     /tmp, /dev/shm and /var/tmp is removed after the run."""
 
     shares_tmp = False
+    #: a sandbox that failed to set itself up because the host changed under it (`setup_race`)
+    #: is started again, at most this many times in all; nothing of the program ran before
+    SETUP_TRIES = 3
+    SETUP_RETRY_S = 0.05  #: the pause before the second try (doubled before each later one)
 
     @abstractmethod
     def prepare(self, spec: RunSpec) -> Launch:
         """The command line that runs `spec.argv` inside the sandbox."""
 
+    def setup_race(self, outcome: ProcessOutcome) -> bool:
+        """Whether `outcome.sandbox_error` is a set-up failure caused by the host changing while
+        the sandbox was being built (a mount that came or went): worth another try. Never, by
+        default."""
+        return False
+
     def run(self, spec: RunSpec) -> ProcessOutcome:
         writable = spec.paths.writable_paths
         ids = candidate_ids()
         give_to(list(writable), ids)  # the only folders the candidate owns
+        outcome = self._run_once(spec, ids)
+        for tries in range(1, self.SETUP_TRIES):
+            if outcome.sandbox_error is None or not self.setup_race(outcome):
+                break
+            time.sleep(self.SETUP_RETRY_S * 2 ** (tries - 1))
+            outcome = self._run_once(spec, ids)
+        return outcome
+
+    def _run_once(self, spec: RunSpec, ids: tuple[int, int] | None) -> ProcessOutcome:
+        writable = spec.paths.writable_paths
         marks = shared_tmp_marks(ids) if self.shares_tmp and ids is not None else None
         launch = self.prepare(spec)
         launch.disk_paths = tuple(writable)

@@ -6,7 +6,9 @@ host (`--ro-bind / /`), fresh /dev and /proc, a private tmpfs /tmp, the instance
 bound read-only at their own paths, the scratch directory the only writable place, and
 `--new-session` (no terminal injection). bwrap reports over `--json-status-fd` once the sandbox is
 up; a run without that report is a sandbox failure (`ProcessOutcome.sandbox_error`), which the
-instance level records as `infrastructure_error`, never as the candidate's crash. bwrap exits
+instance level records as `infrastructure_error`, never as the candidate's crash (one caused by a
+host mount that came or went while bwrap bound the host's mounts is first started again:
+`setup_race`). bwrap exits
 with 128+N when the program died by signal N: `classify` records that as `termination: signal`,
 `signal: N`, as under `local` (an exit code of 129..192 chosen by the program reads the same).
 """
@@ -57,6 +59,14 @@ class BwrapSandbox(WrappingSandbox):
 
     def not_started(self, outcome: ProcessOutcome) -> bool:
         return shell_exec_failed(outcome)  # the /bin/sh inside that execs the command
+
+    def setup_race(self, outcome: ProcessOutcome) -> bool:
+        """A mount failure while bwrap builds the sandbox: `--ro-bind / /` binds every mount of
+        the host and then remounts each read-only, so a mount that goes away in between (a
+        container's layer that Docker mounts for a moment while it creates the container) fails
+        it with 'Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount
+        ...'. Started again, the sandbox sees the host's mounts as they are then."""
+        return "mount" in (outcome.sandbox_error or "")
 
     def _supports(self, flag: str) -> bool:
         if self._help is None:
