@@ -104,7 +104,11 @@ def index_of(ws: Path) -> dict:
     return json.loads((ws / OUT / "index.json").read_text())
 
 
-def stop_ray_head(ws: Path) -> None:
+def stop_ray_head(ws: Path, wait_s: float = 120) -> None:
+    """Stop the workspace's shared Ray head, and wait for the detached stop the workflow's
+    `onsuccess` began (it renames the state folder to `.ray-head.stopping-*` and removes it once
+    the head is down): until then the results tree is still changing, and a copy of it taken
+    meanwhile fails on the files that vanish under it."""
     state = ws / "results" / "test" / ".ray-head"
     subprocess.run(
         [str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
@@ -112,6 +116,9 @@ def stop_ray_head(ws: Path) -> None:
         capture_output=True,
         timeout=60,
     )
+    deadline = time.monotonic() + wait_s
+    while list(state.parent.glob(".ray-head.stopping-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
