@@ -9,6 +9,7 @@ Handlers return an exit code. `InputError` becomes one line on stderr and exit c
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import os
 import sys
@@ -125,7 +126,14 @@ def run_command() -> None:
     with `os._exit` once its output is flushed: Ray's core worker can deadlock in its own teardown
     at interpreter exit (its IO thread blocked on a lock the exiting thread holds; seen under
     load, a finished `tcsexam run` that never exited and stalled its workflow). Everything the
-    command writes is on disk by then; there is nothing left for the interpreter's exit to do."""
+    command writes is on disk by then; there is nothing left for the interpreter's exit to do.
+    A fatal signal in the process (a segfault in Ray's core worker: seen once under load, a
+    `tcsexam run` on the shared head that died with 139 after its last record and no word) writes
+    every thread's Python stack to stderr first (`faulthandler`), the job's log."""
+    try:
+        faulthandler.enable()
+    except (OSError, ValueError):  # a stderr without a file descriptor (captured in-process)
+        pass
     code = main()
     if "ray._raylet" in sys.modules:
         import logging

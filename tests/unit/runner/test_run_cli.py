@@ -391,6 +391,25 @@ def test_ray_head_excludes_ray_address_and_no_ray(setup, capsys):
     assert not (root / "out" / "records.json").exists()
 
 
+def test_console_script_says_where_a_fatal_signal_struck(tmp_path):
+    """A segfault inside a command leaves its Python stack in the job's log (stderr), not just an
+    exit status of 139."""
+    import subprocess
+    import sys
+
+    code = (
+        "import ctypes, sys\n"
+        "from tcsexam import cli\n"
+        "def crash_in_teardown():\n"
+        "    ctypes.string_at(0)\n"
+        "cli.main = crash_in_teardown\n"
+        "cli.run_command()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == -11, proc
+    assert "Fatal Python error: Segmentation fault" in proc.stderr and "crash_in_teardown" in proc.stderr
+
+
 def test_console_script_ends_a_ray_process_with_os_exit(monkeypatch, capsys):
     """Where Ray's core is loaded, run_command ends with os._exit(main's code), never the
     interpreter's exit (whose Ray teardown can hang); elsewhere with SystemExit."""
