@@ -104,6 +104,20 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _write_package(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    """Write a `tcsexam` package of `files` (path -> text) under `root`: module name -> path."""
+    modules = {}
+    for rel, text in files.items():
+        path = root / "tcsexam" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        parts = ["tcsexam", *Path(rel).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
@@ -112,7 +126,6 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_package_graph_joins_a_packages_modules(tmp_path):
     """A cycle through two packages is found although no two modules import each other, a top-level
     module is its own package, and imports inside one package are no edge (the checker's own test)."""
-    pkg = tmp_path / "tcsexam"
     files = {
         "__init__.py": "",
         "tasks.py": "def load():\n    from tcsexam.problems.base import X\n",
@@ -123,15 +136,7 @@ def test_the_package_graph_joins_a_packages_modules(tmp_path):
         "runner/a.py": "from tcsexam.runner import b\n",
         "runner/b.py": "from tcsexam.problems import X\n",
     }
-    modules = {}
-    for rel, text in files.items():
-        path = pkg / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        parts = ["tcsexam", *Path(rel).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
+    modules = _write_package(tmp_path, files)
     graph = import_graph(modules)
     assert find_cycle(graph) is None  # no module-level cycle ...
     packages = package_graph(graph, modules)
@@ -145,7 +150,6 @@ def test_the_package_graph_joins_a_packages_modules(tmp_path):
 def test_the_innermost_package_graph_sees_a_subpackage_importing_its_parent(tmp_path):
     """runner -> runner.limiter -> runner is no cycle when runner.limiter counts as runner, and one
     when every subpackage is a package of its own."""
-    pkg = tmp_path / "tcsexam"
     files = {
         "__init__.py": "",
         "runner/__init__.py": "",
@@ -153,15 +157,7 @@ def test_the_innermost_package_graph_sees_a_subpackage_importing_its_parent(tmp_
         "runner/limiter/__init__.py": "",
         "runner/limiter/run.py": "def start():\n    from tcsexam.runner.watch import note\n",
     }
-    modules = {}
-    for rel, text in files.items():
-        path = pkg / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        parts = ["tcsexam", *Path(rel).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
+    modules = _write_package(tmp_path, files)
     graph = import_graph(modules)
     assert find_cycle(package_graph(graph, modules)) is None
     inner = package_graph(graph, modules, of=innermost_package_of)
