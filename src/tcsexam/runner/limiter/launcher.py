@@ -7,8 +7,8 @@ left, and exits with the program's own status (re-raising the signal that killed
 signal stays one). A process cannot leave a subreaper's subtree, so nothing of a run outlives it.
 
 The launcher also dies with the harness thread that started it: it asks the kernel for SIGUSR1
-when that thread's process is gone (PR_SET_PDEATHSIG: a Ray actor SIGKILLed at the end of its job,
-an OOM-killed or crashed harness) and then SIGKILLs the program, whose whole run it then kills and
+when that thread ends (PR_SET_PDEATHSIG; the thread that started a run watches it to its end: a
+Ray actor SIGKILLed at the end of its job, an OOM-killed or crashed harness) and then SIGKILLs the program, whose whole run it then kills and
 reaps as above. So no candidate outlives its harness, whether or not anybody sweeps for orphans.
 
 It also keeps `subprocess` on its fast vfork path (a Python `preexec_fn` forces a full fork, ~2 ms
