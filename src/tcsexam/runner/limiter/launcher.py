@@ -6,10 +6,11 @@ When the program ends, the launcher SIGKILLs every child it still has, reaps the
 left, and exits with the program's own status (re-raising the signal that killed it, so a death by
 signal stays one). A process cannot leave a subreaper's subtree, so nothing of a run outlives it.
 
-The launcher also dies with the harness thread that started it: it asks the kernel for SIGUSR1
-when that thread ends (PR_SET_PDEATHSIG; the thread that started a run watches it to its end: a
-Ray actor SIGKILLed at the end of its job, an OOM-killed or crashed harness) and then SIGKILLs the program, whose whole run it then kills and
-reaps as above. So no candidate outlives its harness, whether or not anybody sweeps for orphans.
+The launcher also dies with its harness: it asks the kernel for SIGUSR1 when the harness thread
+that started it ends (PR_SET_PDEATHSIG; that thread watches the run to its end), and then SIGKILLs
+the program, whose whole run it kills and reaps as above. A harness that is SIGKILLed (a Ray actor
+at the end of its job, an OOM kill) or crashes takes its runs with it, whether or not anybody
+sweeps for orphans.
 
 It also keeps `subprocess` on its fast vfork path (a Python `preexec_fn` forces a full fork, ~2 ms
 more per run). Without a C compiler the limiter falls back to a `preexec_fn` (the harness itself is
