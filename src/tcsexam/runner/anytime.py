@@ -21,13 +21,13 @@ After the run each kept certificate is checked with the task's checker: the reco
 for solve tasks; null unless `status` is ok) and `extra.trace_info` (certificates seen, kept,
 watch mode). The record's own outcome is decided exactly as for any task.
 
-The clock: `tcsexam.runner.limiter.go.note_go` is called by the limiter at the program's `go` (and by the docker sandbox once
-its start call returned, where its wall limit starts too: the program may have begun a few ms
-before, so a docker stamp is an upper bound on the limit's clock, not on the program's own);
-captures keep the raw monotonic reading and
-are converted at the end, a certificate read before `go` getting 0. A sandbox that never calls it
-is stamped from the watcher's start, which is earlier than `go`: stamps are then later than the
-truth, never earlier.
+The clock: `tcsexam.runner.limiter.go.note_go` is called by the limiter at the program's `go`
+(and by the docker sandbox once its start call returned, where its wall limit starts too: the
+program may have begun a few ms before, so a docker stamp is an upper bound on the limit's clock,
+not on the program's own); captures keep the raw monotonic reading and are converted at the end,
+a certificate read before `go` getting 0. A sandbox that never calls it is stamped from the
+watcher's start, which is earlier than `go`: stamps are then later than the truth, never
+earlier.
 """
 
 from __future__ import annotations

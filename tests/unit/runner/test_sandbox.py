@@ -72,22 +72,20 @@ def test_bwrap_setup_failure_is_a_sandbox_error(tmp_path):
     assert out.sandbox_error and "bwrap did not start" in out.sandbox_error
 
 
-class _VanishingMountBwrap:
+def _vanishing_mount_bwrap(failing: int):
     """bwrap whose first `failing` set-ups fail the way a host mount that vanished mid-set-up
-    fails them (a remount of a path that is gone), counting its set-ups."""
+    fails them (a remount of a path that is gone); `type(box).setups` counts its set-ups."""
+    from tcsexam.runner.sandboxes.bwrap import BwrapSandbox
 
-    def __new__(cls, failing: int):
-        from tcsexam.runner.sandboxes.bwrap import BwrapSandbox
+    class Box(BwrapSandbox):
+        setups = 0
 
-        class Box(BwrapSandbox):
-            setups = 0
+        def base_args(self, tmp_mb=512):
+            Box.setups += 1
+            gone = ["--remount-ro", f"/tcsexam-vanished-{os.getpid()}"] if Box.setups <= failing else []
+            return [*super().base_args(tmp_mb), *gone]
 
-            def base_args(self, tmp_mb=512):
-                Box.setups += 1
-                gone = ["--remount-ro", f"/tcsexam-vanished-{os.getpid()}"] if Box.setups <= failing else []
-                return [*super().base_args(tmp_mb), *gone]
-
-        return Box()
+    return Box()
 
 
 @pytest.mark.parametrize("failing, setups, ok", [(1, 2, True), (2, 3, True), (5, 3, False)])
@@ -96,7 +94,7 @@ def test_bwrap_set_up_again_after_a_mount_race(tmp_path, failing, setups, ok):
     creating a container) is started again, at most 3 times in all; nothing ran before."""
     if shutil.which("bwrap") is None:
         pytest.skip("bwrap not installed")
-    box = _VanishingMountBwrap(failing)
+    box = _vanishing_mount_bwrap(failing)
     tmp_path.chmod(0o755)  # as root the candidate runs unprivileged: its folder must be readable to it
     out = run_limited(
         ["sh", "-c", "echo ran"], cwd=tmp_path, limits=Limits(wall_s=30), sandbox=box, readonly_paths=[tmp_path]
@@ -111,7 +109,7 @@ def test_bwrap_set_up_again_after_a_mount_race(tmp_path, failing, setups, ok):
 def test_bwrap_other_set_up_failures_are_not_tried_again(tmp_path):
     if shutil.which("bwrap") is None:
         pytest.skip("bwrap not installed")
-    box = _VanishingMountBwrap(0)
+    box = _vanishing_mount_bwrap(0)
     out = run_limited(
         ["true"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
         readonly_paths=[tmp_path / "does-not-exist"],
