@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
 
 import pytest
 
@@ -134,6 +136,49 @@ def test_docker_config():
     assert "/tmp" in cfg["tmpfs"] and cfg["working_dir"] == "/c" and cfg["environment"] == {"A": "1"}
     fsize = [u for u in cfg["ulimits"] if u["Name"] == "fsize"][0]
     assert fsize["Soft"] == MiB + 1
+
+
+class _EngineLikeContainer:
+    """A container as the Docker engine couples its calls: the followed log ends only after the
+    kill, and the kill returns only once the stream has been read to its end."""
+
+    def __init__(self, chunk: bytes):
+        self.chunk = chunk
+        self.killed, self.drained = threading.Event(), threading.Event()
+        self.kill_saw_drained = None
+        self.followed = []
+
+    def logs(self, stdout, stderr, stream, follow):
+        self.followed.append((stdout, stderr, stream, follow))
+        return self._stream() if stdout else iter(())
+
+    def _stream(self):
+        yield self.chunk  # past the cap: the follower asks for the kill
+        self.killed.wait(timeout=30)
+        yield self.chunk  # what the engine still held when the program died
+        self.drained.set()
+
+    def kill(self, signal):
+        self.killed.set()
+        self.kill_saw_drained = self.drained.wait(timeout=30)
+
+
+def test_docker_stream_follower_keeps_reading_while_the_kill_waits():
+    from tcsexam.runner.sandboxes.docker import _Streams
+
+    container = _EngineLikeContainer(b"x" * 2048)
+    streams = _Streams(container, cap=1024, same=False)
+    streams.start()
+    for thread in streams.threads:
+        thread.join(timeout=60)
+    assert sorted(container.followed) == [(False, True, True, True), (True, False, True, True)]
+    assert container.drained.is_set() and streams.over == "stdout" and streams.seen == [4096, 0]
+    assert container.killed.wait(timeout=60)
+    for _ in range(600):  # the kill thread returns once it has seen the stream drained
+        if container.kill_saw_drained is not None:
+            break
+        time.sleep(0.1)
+    assert container.kill_saw_drained is True
 
 
 def test_docker_without_engine_fails_at_start():

@@ -7,7 +7,7 @@ instance and candidate as read-only volumes and the scratch directory as the one
 all at their host paths. The harness waits up to the wall limit, then stops the container (SIGTERM,
 SIGKILL after the grace). Termination comes from `docker inspect` (`OOMKilled` -> memory); wall
 time from the container's start/finish times; stdout and stderr through the engine's API only (a
-live attach kills the container once a stream passes the output cap; then the logged output,
+live follow of the logs kills the container once a stream passes the output cap; then the logged output,
 kept as two json-file logs of cap + 64 KiB, so an output past the cap is seen even when the
 container ended first), never through files the container could replace. CPU seconds
 are not measured here (None). The image comes from the sandbox option `image` or
@@ -39,43 +39,57 @@ DEFAULT_IMAGE = "tcsexam-candidate:latest"
 
 
 class _Streams:
-    """The container's stdout and stderr from the engine: a live attach counts what each stream
-    sends and kills the container once one passes `cap` (named in `over`); once the container has
-    stopped, `finish` takes the output the engine logged, up to `cap` + 1 bytes each."""
+    """The container's stdout and stderr from the engine: a live follow of each logged stream
+    counts what it sends and kills the container once one passes `cap` (named in `over`); once the
+    container has stopped, `finish` takes the output the engine logged, up to `cap` + 1 bytes each.
+
+    The live count follows the logs, never an attach: docker-py reads an attach from the raw
+    socket past what http.client has already buffered, so a stream whose first bytes came with
+    the response headers loses its framing ("120 is not a valid stream"); the reader then stops
+    reading, and the engine, which finishes a container's exit only once every attached stream is
+    drained, holds the container and every call on it (moby#41827). A log follower holds nothing
+    up. The kill runs in a thread of its own, so that a follower never waits on the engine.
+    """
 
     def __init__(self, container, cap: int, same: bool):
         self.container, self.cap, self.same = container, cap, same
         self.data = (bytearray(), bytearray())
         self.seen = [0, 0]
         self.over: str | None = None
-        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.threads = [threading.Thread(target=self._follow, args=(index,), daemon=True) for index in (0, 1)]
 
     def start(self) -> None:
-        self.thread.start()
+        for thread in self.threads[: 1 if self.same else 2]:
+            thread.start()
 
-    def _watch(self) -> None:
+    def _follow(self, index: int) -> None:
+        name = "stdout" if index == 0 else "stderr"
         try:
-            for pair in self.container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True):
-                for index, chunk in enumerate(pair):
-                    if chunk:
-                        slot = 0 if self.same else index
-                        self.seen[slot] += len(chunk)
-                        if self.seen[slot] > self.cap:
-                            self._over("stdout" if index == 0 else "stderr")
+            chunks = self.container.logs(stdout=index == 0 or self.same, stderr=index == 1 or self.same,
+                                         stream=True, follow=True)  # fmt: skip
+            for chunk in chunks:
+                self.seen[index] += len(chunk)
+                if self.seen[index] > self.cap and self._over(name):
+                    threading.Thread(target=self._kill, daemon=True).start()
         except Exception:  # the container went away: `finish` reads the log
             pass
 
-    def _over(self, name: str) -> None:
-        if self.over is None:
-            self.over = name
-            try:
-                self.container.kill(signal=_signal.SIGKILL)
-            except Exception:
-                pass
+    def _over(self, name: str) -> bool:
+        """Note the first stream past the cap; True when this call noted it."""
+        if self.over is not None:
+            return False
+        self.over = name
+        return True
+
+    def _kill(self) -> None:
+        try:
+            self.container.kill(signal=_signal.SIGKILL)
+        except Exception:  # 409 once it has stopped meanwhile
+            pass
 
     def finish(self) -> None:
-        """Once the container has stopped: its output as the engine logged it (the live stream only
-        watches the cap: a container that ended before the attach streams nothing)."""
+        """Once the container has stopped: its output as the engine logged it (the live follow
+        only watches the cap)."""
         wanted = [(0, True, True)] if self.same else [(0, True, False), (1, False, True)]
         for index, out, err in wanted:
             try:
@@ -219,7 +233,7 @@ class DockerSandbox(Sandbox):
             return self._run(spec)
 
     def _run(self, spec: RunSpec) -> ProcessOutcome:
-        # stdout and stderr come through the engine's API (attach), never through files the
+        # stdout and stderr come through the engine's API (its logs), never through files the
         # container could replace; a stream past the output cap kills the container (`output`)
         limits, paths = spec.limits, spec.paths
         writable = list(paths.writable_paths)
