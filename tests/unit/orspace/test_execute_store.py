@@ -178,6 +178,22 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
+def _ancestry(pid: int) -> list[str]:
+    """A surviving program and its ancestors (pid, state, age, command line), for the failure message."""
+    import psutil
+
+    chain = []
+    try:
+        proc = psutil.Process(pid)
+        while proc is not None:
+            age = time.time() - proc.create_time()
+            chain.append(f"{proc.pid} {proc.status()} {age:.0f}s {' '.join(proc.cmdline())[:160]}")
+            proc = proc.parent()
+    except psutil.Error as exc:
+        chain.append(f"({type(exc).__name__})")
+    return chain
+
+
 def _wait_for(condition, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -210,6 +226,6 @@ def test_sigterm_stops_the_ray_pool_and_its_programs(tmp_path):
         if cli.poll() is None:
             cli.kill()
     assert started, output
-    assert _wait_for(lambda: not _marked(marker), 60), (_marked(marker), output)
+    assert _wait_for(lambda: not _marked(marker), 60), ([_ancestry(pid) for pid in _marked(marker)], output)
     assert cli.returncode != 0, output  # (Ray's driver handler makes SIGTERM a SystemExit)
     assert not (tmp_path / "out" / "predictions.jsonl").exists()
