@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import time
 
 import pytest
 
@@ -144,7 +143,7 @@ class _EngineLikeContainer:
 
     def __init__(self, chunk: bytes):
         self.chunk = chunk
-        self.killed, self.drained = threading.Event(), threading.Event()
+        self.killed, self.drained, self.kill_returned = threading.Event(), threading.Event(), threading.Event()
         self.kill_saw_drained = None
         self.followed = []
 
@@ -154,13 +153,14 @@ class _EngineLikeContainer:
 
     def _stream(self):
         yield self.chunk  # past the cap: the follower asks for the kill
-        self.killed.wait(timeout=30)
+        self.killed.wait(timeout=120)
         yield self.chunk  # what the engine still held when the program died
         self.drained.set()
 
     def kill(self, signal):
         self.killed.set()
-        self.kill_saw_drained = self.drained.wait(timeout=30)
+        self.kill_saw_drained = self.drained.wait(timeout=120)
+        self.kill_returned.set()
 
 
 def test_docker_stream_follower_keeps_reading_while_the_kill_waits():
@@ -170,14 +170,10 @@ def test_docker_stream_follower_keeps_reading_while_the_kill_waits():
     streams = _Streams(container, cap=1024, same=False)
     streams.start()
     for thread in streams.threads:
-        thread.join(timeout=60)
+        thread.join(timeout=300)
     assert sorted(container.followed) == [(False, True, True, True), (True, False, True, True)]
     assert container.drained.is_set() and streams.over == "stdout" and streams.seen == [4096, 0]
-    assert container.killed.wait(timeout=60)
-    for _ in range(600):  # the kill thread returns once it has seen the stream drained
-        if container.kill_saw_drained is not None:
-            break
-        time.sleep(0.1)
+    assert container.kill_returned.wait(timeout=300)  # once it has seen the stream drained
     assert container.kill_saw_drained is True
 
 

@@ -56,10 +56,11 @@ class _Streams:
         self.data = (bytearray(), bytearray())
         self.seen = [0, 0]
         self.over: str | None = None
-        self.threads = [threading.Thread(target=self._follow, args=(index,), daemon=True) for index in (0, 1)]
+        indices = (0,) if same else (0, 1)  # one follow of both streams when they share a file
+        self.threads = [threading.Thread(target=self._follow, args=(index,), daemon=True) for index in indices]
 
     def start(self) -> None:
-        for thread in self.threads[: 1 if self.same else 2]:
+        for thread in self.threads:
             thread.start()
 
     def _follow(self, index: int) -> None:
@@ -116,8 +117,6 @@ def container_user() -> str:
     """The unprivileged uid:gid the container's program runs as (never root): the candidate uid
     of a root harness (`runas.candidate_ids`), else this user's own (files in the work folder stay
     the harness's to read and remove)."""
-    from tcsexam.runner.sandboxes.runas import candidate_ids
-
     ids = candidate_ids()
     if ids is None:
         ids = (os.getuid(), os.getgid())
