@@ -229,6 +229,9 @@ def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, f
 
 
 def _stop_pool(pool, handle) -> None:
+    from tcsexam.runner.ray_job import cancel_ray_abort_alarm
+
+    cancel_ray_abort_alarm()  # after a SIGTERM, Ray would abort this cleanup 3 s in
     if pool is not None:
         # Ending this process's Ray connection ends its job, whose actors Ray then stops;
         # killing them one by one first only delays the disconnect (~0.3 s).

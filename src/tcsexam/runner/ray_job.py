@@ -227,6 +227,18 @@ def sigterm_as_exit() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def cancel_ray_abort_alarm() -> None:
+    """Cancel the abort that Ray's C++ failure handler arms when SIGTERM arrives. Ray installs
+    absl's failure signal handler for SIGTERM in the processes it connects: it prints "*** SIGTERM
+    received", passes the signal on (to Python, whose handler raises SystemExit) and arms alarm(3),
+    whose SIGALRM aborts the process 3 s later whatever it is doing. A cancelled job's cleanup
+    (stop Ray, wait for the actors to go, kill what their runs left) can take longer on a busy
+    machine, and an abort half-way leaves candidates running. Left alone when Python code of this
+    process handles SIGALRM itself (its alarm is its own)."""
+    if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None):
+        signal.alarm(0)
+
+
 def exit_with_parent(interval_s: float = 0.5) -> None:
     """In an actor: when its parent (the raylet) goes away, e.g. the driver and its local Ray were
     SIGKILLed, kill this actor's runs and exit instead of running on as an orphan."""

@@ -126,6 +126,13 @@ def _processes_with(token: str) -> list[int]:
     return [p.pid for p in psutil.process_iter(["cmdline"]) if token in " ".join(p.info["cmdline"] or [])]
 
 
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def _wait_for(condition, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -164,6 +171,39 @@ def test_the_run_dies_with_its_harness(tmp_path, limiter):
         assert _wait_for(lambda: not _processes_with(token), 60), "outlived their harness: " + str(
             [(p, psutil.Process(p).ppid()) for p in _processes_with(token) if psutil.pid_exists(p)]
         )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _processes_with(token):
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+
+
+@pytest.mark.parametrize("limiter", LIMITERS)
+def test_the_program_dies_with_its_launcher(tmp_path, limiter):
+    """A Ray worker that exits SIGKILLs its children (the launcher) before it goes itself: the
+    launcher then cannot kill the program, which has the kernel kill it instead (nobody sweeping)."""
+    if launcher() is None:
+        pytest.skip("no C compiler: the limiter uses preexec_fn, without a launcher")
+    token = f"launcher-death-{uuid.uuid4().hex}"
+    harness = (
+        "from tcsexam.runner.limiter import Limits\n"
+        "from tcsexam.runner.sandboxes import run_limited\n"
+        f"run_limited([{PY!r}, '-c', 'import time; time.sleep(300)', {token!r}], cwd={str(tmp_path)!r}, "
+        f"limits=Limits(wall_s=600), limiter={limiter!r})\n"
+    )
+    proc = subprocess.Popen([PY, "-c", harness])
+    try:
+        assert _wait_for(lambda: len(_processes_with(token)) >= 3, 120), "the program never ran"
+        (launcher_pid,) = [p for p in _processes_with(token) if psutil.Process(p).ppid() == proc.pid]
+        (program,) = [p for p in _processes_with(token) if p not in (launcher_pid, proc.pid)]
+        proc.send_signal(signal.SIGSTOP)  # a worker on its way out watches its runs no more
+        psutil.Process(launcher_pid).kill()  # it kills its children (as Ray's worker does),
+        proc.kill()  # then it exits
+        proc.wait(timeout=60)
+        assert _wait_for(lambda: _gone(program), 60), "outlived its launcher"
     finally:
         if proc.poll() is None:
             proc.kill()

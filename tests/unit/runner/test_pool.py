@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -293,3 +294,28 @@ def test_ray_pool_batches_quick_instances_and_sends_retries_alone(tmp_path, ray_
     assert max(len(b) for b in sizes) > 1
     retried = [b for b in sizes if any(tries > 1 for _, tries in b)]
     assert retried == [[("bad", 2)]]
+
+
+@pytest.mark.parametrize("cancel", [True, False])
+def test_a_ray_driver_cleans_up_after_sigterm_for_longer_than_3_s(tmp_path, cancel):
+    """Ray's C++ failure handler arms a 3 s abort (SIGALRM) when SIGTERM arrives; a cancelled job's
+    cleanup cancels it, or a slow cleanup (stop Ray, reap the runs) is aborted half-way."""
+    driver = (
+        "import os, signal, sys, time\n"
+        "from tcsexam.runner.ray_job import cancel_ray_abort_alarm, start_ray\n"
+        "handle = start_ray(num_cpus=1)\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(60)\n"
+        "except SystemExit:\n"
+        f"    if {cancel}:\n"
+        "        cancel_ray_abort_alarm()\n"
+        "    time.sleep(5)  # a slow cleanup\n"
+        "    handle.shutdown()\n"
+        "    sys.exit(7)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=300)
+    if cancel:
+        assert proc.returncode == 7, proc.stderr[-3000:]
+    else:  # Ray's behaviour, which the cancel is for: if this changes, the cancel may go
+        assert proc.returncode == -signal.SIGABRT, proc.stderr[-3000:]

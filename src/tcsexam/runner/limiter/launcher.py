@@ -10,7 +10,10 @@ The launcher also dies with its harness: it asks the kernel for SIGUSR1 when the
 that started it ends (PR_SET_PDEATHSIG; that thread watches the run to its end), and then SIGKILLs
 the program, whose whole run it kills and reaps as above. A harness that is SIGKILLed (a Ray actor
 at the end of its job, an OOM kill) or crashes takes its runs with it, whether or not anybody
-sweeps for orphans.
+sweeps for orphans. The program in turn dies with the launcher (its own PR_SET_PDEATHSIG:
+SIGKILL): a Ray worker that exits SIGKILLs its children, the launcher among them, which cannot
+then kill the program itself. What the program's own children left behind is found by the run's
+environment marker (`tcsexam.runner.ray_job.kill_run_orphans`).
 
 It also keeps `subprocess` on its fast vfork path (a Python `preexec_fn` forces a full fork, ~2 ms
 more per run). Without a C compiler the limiter falls back to a `preexec_fn` (the harness itself is
@@ -45,7 +48,8 @@ LAUNCHER_C = r"""
    namespace of its own (SysV shared memory, semaphores, message queues and POSIX message queues
    it leaves die with its last process; best effort: kept when unshare is refused); NNP 1: the
    command gets PR_SET_NO_NEW_PRIVS. When the harness thread that started the launcher dies
-   (PR_SET_PDEATHSIG: SIGUSR1), the command is SIGKILLed and the run ends as above. */
+   (PR_SET_PDEATHSIG: SIGUSR1), the command is SIGKILLed and the run ends as above; when the
+   launcher itself is SIGKILLed, the kernel SIGKILLs the command (its PR_SET_PDEATHSIG). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <grp.h>
@@ -167,12 +171,17 @@ int main(int argc, char **argv) {
     if (got != 3 || memcmp(go, "go\n", 3) != 0) _exit(126);
     close(start);
   }
+  pid_t launcher = getpid();
   pid_t c = fork();
   if (c < 0) fail("harness", "fork");
   if (c == 0) {
     if (uid >= 0) (void)unshare(CLONE_NEWIPC); /* nothing of its IPC outlives the run */
     if (gid >= 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0)) fail("harness", "setresgid");
     if (uid >= 0 && setresuid(uid, uid, uid) != 0) fail("harness", "setresuid");
+    /* after the credential change (which clears it): a launcher SIGKILLed (e.g. by a Ray worker
+       that kills its children as it exits) takes the command with it */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("harness", "PR_SET_PDEATHSIG");
+    if (getppid() != launcher) _exit(126); /* it died before the kernel was told to tell us */
     if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("harness", "PR_SET_NO_NEW_PRIVS");
     environ = cmdenv; /* the command's own environment: its PATH finds the command */
     execvp(cmd[0], cmd);
