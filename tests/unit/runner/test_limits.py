@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -142,6 +143,28 @@ def _wait_for(condition, timeout_s: float) -> bool:
     return condition()
 
 
+@contextlib.contextmanager
+def _harness(argv: list[str], cwd, limiter: str, token: str):
+    """A harness process running `argv` under `run_limited` (wall 600 s); afterwards it and every
+    process whose command line carries `token` are killed, whatever the test's outcome."""
+    code = (
+        "from tcsexam.runner.limiter import Limits\n"
+        "from tcsexam.runner.sandboxes import run_limited\n"
+        f"run_limited({argv!r}, cwd={str(cwd)!r}, limits=Limits(wall_s=600), limiter={limiter!r})\n"
+    )
+    proc = subprocess.Popen([PY, "-c", code])
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _processes_with(token):
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+
+
 @pytest.mark.parametrize("limiter", LIMITERS)
 def test_the_run_dies_with_its_harness(tmp_path, limiter):
     """A harness killed mid-run (SIGKILL: a Ray actor stopped at the end of its job, an OOM kill)
@@ -156,14 +179,7 @@ def test_the_run_dies_with_its_harness(tmp_path, limiter):
         f"subprocess.Popen([sys.executable, '-c', {sleeper!r}, {token!r}], start_new_session=True); "
         "time.sleep(300)"
     )
-    harness = (
-        "from tcsexam.runner.limiter import Limits\n"
-        "from tcsexam.runner.sandboxes import run_limited\n"
-        f"run_limited([{PY!r}, '-c', {program!r}, {token!r}], cwd={str(tmp_path)!r}, "
-        f"limits=Limits(wall_s=600), limiter={limiter!r})\n"
-    )
-    proc = subprocess.Popen([PY, "-c", harness])
-    try:
+    with _harness([PY, "-c", program, token], tmp_path, limiter, token) as proc:
         started = _wait_for(lambda: len(_processes_with(token)) >= 2, 120)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
@@ -171,14 +187,6 @@ def test_the_run_dies_with_its_harness(tmp_path, limiter):
         assert _wait_for(lambda: not _processes_with(token), 60), "outlived their harness: " + str(
             [(p, psutil.Process(p).ppid()) for p in _processes_with(token) if psutil.pid_exists(p)]
         )
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        for pid in _processes_with(token):
-            try:
-                psutil.Process(pid).kill()
-            except psutil.Error:
-                pass
 
 
 @pytest.mark.parametrize("limiter", LIMITERS)
@@ -188,14 +196,7 @@ def test_the_program_dies_with_its_launcher(tmp_path, limiter):
     if launcher() is None:
         pytest.skip("no C compiler: the limiter uses preexec_fn, without a launcher")
     token = f"launcher-death-{uuid.uuid4().hex}"
-    harness = (
-        "from tcsexam.runner.limiter import Limits\n"
-        "from tcsexam.runner.sandboxes import run_limited\n"
-        f"run_limited([{PY!r}, '-c', 'import time; time.sleep(300)', {token!r}], cwd={str(tmp_path)!r}, "
-        f"limits=Limits(wall_s=600), limiter={limiter!r})\n"
-    )
-    proc = subprocess.Popen([PY, "-c", harness])
-    try:
+    with _harness([PY, "-c", "import time; time.sleep(300)", token], tmp_path, limiter, token) as proc:
         assert _wait_for(lambda: len(_processes_with(token)) >= 3, 120), "the program never ran"
         (launcher_pid,) = [p for p in _processes_with(token) if psutil.Process(p).ppid() == proc.pid]
         (program,) = [p for p in _processes_with(token) if p not in (launcher_pid, proc.pid)]
@@ -204,14 +205,6 @@ def test_the_program_dies_with_its_launcher(tmp_path, limiter):
         proc.kill()  # then it exits
         proc.wait(timeout=60)
         assert _wait_for(lambda: _gone(program), 60), "outlived its launcher"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        for pid in _processes_with(token):
-            try:
-                psutil.Process(pid).kill()
-            except psutil.Error:
-                pass
 
 
 def test_launcher_builds_where_a_compiler_exists():
