@@ -460,10 +460,14 @@ def _judge_side(run: _Run, t: ProofTask, base: str, nonce: str, found, loaded: l
     verdict["assumptions"] = [{"name": f, "type": a["type"]} for f, a in zip(full, found.axioms, strict=True)]
     bad = [f for f in full if f not in t.axioms]
     if bad:
+        mine = coq.SUBMISSION_MODULE + "."
+        if bad == [mine + verdict["theorem"]]:
+            raise _Stop("incomplete", f"{verdict['theorem']} is admitted (an axiom, not a proof)")
+        names = ", ".join(b.removeprefix(mine) for b in bad)
         raise _Stop(
             "incomplete",
-            f"{verdict['theorem']} rests on {', '.join(b.removeprefix(coq.SUBMISSION_MODULE + '.') for b in bad)}: "
-            "an admitted goal or an axiom outside the task's allow-list",
+            f"{verdict['theorem']} rests on {names}: admitted goals or axioms outside the task's allow-list "
+            f"({', '.join(t.axioms) or 'empty'})",
         )
     verdict["status"] = "pending"
 
