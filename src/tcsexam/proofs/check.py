@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -356,7 +357,7 @@ def _judge(run: _Run, t: ProofTask, data: bytes, verdict: dict[str, Any]) -> Non
     argv = ["coqc", "-q", *run.loadpath(), str(run.work / f"{coq.SUBMISSION_LIB}.v")]
     text = run.step("compile", argv, run.work, run.work, [run.stmt])
     if run.last_exit != 0:
-        raise _Stop("invalid", f"the proof does not compile: {_short(text)}")
+        raise _Stop("invalid", f"the proof does not compile: {_short(_no_paths(text))}")
     if _sha256(task_vo) != task_digest:
         raise _Stop("invalid", "the statement's compiled library changed while the proof was compiled")
     # 4. the check of each side, 5. the full names of its assumptions
@@ -409,17 +410,26 @@ def _judge(run: _Run, t: ProofTask, data: bytes, verdict: dict[str, Any]) -> Non
         raise _Stop("invalid", "coqchk: a kernel check was bypassed: " + "; ".join(unsafe))
     if verdict["status"] == "pending":
         verdict["status"] = "complete"
-        side = "a proof of the statement" if verdict["resolution"] == "proof" else "a refutation (the negation proved)"
-        verdict["reason"] = f"{side}: {verdict['theorem']} checked at the task's statement, " + (
-            f"axioms {', '.join(verdict['axioms'])} (allowed)"
-            if verdict["axioms"]
-            else "closed under the global context"
+        proof = verdict["resolution"] == "proof"
+        side = "a proof of the statement" if proof else "a refutation (the negation proved)"
+        verdict["reason"] = (
+            f"{side}: {verdict['theorem']} checked at the task's {t.statement if proof else t.negation}, "
+            + (
+                f"axioms {', '.join(verdict['axioms'])} (allowed)"
+                if verdict["axioms"]
+                else "closed under the global context"
+            )
         )
+
+
+def _no_paths(text: str) -> str:
+    """Coq's error text without the scratch folder's file names (they differ from run to run)."""
+    return re.sub(r'File "[^"]*", line (\d+), characters (\d+-\d+):', r"line \1, characters \2:", text)
 
 
 def _why_not(text: str, name: str, statement: str) -> str:
     """Why the check file did not compile, in the task's words."""
-    flat = " ".join(text.split())
+    flat = re.sub(r'File "[^"]*", line \d+, characters \d+-\d+:\s*', "", " ".join(text.split()))
     if "was not found" in flat and name in flat:
         return f"no theorem {name} in the proof"
     return f"{name} is not a proof of the task's {statement}: {_short(flat, 400)}"
