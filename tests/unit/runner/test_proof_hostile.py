@@ -37,6 +37,18 @@ Proof. intro n. induction n as [|n IH]; simpl; [reflexivity|]. rewrite IH. ring.
 )
 
 
+@pytest.fixture(scope="module", autouse=True)
+def proof_sandbox():
+    """The sandbox `auto` picks for proofs here (bwrap, or docker with Coq in its image); none: skip."""
+    from tcsexam.errors import InputError
+    from tcsexam.proofs.check import choose_proof_sandbox
+
+    try:
+        return choose_proof_sandbox("auto")
+    except InputError as exc:
+        pytest.skip(str(exc))
+
+
 def _task(root: Path, *, wall_s: float = 20, mem_mb: int = 700, track: str = "theorem") -> Path:
     (root / "t.v").write_text(STATEMENT)
     extra = "negation: negation\nrefutation: refutation\n" if track == "open_conjecture" else ""
