@@ -34,7 +34,6 @@ import os
 import re
 import secrets
 import shutil
-import stat
 import sys
 import time
 from pathlib import Path
@@ -486,7 +485,3 @@ def write_verdict(output: str | Path, verdict: dict[str, Any]) -> None:
     from tcsexam.fileio import atomic_write_json
 
     atomic_write_json(output, verdict)
-
-
-def mode_ok(path: Path) -> bool:  # pragma: no cover - kept for symmetry with fileio checks
-    return stat.S_ISREG(path.lstat().st_mode)
