@@ -249,3 +249,10 @@ def test_open_conjecture_refutation_resolves(reachable_tmp):
     refute = HEAD + "Theorem refutation : negation.\nProof. Admitted.\n"
     v = _check(reachable_tmp, task, refute)
     assert (v["status"], v["resolution"]) == ("incomplete", "refutation"), v["reason"]
+
+
+def test_endless_output_is_cut_at_the_output_limit(reachable_tmp, task):
+    line = "x" * 200
+    proof = GOOD + f'Goal True. do 60000 (idtac "{line}"). exact I. Qed.\n'  # ~12 MB of messages, the cap is 4 MB
+    v = _check(reachable_tmp, task, proof)
+    assert v["status"] == "crash" and "output limit" in v["reason"] and not v["complete"], v["reason"]
