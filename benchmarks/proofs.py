@@ -55,7 +55,7 @@ def main() -> None:
     suite = load_suite(args.suite)
     items = [*suite.tracks["theorem"], *suite.tracks["open_conjecture"]]
     print(f"coqc {coq.coqc_version()}; model {args.model}; suite {args.suite}; sandbox {args.sandbox}")
-    print(f"{'item':36} {'status':11} {'steps (wall s)':58} {'check s':>8} {'bare s':>7} {'ratio':>6}")
+    print(f"{'item':36} {'status':11} {'steps (wall s)':76} {'check s':>8} {'bare s':>7} {'ratio':>6}")
     total_check = total_bare = 0.0
     for item in items:
         task = load_proof_task(ROOT / "config" / "tasks" / f"{item}.yaml")
@@ -72,9 +72,9 @@ def main() -> None:
         steps = " ".join(f"{s['step']}={s['wall_s']:.2f}" for s in verdict["steps"])
         total_check, total_bare = total_check + best_check, total_bare + best_bare
         ratio = best_check / best_bare if best_bare > 0 else float("nan")
-        print(f"{item:36} {verdict['status']:11} {steps:58} {best_check:8.2f} {best_bare:7.2f} {ratio:6.2f}")
+        print(f"{item:36} {verdict['status']:11} {steps:76} {best_check:8.2f} {best_bare:7.2f} {ratio:6.2f}")
     ratio = total_check / total_bare if total_bare > 0 else float("nan")
-    print(f"{'total':36} {'':11} {'':58} {total_check:8.2f} {total_bare:7.2f} {ratio:6.2f}")
+    print(f"{'total':36} {'':11} {'':76} {total_check:8.2f} {total_bare:7.2f} {ratio:6.2f}")
 
 
 if __name__ == "__main__":
