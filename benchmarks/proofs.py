@@ -37,9 +37,9 @@ def bare_coqc(task, proof: Path) -> float:
         shutil.copyfile(proof, work / f"{coq.SUBMISSION_LIB}.v")
         started = time.perf_counter()
         subprocess.run(["coqc", "-q", "-Q", str(work), coq.TASK_ROOT, str(work / f"{coq.TASK_LIB}.v")], check=True,
-                       capture_output=True)  # fmt: skip
+                       capture_output=True, cwd=work)  # fmt: skip
         subprocess.run(["coqc", "-q", "-Q", str(work), coq.TASK_ROOT, str(work / f"{coq.SUBMISSION_LIB}.v")],
-                       capture_output=True)  # fmt: skip
+                       capture_output=True, cwd=work)  # fmt: skip
         return time.perf_counter() - started
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -33,6 +33,7 @@ from tcsexam.attempts.rows import AttemptRow
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 from tcsexam.schemas import check
+from tcsexam.scoring.vocabulary import EVIDENCE_NOTE
 from tcsexam.suites import VERDICT_TRACKS
 
 VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
@@ -48,8 +49,6 @@ PROOF_STATUSES = {
 }
 #: the evidence fields a theorem / open-conjecture verdict must carry to be taken as checked
 EVIDENCE_FIELDS = ("checker", "checker_version", "statement_sha256", "axioms")
-#: what the row's note says of a verdict without them (index.json's issues look for it)
-EVIDENCE_NOTE = "no checker evidence"
 
 
 def missing_evidence(data: dict[str, Any]) -> list[str]:

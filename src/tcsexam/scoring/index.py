@@ -543,8 +543,8 @@ def score_files(
 
 def unverified_proofs(df) -> list[dict[str, Any]]:
     """An issue per adopted theorem / open-conjecture row whose verdict carried no checker
-    evidence (its note says `verdicts.EVIDENCE_NOTE`): its score is taken on trust."""
-    from tcsexam.attempts.verdicts import EVIDENCE_NOTE
+    evidence (its note says `vocabulary.EVIDENCE_NOTE`): its score is taken on trust."""
+    from tcsexam.scoring.vocabulary import EVIDENCE_NOTE
 
     if "note" not in df.columns:
         return []

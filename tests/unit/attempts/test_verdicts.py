@@ -143,7 +143,8 @@ def test_proof_checker_status_consistency_and_infrastructure():
 
 
 @pytest.mark.parametrize(
-    "drop", ["checker", "checker_version", "statement_sha256", "axioms", "none-checker"],
+    "drop",
+    ["checker", "checker_version", "statement_sha256", "axioms", "none-checker"],
 )
 def test_verdict_without_evidence_is_flagged(drop):
     data = V(complete=True, **EVIDENCE)
