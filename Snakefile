@@ -48,6 +48,7 @@ localrules:
     attempts_missing_row,
     attempts_solver_row,
     construction_row,
+    proof_row,
     attempts_table,
     score,
     attempts_plots,

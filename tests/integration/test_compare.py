@@ -258,6 +258,7 @@ def test_symmetric_noise_is_reproduced(baseline, tmp_path):
         ],
         ["attempts", "table", "--rows", *map(str, sorted(run.glob("solver/*/*/*/row.json"))),
          *map(str, sorted(run.glob("construction/*/*/*/row.json"))),
+         *map(str, sorted(run.glob("proof/*/*/*/row.json"))),
          *map(str, sorted(run.glob("tracks/*/rows.json"))), "--output", str(run / "attempts.csv")],
         ["score", "--suite", "lite", "--attempts", str(run / "attempts.csv"), "--cohort", str(run / "cohort.json"),
          "--output", str(run / "index.json"), "--solver-scores", str(run / "solver")],
