@@ -245,8 +245,10 @@ def _own(folder: Path) -> None:
 # ---- the check ------------------------------------------------------------------------------------
 
 
-def read_proof(submission: Path) -> bytes:
-    """proof.v of the folder, read without following a link (bad input: InputError)."""
+def read_proof(submission: Path) -> tuple[bytes, str | None]:
+    """proof.v of the folder, read without following a link: (bytes, None), or (b"", why) when
+    it is something the submission must not hand in (a link, a FIFO, over PROOF_MAX_BYTES): that
+    is the proof's `invalid` verdict. No folder, or no proof.v at all, is bad input (InputError)."""
     from tcsexam.fileio import UntrustedFileError, read_untrusted
 
     if not submission.is_dir():
@@ -254,12 +256,12 @@ def read_proof(submission: Path) -> bytes:
     try:
         data = read_untrusted(submission / PROOF_NAME, PROOF_MAX_BYTES)
     except UntrustedFileError as exc:
-        raise InputError(f"{submission / PROOF_NAME}: not a regular file ({exc})") from None
+        return b"", f"{PROOF_NAME} is not a regular file ({exc})"
     if data is None:
         raise InputError(f"{submission}: no {PROOF_NAME} (a proof submission is a folder with {PROOF_NAME})")
     if len(data) > PROOF_MAX_BYTES:
-        raise InputError(f"{submission / PROOF_NAME}: over {PROOF_MAX_BYTES} bytes")
-    return data
+        return b"", f"{PROOF_NAME} is over {PROOF_MAX_BYTES} bytes"
+    return data, None
 
 
 def check_proof(
@@ -277,7 +279,7 @@ def check_proof(
     of the task's version) raises InputError; whatever the proof does is a verdict."""
     t = task if isinstance(task, ProofTask) else load_proof_task(task)
     folder = Path(submission)
-    data = read_proof(folder)
+    data, unreadable = read_proof(folder)
     version = coq.coqc_version()
     if not version:
         raise InputError("coqc not found on PATH (the proof checker: install Coq, e.g. apt-get install coq)")
@@ -301,7 +303,7 @@ def check_proof(
         "statement": t.statement,
         "negation": t.negation,
         "statement_sha256": t.statement_sha256,
-        "proof_sha256": hashlib.sha256(data).hexdigest(),
+        "proof_sha256": None if unreadable else hashlib.sha256(data).hexdigest(),
         "theorem": None,
         "axioms": [],
         "assumptions": [],
@@ -315,6 +317,9 @@ def check_proof(
         "reason": "",
     }
     started = time.perf_counter()
+    if unreadable:
+        verdict["reason"] = f"refused before checking: {unreadable}"
+        return verdict
     findings = scan(data.decode("utf-8", "replace"))
     if findings:
         verdict["reason"] = "refused before checking: " + "; ".join(str(f) for f in findings[:5])

@@ -256,3 +256,23 @@ def test_endless_output_is_cut_at_the_output_limit(reachable_tmp, task):
     proof = GOOD + f'Goal True. do 60000 (idtac "{line}"). exact I. Qed.\n'  # ~12 MB of messages, the cap is 4 MB
     v = _check(reachable_tmp, task, proof)
     assert v["status"] == "crash" and "output limit" in v["reason"] and not v["complete"], v["reason"]
+
+
+@pytest.mark.parametrize("how", ["symlink", "fifo", "huge"])
+def test_a_proof_that_is_not_a_regular_file_is_invalid(reachable_tmp, task, how):
+    """proof.v as a link to a host file, a FIFO (the harness must not block) or over the size cap:
+    the submission's invalid verdict, never an error of the run and never the linked file's text."""
+    import os
+
+    sub = reachable_tmp / "solvers" / "m" / "item" / how
+    sub.mkdir(parents=True)
+    secret = reachable_tmp / "secret.v"
+    secret.write_text(GOOD)
+    if how == "symlink":
+        (sub / "proof.v").symlink_to(secret)
+    elif how == "fifo":
+        os.mkfifo(sub / "proof.v")
+    else:
+        (sub / "proof.v").write_text("(* x *)\n" * (1 << 20))
+    v = check_proof(task, sub)
+    assert v["status"] == "invalid" and not v["complete"] and v["steps"] == [], v["reason"]
