@@ -52,6 +52,7 @@ PROOF_STATUSES = ("complete", "incomplete", "invalid", "timeout", "memout", "cra
 #: what the checker's steps print and what is kept of it
 TAIL = 600
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+_OOM = re.compile(r"out of memory|not enough memory|cannot allocate memory", re.IGNORECASE)
 
 
 class _Stop(Exception):
@@ -197,10 +198,11 @@ class _Run:
             raise _Stop("memout", f"{name}: {term} limit ({outcome.message or 'exceeded'})")
         if term == Termination.OUTPUT:
             raise _Stop("crash", f"{name}: output limit exceeded ({outcome.message})")
+        # OCaml's own refusal to allocate (an address-space limit, the light limiter's) is the memory limit too
+        if term in (Termination.EXIT, Termination.SIGNAL) and outcome.exit_code != 0 and _OOM.search(text):
+            raise _Stop("memout", f"{name}: out of memory: {tail}")
         if term != Termination.EXIT:
             raise _Stop("crash", f"{name}: {term} {outcome.message}; {tail}".strip())
-        if outcome.exit_code != 0 and ("Out of memory" in text or "Cannot allocate memory" in text):
-            raise _Stop("memout", f"{name}: out of memory: {tail}")
         if outcome.exit_code != 0 and "Stack overflow" in text:
             raise _Stop("crash", f"{name}: stack overflow: {tail}")
         if outcome.exit_code not in (0, 1):
@@ -348,9 +350,12 @@ def check_proof(
 def _judge(run: _Run, t: ProofTask, data: bytes, verdict: dict[str, Any]) -> None:
     # 2. the statement, compiled as TCSExam.Task, then read-only and fixed by its digest
     shutil.copyfile(t.statement_file, run.stmt / f"{coq.TASK_LIB}.v")
-    text = run.step(
-        "task", ["coqc", "-q", *run.loadpath()[:3], str(run.stmt / f"{coq.TASK_LIB}.v")], run.stmt, run.stmt, []
-    )
+    try:
+        text = run.step(
+            "task", ["coqc", "-q", *run.loadpath()[:3], str(run.stmt / f"{coq.TASK_LIB}.v")], run.stmt, run.stmt, []
+        )
+    except _Stop as stop:  # nothing of the submission ran yet: the task's limits or the machine
+        raise _Stop("infrastructure_error", f"the task's statement could not be compiled: {stop.reason}") from None
     if run.last_exit != 0:
         raise _Stop("infrastructure_error", f"the task's statement file does not compile: {_short(text)}")
     _own(run.stmt)

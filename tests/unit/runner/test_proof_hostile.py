@@ -206,12 +206,11 @@ def test_infinite_vm_compute_times_out(reachable_tmp):
 
 
 def test_unbounded_allocation_is_a_memout(reachable_tmp):
-    task = _task(reachable_tmp, mem_mb=400, wall_s=60)
+    task = _task(reachable_tmp, mem_mb=700, wall_s=60)  # the light limiter caps address space: coqc needs ~500 MB
     proof = GOOD + "Require Import List.\nEval vm_compute in (length (repeat 0 200000000)).\n"
     v = _check(reachable_tmp, task, proof)
-    assert v["status"] in ("memout", "crash") and not v["complete"], v["reason"]  # crash: OCaml's own Out_of_memory
-    if v["status"] == "crash":
-        assert "memory" in v["reason"].lower()
+    assert v["status"] == "memout" and not v["complete"], v["reason"]
+    assert "compile" in v["reason"]
 
 
 def test_writes_outside_its_folder_are_contained(reachable_tmp, task, no_scan):
