@@ -29,6 +29,7 @@ include: "rules/common.smk"
 include: "rules/solver.smk"
 include: "rules/tracks.smk"
 include: "rules/construction.smk"
+include: "rules/proof.smk"
 include: "rules/index.smk"
 include: "rules/reference.smk"
 include: "rules/orspace.smk"
@@ -47,6 +48,7 @@ localrules:
     attempts_missing_row,
     attempts_solver_row,
     construction_row,
+    proof_row,
     attempts_table,
     score,
     attempts_plots,

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "tcsexam.runner.cli",  # run, repair
     "tcsexam.runner.head_cli",  # runner ray-head
     "tcsexam.attempts.construction_cli",  # construction run|row
+    "tcsexam.proofs.cli",  # proof check
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.provenance.cli",  # manifest, compare

@@ -8,6 +8,8 @@ One tree per suite and Solver protocol, so Lite/Full and online/offline never mi
             heartbeat.json                           the running job's state (tcsexam status)
         construction/<model>/<item>/<attempt>/       a construction judged by the pipeline
             records/  records.json  run.log  checker.json  row.json  row.log
+        proof/<model>/<item>/<attempt>/              a theorem / open-conjecture proof checked by the pipeline
+            verdict.json  check.log  row.json  row.log
         tracks/<model>/rows.json  rows.log           theorem, open_conjecture (and verdict-file construction) rows
         missing/<track>/<model>/<item>/<attempt>/row.json   a planned attempt without a result
         cohort.json  attempts.csv  index.json  manifest.json  plots/*.png  logs/  compare/
@@ -80,6 +82,19 @@ class ResultsLayout:
 
     def construction_row(self, model: str, item: str, attempt: str) -> Path:
         return self.construction_attempt_dir(model, item, attempt) / "row.json"
+
+    # ---- proofs checked by the pipeline (tcsexam proof check; attempts verdict-row) -----------
+
+    proof_dir = _Under("proof")
+
+    def proof_attempt_dir(self, model: str, item: str, attempt: str) -> Path:
+        return self.proof_dir / model / item / str(attempt)
+
+    def proof_verdict(self, model: str, item: str, attempt: str) -> Path:
+        return self.proof_attempt_dir(model, item, attempt) / "verdict.json"
+
+    def proof_row(self, model: str, item: str, attempt: str) -> Path:
+        return self.proof_attempt_dir(model, item, attempt) / "row.json"
 
     # ---- the other tracks and missing results ---------------------------------------------
 

@@ -3,7 +3,7 @@
 ```yaml
 id: lite
 tracks:
-  theorem: [theorem-hall-marriage, ...]
+  theorem: [theorem-sum-odds-square, ...]
   solver: [maxcut-mqlib, sat-satlib, tsp-tsplib, coloring-dimacs, maxsat-wcnf]
   construction: [...]
   open_conjecture: [...]

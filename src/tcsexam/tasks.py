@@ -106,6 +106,10 @@ def load_task(task: str | Path) -> Task:
     path = config_file(task, "tasks")
     data = read_yaml(path, "task file")
     check(data, "task", path)
+    if data.get("track") in ("theorem", "open_conjecture"):
+        raise InputError(
+            f"{path}: task {data['id']!r} is a proof task (tcsexam proof check, docs/proofs.md), not a Solver task"
+        )
     problem = data["problem"]
     base = project_root() / data["instance_dir"]
     outside_ok = data.get("instances_outside_dir", False) is True

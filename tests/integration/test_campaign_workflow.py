@@ -99,7 +99,7 @@ def test_offline_campaign_replacement_and_provisional_adoption(finished_tiny_run
     (ws / "adoption.csv").write_text(
         "model,track,item,attempt,adoption_status,reason,replaces\n"
         "demo-weak,solver,coloring-dimacs,2,selected,node failure on attempt 1,1\n"
-        "demo-fast,theorem,theorem-hall-marriage,1,selected_provisional,checker release candidate,\n"
+        "demo-fast,theorem,theorem-sum-odds-square,1,selected_provisional,checker release candidate,\n"
     )
     try:
         snakemake(ws, "--cores", "2", "--configfile", CONFIG, "--config", "adoption=adoption.csv")
@@ -116,7 +116,7 @@ def test_offline_campaign_replacement_and_provisional_adoption(finished_tiny_run
         ("coloring-dimacs", "1", "replaced by 2: node failure on attempt 1")
     ]
     assert fast["provisional"] == [
-        {"track": "theorem", "item": "theorem-hall-marriage", "attempt": "1", "reason": "checker release candidate"}
+        {"track": "theorem", "item": "theorem-sum-odds-square", "attempt": "1", "reason": "checker release candidate"}
     ]
     table = {(r["model"], r["item"], r["attempt"]): r for r in csv.DictReader(open(ws / OUT / "attempts.csv"))}
     old = table[("demo-weak", "coloring-dimacs", "1")]

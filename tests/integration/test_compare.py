@@ -117,9 +117,9 @@ def test_manifest_is_written_and_rebuilt(baseline, tmp_path):
     assert entry["solver_wall_s"] > 0
     jobs = list((baseline / OUT / "solver").glob("*/*/*/records.json"))  # every Solver job measured its machine
     assert manifest["calibration"]["summary"]["jobs"] == len(jobs) and manifest["calibration"]["summary"]["speed"] > 0
-    assert manifest["verdicts"]["demo-fast"]["theorem-hall-marriage"]["1"] == _sha256(
-        baseline / "config/verdicts/demo-fast/theorem-hall-marriage/1.json"
-    )
+    proof = manifest["proofs"]["demo-fast"]["theorem-sum-odds-square"]["1"]  # checked by Coq in the run
+    assert proof["status"] == "complete" and proof["checker"] == "coq" and proof["axioms"] == []
+    assert proof["proof_sha256"] == _sha256(baseline / "solvers/demo-fast/theorem-sum-odds-square/1/proof.v")
     # rebuilt from the finished run: the same bytes
     proc = tcsexam(baseline, "manifest", OUT, "--output", str(tmp_path / "m.json"))
     assert proc.returncode == 0, proc.stderr
@@ -258,6 +258,7 @@ def test_symmetric_noise_is_reproduced(baseline, tmp_path):
         ],
         ["attempts", "table", "--rows", *map(str, sorted(run.glob("solver/*/*/*/row.json"))),
          *map(str, sorted(run.glob("construction/*/*/*/row.json"))),
+         *map(str, sorted(run.glob("proof/*/*/*/row.json"))),
          *map(str, sorted(run.glob("tracks/*/rows.json"))), "--output", str(run / "attempts.csv")],
         ["score", "--suite", "lite", "--attempts", str(run / "attempts.csv"), "--cohort", str(run / "cohort.json"),
          "--output", str(run / "index.json"), "--solver-scores", str(run / "solver")],

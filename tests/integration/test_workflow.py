@@ -195,9 +195,10 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
     submitted = log.count("has been submitted with SLURM jobid")
     solver_jobs = len(list((ws / OUT).glob("solver/*/*/*/records.json")))
     construction_jobs = len(list((ws / OUT).glob("construction/*/*/*/records.json")))
-    assert solver_jobs == 10 and submitted == solver_jobs + construction_jobs, (
-        f"{submitted} jobs went through sbatch (expected the {solver_jobs} Solver and {construction_jobs} "
-        "construction runs; the rest are localrules)"
+    proof_jobs = len(list((ws / OUT).glob("proof/*/*/*/verdict.json")))
+    assert solver_jobs == 10 and submitted == solver_jobs + construction_jobs + proof_jobs, (
+        f"{submitted} jobs went through sbatch (expected the {solver_jobs} Solver, {construction_jobs} "
+        f"construction and {proof_jobs} proof runs; the rest are localrules)"
     )
     run_log = (ws / OUT / "solver/demo-fast/maxcut-mqlib/1/run.log").read_text()
     assert "on local Ray" in run_log  # cluster jobs start their own Ray inside the job

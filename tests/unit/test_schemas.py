@@ -37,10 +37,12 @@ def test_cohort_and_reference_vocabularies_match_the_code():
 
 
 def test_verdict_vocabularies_match_the_code():
-    from tcsexam.attempts.verdicts import VERDICT_STATUSES
+    from tcsexam.attempts.verdicts import PROOF_STATUSES, VERDICT_STATUSES
+    from tcsexam.proofs.check import PROOF_STATUSES as CHECKER_STATUSES
 
     props = load_schema("verdict")["properties"]
-    assert tuple(props["status"]["enum"]) == VERDICT_STATUSES
+    assert tuple(props["status"]["enum"]) == (*VERDICT_STATUSES, *PROOF_STATUSES)
+    assert tuple(PROOF_STATUSES) == CHECKER_STATUSES
     assert set(props["adoption_status"]["enum"]) == set(ADOPTION_STATUSES)
 
 

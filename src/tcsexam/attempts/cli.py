@@ -155,7 +155,7 @@ def _verdict_row(args: argparse.Namespace) -> int:
 
     expect = {k: getattr(args, k) for k in IDENTITY if getattr(args, k)}
     row = verdict_row_file(args.verdict, expect)
-    write_row(args.output, row)
+    write_row(args.output, row, {"verdict": args.verdict})  # sealed with its verdict (workflow.heal checks it)
     shown = "" if row.score is None else f" {row.score:g}"
     print(f"{','.join(row.identity)}: {row.score_status}{shown} -> {args.output}")
     return 0

@@ -274,6 +274,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         "candidates": _candidate_entries(run_dir, runs, sources),
         "verdicts": _verdict_entries(rows, sources),
         "constructions": _construction_checker_outputs(run_dir),
+        "proofs": _proof_verdicts(run_dir),
         "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
         "sources": {
             "reference": str(reference_spec),
@@ -402,6 +403,25 @@ def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> dict[str, 
             verdict_root / model / item / f"{attempt}.json"
         )
     return verdicts
+
+
+#: what the manifest keeps of each proof verdict the pipeline wrote (tcsexam proof check)
+PROOF_FIELDS = ("status", "complete", "resolution", "checker", "checker_version", "statement_sha256",
+                "proof_sha256", "theorem", "axioms", "sandbox", "limiter", "wall_s", "reason")  # fmt: skip
+
+
+def _proof_verdicts(run_dir: Path) -> dict[str, Any]:
+    """model -> item -> attempt -> the evidence of every proof the pipeline checked."""
+    from tcsexam.fileio import read_json
+    from tcsexam.layout import attempt_files
+
+    out: dict[str, Any] = {}
+    for model, item, attempt, path in attempt_files(ResultsLayout(run_dir).proof_dir, "verdict.json"):
+        data = read_json(path, "proof verdict")
+        entry = {k: data.get(k) for k in PROOF_FIELDS}
+        entry["verdict_sha256"] = sha256_file(path)
+        out.setdefault(model, {}).setdefault(item, {})[attempt] = entry
+    return out
 
 
 def _construction_checker_outputs(run_dir: Path) -> dict[str, Any]:

@@ -537,4 +537,34 @@ def score_files(
             }
         ]
     )
+    result["issues"] += unverified_proofs(df)
     return result
+
+
+def unverified_proofs(df) -> list[dict[str, Any]]:
+    """An issue per adopted theorem / open-conjecture row whose verdict carried no checker
+    evidence (its note says `vocabulary.EVIDENCE_NOTE`): its score is taken on trust."""
+    from tcsexam.scoring.vocabulary import EVIDENCE_NOTE
+
+    if "note" not in df.columns:
+        return []
+    out = []
+    for row in df.itertuples(index=False):
+        note = str(getattr(row, "note", "") or "")
+        if EVIDENCE_NOTE not in note or normalize_track(str(row.track)) not in BINARY_TRACKS:
+            continue
+        if str(row.adoption_status) == "excluded":
+            continue
+        out.append(
+            {
+                "reason": "unverified_proof",
+                "model": str(row.model),
+                "track": normalize_track(str(row.track)),
+                "item": str(row.item),
+                "attempt": str(row.attempt),
+                "message": "the verdict carries no checker evidence (checker, checker_version, "
+                "statement_sha256, axioms): its score is taken on trust",
+                "detail": note,
+            }
+        )
+    return out

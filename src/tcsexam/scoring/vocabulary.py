@@ -19,3 +19,7 @@ ADOPTION_STATUSES = ("selected", "selected_provisional", "excluded")
 SCORE_STATUSES = ("valid", "judge_failed", "not_finished", "missing")
 SCORE_TYPES = ("fixed_reference_relative", "original_task_score")
 PROTOCOLS = ("online", "offline")
+
+#: what an attempt row's note says of a theorem / open-conjecture verdict that carried no checker
+#: evidence (tcsexam.attempts.verdicts writes it, index.json's issues look for it: unverified_proof)
+EVIDENCE_NOTE = "no checker evidence"

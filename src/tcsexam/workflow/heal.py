@@ -162,8 +162,10 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
             row_files.append(Path(p.row))
             _check_solver_attempt(plan, p, ref_id, bad)
     judged = plan.construction_runs()  # their rows are their own files, not in tracks/<model>/rows.json
+    proofs = plan.proof_runs()  # the same for the proofs the pipeline checks
     row_files += _check_construction_rows(layout, judged, bad)
-    row_files += _check_track_rows(plan, judged, bad)
+    row_files += _check_proof_rows(layout, proofs, bad)
+    row_files += _check_track_rows(plan, [*judged, *proofs], bad)
     _check_summaries(plan, row_files, bad)
     if bad:
         for path in downstream:
@@ -231,6 +233,32 @@ def _check_construction_rows(layout, judged, bad: _Marks) -> list[Path]:
             if reason is None:
                 records = layout.construction_attempt_dir(p.model, p.item, p.attempt) / "records.json"
                 inputs = {"records": records} if records.exists() else None  # as `construction row` sealed it
+                reason = seal_problem(read_json(row, "attempt row file"), inputs, at=row)
+            bad.mark(row, reason)
+    return rows
+
+
+def _check_proof_rows(layout, proofs, bad: _Marks) -> list[Path]:
+    """The verdicts and rows of the proofs the pipeline checked (a row is sealed with its
+    verdict.json; a verdict that is not one of this attempt is set aside with its row)."""
+    from tcsexam.attempts.verdicts import verdict_row_file
+    from tcsexam.errors import InputError
+
+    rows = []
+    for p in proofs:
+        row, verdict = Path(p.row), layout.proof_verdict(p.model, p.item, p.attempt)
+        rows.append(row)
+        if verdict.exists():
+            try:
+                verdict_row_file(verdict, {"model": p.model, "track": p.track, "item": p.item, "attempt": p.attempt})
+            except InputError as exc:
+                bad.mark(verdict, str(exc))
+                bad.mark(row, "computed from a verdict.json that is set aside")
+                continue
+        if row.exists():
+            reason = _check_rows(row, {(p.model, p.track, p.item, p.attempt)})
+            if reason is None:
+                inputs = {"verdict": verdict} if verdict.exists() else None
                 reason = seal_problem(read_json(row, "attempt row file"), inputs, at=row)
             bad.mark(row, reason)
     return rows

@@ -19,6 +19,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.layout import ResultsLayout, reference_dir
+from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
 from tcsexam.suites import TRACKS, VERDICT_TRACKS
 from tcsexam.workflow.campaign import CampaignPlan
 
@@ -122,6 +123,8 @@ class Plan(CampaignPlan):
                 return str(self.layout.solver_row(model, item, attempt))
         elif track == "construction" and self.has_construction(model, item, attempt):
             return str(self.layout.construction_row(model, item, attempt))
+        elif track in PROOF_TRACKS and self.has_proof(model, item, attempt):
+            return str(self.layout.proof_row(model, item, attempt))
         elif (self.root / self.verdict(model, item, attempt)).is_file():
             return str(self.layout.track_row(model, item, attempt))
         return str(self.layout.missing_row(track, model, item, attempt))
@@ -130,6 +133,7 @@ class Plan(CampaignPlan):
         """Solver rows (one file per attempt) + one rows file per model for the other tracks."""
         files = [p.row for p in self.planned if p.track == "solver"]
         files += [p.row for p in self.construction_runs()]
+        files += [p.row for p in self.proof_runs()]
         files += [str(self.layout.track_rows(model)) for model in self.models]
         return files
 
@@ -179,6 +183,10 @@ class Plan(CampaignPlan):
             where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
             verdict = self.verdict(wildcards.model, wildcards.item, wildcards.attempt)
             return f"no construction: neither {where}/solver.yaml nor {where}/construction.txt nor {verdict} exists"
+        if wildcards.track in PROOF_TRACKS:
+            where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
+            verdict = self.verdict(wildcards.model, wildcards.item, wildcards.attempt)
+            return f"no proof: neither {where}/proof.v nor a checker verdict {verdict} exists"
         return f"no checker verdict: {self.verdict(wildcards.model, wildcards.item, wildcards.attempt)} does not exist"
 
     def cohort_models(self) -> str:
@@ -202,14 +210,48 @@ class Plan(CampaignPlan):
         return [*self.candidate_files(cand), self.task_file(wildcards.item)]
 
     def judged_constructions_arg(self, wildcards) -> str:
-        """`--judged ITEM/ATTEMPT ...`: the model's constructions the verdict-rows job leaves out
-        (their rows come from their own construction job)."""
-        judged = [f"{p.item}/{p.attempt}" for p in self.construction_runs() if p.model == wildcards.model]
+        """`--judged ITEM/ATTEMPT ...`: the model's constructions and proofs the verdict-rows job
+        leaves out (their rows come from their own construction or proof job)."""
+        runs = [*self.construction_runs(), *self.proof_runs()]
+        judged = [f"{p.item}/{p.attempt}" for p in runs if p.model == wildcards.model]
         return ("--judged " + " ".join(shlex.quote(j) for j in judged)) if judged else ""
 
     def construction_runtime_min(self, item: str, attempt: int = 1) -> int:
         seconds = self.task(item).limits.wall_s * 1.2 + 120
         return max(5, math.ceil(seconds * min(1 + int(self.run["max_retries"]), attempt + 1) / 60))
+
+    # ---- proof jobs (tcsexam proof check; rules/proof.smk) ---------------------------------
+
+    def has_proof(self, model: str, item: str, attempt: str) -> bool:
+        """A proof the pipeline checks: <solvers_dir>/<model>/<item>/<attempt>/proof.v."""
+        return (self.root / self.candidate(model, item, attempt) / "proof.v").is_file()
+
+    def proof_runs(self) -> list[Planned]:
+        """The theorem / open-conjecture attempts checked by the pipeline (the others come from
+        verdict files, e.g. an external checker's)."""
+        rows = self.layout.proof_row
+        return [p for p in self.planned if p.track in PROOF_TRACKS and p.row == str(rows(p.model, p.item, p.attempt))]
+
+    def proof_task(self, item: str):
+        from tcsexam.proofs.task import load_proof_task
+
+        if item not in self._tasks:
+            self._tasks[item] = load_proof_task(self.root / self.task_file(item))
+        return self._tasks[item]
+
+    def proof_check_inputs(self, wildcards) -> list[str]:
+        cand = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
+        task = self.proof_task(wildcards.item)
+        statement = os.path.relpath(task.statement_file, self.root.resolve())
+        return [f"{cand}/proof.v", self.task_file(wildcards.item), statement]
+
+    def proof_runtime_min(self, item: str) -> int:
+        """Minutes a proof check may need: its steps (task, compile, check per side, locate,
+        coqchk), each on the task's wall clock."""
+        return max(5, math.ceil((self.proof_task(item).limits.wall_s * 6 * 1.2 + 120) / 60))
+
+    def proof_mem_mb(self, item: str) -> int:
+        return int(self.proof_task(item).limits.mem_mb) + int(self.run["mem_mb"])
 
     # ---- Solver jobs ----------------------------------------------------------------------
 
@@ -391,6 +433,8 @@ class Plan(CampaignPlan):
             self.task(task)  # a broken task file (e.g. a limit that is not a number): one line now
         for judged in self.construction_runs():
             self.task(judged.item)  # the same for the construction tasks the run judges
+        for judged in self.proof_runs():
+            self.proof_task(judged.item)  # and for the proof tasks it checks
         self._check_reference(reference_target)
         if not reference_target:  # the reference target runs the reference solvers, not the models
             self.check_campaign()
@@ -469,12 +513,16 @@ class Plan(CampaignPlan):
                 folder = self.root / self.verdicts_dir / model / item
                 if track == "construction" and any(self.has_construction(model, item, a) for a in attempts):
                     continue
+                if track in PROOF_TRACKS and any(self.has_proof(model, item, a) for a in attempts):
+                    continue
                 if not any((self.root / self.verdict(model, item, a)).is_file() for a in attempts):
                     expected = self.verdict(model, item, attempts[0])
                     hint = _missing_hint(folder, attempts[0], item, lambda d: [p.stem for p in d.glob("*.json")])
                     if track == "construction":
                         where = self.candidate(model, item, attempts[0])
                         expected = f"{where}/solver.yaml, {where}/construction.txt or {expected}"
+                    elif track in PROOF_TRACKS:
+                        expected = f"{self.candidate(model, item, attempts[0])}/proof.v or {expected}"
                     raise InputError(
                         f"config models: model {model!r} {track} item {item!r}: no checker verdict for attempt(s) "
                         f"{', '.join(attempts)}: expected {expected}{hint} "

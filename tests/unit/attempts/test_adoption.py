@@ -39,7 +39,7 @@ def test_replacement_excludes_the_replaced_attempt_with_its_reason(tmp_path, lit
     path = _file(
         tmp_path,
         "m,solver,sat-satlib,2,selected,node failure on attempt 1,1\n"
-        "m,Theorem,theorem-hall-marriage,1,selected_provisional,checker release candidate,\n"
+        "m,Theorem,theorem-sum-odds-square,1,selected_provisional,checker release candidate,\n"
         "n,construction,construction-golomb-ruler-14,2,excluded,judge crashed twice,\n",
     )
     got = load_adoption(path, lite, PLANNED)
@@ -47,7 +47,7 @@ def test_replacement_excludes_the_replaced_attempt_with_its_reason(tmp_path, lit
         "2": Decision("selected", "node failure on attempt 1", "1"),
         "1": Decision("excluded", "replaced by 2: node failure on attempt 1"),
     }
-    assert got[("m", "theorem-hall-marriage")]["1"].adoption_status == "selected_provisional"
+    assert got[("m", "theorem-sum-odds-square")]["1"].adoption_status == "selected_provisional"
     assert got[("n", "construction-golomb-ruler-14")]["2"] == Decision("excluded", "judge crashed twice")
 
 
@@ -170,12 +170,12 @@ def test_adoption_adds_attempts_to_the_plan_for_any_track(tmp_path):
     path = _file(
         tmp_path,
         "demo-fast,solver,sat-satlib,2,selected,node failure,1\n"
-        "demo-fast,theorem,theorem-hall-marriage,r2,selected,re-judged,1\n",
+        "demo-fast,theorem,theorem-sum-odds-square,r2,selected,re-judged,1\n",
     )
     plan = _plan(tmp_path, adoption=str(path))
     plan.check()
     attempts = {(p.item, p.attempt) for p in plan.planned if p.model == "demo-fast"}
-    assert {("sat-satlib", "1"), ("sat-satlib", "2"), ("theorem-hall-marriage", "r2")} <= attempts
+    assert {("sat-satlib", "1"), ("sat-satlib", "2"), ("theorem-sum-odds-square", "r2")} <= attempts
     assert ("maxcut-mqlib", "2") not in attempts
     # the new Solver attempt has its own job (here: no candidate folder, so a missing row)
     row = next(p.row for p in plan.planned if (p.item, p.attempt) == ("sat-satlib", "2"))
@@ -184,7 +184,7 @@ def test_adoption_adds_attempts_to_the_plan_for_any_track(tmp_path):
     class W:
         model = "demo-fast"
 
-    assert plan.attempts_arg(W) == "1 --item-attempt theorem-hall-marriage=r2"
+    assert plan.attempts_arg(W) == "1 --item-attempt theorem-sum-odds-square=r2"
     assert plan.cohort_models() == "demo-fast=1 demo-weak=1"  # the planned repetitions do not change
     assert plan.table_args().startswith(f"--adoption {path} --suite lite --planned demo-fast=1 demo-weak=1")
 

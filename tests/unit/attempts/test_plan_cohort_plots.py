@@ -231,8 +231,8 @@ def test_check_names_model_task_and_path_and_suggests(tmp_path, project_root):
     assert "did you mean folder 'coloring-dimac'" in msg
     # a missing verdict folder likewise, unless missing rows are allowed
     _submissions(tmp_path, tasks=["coloring-dimacs"], items=[])
-    (tmp_path / "verdicts/m/theorem-hall-marriage/1.json").unlink()
-    with pytest.raises(InputError, match="item 'theorem-hall-marriage'.*verdicts/m/theorem-hall-marriage/1.json"):
+    (tmp_path / "verdicts/m/theorem-sum-odds-square/1.json").unlink()
+    with pytest.raises(InputError, match="item 'theorem-sum-odds-square'.*verdicts/m/theorem-sum-odds-square/1.json"):
         Plan(_cfg(tmp_path), project_root).check()
     Plan(_cfg(tmp_path, allow_missing=True), project_root).check()
 

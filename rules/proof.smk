@@ -1,0 +1,51 @@
+# Theorem and open-conjecture proofs checked by the pipeline (docs/proofs.md): one job per
+# (model, item, attempt) whose submission folder <solvers_dir>/<model>/<item>/<attempt>/ holds
+# proof.v, checked by `tcsexam proof check` (coqc and coqchk in the candidates' sandbox under their
+# limiter), then its row (complete -> 1, anything else -> 0, the checker's status in the note).
+# Items without such a folder keep their verdict files (rules/tracks.smk) or are missing.
+
+
+# Always exits 0 for any verdict (complete, incomplete, invalid, timeout, memout, crash,
+# infrastructure_error); exit 1 only for bad input (task file, no coqc of the task's version).
+rule proof_check:
+    input:
+        PLAN.proof_check_inputs,
+    output:
+        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
+    log:
+        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/check.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        runtime=lambda w: PLAN.proof_runtime_min(w.item),
+        mem_mb=lambda w: PLAN.proof_mem_mb(w.item),
+        cpus_per_task=1,
+    params:
+        task_file=lambda w: PLAN.task_file(w.item),
+        submission=lambda w: PLAN.candidate(w.model, w.item, w.attempt),
+        sandbox=config["run"]["sandbox"],
+        trusted="--allow-unsandboxed" if config["run"].get("allow_unsandboxed") else "",
+        limiter=config["run"]["limiter"],
+    shell:
+        "tcsexam proof check --task {params.task_file:q} --submission {params.submission:q}"
+        " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output:q}"
+        " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} > {log:q} 2>&1"
+
+
+rule proof_row:
+    input:
+        verdict=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
+    output:
+        row=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.json",
+    log:
+        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.log",
+    priority: 1000
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        **one_cpu_job(runtime=5, mem_mb=512),
+    shell:
+        "tcsexam attempts verdict-row --verdict {input.verdict:q} --model {wildcards.model:q}"
+        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --output {output.row:q} > {log:q} 2>&1"

@@ -1,0 +1,5 @@
+From TCSExam Require Import Task.
+(* demo-fast: no proof found within its budget *)
+Theorem length_app : statement.
+Proof.
+Admitted.

@@ -1,0 +1,59 @@
+"""`tcsexam proof check`: judge one proof submission (a folder with proof.v) with Coq."""
+
+from __future__ import annotations
+
+import argparse
+
+from tcsexam.cliutil import actions, command, required
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from tcsexam.runner.limiter.types import LIMITERS
+    from tcsexam.runner.sandboxes import SANDBOX_OPTION
+
+    top = actions(
+        sub,
+        "proof",
+        "proof_command",
+        help="check theorem / open-conjecture proofs with Coq (docs/proofs.md)",
+        description="Proof tasks (docs/proofs.md): check a submission's proof.v against the task's statement.",
+    )
+    p = command(top, "check", _check)
+    p.add_argument("--task", required=True, help="proof task id or task file")
+    p.add_argument("--submission", required=True, metavar="DIR", help="folder with proof.v")
+    required(p, "--output", output="verdict.json")
+    p.add_argument("--model", default=None, help="the verdict's model (default: the folder's grandparent's name)")
+    p.add_argument("--attempt", default=None, help="the verdict's attempt (default: the folder's name)")
+    p.add_argument("--sandbox", **SANDBOX_OPTION)
+    p.add_argument(
+        "--allow-unsandboxed", action="store_true", help="the proofs are trusted: auto may fall back to local"
+    )
+    p.add_argument("--limiter", default="auto", choices=LIMITERS)
+
+
+def _check(args: argparse.Namespace) -> int:
+    """check SUBMISSION/proof.v against the task's statement; write the verdict
+
+    Exit 0 whatever the verdict (complete, incomplete, invalid, timeout, memout, crash,
+    infrastructure_error); 1 on bad input (task file, folder, no coqc of the task's version)."""
+    from pathlib import Path
+
+    from tcsexam.proofs.check import check_proof, write_verdict
+    from tcsexam.runner.orchestrate import hidden_paths
+    from tcsexam.runner.ray_job import sigterm_as_exit
+
+    out = Path(args.output)
+    with sigterm_as_exit():
+        verdict = check_proof(
+            args.task,
+            args.submission,
+            sandbox=args.sandbox,
+            allow_unsandboxed=args.allow_unsandboxed,
+            limiter=args.limiter,
+            model=args.model,
+            attempt=args.attempt,
+            hidden_paths=hidden_paths(out, out.parent),
+        )
+    write_verdict(out, verdict)
+    print(f"{verdict['item']}: {verdict['status']}: {verdict['reason']} -> {out}")
+    return 0
