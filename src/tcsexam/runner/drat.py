@@ -200,8 +200,10 @@ def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, lim
     elif lines and lines[-1].strip() == "s VERIFIED":
         verdict.verified = True
         verdict.reason = info.get("reason", "verified")
+    elif lines and lines[-1].strip() == "s NOT VERIFIED":
+        verdict.reason = info.get("reason") or "the DRAT checker did not verify the proof"
     else:
-        verdict.reason = info.get("reason") or "the DRAT checker gave no verdict"
+        verdict.reason = "the DRAT checker gave no verdict (no final 's VERIFIED' / 's NOT VERIFIED' line)"
     return verdict
 
 
