@@ -153,7 +153,8 @@ def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, lim
     try:
         size = _copy_proof(proof_path, proof, cap)
     except UntrustedFileError as exc:
-        return ProofVerdict(False, f"the proof {PROOF_NAME} is not a file the program wrote: {exc}")
+        return ProofVerdict(False, f"the proof ({{proof}}: {PROOF_NAME!r} in the work folder) is not a file the "
+                                   f"program wrote: {exc}")  # fmt: skip
     if size is None:
         return ProofVerdict(False, f"no DRAT proof written (the file {PROOF_NAME} in the work folder: {{proof}}, "
                                    "$TCSEXAM_PROOF)")  # fmt: skip
