@@ -35,7 +35,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
-from tcsexam.limits import TASK_DEFAULTS, Limits, MiB
+from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits
 from tcsexam.paths import config_file, project_root
 from tcsexam.schemas import check
 
@@ -144,8 +144,6 @@ UNSAT_PROOF_PROBLEMS = ("sat",)
 def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[str | None, Any]:
     """(unsat_proof, proof_limits) of a task: `required` (default) or `trusted` for a SAT task and
     its checker's limits; (None, None) for other problems, where either key is refused."""
-    from tcsexam.runner.drat import DEFAULT_UNSAT_PROOF, ProofLimits
-
     if problem not in UNSAT_PROOF_PROBLEMS:
         for key in ("unsat_proof", "proof_limits"):
             if key in data:

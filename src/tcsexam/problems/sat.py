@@ -191,7 +191,7 @@ class Sat(SolverProblem):
                 return _answered(
                     answer,
                     False,
-                    "UNSAT claim not verifiable without a proof: the instance has no label; not counted as solved",
+                    "UNSAT claim not verifiable without a DRAT proof: the instance has no label; not counted as solved",
                 )
             assert lits is not None
             used = int(instance.var.max()) if instance.var.size else 0

@@ -29,31 +29,16 @@ from typing import Any
 import numpy as np
 
 from tcsexam.fileio import UntrustedFileError, open_untrusted
-from tcsexam.limits import MiB
+from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits
 from tcsexam.records import Termination
 
 #: the proof's file name in the run's work folder (`{proof}`, `TCSEXAM_PROOF`)
 PROOF_NAME = "proof"
-#: what a SAT task's `unsat_proof` may say
-UNSAT_PROOF_MODES = ("required", "trusted")
-#: the default of a SAT task without `unsat_proof`
-DEFAULT_UNSAT_PROOF = "required"
 #: the checker program (run from a copy)
 CHECKER_SCRIPT = Path(__file__).with_name("drat_check.py")
 CHECKER_MISSING_EXIT = 3
-
-
-@dataclass(frozen=True)
-class ProofLimits:
-    """The checker's own limits (a task's `proof_limits`): wall-clock and CPU seconds, memory,
-    and the largest proof read (`proof_mb`; a larger one is refused unread)."""
-
-    wall_s: float = 60.0
-    mem_mb: int = 4096
-    proof_mb: int = 512
-
-    def key(self) -> dict[str, Any]:
-        return {"wall_s": self.wall_s, "mem_mb": self.mem_mb, "proof_mb": self.proof_mb}
+__all__ = ["DEFAULT_UNSAT_PROOF", "PROOF_NAME", "UNSAT_PROOF_MODES", "CheckerMissing", "ProofLimits", "ProofVerdict",
+           "check_proof", "judge_unsat"]  # fmt: skip
 
 
 class CheckerMissing(RuntimeError):
