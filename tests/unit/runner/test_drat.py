@@ -360,3 +360,15 @@ def test_the_checker_runs_from_its_own_copy_with_numpy_and_dratify_only():
     out = subprocess.run([sys.executable, "-I", str(drat.CHECKER_SCRIPT), "/nonexistent.cnf", "/nonexistent"],
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert out.returncode != 0 and "s VERIFIED" not in out.stdout
+
+
+@needs_cadical
+def test_the_pure_python_engine_gives_the_same_verdicts(work):
+    cnf = SATLIB / "uuf75-01.cnf"
+    cadical_proof(cnf, work / "proof", binary=True)
+    inst = SAT.parse_instance(cnf)
+    native = check_proof(inst, work / "proof", limits=LIMITS, scratch=work / "a")
+    python = check_proof(inst, work / "proof", limits=LIMITS, scratch=work / "b", engine="python")
+    assert native.verified and python.verified and "engine python" in python.checker
+    other = SAT.parse_instance(SATLIB / "uuf75-02.cnf")
+    assert not check_proof(other, work / "proof", limits=LIMITS, scratch=work / "c", engine="python").verified
