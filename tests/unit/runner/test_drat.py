@@ -372,3 +372,23 @@ def test_the_pure_python_engine_gives_the_same_verdicts(work):
     assert native.verified and python.verified and "engine python" in python.checker
     other = SAT.parse_instance(SATLIB / "uuf75-02.cnf")
     assert not check_proof(other, work / "proof", limits=LIMITS, scratch=work / "c", engine="python").verified
+
+
+@needs_cadical
+def test_tcsexam_check_applies_the_tasks_rule_with_proof(work, capsys):
+    import json
+
+    from tcsexam.cli import main
+
+    cert = work / "cert"
+    cert.write_text("s UNSATISFIABLE\n")
+    cadical_proof(SATLIB / "uuf50-01.cnf", work / "p", binary=False)
+    base = ["check", "--task", "sat-satlib", "--instance", "uuf50-01", "--certificate", str(cert), "--json"]
+    assert main(base + ["--proof", str(work / "p")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "ok" and out["solved"] is True and out["unsat_proof"]["verified"] is True
+    assert main(base) == 0  # required: no proof, no credit
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "certificate_failed" and "no DRAT proof written" in out["message"]
+    assert main(base[:4] + ["uuf50-02"] + base[5:] + ["--proof", str(work / "p")]) == 0  # another formula's proof
+    assert json.loads(capsys.readouterr().out)["status"] == "certificate_failed"
