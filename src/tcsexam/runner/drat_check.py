@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
     formula_path, proof_path = args
     try:
         import dratify
-    except Exception as exc:  # the harness's installation, not the proof
+    except ImportError as exc:  # the harness's installation, not the proof (a MemoryError is the limit's)
         _say(f"c checker missing: dratify cannot be imported ({_one_line(exc)})", "s NOT VERIFIED")
         return MISSING_EXIT
     native = ""
@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
             from importlib.metadata import version
 
             native = f" (cdclkit-native {version('cdclkit-native')})"
-        except Exception:
+        except ImportError:
             if engine == "native":
                 _say(
                     "c checker missing: engine native asked for but cdclkit-native cannot be imported", "s NOT VERIFIED"

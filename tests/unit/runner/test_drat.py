@@ -392,3 +392,13 @@ def test_tcsexam_check_applies_the_tasks_rule_with_proof(work, capsys):
     assert out["status"] == "certificate_failed" and "no DRAT proof written" in out["message"]
     assert main(base[:4] + ["uuf50-02"] + base[5:] + ["--proof", str(work / "p")]) == 0  # another formula's proof
     assert json.loads(capsys.readouterr().out)["status"] == "certificate_failed"
+
+
+@pytest.mark.parametrize("mem_mb", [20, 30, 45, 60])
+def test_a_memory_limit_near_the_checkers_start_up_is_never_an_infrastructure_error(work, mem_mb):
+    """Wherever the memory limit hits (start-up, imports, parsing), the proof is refused, and the
+    checker is never reported missing (that would make the record an infrastructure error)."""
+    cnf = write_cnf(work / "php7.cnf", pigeonhole(7))
+    (work / "proof").write_text("1 2 0\n" * 20000 + "0\n")
+    verdict = check(cnf, work / "proof", work, ProofLimits(wall_s=120, mem_mb=mem_mb, proof_mb=64))
+    assert not verdict.verified and verdict.reason
