@@ -402,3 +402,17 @@ def test_a_memory_limit_near_the_checkers_start_up_is_never_an_infrastructure_er
     (work / "proof").write_text("1 2 0\n" * 20000 + "0\n")
     verdict = check(cnf, work / "proof", work, ProofLimits(wall_s=120, mem_mb=mem_mb, proof_mb=64))
     assert not verdict.verified and verdict.reason
+
+
+def test_a_traced_unsat_answer_counts_only_under_trusted(work):
+    from dataclasses import replace
+
+    from tcsexam.runner.execute import _trace_check
+
+    task = sat_task(work, "required")
+    inst = task.instance("u")
+    assert _trace_check(task, inst, inst.path, b"s UNSATISFIABLE\n") == ("ok", 0.0)  # no proof is checked mid-run
+    assert _trace_check(replace(task, unsat_proof="trusted"), inst, inst.path, b"s UNSATISFIABLE\n") == ("ok", 1.0)
+    assert _trace_check(task, task.instance("s"), task.instance("s").path, b"s UNSATISFIABLE\n")[0] == (
+        "certificate_failed"
+    )
