@@ -57,6 +57,8 @@ def write_task(
         "direction": direction,
         "description": description,
         "limits": limits,
+        # an UNSAT answer counts only with a verified DRAT proof (src/tcsexam/runner/drat.py)
+        **({"unsat_proof": "required"} if problem == "sat" else {}),
         "instance_dir": instance_dir or f"references/instances/{task_id}",
         "instances": instances,
     }
@@ -148,7 +150,7 @@ def sat() -> None:
         {"wall_s": 2, "mem_mb": 1024},
         entries,
         "SATLIB uniform random 3-SAT (uf/uuf 50-100 variables); solved = verified model "
-        "or UNSAT on an instance labelled UNSAT",
+        "or UNSAT with a verified DRAT proof",
     )
 
 
@@ -289,7 +291,7 @@ FAMILIES = {
         70,
         1_000_000,
         "Uniform random 3-SAT at the phase transition (4.26 clauses per variable), 50 to 225 "
-        "variables, labelled SAT/UNSAT at assembly; solved = verified model or UNSAT on an UNSAT label",
+        "variables, labelled SAT/UNSAT at assembly; solved = verified model or UNSAT with a verified DRAT proof",
     ),
     "maxcut-random": (
         "maxcut",

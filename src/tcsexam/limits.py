@@ -90,3 +90,22 @@ class Limits:
             "nproc": self.nproc,
             **({"disk_mb": self.disk_mb} if self.disk_mb is not None else {}),
         }
+
+
+#: what a SAT task's `unsat_proof` may say (docs/proofs-unsat.md, `tcsexam.runner.drat`)
+UNSAT_PROOF_MODES = ("required", "trusted")
+#: the default of a SAT task without `unsat_proof`
+DEFAULT_UNSAT_PROOF = "required"
+
+
+@dataclass(frozen=True)
+class ProofLimits:
+    """The DRAT checker's own limits (a SAT task's `proof_limits`): wall-clock and CPU seconds,
+    memory, and the largest proof read (`proof_mb`; a larger one is refused unread)."""
+
+    wall_s: float = 60.0
+    mem_mb: int = 4096
+    proof_mb: int = 512
+
+    def key(self) -> dict[str, Any]:
+        return {"wall_s": self.wall_s, "mem_mb": self.mem_mb, "proof_mb": self.proof_mb}

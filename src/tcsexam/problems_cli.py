@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the task's only instance, e.g. a construction task's parameter file)",
     )
     p.add_argument("--certificate", required=True, help="the certificate file the solver wrote")
+    p.add_argument(
+        "--proof",
+        help="SAT: the DRAT proof (text or binary) of an UNSAT answer, checked as in a run (docs/proofs-unsat.md); "
+        "with --task its unsat_proof rule applies (required: an UNSAT answer needs it), with --problem sat it is "
+        "checked when given",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
 
     g = command(sub, "generate", generate_main)
@@ -97,6 +103,7 @@ def check_main(args) -> int:
     except OSError as exc:
         raise InputError(f"{cert}: cannot read certificate: {exc.strerror or exc}") from None
     result = problem.check_certificate(instance, data, meta)
+    result, proof = _unsat_proof(args, problem, instance, result)
     out = {
         "instance": name,
         "problem": problem.name,
@@ -107,6 +114,8 @@ def check_main(args) -> int:
         "reward": result.reward,
         "message": result.message,
     }
+    if proof is not None:
+        out["unsat_proof"] = proof
     if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
         from tcsexam.problems.constructions._base import checker_id
 
@@ -119,6 +128,27 @@ def check_main(args) -> int:
                 continue
             print(f"{key}: {'-' if value is None else value}")
     return 0
+
+
+def _unsat_proof(args, problem, instance, result):
+    """The check under the SAT rule of UNSAT answers (`tcsexam.runner.drat.judge_unsat`): the
+    task's `unsat_proof`, or `required` for `--problem sat --proof FILE`; (result, proof fields)."""
+    if problem.name != "sat":
+        if args.proof:
+            raise UsageError("--proof applies to SAT certificates only")
+        return result, None
+    import tempfile
+
+    from tcsexam.runner import drat
+    from tcsexam.tasks import load_task
+
+    task = load_task(args.task) if args.task else None
+    mode = task.unsat_proof if task is not None else ("required" if args.proof else None)
+    limits = task.proof_limits if task is not None else drat.ProofLimits()
+    proof = Path(args.proof).resolve() if args.proof else Path(tempfile.gettempdir()) / "tcsexam-no-proof" / "proof"
+    with tempfile.TemporaryDirectory(prefix="tcsexam-check-") as scratch:
+        return drat.judge_unsat(result, mode, lambda: drat.check_proof(instance, proof, limits=limits,
+                                                                          scratch=Path(scratch)))  # fmt: skip
 
 
 def generate_main(args) -> int:

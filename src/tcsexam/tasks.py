@@ -35,7 +35,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
-from tcsexam.limits import TASK_DEFAULTS, Limits, MiB
+from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits
 from tcsexam.paths import config_file, project_root
 from tcsexam.schemas import check
 
@@ -62,6 +62,9 @@ class Task:
     instances: tuple[TaskInstance, ...]
     source: Path | None = None
     anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.anytime)
+    #: SAT tasks: what an UNSAT answer needs, `required` (a verified DRAT proof) or `trusted`; None elsewhere
+    unsat_proof: str | None = None
+    proof_limits: Any = None  #: the DRAT checker's limits (`tcsexam.runner.drat.ProofLimits`), SAT tasks only
 
     @cached_property
     def problem_impl(self):
@@ -133,7 +136,26 @@ def load_task(task: str | Path) -> Task:
         instances.append(TaskInstance(name, file, meta, row.get("sha256"), gen))
     limits = parse_limits(data["limits"])
     anytime = bool(data.get("anytime", False))
-    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path, anytime)
+    unsat_proof, proof_limits = _unsat_proof(data, problem, path)
+    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path, anytime,
+                unsat_proof, proof_limits)  # fmt: skip
+
+
+#: the problems whose UNSAT answers a DRAT proof backs (`unsat_proof`, docs/proofs-unsat.md)
+UNSAT_PROOF_PROBLEMS = ("sat",)
+
+
+def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[str | None, Any]:
+    """(unsat_proof, proof_limits) of a task: `required` (default) or `trusted` for a SAT task and
+    its checker's limits; (None, None) for other problems, where either key is refused."""
+    if problem not in UNSAT_PROOF_PROBLEMS:
+        for key in ("unsat_proof", "proof_limits"):
+            if key in data:
+                raise InputError(f"{path}: {key!r} applies to SAT tasks only (problem {problem!r})")
+        return None, None
+    given = data.get("proof_limits") or {}
+    limits = ProofLimits(**{k: (int(v) if k != "wall_s" else float(v)) for k, v in given.items()})
+    return data.get("unsat_proof", DEFAULT_UNSAT_PROOF), limits
 
 
 _INSTANCE_KEYS = ("name", "file", "sha256", "generate")

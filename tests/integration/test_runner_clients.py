@@ -74,8 +74,9 @@ def test_reference_solver_runs_ok_through_the_harness(task, tmp_path):
 CADICAL_YAML = """\
 # Debian's cadical as a candidate: the certificate is its SAT-competition output;
 # exit codes 10 (SAT) and 20 (UNSAT) are its normal answers. SATLIB files end with a '%' line
-# that cadical's DIMACS parser rejects, so the wrapper cuts it.
-command: ["/bin/sh", "-c", "sed '/^%/,$d' {instance} | cadical -q > {solution}"]
+# that cadical's DIMACS parser rejects, so the wrapper cuts it. Its DRAT proof (binary) goes to
+# {proof}: the harness checks it for an UNSAT answer (unsat_proof: required).
+command: ["/bin/sh", "-c", "sed '/^%/,$d' {instance} | cadical -q - {proof} > {solution}"]
 exit_codes_ok: [10, 20]
 threads: 1
 """
@@ -98,3 +99,5 @@ def test_debian_cadical_through_tcsexam_run_on_ray(tmp_path):
     assert sorted(r["instance"] for r in recs) == sorted(names)
     assert [(r["instance"], r["status"]) for r in recs] == [(r["instance"], "ok") for r in recs]
     assert all(r["solved"] is True for r in recs)
+    proven = sorted(r["instance"] for r in recs if (r.get("extra") or {}).get("unsat_proof", {}).get("verified"))
+    assert proven == sorted(names[2:])

@@ -8,9 +8,12 @@ Certificate: SAT-competition output. `c` lines are comments; exactly one `s` lin
 `s SATISFIABLE`, `s UNSATISFIABLE` or `s UNKNOWN`; for SATISFIABLE, `v` lines holding literals
 and a final `0`. A variable left out of the `v` lines is unassigned: the model must satisfy every
 clause with the literals it lists. Kind `solve`: value 1.0 when solved, else 0.0.
-`s UNSATISFIABLE` counts as solved only when the task's metadata labels the instance
-`label: UNSAT`; on an instance labelled SAT it is `certificate_failed`; unlabelled it is `ok` but
-not solved (accepting unlabelled UNSAT claims needs a DRAT proof checked with drat-trim).
+`s UNSATISFIABLE` on an instance labelled SAT is `certificate_failed`. Otherwise this module's
+verdict is the `trusted` rule: solved when the task's metadata labels the instance `label: UNSAT`,
+`ok` but not solved when unlabelled. The runner then applies the task's `unsat_proof`
+(`tcsexam.runner.drat.judge_unsat`, docs/proofs-unsat.md): under `required` (the default) an UNSAT
+claim is solved only with a DRAT proof the checker verified, labelled or not, and
+`certificate_failed` without one; under `trusted` this verdict stands, labelled as trusted.
 """
 
 from __future__ import annotations
@@ -188,7 +191,7 @@ class Sat(SolverProblem):
                 return _answered(
                     answer,
                     False,
-                    "UNSAT claim not verifiable: the instance has no label (a DRAT proof is needed); not counted as solved",
+                    "UNSAT claim not verifiable without a DRAT proof: the instance has no label; not counted as solved",
                 )
             assert lits is not None
             used = int(instance.var.max()) if instance.var.size else 0

@@ -351,10 +351,23 @@ def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str,
         tasks[task] = {
             "file": spec,
             "sha256": sha256_file(path),
-            "limits": t.limits.task_dict(),
+            "limits": _task_limits(t),
             "instances": dict(sorted(instances.items())),
         }
     return tasks, task_files
+
+
+def _task_limits(task) -> dict[str, Any]:
+    """A task's limits as its file says them; a SAT task's also its `unsat_proof` rule and the DRAT
+    checker's limits (`proof_wall_s`, `proof_mem_mb`, `proof_mb`): runs judged under another rule
+    are not comparable (`tcsexam compare`'s task_limits)."""
+    limits = task.limits.task_dict()
+    if getattr(task, "unsat_proof", None) is not None:
+        pl = task.proof_limits
+        limits.update(
+            unsat_proof=task.unsat_proof, proof_wall_s=pl.wall_s, proof_mem_mb=pl.mem_mb, proof_mb=pl.proof_mb
+        )
+    return limits
 
 
 def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str, Any]:

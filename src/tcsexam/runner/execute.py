@@ -11,12 +11,14 @@ Candidate (`solver.yaml`)::
     tasks:                     # optional, a task's own command when one folder serves several tasks
       tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
-Placeholders: {instance} {solution} {time_limit} {seed} {threads} {workdir} {trace_dir} ({{ and }}
-for braces; {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
+Placeholders: {instance} {solution} {proof} {time_limit} {seed} {threads} {workdir} {trace_dir} ({{
+and }} for braces; {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
-writable scratch directory (also TMPDIR and HOME) and `{solution}` a file in it. The environment is
-minimal (PATH with the harness's Python first, LANG/LC_*, TZ, USER) plus TCSEXAM_TIME_LIMIT,
-TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads and the candidate's `env`, whose loader,
+writable scratch directory (also TMPDIR and HOME), `{solution}` a file in it and `{proof}` another
+(`{workdir}/proof`: where a SAT candidate claiming UNSAT writes its DRAT proof, `tcsexam.runner.drat`).
+The environment is minimal (PATH with the harness's Python first, LANG/LC_*, TZ, USER) plus
+TCSEXAM_TIME_LIMIT, TCSEXAM_PROOF ({proof}), TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads
+and the candidate's `env`, whose loader,
 glibc and shell start-up variables (`ENV_DENIED`) and relative or in-folder PATH entries are
 refused when the candidate is loaded. A root harness runs the candidate as an unprivileged uid
 (`sandboxes.runas`): its work folder is its own, its instance and folder readable copies where
@@ -44,7 +46,7 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status, Termination
-from tcsexam.runner import anytime
+from tcsexam.runner import anytime, drat
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
@@ -59,7 +61,7 @@ from tcsexam.runner.verdict import (
 )
 from tcsexam.schemas import check
 
-PLACEHOLDERS = frozenset({"instance", "solution", "time_limit", "seed", "threads", "workdir", "trace_dir"})
+PLACEHOLDERS = frozenset({"instance", "solution", "proof", "time_limit", "seed", "threads", "workdir", "trace_dir"})
 ENV_PASS = ("LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
 #: `env` keys a solver.yaml may not set: the dynamic loader's and glibc's (the variables glibc
 #: itself ignores for setuid programs), the shells' start-up files, and what the harness sets
@@ -176,6 +178,7 @@ def candidate_env(candidate: Candidate, *, wall_s: float, seed: int, workdir: st
     env["OMP_NUM_THREADS"] = str(candidate.threads)
     env.update(candidate.env)
     env["TCSEXAM_TIME_LIMIT"] = _fmt_seconds(wall_s)
+    env["TCSEXAM_PROOF"] = os.path.join(workdir, drat.PROOF_NAME)
     env["TCSEXAM_SEED"] = str(seed)
     env["TCSEXAM_THREADS"] = str(candidate.threads)
     return env
@@ -227,6 +230,7 @@ def build_candidate(
     values = {
         "instance": "",
         "solution": "",
+        "proof": "",
         "time_limit": _fmt_seconds(limits.wall_s),
         "seed": "0",
         "threads": str(candidate.threads),
@@ -464,6 +468,7 @@ def _spec(job: _Job, work: Path, given: Path) -> RunSpec:
     values = {
         "instance": str(given),
         "solution": str(solution),
+        "proof": str(work / drat.PROOF_NAME),
         "time_limit": _fmt_seconds(limits.wall_s),
         "seed": str(job.seed),
         "threads": str(candidate.threads),
@@ -507,7 +512,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)
     if decision is None:
-        certificate, check = _certificate(job, work / SOLUTION_NAME, instance_path)
+        certificate, check = _certificate(job, work / SOLUTION_NAME, instance_path, record)
         decision = solver_status(outcome, **how, certificate=certificate)
         if check is not None:
             record.claimed, record.reward = check.claimed, check.reward
@@ -529,9 +534,11 @@ def _record_outcome(record: InstanceRecord, outcome: ProcessOutcome) -> None:
     record.limiter = outcome.limiter
 
 
-def _certificate(job: _Job, solution: Path, instance_path: Path) -> tuple[Certificate, Any]:
+def _certificate(job: _Job, solution: Path, instance_path: Path, record: InstanceRecord) -> tuple[Certificate, Any]:
     """The certificate the run left (read at most output cap + 1 bytes, never through a link) and
-    the problem's check of it (None when there is none to check)."""
+    the problem's check of it (None when there is none to check). On a SAT task an accepted UNSAT
+    claim then needs the DRAT proof the run left beside it (`drat.judge_unsat`, the task's
+    `unsat_proof`); what was found is the record's `extra.unsat_proof`."""
     try:
         cert = _read_certificate(solution, job.limits.output_bytes)
     except UntrustedFileError as exc:
@@ -539,7 +546,14 @@ def _certificate(job: _Job, solution: Path, instance_path: Path) -> tuple[Certif
     if cert is None:
         return Certificate(), None
     problem = job.task.problem_impl
-    check = problem.check_certificate(_parsed_instance(problem, instance_path), cert, job.instance.meta)
+    parsed = _parsed_instance(problem, instance_path)
+    check = problem.check_certificate(parsed, cert, job.instance.meta)
+    mode = getattr(job.task, "unsat_proof", None)
+    check, proof = drat.judge_unsat(check, mode, lambda: drat.check_proof(
+        parsed, solution.parent / drat.PROOF_NAME, limits=job.task.proof_limits or drat.ProofLimits(),
+        scratch=job.scratch, limiter=job.options.limiter))  # fmt: skip
+    if proof is not None:
+        record.extra = {**record.extra, "unsat_proof": proof}
     return Certificate(check=check), check
 
 
@@ -550,4 +564,6 @@ def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str,
         check = problem.check_certificate(_parsed_instance(problem, instance_path), data, instance.meta)
     except Exception:  # a checker failure is the harness's, as for the final certificate
         check = None
+    if check is not None and getattr(task, "unsat_proof", None) == "required" and check.claimed == "UNSAT":
+        return check.status, (0.0 if check.status == "ok" else None)  # only the final answer's proof is checked
     return trace_status(check)

@@ -317,6 +317,8 @@ class _TaskRun:
         limits_key = dict(task_obj.limits.task_dict(), threads=prep.threads)
         if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
             limits_key["anytime"] = ANYTIME_KEY_VERSION
+        if getattr(task_obj, "unsat_proof", None) is not None:  # UNSAT judged with or without a proof: another key
+            limits_key["unsat_proof"] = {"mode": task_obj.unsat_proof, **task_obj.proof_limits.key()}
         keys, instance_hashes = {}, {}
         for inst in prep.selected:
             instance_hashes[inst.name] = hash_file(inst.path)

@@ -133,6 +133,8 @@ def _solver_score(args: argparse.Namespace) -> int:
         f"instances ({result['n_ok']} ok, {len(result['unscored_instances'])} unscored) "
         f"against {result['reference_id']} -> {args.output}"
     )
+    if (result.get("unsat_proof") or {}).get("note"):
+        print(f"{args.task}: warning: {result['unsat_proof']['note']}")
     return 0
 
 

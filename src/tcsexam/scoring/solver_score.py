@@ -96,11 +96,47 @@ def solver_score(
     {instance, status, value, mu, scale, z, score} in reference order), unscored_instances (record
     names outside the eligible set, in record order), checker_reward (mean of the finite `reward`
     fields, null when no record carries one) and checker_reward_n (how many carried one); plus
-    schema_version, kind, direction and n_ok.
+    schema_version, kind, direction and n_ok; on a SAT task whose records say how their UNSAT
+    answers were judged, `unsat_proof` (`unsat_evidence`: verified, trusted, failed, note).
     """
     kind = reference.task(task).kind
     outcomes = parse_outcomes(records, kind, source, require_digest=require_digest)
-    return score_outcomes(task, outcomes, reference, source)
+    result = score_outcomes(task, outcomes, reference, source)
+    evidence = unsat_evidence(records)
+    if evidence is not None:
+        result["unsat_proof"] = evidence
+    return result
+
+
+def unsat_evidence(records: Any) -> dict[str, Any] | None:
+    """What backs the ok UNSAT answers of a SAT task's records (their `extra.unsat_proof`,
+    `tcsexam.runner.drat`): `verified` and `trusted` (taken without a proof, `unsat_proof: trusted`)
+    instance names, `failed` those refused for want of a verified proof, and a `note` when any was
+    trusted; None when no record says anything of a proof (other problems, older records)."""
+    found = {"verified": [], "trusted": [], "failed": []}
+    seen = False
+    for rec in records if isinstance(records, list) else []:
+        extra = rec.get("extra") if isinstance(rec, dict) else None
+        proof = extra.get("unsat_proof") if isinstance(extra, dict) else None
+        if not isinstance(proof, dict):
+            continue
+        seen = True
+        name = str(rec.get("instance"))
+        if proof.get("mode") == "trusted":
+            if rec.get("status") == "ok" and rec.get("solved"):
+                found["trusted"].append(name)
+        elif proof.get("verified") is True and rec.get("status") == "ok":
+            found["verified"].append(name)
+        else:
+            found["failed"].append(name)
+    if not seen:
+        return None
+    if found["trusted"]:
+        found["note"] = (
+            f"{len(found['trusted'])} UNSAT answer(s) counted as solved on trust (unsat_proof: trusted): no DRAT "
+            "proof was checked"
+        )
+    return found
 
 
 def solver_score_files(task: str, records_path: str | Path, reference: str | Path) -> dict[str, Any]:

@@ -28,6 +28,10 @@ def test_conda_env_matches_pyproject(project_root):
             continue
         name, bound = _split(dep)
         conda[name] = bound
+    for dep in pip:  # packages only PyPI has (dratify, cdclkit-native), with pyproject's bounds
+        if not dep.strip().startswith(("-", ".")):
+            name, bound = _split(dep)
+            conda[name] = bound
     wanted = {}
     for spec in project["dependencies"]:
         name, bound = _split(spec)

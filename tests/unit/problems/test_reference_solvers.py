@@ -44,6 +44,7 @@ def run_candidate(folder: str, instance: Path, solution: Path, time_limit: float
         "seed": str(seed),
         "threads": "1",
         "workdir": str(solution.parent),
+        "proof": str(solution.parent / "proof"),
     }
     argv = [
         part.format(**values) if "{" in part and "}" in part and part.strip("{}") in values else part
@@ -53,6 +54,7 @@ def run_candidate(folder: str, instance: Path, solution: Path, time_limit: float
         os.environ,
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         TCSEXAM_TIME_LIMIT=str(time_limit),
+        TCSEXAM_PROOF=str(solution.parent / "proof"),
     )
     proc = subprocess.run(argv, cwd=REF / folder, env=env, capture_output=True, timeout=60)
     return spec, proc
@@ -73,6 +75,12 @@ def test_reference_solver_writes_an_accepted_certificate(folder, task_id, name, 
     assert r.claimed is not None
     if task.kind == "solve":
         assert r.solved is True
+    if r.claimed == "UNSAT":  # the DRAT proof beside it is verified by the harness's checker
+        from tcsexam.runner.drat import ProofLimits, check_proof
+
+        verdict = check_proof(problem.parse_instance(ti.path), tmp_path / "proof", limits=ProofLimits(),
+                              scratch=tmp_path)  # fmt: skip
+        assert verdict.verified, verdict
     else:
         # a verified certificate with a positive objective; its quality depends on the CPU the
         # anytime search got, so on the machine's load, and is measured by the reference builds

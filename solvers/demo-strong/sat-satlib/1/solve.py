@@ -3,7 +3,8 @@
 usage: python3 solve.py INSTANCE SOLUTION TIME_LIMIT SEED
 Reads DIMACS CNF (stops at SATLIB's '%' trailer), writes SAT-competition output
 (`s SATISFIABLE` + `v ... 0`, `s UNSATISFIABLE`, or `s UNKNOWN` when interrupted) to SOLUTION
-atomically. The seed shuffles the clause order. An independent program: numpy and python-sat only.
+atomically; with UNSATISFIABLE, first CaDiCaL's DRAT proof (python-sat's `with_proof`, text DRAT)
+to $TCSEXAM_PROOF, the path the harness checks it at. The seed shuffles the clause order. An independent program: numpy and python-sat only.
 """
 
 import os
@@ -53,7 +54,7 @@ def main():
     seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     clauses = read_cnf(instance)
     order = np.random.default_rng(seed).permutation(len(clauses))
-    with Cadical195(bootstrap_with=[clauses[i] for i in order]) as solver:
+    with Cadical195(bootstrap_with=[clauses[i] for i in order], with_proof=True) as solver:
         remaining = START + BUDGET * limit - time.monotonic()
         timer = threading.Timer(max(0.0, remaining), solver.interrupt)
         timer.start()
@@ -69,6 +70,8 @@ def main():
             lines.append("v 0")
             write(solution, "\n".join(lines) + "\n")
         elif answer is False:
+            proof = solver.get_proof() or []
+            write(os.environ.get("TCSEXAM_PROOF", f"{solution}.drat"), "\n".join(proof) + "\n")
             write(solution, "s UNSATISFIABLE\n")
         else:
             write(solution, "s UNKNOWN\n")
