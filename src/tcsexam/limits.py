@@ -92,7 +92,7 @@ class Limits:
         }
 
 
-#: what a SAT task's `unsat_proof` may say (docs/proofs-unsat.md, `tcsexam.runner.drat`)
+#: what a SAT task's `unsat_proof` may say (docs/proofs.md#unsat-answers-drat-proofs, `tcsexam.runner.drat`)
 UNSAT_PROOF_MODES = ("required", "trusted")
 #: the default of a SAT task without `unsat_proof`
 DEFAULT_UNSAT_PROOF = "required"

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--certificate", required=True, help="the certificate file the solver wrote")
     p.add_argument(
         "--proof",
-        help="SAT: the DRAT proof (text or binary) of an UNSAT answer, checked as in a run (docs/proofs-unsat.md); "
+        help="SAT: the DRAT proof (text or binary) of an UNSAT answer, checked as in a run (docs/proofs.md#unsat-answers-drat-proofs); "
         "with --task its unsat_proof rule applies (required: an UNSAT answer needs it), with --problem sat it is "
         "checked when given",
     )

@@ -141,7 +141,7 @@ def load_task(task: str | Path) -> Task:
                 unsat_proof, proof_limits)  # fmt: skip
 
 
-#: the problems whose UNSAT answers a DRAT proof backs (`unsat_proof`, docs/proofs-unsat.md)
+#: the problems whose UNSAT answers a DRAT proof backs (`unsat_proof`, docs/proofs.md#unsat-answers-drat-proofs)
 UNSAT_PROOF_PROBLEMS = ("sat",)
 
 

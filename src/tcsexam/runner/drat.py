@@ -1,4 +1,4 @@
-"""UNSAT answers checked with a DRAT proof (docs/proofs-unsat.md).
+"""UNSAT answers checked with a DRAT proof (docs/proofs.md#unsat-answers-drat-proofs).
 
 A SAT task's `unsat_proof` says what an `s UNSATISFIABLE` answer needs: `required` (the default,
 and what the bundled tasks say): a DRAT proof the candidate wrote to `{proof}` / `$TCSEXAM_PROOF`

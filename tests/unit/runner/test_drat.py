@@ -1,4 +1,4 @@
-"""UNSAT answers and their DRAT proofs (tcsexam.runner.drat, docs/proofs-unsat.md): real CaDiCaL
+"""UNSAT answers and their DRAT proofs (tcsexam.runner.drat, docs/proofs.md#unsat-answers-drat-proofs): real CaDiCaL
 proofs (Debian's binary, text and binary DRAT; python-sat's) verified by the real checker, every
 way a proof can fail refused with the checker's reason, and the runner's verdicts under
 `unsat_proof: required` and `trusted` on real candidate runs."""
