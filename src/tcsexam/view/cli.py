@@ -67,7 +67,7 @@ def _view(args: argparse.Namespace) -> int:
     if args.report:
         from tcsexam.view.report import write_report
 
-        for path in write_report(run, args.report):
+        for path in write_report(run, args.report, site=output):
             print(f"report -> {path}")
     if args.serve is not None:
         from tcsexam.view.serve import serve

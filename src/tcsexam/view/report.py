@@ -36,7 +36,7 @@ def leaderboard_rows(run: RunData) -> list[dict[str, Any]]:
     return sorted(run.leaderboard, key=lambda r: (r["index"] is None, -(r["index"] or 0.0), r["model"]))
 
 
-def leaderboard_html(run: RunData) -> str:
+def leaderboard_html(run: RunData, site: Path | None = None) -> str:
     tracks = run.meta["tracks"]
     head = "".join(f"<th>{TRACK_LABELS[t]}</th>" for t in tracks)
     body = []
@@ -55,6 +55,10 @@ def leaderboard_html(run: RunData) -> str:
             f'<td class="s {escape(str(r["status"]))}">{escape(str(r["status"]))}</td><td>{escape(reasons)}</td></tr>'
         )
     meta = run.meta
+    explorer = ""
+    if site is not None:
+        index = (Path(site) / "index.html").resolve()
+        explorer = f' (<a href="{escape(index.as_uri())}" target="_blank">{escape(str(index))}</a>)'
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Leaderboard {escape(meta["title"])}</title>
 <style>
@@ -67,7 +71,7 @@ p {{ color: #667085; }}
 <h2>Leaderboard: {escape(meta["title"])}</h2>
 <p>Reference {escape(str(meta.get("reference_id")))}; Index = 30 Theorem + 30 Solver + 30 Construction + 10 Open
 conjecture; 95% bootstrap intervals. Run status: {escape(str(meta.get("status")))}. The same numbers as index.json and
-the results explorer (view/index.html).</p>
+the results explorer{explorer}.</p>
 <table id="leaderboard"><thead><tr><th>#</th><th>Model</th><th>Index</th><th>95% interval</th>{head}<th>Status</th>
 <th>Reasons</th></tr></thead><tbody>
 {"".join(body)}
@@ -128,7 +132,7 @@ def proofs_figure(plt, run: RunData):
     from matplotlib.colors import ListedColormap
 
     items, models, cells = _items(run, ("theorem", "open_conjecture"))
-    fig, ax = plt.subplots(figsize=(max(5.0, 2.5 + 1.3 * len(models)), max(3.0, 0.9 + 0.32 * len(items))))
+    fig, ax = plt.subplots(figsize=(max(6.0, 4.0 + 1.7 * len(models)), max(3.0, 1.2 + 0.34 * len(items))))
     if not items:
         ax.text(0.5, 0.5, "no theorem or open-conjecture attempts in this run", ha="center", va="center")
         ax.set_axis_off()
@@ -144,9 +148,10 @@ def proofs_figure(plt, run: RunData):
             grid[i, j] = 2 if complete == len(atts) else 1
             rewards = [(a.get("checker") or {}).get("original_reward") for a in atts]
             rewards = [r for r in rewards if isinstance(r, (int, float))]
-            label = f"{complete}/{len(atts)}" if len(atts) > 1 else ("proved" if complete else "not complete")
+            done = "resolved" if atts[0]["track"] == "open_conjecture" else "proved"
+            label = f"{complete}/{len(atts)} {done}" if len(atts) > 1 else (done if complete else "0")
             if not complete and rewards:
-                label += f" (partial {max(rewards):.2f})"
+                label += f"  (partial {max(rewards):.2f})"
             text[i][j] = label
     cmap = ListedColormap(["#eeeeee", "#fde68a", "#86efac"])
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=2, aspect="auto")
@@ -165,7 +170,8 @@ def proofs_figure(plt, run: RunData):
     return fig
 
 
-def write_report(run: RunData, folder: str | Path) -> list[Path]:
+def write_report(run: RunData, folder: str | Path, site: str | Path | None = None) -> list[Path]:
+    """Write REPORT_FILES into `folder`; `site`: the explorer's folder the leaderboard links."""
     import io
 
     import matplotlib
@@ -176,7 +182,7 @@ def write_report(run: RunData, folder: str | Path) -> list[Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = [folder / name for name in REPORT_FILES]
-    atomic_write_text(out[0], leaderboard_html(run))
+    atomic_write_text(out[0], leaderboard_html(run, Path(site) if site is not None else None))
     for path, make in zip(out[1:], (constructions_figure, proofs_figure)):
         fig = make(plt, run)
         buf = io.BytesIO()

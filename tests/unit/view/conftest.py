@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tinyrun import make_run  # noqa: E402
+from tinyrun import make_orspace, make_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = os.environ.get("TCSEXAM_CHROMIUM", "/usr/bin/chromium")
@@ -45,7 +45,8 @@ def tiny_runs(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="session")
 def tiny_site(tiny_runs, tmp_path_factory) -> Path:
-    return build_site(tiny_runs[0], tmp_path_factory.mktemp("view-site") / "site")
+    orspace = make_orspace(tmp_path_factory.mktemp("view-orspace") / "orspace")
+    return build_site(tiny_runs[0], tmp_path_factory.mktemp("view-site") / "site", "--orspace", str(orspace))
 
 
 @pytest.fixture(scope="session")

@@ -211,3 +211,13 @@ def test_screenshots(page, compare_site, tmp_path):
     if target:
         for f in tmp_path.glob("*.png"):
             shutil.copy2(f, Path(target) / f"tiny-{f.name}")
+
+
+def test_orspace_workspaces_show_failure_modes_rationale_and_cost(page, tiny_site):
+    _open(page, tiny_site, "#/orspace")
+    rows = _wait(page, "section.orsp tr[data-ws]", 3)
+    text = page.find_element("css selector", "main").text
+    assert "wrong objective" in text and "$0.0042" in text
+    next(r for r in rows if r.get_attribute("data-ws") == "ws-explain-003").click()
+    detail = _wait(page, ".detail h3")[0].find_element("xpath", "..").text
+    assert "names the binding constraint" in detail and "the LP is unbounded" in detail

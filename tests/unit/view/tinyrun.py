@@ -195,3 +195,43 @@ def record_count() -> int:
 
 def is_close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=0, abs_tol=0)
+
+
+def make_orspace(folder: Path) -> Path:
+    """An OR-Space results folder (<folder>/<run>/<condition>/objectives.json and explain.json) shaped
+    like `tcsexam orspace score-objectives` / `explain-score` outputs: two workspaces each."""
+    cond = folder / "tiny-orspace" / "revise-all_filesystem_both"
+    cond.mkdir(parents=True)
+    objectives = {
+        "schema_version": 1,
+        "benchmark": "or-space",
+        "n": 2,
+        "passed": 1,
+        "pass_at_1": 0.5,
+        "failure_modes": {"none": 1, "wrong_objective": 1},
+        "rows": [
+            {"workspace_id": "ws-build-001", "mode": "build", "difficulty": "easy", "status": "Optimal",
+             "objective": 219816.0, "reference_objective": 219816.0, "relative_tolerance": 1e-6,
+             "relative_error": 0.0, "passed": True, "failure_mode": "none", "solver": "highs"},
+            {"workspace_id": "ws-revise-002", "mode": "revise", "difficulty": "hard", "status": "Optimal",
+             "objective": 120.0, "reference_objective": 100.0, "relative_tolerance": 1e-6,
+             "relative_error": 0.2, "passed": False, "failure_mode": "wrong_objective", "solver": "cbc"},
+        ],
+    }  # fmt: skip
+    explain = {
+        "schema_version": 1,
+        "benchmark": "or-space-explain",
+        "n": 1,
+        "mean_score": 61.5,
+        "judge_model": "tiny-judge",
+        "rows": [
+            {"workspace_id": "ws-explain-003", "status": "scored", "answer_status": "given", "score": 61.5,
+             "coverage": 0.5, "reasoning": 15.0, "grounding": 12.0, "answer_quality": 17.0,
+             "hallucination_penalty": 0.0, "unfaithful": False, "unsupported_claims": ["the LP is unbounded"],
+             "criteria": {"c1": {"verdict": True, "rationale": "names the binding constraint"}},
+             "judge_usage": {"input_tokens": 900, "output_tokens": 120, "cost_usd": 0.0042}},
+        ],
+    }  # fmt: skip
+    (cond / "objectives.json").write_text(json.dumps(objectives))
+    (cond / "explain.json").write_text(json.dumps(explain))
+    return folder
