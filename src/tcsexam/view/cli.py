@@ -25,6 +25,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples of the comparison (default 10000)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed of the comparison (default 20260925)")
+    p.add_argument(
+        "--verify-records",
+        action="store_true",
+        help="check every record against its digest and list those that fail as issues (slower)",
+    )
     p.add_argument("--serve", type=int, metavar="PORT", help="after building, serve the folder on 127.0.0.1:PORT")
 
 
@@ -61,7 +66,7 @@ def _view(args: argparse.Namespace) -> int:
         comparison = read_json(args.compare, "comparison")
         if not isinstance(comparison, dict) or "verdict" not in comparison:
             raise InputError(f"{args.compare}: not a `tcsexam compare` result (no 'verdict')")
-    run = collect_run(shown, output, orspace_dir=args.orspace)
+    run = collect_run(shown, output, orspace_dir=args.orspace, verify_records=args.verify_records)
     index = write_site(run, output, comparison_view(comparison) if comparison is not None else None)
     print(f"view -> {index} ({run.meta['n_records']} Solver records, {len(run.tasks)} tasks)")
     if args.report:

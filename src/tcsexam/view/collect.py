@@ -180,8 +180,112 @@ class _Digests:
         return digest_problem(record, self.key)
 
 
+def _relative(adir: Path) -> dict[str, Any] | None:
+    path = adir / "relative.json"
+    if not path.is_file():
+        return None
+    relative = read_json(path, "solver-score output")
+    if not isinstance(relative, dict):
+        raise InputError(f"{path}: a solver-score output must be a JSON object")
+    return relative
+
+
+def _certificates(adir: Path) -> dict[str, Path]:
+    """instance -> its kept certificate (<attempt>/certificates/<instance>[.ext]), when there are any."""
+    folder = adir / CERTIFICATE_DIR
+    if not folder.is_dir():
+        return {}
+    return {f.name.split(".", 1)[0]: f for f in sorted(folder.iterdir()) if f.is_file()}
+
+
+def _record_row(model: str, attempt: str, r: dict[str, Any], s: dict[str, Any], links: tuple, flags: tuple) -> list:
+    """One row of RECORD_COLUMNS: the record `r`, its score entry `s`, (record, certificate) links,
+    (eligible, digest_ok). The hot loop of a Full run's build: plain lookups only."""
+    get, sget = r.get, s.get
+    claimed = get("claimed")
+    trace = get("trace")
+    message = get("message") or ""
+    extra = get("extra")
+    stderr = (extra.get("stderr_tail") if isinstance(extra, dict) else None) or ""
+    if not stderr and "stderr: " in message:
+        stderr = _stderr_of(r)
+    return [
+        model,
+        attempt,
+        str(get("instance")),
+        str(get("status")),
+        _finite(get("A")),
+        get("solved"),
+        claimed if isinstance(claimed, (int, float, str)) else None,
+        _finite(get("reward")),
+        _finite(sget("mu")),
+        _finite(sget("scale")),
+        _finite(sget("z")),
+        _finite(sget("score")),
+        get("wall_s"),
+        get("cpu_s"),
+        get("peak_mem_mb"),
+        get("exit_code"),
+        get("signal"),
+        get("termination"),
+        str(message),
+        str(stderr)[-STDERR_CHARS:],
+        trace if isinstance(trace, list) else None,
+        get("sandbox"),
+        get("limiter"),
+        links[0],
+        links[1],
+        flags[0],
+        flags[1],
+    ]
+
+
+def _attempt(td: TaskData, key: tuple[str, str, str], adir: Path, site: Path, digests, issues: list) -> tuple:
+    """Append one attempt's rows to `td`; (its status counts, relative.json or None, records.json or None)."""
+    model, task, attempt = key
+    relative = _relative(adir)
+    by_instance = {}
+    if relative:
+        by_instance = {str(i.get("instance")): i for i in relative.get("instances", []) if isinstance(i, dict)}
+    records, records_file = _attempt_records(adir)
+    certs = _certificates(adir)
+    counts: Counter = Counter()
+    seen = set()
+    # the record files, listed once (a stat per record would cost more than the rest of the row)
+    files = set(os.listdir(adir / "records")) if (adir / "records").is_dir() else set()
+    prefix = _rel(adir / "records", site) + "/"
+    for r in records:
+        name = str(r.get("instance"))
+        seen.add(name)
+        counts[str(r.get("status"))] += 1
+        problem = digests.problem(r) if digests is not None else None
+        if problem:
+            issues.append(
+                {
+                    "kind": "record_digest",
+                    "model": model,
+                    "task": task,
+                    "attempt": attempt,
+                    "instance": name,
+                    "message": f"record fails its digest ({problem}): set aside and redone, never scored",
+                }
+            )
+        cert = certs.get(name)
+        links = (prefix + name + ".json" if name + ".json" in files else None, _rel(cert, site) if cert else None)
+        flags = ((name in by_instance) if relative else None, (problem is None) if digests is not None else None)
+        td.rows.append(_record_row(model, attempt, r, by_instance.get(name, {}), links, flags))
+    # instances the score knows but no record file holds
+    for name, s in by_instance.items():
+        if name not in seen:
+            counts[str(s.get("status"))] += 1
+            r = {"instance": name, "status": s.get("status"), "A": s.get("value")}
+            r["message"] = "(no record file: from the solver-score output)"
+            td.rows.append(_record_row(model, attempt, r, s, (None, None), (True, True)))
+    return counts, relative, records_file
+
+
 def _solver_tasks(
-    layout: ResultsLayout, site: Path, table: list[dict[str, str]], suite, issues: list[dict[str, Any]]
+    layout: ResultsLayout, site: Path, table: list[dict[str, str]], suite, issues: list[dict[str, Any]], verify: bool
 ) -> list[TaskData]:
     rows_by = {(r["model"], r["item"], r["attempt"]): r for r in table if r.get("track") == "solver"}
     found = {(m, t, a) for m, t, a, _ in attempt_files(layout.solver_dir, "relative.json")}
@@ -190,99 +294,22 @@ def _solver_tasks(
     keys = sorted(found | set(rows_by))
     order = list(suite.tracks.get("solver", [])) if suite is not None else []
     names = sorted({t for _, t, _ in keys}, key=lambda t: (order.index(t) if t in order else len(order), t))
-    digests = _Digests(layout.root)
+    digests = _Digests(layout.root) if verify else None
     tasks = []
     for task in names:
         td = TaskData(task, "solver")
         counts: Counter = Counter()
         models: dict[str, Any] = {}
         meta: dict[str, Any] = {}
-        for model, _, attempt in (k for k in keys if k[1] == task):
-            adir = layout.attempt_dir(model, task, attempt)
-            relative = None
-            rel_path = adir / "relative.json"
-            if rel_path.is_file():
-                relative = read_json(rel_path, "solver-score output")
-                if not isinstance(relative, dict):
-                    raise InputError(f"{rel_path}: a solver-score output must be a JSON object")
-                for k in ("reference_id", "kind", "direction", "n_eligible"):
-                    if relative.get(k) is not None:
-                        meta.setdefault(k, relative[k])
-            by_instance = {}
-            if relative:
-                by_instance = {str(i.get("instance")): i for i in relative.get("instances", []) if isinstance(i, dict)}
-            records, records_file = _attempt_records(adir)
-            a_counts: Counter = Counter()
-            cert_dir = adir / CERTIFICATE_DIR
-            certs = {}
-            if cert_dir.is_dir():
-                for f in cert_dir.iterdir():
-                    certs.setdefault(f.name.split(".", 1)[0] if "." in f.name else f.name, f)
-            seen = set()
-            for r in records:
-                name = str(r.get("instance"))
-                seen.add(name)
-                status = str(r.get("status"))
-                a_counts[status] += 1
-                s = by_instance.get(name, {})
-                problem = digests.problem(r)
-                if problem:
-                    issues.append(
-                        {
-                            "kind": "record_digest",
-                            "model": model,
-                            "task": task,
-                            "attempt": attempt,
-                            "instance": name,
-                            "message": f"record fails its digest ({problem}): set aside and redone, never scored",
-                        }
-                    )
-                record_file = adir / "records" / f"{name}.json"
-                cert = certs.get(name)
-                td.rows.append(
-                    [
-                        model,
-                        attempt,
-                        name,
-                        status,
-                        _finite(r.get("A")),
-                        r.get("solved"),
-                        r.get("claimed") if isinstance(r.get("claimed"), (int, float, str)) else None,
-                        _finite(r.get("reward")),
-                        _finite(s.get("mu")),
-                        _finite(s.get("scale")),
-                        _finite(s.get("z")),
-                        _finite(s.get("score")),
-                        r.get("wall_s"),
-                        r.get("cpu_s"),
-                        r.get("peak_mem_mb"),
-                        r.get("exit_code"),
-                        r.get("signal"),
-                        r.get("termination"),
-                        str(r.get("message") or ""),
-                        _stderr_of(r),
-                        r.get("trace") if isinstance(r.get("trace"), list) else None,
-                        r.get("sandbox"),
-                        r.get("limiter"),
-                        _rel(record_file, site) if record_file.is_file() else None,
-                        _rel(cert, site) if cert is not None else None,
-                        (name in by_instance) if relative else None,
-                        problem is None,
-                    ]
-                )
-            # instances the score knows but no record holds (scored from another source)
-            for name, s in by_instance.items():
-                if name in seen:
-                    continue
-                a_counts[str(s.get("status"))] += 1
-                td.rows.append(
-                    [model, attempt, name, s.get("status"), _finite(s.get("value")), None, None, None]
-                    + [_finite(s.get(k)) for k in ("mu", "scale", "z", "score")]
-                    + [None] * 6
-                    + ["(no record file: from the solver-score output)", "", None, None, None, None, None, True, True]
-                )
+        for key in (k for k in keys if k[1] == task):
+            model, _, attempt = key
+            adir = layout.attempt_dir(*key)
+            a_counts, relative, records_file = _attempt(td, key, adir, site, digests, issues)
+            for k in ("reference_id", "kind", "direction", "n_eligible"):
+                if relative and relative.get(k) is not None:
+                    meta.setdefault(k, relative[k])
             counts.update(a_counts)
-            row = rows_by.get((model, task, attempt), {})
+            row = rows_by.get(key, {})
             entry = models.setdefault(model, {"mean": None, "attempts": {}})
             entry["attempts"][attempt] = {
                 "relative_score": relative.get("relative_score") if relative else _float(row.get("score", "")),
@@ -430,9 +457,15 @@ def _set_aside(layout: ResultsLayout) -> list[dict[str, Any]]:
 
 
 def collect_run(
-    run_dir: str | os.PathLike, site_dir: str | os.PathLike, *, orspace_dir: str | os.PathLike | None = None
+    run_dir: str | os.PathLike,
+    site_dir: str | os.PathLike,
+    *,
+    orspace_dir: str | os.PathLike | None = None,
+    verify_records: bool = False,
 ) -> RunData:
-    """The explorer's data of one run; links are relative to `site_dir` (where the site goes)."""
+    """The explorer's data of one run; links are relative to `site_dir` (where the site goes).
+    `verify_records`: check every record against its digest (the scorer already refuses records
+    that fail it; this names each one as an issue, at about twice the build time)."""
     from tcsexam import __version__
 
     run = Path(run_dir)
@@ -496,7 +529,7 @@ def collect_run(
         issues.append({"kind": "no_index", "message": "no index.json yet: the run has not been scored"})
     elif index.get("status") != "complete":
         issues.append({"kind": "run_status", "message": f"the run's Index is {index.get('status')}"})
-    tasks = _solver_tasks(layout_abs, site, table, suite, issues)
+    tasks = _solver_tasks(layout_abs, site, table, suite, issues, verify_records)
     for td in tasks:
         for lb in leaderboard:
             if lb["model"] in td.summary["models"]:
@@ -519,6 +552,7 @@ def collect_run(
         "suite_items": dict(suite.tracks) if suite is not None else {},
         "view_version": __version__,
         "n_records": sum(len(t.rows) for t in tasks),
+        "records_verified": verify_records,
         "links": {
             name: _rel(run_abs / name, site)
             for name in ("index.json", "attempts.csv", "manifest.json", "cohort.json")

@@ -46,7 +46,9 @@ def tiny_runs(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def tiny_site(tiny_runs, tmp_path_factory) -> Path:
     orspace = make_orspace(tmp_path_factory.mktemp("view-orspace") / "orspace")
-    return build_site(tiny_runs[0], tmp_path_factory.mktemp("view-site") / "site", "--orspace", str(orspace))
+    return build_site(
+        tiny_runs[0], tmp_path_factory.mktemp("view-site") / "site", "--orspace", str(orspace), "--verify-records"
+    )
 
 
 @pytest.fixture(scope="session")

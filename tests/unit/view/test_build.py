@@ -87,11 +87,14 @@ def test_a_record_failing_its_digest_is_an_issue(tiny_runs, tmp_path):
     records = json.loads(path.read_text())
     records[0]["A"] = 1e9  # edited by hand: the digest no longer matches
     path.write_text(json.dumps(records))
-    data = collect_run(run, tmp_path / "site")
+    assert not [i for i in collect_run(run, tmp_path / "site").issues if i["kind"] == "record_digest"]
+    data = collect_run(run, tmp_path / "site", verify_records=True)
     issues = [i for i in data.issues if i["kind"] == "record_digest"]
     assert [(i["model"], i["task"], i["instance"]) for i in issues] == [("alpha", "sat-satlib", records[0]["instance"])]
     row = next(r for r in data.tasks[1].rows if r[0] == "alpha" and r[2] == records[0]["instance"])
     assert row[RECORD_COLUMNS.index("digest_ok")] is False
+    ok = next(r for r in data.tasks[1].rows if r[0] == "beta")
+    assert ok[RECORD_COLUMNS.index("digest_ok")] is True
 
 
 def test_comparison_verdicts_and_changes_status_first(tiny_runs, compare_site):
