@@ -64,7 +64,7 @@ RECORD_COLUMNS = (
 )
 #: how much of a candidate's stderr the view keeps per record
 STDERR_CHARS = 2000
-#: file names a kept certificate may have beside the records (<attempt>/certificates/<instance>.*)
+#: where a run keeps each final certificate: <attempt>/certificates/<instance>.txt (tcsexam.runner.execute)
 CERTIFICATE_DIR = "certificates"
 
 
@@ -195,7 +195,7 @@ def _certificates(adir: Path) -> dict[str, Path]:
     folder = adir / CERTIFICATE_DIR
     if not folder.is_dir():
         return {}
-    return {f.name.split(".", 1)[0]: f for f in sorted(folder.iterdir()) if f.is_file()}
+    return {f.name.removesuffix(".txt"): f for f in sorted(folder.iterdir()) if f.is_file()}
 
 
 def _record_row(model: str, attempt: str, r: dict[str, Any], s: dict[str, Any], links: tuple, flags: tuple) -> list:

@@ -186,6 +186,17 @@ def test_comparison_lists_the_changed_status_first(page, compare_site):
     assert "Changed against the baseline" in banner and "timeout" in banner
     section = _wait(page, f"section.record[data-model='{model}']")[0]
     assert section.find_element("css selector", "h2 .badge").text == "timeout"
+    assert "certificate not kept" in section.text  # a timeout's certificate does not count
+
+
+def test_instance_page_links_record_and_certificate(page, tiny_site, tiny_runs):
+    _open(page, tiny_site, "#/instance/tsp-tsplib/tsp-tsplib-1?model=beta")
+    section = _wait(page, "section.record[data-model='beta']")[0]
+    links = {a.text: a.get_attribute("href") for a in section.find_elements("css selector", "a.file")}
+    adir = tiny_runs[0] / "solver" / "beta" / "tsp-tsplib" / "1"
+    assert links["certificate"] == (adir / "certificates" / "tsp-tsplib-1.txt").resolve().as_uri()
+    assert links["record JSON"] == (adir / "records" / "tsp-tsplib-1.json").resolve().as_uri()
+    assert "tour visits city 3 twice" in section.text
 
 
 def test_every_page_renders_without_console_errors(page, compare_site):

@@ -57,6 +57,11 @@ def test_site_holds_every_record_with_its_score(tiny_runs, tiny_site):
                 assert (tiny_site / r["record"]).resolve() == (
                     run / "solver" / model / task / "1" / "records" / f"{s['instance']}.json"
                 ).resolve()
+        for r in rows:
+            if r["status"] in ("ok", "certificate_failed"):
+                assert (tiny_site / r["certificate"]).read_text() == f"certificate of {r['model']} on {r['instance']}\n"
+            else:
+                assert r["certificate"] is None
     crash = next(r for r in tasks["coloring-dimacs"] if r["status"] == "crash")
     assert "ZeroDivisionError: division by zero" in crash["stderr"]
     trace = next(r for r in tasks["maxcut-mqlib"] if r["model"] == "alpha")

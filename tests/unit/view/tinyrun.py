@@ -119,6 +119,9 @@ def make_run(folder: Path, flip: set[tuple[str, str, str]] = frozenset()) -> Pat
                     extra=extra,
                     trace=trace,
                 )
+                if status in ("ok", "certificate_failed"):  # what `tcsexam run` keeps beside the records
+                    (adir / "certificates").mkdir(exist_ok=True)
+                    (adir / "certificates" / f"{name}.txt").write_text(f"certificate of {model} on {name}\n")
                 data = rec.to_dict(key)
                 (adir / "records" / f"{name}.json").write_text(json.dumps(data))
                 records.append(data)
