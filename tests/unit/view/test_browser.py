@@ -16,32 +16,16 @@ import os
 import shutil
 from pathlib import Path
 
+import browserkit
 import pytest
 from conftest import FLIPPED
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-TIMEOUT = 60
-
-
-def _wait(driver, css: str, count: int = 1):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, TIMEOUT).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, css)) >= count)
-    return driver.find_elements(By.CSS_SELECTOR, css)
-
-
-def _open(driver, site: Path, route: str = "#/"):
-    url = site.joinpath("index.html").resolve().as_uri() + route
-    driver.get(url)
-    if driver.current_url.split("#")[0] != url.split("#")[0]:
-        driver.get(url)
-    _wait(driver, "body[data-ready='1']")
-
-
-def _console_errors(driver) -> list[dict]:
-    return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+TIMEOUT = browserkit.TIMEOUT
+_wait = browserkit.wait
+_open = browserkit.open_site
+_console_errors = browserkit.console_errors
 
 
 @pytest.fixture
