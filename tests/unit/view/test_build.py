@@ -215,3 +215,27 @@ def test_the_console_script_builds_a_site(tiny_runs, tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert f"({record_count()} Solver records, 5 tasks)" in proc.stdout
+
+
+def test_serve_serves_the_site(tiny_runs, tmp_path):
+    import os
+    import signal
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tcsexam", "view", str(tiny_runs[0]), "--output", str(tmp_path / "s"), "--serve", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )  # fmt: skip
+    try:
+        url = None
+        for line in proc.stdout:
+            if line.startswith("serving "):
+                url = line.split(" at ", 1)[1].split(" ", 1)[0]
+                break
+        assert url and url.startswith("http://127.0.0.1:"), proc.stderr.read() if url is None else url
+        with urllib.request.urlopen(url + "data/run.js", timeout=30) as resp:
+            assert resp.read().startswith(b"TCSX.run({")
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
