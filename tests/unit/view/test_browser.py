@@ -216,3 +216,24 @@ def test_orspace_workspaces_show_failure_modes_rationale_and_cost(page, tiny_sit
     next(r for r in rows if r.get_attribute("data-ws") == "ws-explain-003").click()
     detail = _wait(page, ".detail h3")[0].find_element("xpath", "..").text
     assert "names the binding constraint" in detail and "the LP is unbounded" in detail
+
+
+def test_an_incomplete_model_shows_its_status_and_reasons(page, tmp_path):
+    from conftest import build_site
+    from tinyrun import make_run
+
+    run = make_run(tmp_path / "lite" / "offline", drop={("beta", "construction-sidon-set-500")})
+    index = json.loads((run / "index.json").read_text())
+    assert index["models"]["beta"]["status"] == "incomplete" and index["models"]["beta"]["index"] is None
+    site = build_site(run, tmp_path / "site")
+    _open(page, site)
+    status = _wait(page, "#leaderboard [data-model='beta'][data-field='status']")[0]
+    assert status.get_attribute("data-value") == "incomplete"
+    row = status.find_element("xpath", "ancestor::tr").text
+    assert "missing" in row and "construction-sidon-set-500" in row
+    cell = page.find_element("css selector", "#leaderboard [data-model='beta'][data-field='index']")
+    assert cell.get_attribute("data-value") == "" and cell.text == "\u2014"
+    order = [c.get_attribute("data-model") for c in _wait(page, "#leaderboard [data-field='index']")]
+    assert order == ["alpha", "beta"]  # no Index: last
+    _open(page, site, "#/issues")
+    assert "construction-sidon-set-500" in _wait(page, "#issues tbody tr")[0].text

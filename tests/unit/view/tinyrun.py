@@ -71,9 +71,11 @@ def _reference(suite) -> dict:
     }
 
 
-def make_run(folder: Path, flip: set[tuple[str, str, str]] = frozenset()) -> Path:
+def make_run(
+    folder: Path, flip: set[tuple[str, str, str]] = frozenset(), drop: set[tuple[str, str]] = frozenset()
+) -> Path:
     """The run directory `folder` (results/<suite>/<protocol> shaped); `flip`: (model, task, instance)
-    records made timeouts."""
+    records made timeouts; `drop`: (model, item) attempt rows left out (the model is incomplete)."""
     suite = load_suite("lite")
     folder.mkdir(parents=True)
     key = ensure_key(folder)
@@ -159,7 +161,7 @@ def make_run(folder: Path, flip: set[tuple[str, str, str]] = frozenset()) -> Pat
     with open(folder / "attempts.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(COLUMNS)
-        w.writerows(rows)
+        w.writerows(r for r in rows if (r[0], r[2]) not in drop)
     cohort = {
         "suite": "lite",
         "solver_protocol": "offline",
