@@ -290,6 +290,16 @@
       cols.push({ k: 't_' + t, label: TRACK_NAMES[t], cls: 'num', v: function (r) { return r.track_means[t]; }, title: 'track mean, 95% interval on hover',
         f: function (r) { return '<span data-model="' + esc(r.model) + '" data-field="track:' + t + '" data-value="' + (r.track_means[t] == null ? '' : r.track_means[t]) + '" title="' + esc(r.track_ci95 && r.track_ci95[t] ? '95% interval ' + r.track_ci95[t].map(function (x) { return x.toFixed(3); }).join(' to ') : '') + '">' + num(r.track_means[t], 3) + '</span>'; } });
     });
+    if (CMP && CMP.deltas) {
+      var idx = {};
+      CMP.deltas.forEach(function (d) { if (d.level === 'index') idx[d.model] = d; });
+      cols.push({ k: 'delta', label: '&Delta; vs baseline', cls: 'num', v: function (r) { return (idx[r.model] || {}).delta; },
+        f: function (r) {
+          var d = idx[r.model];
+          if (!d) return '<span class="na">not in the baseline</span>';
+          return num(d.delta, 2) + ' <a href="#/compare"><span class="pill v-' + esc(d.verdict.replace(' ', '-')) + '">' + esc(d.verdict) + '</span></a>';
+        } });
+    }
     cols.push({ k: 'status', label: 'Status', v: function (r) { return { complete: 0, provisional: 1, incomplete: 2 }[r.status]; }, f: function (r) { return '<span data-model="' + esc(r.model) + '" data-field="status" data-value="' + esc(r.status) + '">' + badge(r.status) + '</span>' + reasons(r); } });
     var rows = RUN.leaderboard.slice();
     var ranked = rows.slice().sort(function (a, b) { return (b.index == null ? -1 : b.index) - (a.index == null ? -1 : a.index); });
@@ -374,7 +384,11 @@
     main(crumbs([['Tasks', '#/tasks'], [name]]) + '<h1>' + esc(name) + '</h1><p class="loading">Loading records&hellip;</p>');
     loadTask(t.id).then(function (d) {
       if (currentRoute !== routeKey()) return;
-      var models = Object.keys(t.models).sort();
+      var board = RUN.leaderboard.map(function (r) { return r.model; });
+      var models = Object.keys(t.models).sort(function (a, b) {
+        var ia = board.indexOf(a), ib = board.indexOf(b);
+        return (ia < 0 ? 1e9 : ia) - (ib < 0 ? 1e9 : ib) || (a < b ? -1 : a > b ? 1 : 0);
+      });
       var h = crumbs([['Tasks', '#/tasks'], [name]]) + '<h1>' + esc(name) + ' <span class="sub">' + esc(t.kind || '') + ', ' + esc(t.direction || '') +
         ' &middot; reference ' + esc(t.reference_id || '?') + ' &middot; ' + esc(t.n_eligible == null ? '?' : t.n_eligible) + ' eligible instances</span></h1>';
       h += '<div class="cards">';
