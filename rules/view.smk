@@ -43,6 +43,8 @@ rule view:
         run_dir=lambda w, input: os.path.dirname(input.index),
         compare=lambda w, input: f"--compare {input.compare}" if BASELINE else "",
         plots_dir=lambda w, output: os.path.dirname(output.leaderboard),
+        # with an OR-Space config, whatever OR-Space results exist so far (target orspace_all)
+        orspace=f"--orspace {ORSPACE_OUT}" if config.get("orspace") is not None else "",
     shell:
-        "tcsexam view {params.run_dir:q} {params.compare} --output {output.site:q} --report {params.plots_dir:q}"
-        " > {log:q} 2>&1"
+        "tcsexam view {params.run_dir:q} {params.compare} {params.orspace} --output {output.site:q}"
+        " --report {params.plots_dir:q} > {log:q} 2>&1"

@@ -52,7 +52,11 @@ def _view(args: argparse.Namespace) -> int:
 
     if args.candidate and args.compare:
         raise UsageError("give either CANDIDATE or --compare, not both")
-    shown = Path(args.candidate or args.run)
+    from tcsexam.view.collect import resolve_run
+
+    if args.candidate:
+        args.run, args.candidate = str(resolve_run(args.run)), str(resolve_run(args.candidate))
+    shown = resolve_run(args.candidate or args.run)
     output = Path(args.output) if args.output else shown / "view"
     comparison = None
     if args.candidate:

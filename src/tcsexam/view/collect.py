@@ -456,6 +456,24 @@ def _set_aside(layout: ResultsLayout) -> list[dict[str, Any]]:
     return out
 
 
+def resolve_run(path: str | os.PathLike) -> Path:
+    """The run directory `path` names: itself when it holds a run (index.json, attempts.csv or
+    solver/), else the one results/<suite>/<protocol> below it (a results folder with one run)."""
+    p = Path(path)
+    if not p.is_dir():
+        raise InputError(f"{p}: run directory not found (expected results/<suite>/<protocol>)")
+    layout = ResultsLayout(p)
+    if layout.index.is_file() or layout.attempts_csv.is_file() or layout.solver_dir.is_dir():
+        return p
+    runs = sorted(f.parent for f in p.glob("*/*/index.json") if f.parent.parent.name != "reference")
+    if len(runs) == 1:
+        return runs[0]
+    if runs:
+        names = ", ".join(str(r) for r in runs)
+        raise InputError(f"{p}: holds {len(runs)} runs ({names}): name one (results/<suite>/<protocol>)")
+    raise InputError(f"{p}: no index.json, attempts.csv or solver results: not a run directory")
+
+
 def collect_run(
     run_dir: str | os.PathLike,
     site_dir: str | os.PathLike,

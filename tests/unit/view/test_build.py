@@ -239,3 +239,16 @@ def test_serve_serves_the_site(tiny_runs, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=60)
+
+
+def test_a_results_folder_with_one_run_is_that_run(tiny_runs, tmp_path, capsys):
+    results = tiny_runs[0].parents[1]  # <base>/a: holds lite/offline only
+    assert main(["view", str(results), "--output", str(tmp_path / "s")]) == 0
+    assert str(tiny_runs[0].resolve()) in _run_data(tmp_path / "s")["meta"]["path"]
+    both = tmp_path / "both"
+    shutil.copytree(tiny_runs[0], both / "lite" / "offline")
+    shutil.copytree(tiny_runs[0], both / "lite" / "online")
+    capsys.readouterr()
+    assert main(["view", str(both), "--output", str(tmp_path / "s2")]) == 1
+    err = capsys.readouterr().err
+    assert "holds 2 runs" in err and "name one" in err and not (tmp_path / "s2").exists()
