@@ -474,6 +474,44 @@ def resolve_run(path: str | os.PathLike) -> Path:
     raise InputError(f"{p}: no index.json, attempts.csv or solver results: not a run directory")
 
 
+def _leaderboard(index: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """index.json's models as leaderboard rows, and the issues it lists (per model and the run's)."""
+    issues: list[dict[str, Any]] = []
+    leaderboard = []
+    for name, m in ((index or {}).get("models") or {}).items():
+        leaderboard.append(
+            {
+                "model": name,
+                "status": m.get("status"),
+                "index": m.get("index"),
+                "index_ci95": m.get("index_ci95"),
+                "track_means": m.get("track_means") or {},
+                "track_ci95": m.get("track_ci95") or {},
+                "task_means": m.get("task_means") or {},
+                "coverage": m.get("coverage") or {},
+                "attempts": m.get("attempts") or {},
+                "issues": m.get("issues") or [],
+            }
+        )
+        for issue in m.get("issues") or []:
+            if isinstance(issue, dict):
+                issues.append({"kind": issue.get("reason") or "issue", **issue, "model": name})
+    for issue in (index or {}).get("issues") or []:
+        if isinstance(issue, dict):
+            issues.append({"kind": issue.get("reason") or "issue", **issue})
+    for warning in (index or {}).get("warnings") or []:
+        text = warning if isinstance(warning, str) else (warning or {}).get("message", str(warning))
+        issues.append({"kind": "warning", "message": str(text)})
+    if index is not None and index.get("solver_reference_verified") is False:
+        if not any(i.get("kind") == "reference_unverified" for i in issues):
+            issues.append({"kind": "reference_unverified", "message": "the Solver reference was not verified"})
+    if index is None:
+        issues.append({"kind": "no_index", "message": "no index.json yet: the run has not been scored"})
+    elif index.get("status") != "complete":
+        issues.append({"kind": "run_status", "message": f"the run's Index is {index.get('status')}"})
+    return leaderboard, issues
+
+
 def collect_run(
     run_dir: str | os.PathLike,
     site_dir: str | os.PathLike,
@@ -514,39 +552,7 @@ def collect_run(
         suite = load_suite(suite_id)
     except (InputError, OSError):
         suite = None
-    issues: list[dict[str, Any]] = []
-    leaderboard = []
-    for name, m in ((index or {}).get("models") or {}).items():
-        leaderboard.append(
-            {
-                "model": name,
-                "status": m.get("status"),
-                "index": m.get("index"),
-                "index_ci95": m.get("index_ci95"),
-                "track_means": m.get("track_means") or {},
-                "track_ci95": m.get("track_ci95") or {},
-                "task_means": m.get("task_means") or {},
-                "coverage": m.get("coverage") or {},
-                "attempts": m.get("attempts") or {},
-                "issues": m.get("issues") or [],
-            }
-        )
-        for issue in m.get("issues") or []:
-            if isinstance(issue, dict):
-                issues.append({"kind": issue.get("reason") or "issue", **issue, "model": name})
-    for issue in (index or {}).get("issues") or []:
-        if isinstance(issue, dict):
-            issues.append({"kind": issue.get("reason") or "issue", **issue})
-    for warning in (index or {}).get("warnings") or []:
-        text = warning if isinstance(warning, str) else (warning or {}).get("message", str(warning))
-        issues.append({"kind": "warning", "message": str(text)})
-    if index is not None and index.get("solver_reference_verified") is False:
-        if not any(i.get("kind") == "reference_unverified" for i in issues):
-            issues.append({"kind": "reference_unverified", "message": "the Solver reference was not verified"})
-    if index is None:
-        issues.append({"kind": "no_index", "message": "no index.json yet: the run has not been scored"})
-    elif index.get("status") != "complete":
-        issues.append({"kind": "run_status", "message": f"the run's Index is {index.get('status')}"})
+    leaderboard, issues = _leaderboard(index)
     tasks = _solver_tasks(layout_abs, site, table, suite, issues, verify_records)
     for td in tasks:
         for lb in leaderboard:
