@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import browserkit
@@ -193,8 +192,10 @@ def test_every_page_renders_without_console_errors(page, compare_site):
 
 
 def test_screenshots(page, compare_site, tmp_path):
-    """Screenshots of the main pages (docs/view.md's come from the real tiny workflow run:
-    tests/integration/test_view_workflow.py); here: each is a real, non-empty PNG."""
+    """Screenshots of the main pages of the fabricated runs, each a real, non-empty PNG; with
+    TCSEXAM_VIEW_SCREENSHOTS=DIR copied there as tiny-*.png (docs/img/tiny-instance.png and
+    tiny-compare.png: an anytime trace and a comparison; the other docs screenshots come from the
+    real tiny workflow run, tests/integration/test_view_workflow.py)."""
     for name, route, css in (("leaderboard", "#/", "#leaderboard"), ("task", "#/task/maxcut-mqlib?model=beta", "#instance-matrix"),
                              ("instance", "#/instance/maxcut-mqlib/maxcut-mqlib-1", "svg.trace"), ("compare", "#/compare", "#changes")):  # fmt: skip
         _open(page, compare_site, route)
@@ -205,7 +206,7 @@ def test_screenshots(page, compare_site, tmp_path):
     target = os.environ.get("TCSEXAM_VIEW_SCREENSHOTS")
     if target:
         for f in tmp_path.glob("*.png"):
-            shutil.copy2(f, Path(target) / f"tiny-{f.name}")
+            browserkit.save_small_png(f, Path(target) / f"tiny-{f.name}")
 
 
 def test_orspace_workspaces_show_failure_modes_rationale_and_cost(page, tiny_site):
