@@ -2,7 +2,8 @@
 instances per Lite Solver task), in headless Chromium from file://:
 
 - the workflow wrote view/index.html and the report's leaderboard.html, constructions.png and
-  proofs.png; the leaderboard's numbers are index.json's;
+  proofs.png, which `snakemake --report report.html` puts in the report; the leaderboard's numbers
+  are index.json's;
 - three clicks from the leaderboard reach an instance's record: task cell -> instance cell ->
   the record, with its status and message; demo-weak's MaxSAT crash shows its stderr tail;
 - no page logs a console error.
@@ -23,7 +24,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "view"))
 from browserkit import browser_or_skip, console_errors, open_site, save_small_png, wait  # noqa: E402
-from test_workflow import OUT  # noqa: E402
+from test_workflow import CONFIG, OUT, copy_of_finished_run, snakemake  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SHOTS = (
@@ -58,6 +59,14 @@ def test_workflow_builds_the_explorer_and_the_report_files(run_dir):
         assert (run_dir / "plots" / name).read_bytes()[:4] == b"\x89PNG"
     # the runs kept what the explorer links
     assert list(run_dir.glob("solver/*/*/1/certificates/*.txt"))
+
+
+def test_the_report_holds_the_leaderboard_and_the_figures(finished_tiny_run, tmp_path):
+    ws = copy_of_finished_run(finished_tiny_run, tmp_path / "ws")
+    snakemake(ws, "--configfile", CONFIG, "--report", "report.html", timeout=300)
+    html = (ws / "report.html").read_text(errors="replace")
+    for name in ("leaderboard.html", "constructions.png", "proofs.png"):
+        assert name in html, name
 
 
 def test_three_clicks_from_the_leaderboard_to_a_record(browser, run_dir, tmp_path):

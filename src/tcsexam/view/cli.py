@@ -10,7 +10,9 @@ from tcsexam.cliutil import at_least, command
 def register(subparsers) -> None:
     p = command(subparsers, "view", _view)
     p.add_argument(
-        "run", metavar="RUN", help="results/<suite>/<protocol> of a run (the baseline when CANDIDATE is given)"
+        "run",
+        metavar="RUN",
+        help="results/<suite>/<protocol> of a run, or a results folder holding one run (the baseline when CANDIDATE is given)",
     )
     p.add_argument(
         "candidate", metavar="CANDIDATE", nargs="?", help="a second run: the site shows it compared with RUN"
