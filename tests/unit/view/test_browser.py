@@ -182,6 +182,14 @@ def test_instance_page_links_record_and_certificate(page, tiny_site, tiny_runs):
     assert "tour visits city 3 twice" in section.text
 
 
+def test_a_task_page_shows_each_models_delta_against_the_baseline(page, compare_site):
+    model, task, _ = FLIPPED
+    _open(page, compare_site, f"#/task/{task}")
+    deltas = {d.get_attribute("data-model"): d.text for d in _wait(page, ".model-card .delta", 2)}
+    assert "identical" in deltas["beta"]
+    assert "within noise" in deltas[model] or "differs" in deltas[model]
+
+
 def test_every_page_renders_without_console_errors(page, compare_site):
     for route in ("#/", "#/tasks", "#/task/maxcut-mqlib", "#/instances", "#/instance/maxcut-mqlib/maxcut-mqlib-1",
                   "#/items", "#/provenance", "#/issues", "#/compare", "#/model/alpha", "#/nonsense"):  # fmt: skip

@@ -377,6 +377,14 @@
     Table(m.querySelector('#tl'), cols, RUN.tasks, { id: 'task-list', href: function (t) { return href(['task', t.task]); } });
   }
 
+  function taskDelta(model, task) {
+    if (!CMP || !CMP.deltas) return '';
+    var d = CMP.deltas.filter(function (x) { return x.level === 'task' && x.name === task && x.model === model; })[0];
+    if (!d) return '';
+    return '<div class="small delta" data-model="' + esc(model) + '">vs baseline: &Delta; ' + num(d.delta, 3) + ' ' + ci(d.ci95, 3) +
+      ' <a href="#/compare"><span class="pill v-' + esc(d.verdict.replace(' ', '-')) + '">' + esc(d.verdict) + '</span></a></div>';
+  }
+
   function viewTask(name, params) {
     nav('tasks');
     var t = taskByName(name);
@@ -398,7 +406,7 @@
         var ok = recs.filter(function (r) { return r.status === 'ok' && r.score != null; }).map(function (r) { return r.score; });
         var fails = recs.filter(function (r) { return r.status !== 'ok'; }).length;
         h += '<div class="card model-card' + (params.model === mm ? ' focus' : '') + '"><div class="label"><a href="' + href(['model', mm]) + '">' + esc(mm) + '</a></div>' +
-          '<div class="value">' + num(e.mean, 3) + '</div>' +
+          '<div class="value">' + num(e.mean, 3) + '</div>' + taskDelta(mm, name) +
           Object.keys(e.attempts).map(function (a) {
             var at = e.attempts[a];
             return '<div class="small">attempt ' + esc(a) + ': ' + num(at.relative_score, 3) + ' ' + badge(at.score_status) + ' ' + link(at.run_log, 'run.log') + (at.note ? '<br><span class="note">' + esc(at.note) + '</span>' : '') + '</div>';
