@@ -3,7 +3,7 @@
 #   snakemake --profile workflow/profiles/slurm            the same on a SLURM cluster
 #   snakemake --cores all --rerun-incomplete               resume after an interruption
 #   snakemake --cores all reference                        (explicit) rebuild the bundled references
-#   snakemake --report results/report.html                 HTML report with the plots
+#   snakemake --report results/report.html                 HTML report with the plots (and the explorer)
 #   snakemake compare --config baseline=DIR                compare with another run (docs/reproduce.md)
 # See docs/workflow.md.
 
@@ -34,6 +34,7 @@ include: "rules/index.smk"
 include: "rules/reference.smk"
 include: "rules/orspace.smk"
 include: "rules/compare.smk"
+include: "rules/view.smk"
 
 
 # Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue, and
@@ -56,6 +57,7 @@ localrules:
     manifest,
     compare,
     compare_runs,
+    view,
     reference_carry,
     orspace_all,
     orspace_score_objectives,
@@ -69,3 +71,5 @@ rule all:
         plots=PLOT_FILES,
         manifest=f"{OUT}/manifest.json",
         compare=COMPARE_FILES if BASELINE else [],
+        view=f"{OUT}/view",
+        leaderboard=f"{OUT}/plots/leaderboard.html",

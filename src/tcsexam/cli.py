@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.provenance.cli",  # manifest, compare
     "tcsexam.status",  # status
+    "tcsexam.view.cli",  # view (the static results explorer)
 )
 
 

@@ -25,6 +25,9 @@ def register(subparsers) -> None:
     c.add_argument("--output", required=True, metavar="compare.json")
     c.add_argument("--report", metavar="compare.html", help="also write a self-contained HTML page")
     c.add_argument("--plot", metavar="deltas.png", help="also write a PNG of the deltas with their intervals")
+    c.add_argument(
+        "--view", metavar="DIR", help="also build the results explorer of CANDIDATE with this comparison (tcsexam view)"
+    )
     c.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
     c.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 20260925)")
     c.add_argument(
@@ -96,6 +99,12 @@ def _compare(args: argparse.Namespace) -> int:
             atomic_write_bytes(args.plot, plot)
     except OSError as exc:
         raise InputError(f"cannot write the comparison: {exc}") from None
+    if args.view:
+        from tcsexam.view.collect import collect_run
+        from tcsexam.view.site import comparison_view, write_site
+
+        site = write_site(collect_run(args.candidate, args.view), args.view, comparison_view(result))
+        print(f"view -> {site}")
     print(f"verdict: {result['verdict']}")
     for reason in result["reasons"]:
         print(f"  {reason}")

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import string
 import sys
@@ -44,7 +45,7 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
+from tcsexam.fileio import UntrustedFileError, atomic_write_bytes, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
@@ -298,6 +299,9 @@ class RunOptions:
 
     limiter: str = "auto"
     hidden_paths: tuple[str, ...] = ()
+    #: where the final certificate of each run is kept as <instance>.txt (None: not kept); the
+    #: results explorer links it (`tcsexam view`)
+    certificates_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -500,6 +504,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         outcome = job.sandbox.run(_spec(job, work, given))
     except LaunchError as exc:
         _decide(record, solver_status(exc))  # raised again when it is the harness's
+        _keep_certificate(job, None)
         return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
         shutil.rmtree(scratch / "work", ignore_errors=True)
@@ -511,6 +516,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     _record_outcome(record, outcome)
     how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)
+    _keep_certificate(job, work / SOLUTION_NAME if decision is None else None)
     if decision is None:
         certificate, check = _certificate(job, work / SOLUTION_NAME, instance_path, record)
         decision = solver_status(outcome, **how, certificate=certificate)
@@ -532,6 +538,41 @@ def _record_outcome(record: InstanceRecord, outcome: ProcessOutcome) -> None:
     record.termination = outcome.termination
     record.sandbox = outcome.sandbox or record.sandbox
     record.limiter = outcome.limiter
+    tail = (outcome.stderr_tail or "").strip()
+    if tail:  # what the candidate said last (bounded): shown beside the record by `tcsexam view`
+        record.extra["stderr_tail"] = tail[-STDERR_TAIL_CHARS:]
+
+
+#: how much of a candidate's stderr a record keeps (`extra.stderr_tail`)
+STDERR_TAIL_CHARS = 2000
+#: the largest certificate kept beside the records (a bigger one is checked, not kept)
+KEEP_CERTIFICATE_BYTES = 1 << 20
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def _keep_certificate(job: _Job, solution: Path | None) -> None:
+    """Keep the run's final certificate (what the checker judges) as <certificates_dir>/<instance>.txt,
+    atomically; a run that leaves none (or one not judged: a timeout, a crash) removes an older
+    one, so a kept certificate is always this record's. Never raises: keeping is a convenience."""
+    folder = job.options.certificates_dir
+    name = getattr(job.instance, "name", None)
+    if not folder or not isinstance(name, str) or not _SAFE_NAME.fullmatch(name):
+        return
+    target = Path(folder) / f"{name}.txt"
+    try:
+        data = None
+        if solution is not None:
+            try:
+                data = _read_certificate(solution, KEEP_CERTIFICATE_BYTES)
+            except UntrustedFileError:
+                data = None
+        if data is None or len(data) > KEEP_CERTIFICATE_BYTES:
+            target.unlink(missing_ok=True)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(target, data, durable=False)
+    except OSError:
+        pass
 
 
 def _certificate(job: _Job, solution: Path, instance_path: Path, record: InstanceRecord) -> tuple[Certificate, Any]:

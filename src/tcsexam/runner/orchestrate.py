@@ -236,6 +236,7 @@ class _TaskRun:
             sandbox_image=prep.sandbox.image_id(),
             instance_hashes=instance_hashes,
             hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
+            certificates_dir=str(self.output.parent / "certificates"),
         )
         summary.calibration = job_calibration(self.output, rerun=bool(batch.pending), say=self.say, label=prep.task.id)
         if batch.pending:

@@ -77,6 +77,8 @@ class RunContext:
     instance_hashes: dict[str, str] = field(default_factory=dict)
     #: paths a sandbox hides from the candidate (the results tree, the project folder)
     hidden_paths: tuple[str, ...] = ()
+    #: where each run's final certificate is kept (<attempt>/certificates; None: not kept)
+    certificates_dir: str | None = None
     #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
     executor: Callable[..., InstanceRecord] | None = None
     _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
@@ -151,7 +153,9 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
             del identity["task"]  # run_instance takes it from the task
             protect = {
                 "identity": RecordIdentity(instance_sha256=ctx.instance_hashes.get(name), **identity),
-                "options": RunOptions(limiter=ctx.limiter, hidden_paths=ctx.hidden_paths),
+                "options": RunOptions(
+                    limiter=ctx.limiter, hidden_paths=ctx.hidden_paths, certificates_dir=ctx.certificates_dir
+                ),
             }
         scratch = make_scratch(ctx.scratch_root)
         record = run_instance(
