@@ -410,6 +410,7 @@ def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, exp
 
 
 def _run(record: InstanceRecord, job: _Job) -> None:
+    job.scratch.mkdir(parents=True, exist_ok=True)
     scratch = job.scratch.resolve()
     candidate = job.candidate
     shared = not job.sandbox.isolates_files  # no namespace: the candidate's uid must reach every path itself
