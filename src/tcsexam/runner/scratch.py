@@ -114,7 +114,7 @@ def make_scratch(root: str | None = None, kind: str = "") -> str:
         remove_tree(staging)
         raise
     with _held_lock:
-        _held[final] = fds
+        _held[os.path.realpath(final)] = fds
     return final
 
 
@@ -123,7 +123,7 @@ def release_scratch(path: str | os.PathLike) -> None:
     take it before it is gone). A path this process does not hold is just removed."""
     path = os.fspath(path)
     with _held_lock:
-        fds = _held.pop(path, [])
+        fds = _held.pop(os.path.realpath(path), [])
     try:
         remove_tree(path)
     finally:
@@ -132,7 +132,7 @@ def release_scratch(path: str | os.PathLike) -> None:
 
 
 def held_scratch() -> list[str]:
-    """The scratch folders this process holds."""
+    """The scratch folders this process holds (resolved paths)."""
     with _held_lock:
         return list(_held)
 
@@ -180,9 +180,14 @@ def _try_take(path: str) -> list[int] | None:
     return [fd, lock]
 
 
-def _remove_taken(path: str, fds: list[int]) -> None:
+def _remove_taken(path: str, fds: list[int]) -> bool:
+    """Remove `path`, whose lock `fds` holds, if it is still the folder locked."""
     try:
+        st = os.fstat(fds[0])
+        if not scratch_intact(path, (st.st_dev, st.st_ino)):
+            return False
         remove_tree(path)
+        return True
     finally:
         for fd in fds:
             os.close(fd)
@@ -214,13 +219,12 @@ def remove_run_scratch(token: str, root: str | None = None) -> int:
     for folder_token, path, _ in _folders(root):
         if folder_token != token:
             continue
-        if mine and path in held_scratch():
+        if mine and os.path.realpath(path) in held_scratch():
             release_scratch(path)
             gone += 1
             continue
         fds = _try_take(path)
-        if fds is not None:
-            _remove_taken(path, fds)
+        if fds is not None and _remove_taken(path, fds):
             gone += 1
     return gone
 
@@ -232,7 +236,7 @@ def sweep_dead_scratch(root: str | None = None) -> int:
     gone = 0
     mine = set(held_scratch())
     for _, path, staging in _folders(root):
-        if path in mine:
+        if os.path.realpath(path) in mine:
             continue
         if staging:
             try:
@@ -241,7 +245,6 @@ def sweep_dead_scratch(root: str | None = None) -> int:
             except OSError:
                 continue
         fds = _try_take(path)
-        if fds is not None:
-            _remove_taken(path, fds)
+        if fds is not None and _remove_taken(path, fds):
             gone += 1
     return gone

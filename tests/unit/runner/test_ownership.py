@@ -280,3 +280,100 @@ def test_the_pool_retries_a_run_whose_scratch_vanished(tmp_path, reachable_tmp):
     record, tries = got["g"]
     assert tries == 2 and record.status == "ok" and record.A == 4.0, (tries, record.status, record.message)
     assert list(root.iterdir()) == []
+
+
+# ---- the scratch lock itself ------------------------------------------------------------------
+
+
+def _no_directory_locks(monkeypatch) -> None:
+    """This file system refuses flock on directories (as some NFS set-ups do)."""
+    import errno
+    import stat
+
+    from tcsexam.runner import scratch
+
+    real = scratch.fcntl.flock
+
+    class Fcntl:
+        LOCK_EX, LOCK_NB = scratch.fcntl.LOCK_EX, scratch.fcntl.LOCK_NB
+
+        @staticmethod
+        def flock(fd, how):
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                raise OSError(errno.EBADF, "no directory locks here")
+            return real(fd, how)
+
+    monkeypatch.setattr(scratch, "fcntl", Fcntl)
+
+
+def _drop_lock(path: str) -> None:
+    """What the owner's death does to its folder: the kernel closes its descriptors."""
+    from tcsexam.runner import scratch
+
+    with scratch._held_lock:
+        fds = scratch._held.pop(os.path.realpath(path))
+    for fd in fds:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("directory_locks", [True, False], ids=["flock-folder", "flock-lock-file"])
+def test_a_folder_is_swept_only_once_its_lock_is_free(tmp_path, monkeypatch, directory_locks):
+    from tcsexam.runner import scratch
+
+    monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
+    if not directory_locks:
+        _no_directory_locks(monkeypatch)
+    path = make_scratch(str(tmp_path), kind="x-")
+    assert os.path.exists(os.path.join(path, scratch.LOCK_FILE)) is not directory_locks
+    assert scratch._try_take(path) is None  # held: even this process's other descriptor cannot take it
+    _drop_lock(path)
+    assert scratch.sweep_dead_scratch(str(tmp_path)) == 1 and not os.path.exists(path)
+
+
+def test_staging_folders_are_swept_only_when_old_and_unlocked(tmp_path, monkeypatch):
+    from tcsexam.runner import scratch
+    from tcsexam.runner.limiter.owner import owner_token
+
+    monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
+    staging = tmp_path / f"{scratch.STAGING_PREFIX}{scratch._machine()}-{owner_token()}-abcdefgh"
+    staging.mkdir()  # an owner between mkdtemp and its lock, or one that died there
+    assert scratch.sweep_dead_scratch(str(tmp_path)) == 0 and staging.is_dir()
+    old = time.time() - scratch.STAGING_MAX_AGE_S - 60
+    os.utime(staging, (old, old))
+    assert scratch.sweep_dead_scratch(str(tmp_path)) == 1 and not staging.exists()
+
+
+def test_a_token_not_a_pid_says_whose_processes_die():
+    from tcsexam.runner.limiter.owner import owner_needle, owner_token, run_marker
+    from tcsexam.runner.ray_job import kill_run_orphans
+
+    assert run_marker(7).startswith(f"TCSEXAM_RUN_MARKER={owner_token()}-")
+    for bad in (str(os.getpid()), "", "1-", owner_token()[:-1]):
+        with pytest.raises(ValueError):
+            owner_needle(bad)
+    key, _, value = run_marker("mine").partition("=")
+    other = "0" * 32  # another owner's token: its processes are never this owner's
+    proc = subprocess.Popen(["sleep", "60"], env={key: value, "PATH": os.environ["PATH"]})
+    try:
+        assert kill_run_orphans(other) == 0 and proc.poll() is None
+        assert kill_run_orphans(owner_token()) == 1
+        assert proc.wait(timeout=30) == -9
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_forked_child_has_its_own_token():
+    from tcsexam.runner.limiter.owner import owner_token
+
+    mine = owner_token()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, owner_token().encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child != mine and len(child) == 32 and owner_token() == mine
