@@ -544,7 +544,7 @@ def _folders_lost(job: _Job) -> Decision | None:
             return Decision(
                 Status.INFRASTRUCTURE_ERROR,
                 f"the run's {what} folder {path} vanished or was replaced while the candidate ran "
-                "(not the candidate's doing: removed or swapped from outside the run)",
+                "(removed or swapped from outside the run: the machine's fault, retried)",
             )
     return None
 

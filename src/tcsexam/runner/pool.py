@@ -387,10 +387,10 @@ class RayPool:
         except Exception:  # the actor died before it ever answered: it started no run
             return
         if host == socket.gethostname():  # by its owner token: never another job's runs on its pid
+            self.orphans_killed += kill_run_orphans(token)
             deadline = time.monotonic() + LOST_WAIT_S  # its folders' locks go with its process
             while alive(pid, start) and time.monotonic() < deadline:
                 time.sleep(0.02)
-            self.orphans_killed += kill_run_orphans(token)
             remove_run_scratch(token, self._scratch_root)  # its own cleanup died with it
 
     def _batch(self, queue: deque, actors: int) -> list[tuple[str, int]]:
