@@ -54,7 +54,6 @@ from tcsexam.fileio import (
     exclusive_use,
     read_untrusted,
     read_yaml,
-    remove_tree,
 )
 from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
@@ -63,7 +62,7 @@ from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
 from tcsexam.recordkey import ensure_key
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
-from tcsexam.runner.ray_job import make_scratch
+from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 from tcsexam.runner.store import RecordStore
 
 if TYPE_CHECKING:
@@ -277,7 +276,8 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             solver=UNKNOWN,
             **not_run,
         )
-    scratch = Path(make_scratch(kind="orspace-"))
+    scratch = Path(make_scratch(ctx.scratch_root, kind="orspace-"))
+    made = scratch_identity(scratch)  # checked after the run: still this folder, not replaced
     try:
         copy = scratch / "workspace"
         shutil.copytree(
@@ -322,6 +322,10 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             )
         if outcome.sandbox_error:
             return ctx.infrastructure_record(wid, f"sandbox failed: {outcome.sandbox_error}")
+        if not scratch_intact(scratch, made):  # the machine's fault, never the program's
+            return ctx.infrastructure_record(
+                wid, f"the run's scratch folder {scratch} vanished or was replaced while the program ran"
+            )
         result_text = _read(result_file, limits.output_bytes)
         exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
         solver = detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src)
@@ -337,7 +341,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             **verdict,
         )
     finally:
-        remove_tree(scratch)
+        release_scratch(scratch)
 
 
 def _read(path: Path, limit: int) -> str | None:

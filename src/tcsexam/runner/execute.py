@@ -48,9 +48,11 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, atomic_write_bytes, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
+from tcsexam.runner import scratch as scratch_folders
 from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
+from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 from tcsexam.runner.verdict import (
     SOLUTION_NAME,
     Certificate,
@@ -330,6 +332,10 @@ class _Job:
     scratch: Path
     options: RunOptions
     instance_sha256: str | None
+    #: (path, (st_dev, st_ino)) of the run's own folders as made: checked after the run
+    folders: tuple[tuple[Path, tuple[int, int]], ...] = ()
+    #: the work folder, with its identity, when only the machine could replace it (not the candidate)
+    work: tuple[Path, tuple[int, int]] | None = None
 
 
 def run_instance(
@@ -412,15 +418,14 @@ def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, exp
 
 
 def _run(record: InstanceRecord, job: _Job) -> None:
+    job.scratch.mkdir(parents=True, exist_ok=True)
     scratch = job.scratch.resolve()
     candidate = job.candidate
     shared = not job.sandbox.isolates_files  # no namespace: the candidate's uid must reach every path itself
     ids = candidate_ids()
     run_root = None  # as root under local: a folder the candidate's uid can reach, for this run only
     if ids is not None and shared and not can_read(scratch.parent, ids, ancestors=True):
-        from tcsexam.runner.ray_job import RELOCATED_ROOT, make_scratch  # named as scratch: swept like it
-
-        run_root = Path(make_scratch(RELOCATED_ROOT, kind="relocated-"))
+        run_root = Path(make_scratch(scratch_folders.RELOCATED_ROOT, kind="relocated-"))  # owned and swept like scratch
     home = run_root or scratch
     work = home / "work"
     if work.exists():
@@ -432,11 +437,17 @@ def _run(record: InstanceRecord, job: _Job) -> None:
         candidate = dataclasses.replace(
             candidate, dir=readable_copy(candidate.dir, home / "candidate" / candidate.dir.name)
         )
+    # the folders the run was given, as made: one that vanished or was replaced while the candidate ran
+    # is the machine's fault (another job's clean-up, a /tmp cleaner), never the candidate's; its work
+    # folder counts only where the candidate cannot replace it itself (local as the harness's user can)
+    folders = tuple((path, scratch_identity(path)) for path in dict.fromkeys([scratch, home]))
+    mine = None if shared and ids is None else (work, scratch_identity(work))
+    job = dataclasses.replace(job, candidate=candidate, scratch=scratch, folders=folders, work=mine)
     try:
-        _run_in(record, dataclasses.replace(job, candidate=candidate, scratch=scratch), home, work, shared, ids)
+        _run_in(record, job, home, work, shared, ids)
     finally:
         if run_root is not None:
-            shutil.rmtree(run_root, ignore_errors=True)
+            release_scratch(run_root)
 
 
 def _run_in(record: InstanceRecord, job: _Job, home: Path, work: Path, shared: bool, ids) -> None:
@@ -503,7 +514,14 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     try:
         outcome = job.sandbox.run(_spec(job, work, given))
     except LaunchError as exc:
-        _decide(record, solver_status(exc))  # raised again when it is the harness's
+        lost = _folders_lost(job)
+        _decide(record, lost or solver_status(exc))  # raised again when it is the harness's
+        _keep_certificate(job, None)
+        return
+    lost = _folders_lost(job)
+    if lost is not None:
+        _record_outcome(record, outcome)
+        _decide(record, lost)
         _keep_certificate(job, None)
         return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
@@ -526,6 +544,21 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
             solve = getattr(job.task, "kind", "objective") == "solve"
             record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
     _decide(record, decision)
+
+
+def _folders_lost(job: _Job) -> Decision | None:
+    """`infrastructure_error` when a folder of the run vanished or was replaced while it ran
+    (`_run`), else None."""
+    checked = [*job.folders, *([job.work] if job.work else [])]
+    for path, identity in checked:
+        if not scratch_intact(path, identity):
+            what = "work" if job.work and path == job.work[0] else "scratch"
+            return Decision(
+                Status.INFRASTRUCTURE_ERROR,
+                f"the run's {what} folder {path} vanished or was replaced while the candidate ran "
+                "(removed or swapped from outside the run: the machine's fault, retried)",
+            )
+    return None
 
 
 def _record_outcome(record: InstanceRecord, outcome: ProcessOutcome) -> None:

@@ -22,8 +22,8 @@ executor, an `infrastructure_error` record, or an instance that outlives its wat
 (the actor is then killed). A lost actor is replaced by a fresh one. What still fails after the
 retries is recorded as `infrastructure_error` with the reason.
 
-How a job gets its Ray (`start_ray`) and cleans up after a killed actor (`kill_run_orphans`):
-`tcsexam.runner.ray_job`.
+How a job gets its Ray (`start_ray`) and cleans up after a killed actor (`kill_run_orphans`,
+`remove_run_scratch`, both by the actor's owner token, never its pid): `tcsexam.runner.ray_job`.
 """
 
 from __future__ import annotations
@@ -37,13 +37,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
-from tcsexam.fileio import remove_tree
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
 from tcsexam.runner.ray_job import (
+    alive,
     exit_with_parent,
     kill_run_orphans,
     make_scratch,
+    process_start,
+    release_scratch,
     remove_run_scratch,
     sweep_dead_scratch,
 )
@@ -176,7 +178,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
         return infrastructure_record(ctx, name, msg[:500])
     finally:
         if scratch is not None:
-            remove_tree(scratch)
+            release_scratch(scratch)
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,6 +234,9 @@ class InProcessPool:
 
 _ACTOR_CLASS = None
 
+#: how long the driver waits for a lost actor's process to be gone before its clean-up
+LOST_WAIT_S = 5.0
+
 
 def _actor_class():
     """The Ray actor class, defined lazily so importing this module does not import Ray."""
@@ -257,8 +262,12 @@ def _actor_class():
             def pid(self) -> int:
                 return os.getpid()
 
-            def where(self) -> tuple[str, int]:
-                return socket.gethostname(), os.getpid()
+            def where(self) -> tuple[str, int, str, int | None]:
+                """(host, pid, owner token, start time): what the driver kills and removes
+                by (the token) and waits on (the pid and its start time) once it is lost."""
+                from tcsexam.runner.limiter.owner import owner_token
+
+                return socket.gethostname(), os.getpid(), owner_token(), process_start(os.getpid())
 
             def run(self, names: list[str]) -> list[InstanceRecord]:
                 """The records of `names` (a batch), in order; each is run by the actor's run
@@ -347,12 +356,12 @@ class RayPool:
         self._scratch_root = ctx.scratch_root
         sweep_dead_scratch(self._scratch_root)  # what killed jobs and actors left
         self.actors: list = []
-        self._where: dict = {}  # actor -> ref of (hostname, pid)
+        self._where: dict = {}  # actor -> ref of (hostname, pid, owner token, start time)
         self.lost_actors = 0
         self.orphans_killed = 0
         self.calls = 0  #: calls made (batches), for benchmarks
         self._per_instance_s: float | None = None  #: an actor's time per instance, as measured
-        self._closed_pids: list[int] = []  #: this machine's actors at close()
+        self._closed: list[tuple[int, str, int | None]] = []  #: this machine's actors at close()
         self._interrupted = False  #: a run() ended with calls in flight (an exception, SIGTERM)
 
     def _new_actor(self):
@@ -378,12 +387,15 @@ class RayPool:
         self.lost_actors += 1
         self._drop(actor)
         try:
-            host, pid = self.ray.get(ref, timeout=2) if ref is not None else (None, None)
+            host, pid, token, start = self.ray.get(ref, timeout=2) if ref is not None else (None,) * 4
         except Exception:  # the actor died before it ever answered: it started no run
             return
-        if host == socket.gethostname():
-            self.orphans_killed += kill_run_orphans(pid)
-            remove_run_scratch(pid, self._scratch_root)  # its own cleanup died with it
+        if host == socket.gethostname():  # by its owner token: never another job's runs on its pid
+            self.orphans_killed += kill_run_orphans(token)
+            deadline = time.monotonic() + LOST_WAIT_S  # its folders' locks go with its process
+            while alive(pid, start) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            remove_run_scratch(token, self._scratch_root)  # its own cleanup died with it
 
     def _batch(self, queue: deque, actors: int) -> list[tuple[str, int]]:
         """The next call's instances: a retried one alone; else as many as an actor runs in
@@ -478,23 +490,24 @@ class RayPool:
         """Forget the actors; kill them unless the caller ends the Ray job right after (which
         stops them anyway, sooner than killing them one by one). Call `reap_orphans` once they
         are stopped."""
-        self._closed_pids = self._local_actor_pids()
+        self._closed = self._local_actors()
         if kill_actors:
             for actor in list(self.actors):
                 self._drop(actor)
         self.actors.clear()
         self._where.clear()
 
-    def _local_actor_pids(self) -> list[int]:
-        pids = []
+    def _local_actors(self) -> list[tuple[int, str, int | None]]:
+        """(pid, owner token, start time) of this machine's actors."""
+        found = []
         for ref in self._where.values():
             try:
-                host, pid = self.ray.get(ref, timeout=2)
+                host, pid, token, start = self.ray.get(ref, timeout=2)
             except Exception:  # never answered: it started no run
                 continue
             if host == socket.gethostname():
-                pids.append(pid)
-        return pids
+                found.append((pid, token, start))
+        return found
 
     def reap_orphans(self, wait_s: float = 5.0) -> int:
         """After close() and the end of the Ray job (e.g. on SIGTERM): kill the runs that this
@@ -504,15 +517,15 @@ class RayPool:
         to do when every run() came back whole (no call was in flight; a lost actor's runs were
         killed when it was lost)."""
         if not self._interrupted:
-            self._closed_pids = []
+            self._closed = []
             return 0
         deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in self._closed_pids):
+        while time.monotonic() < deadline and any(alive(pid, start) for pid, _, start in self._closed):
             time.sleep(0.05)
-        killed = sum(kill_run_orphans(pid) for pid in self._closed_pids)
-        for pid in self._closed_pids:
-            remove_run_scratch(pid, self._scratch_root)
-        self._closed_pids = []
+        killed = sum(kill_run_orphans(token) for _, token, _ in self._closed)
+        for _, token, _ in self._closed:
+            remove_run_scratch(token, self._scratch_root)
+        self._closed = []
         self.orphans_killed += killed
         return killed
 

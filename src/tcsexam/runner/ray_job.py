@@ -5,24 +5,23 @@ sized to `workers * threads` CPUs with a short temp dir under /tmp, no dashboard
 and no runtime_env, which is the only fixed cost of a run (a few seconds). If Ray is already
 initialised in this process it is reused and left running.
 
-A run's processes carry its run marker (`TCSEXAM_RUN_MARKER=<harness pid>-...`, set by the
-limiter): `kill_run_orphans` finds them after their harness (an actor) died, `sigterm_as_exit` lets
-a cancelled job stop Ray and its actors cleanly, and an actor whose parent (the raylet) went away
-kills its runs and exits (`exit_with_parent`). Each run's scratch folder carries the pid of the
-process that made it (`make_scratch`): the driver removes a lost actor's (`remove_run_scratch`),
-and each job sweeps those of processes that are gone at its start (`sweep_dead_scratch`).
+A run's processes carry its run marker (`TCSEXAM_RUN_MARKER=<owner token>-...`, set by the
+limiter; the token is random per harness process, `limiter.owner`): `kill_run_orphans(token)` finds
+them after their harness (an actor) died, `sigterm_as_exit` lets a cancelled job stop Ray and its
+actors cleanly, and an actor whose parent (the raylet) went away kills its runs and exits
+(`exit_with_parent`). Each run's scratch folder carries its owner's token and is locked by its
+owner (`tcsexam.runner.scratch`): the driver removes a lost actor's (`remove_run_scratch`), and
+each job sweeps those whose owner is dead at its start (`sweep_dead_scratch`). No clean-up ever
+goes by a pid: a pid is reused, a token is not.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import logging
 import os
 import shutil
 import signal
-import socket
 import tempfile
 import threading
 import time
@@ -30,7 +29,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcsexam.fileio import remove_tree
+from tcsexam.runner.limiter.owner import owner_needle, owner_token
+from tcsexam.runner.limiter.proctable import read_stat
+from tcsexam.runner.scratch import (
+    RELOCATED_ROOT,
+    SCRATCH_PREFIX,
+    held_scratch,
+    make_scratch,
+    release_scratch,
+    remove_run_scratch,
+    scratch_prefix,
+    sweep_dead_scratch,
+)
 
 
 @dataclass
@@ -250,97 +260,37 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
             if os.getppid() != parent:
                 from tcsexam.runner.limiter.cgroup import thaw_own_and_stop_freezing
 
-                kill_run_orphans(os.getpid())
+                kill_run_orphans(owner_token())
                 thaw_own_and_stop_freezing()  # no run thread may leave its cgroup frozen behind us
-                remove_run_scratch(os.getpid())
+                for path in held_scratch():
+                    release_scratch(path)
                 os._exit(1)
 
     threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()
 
 
-#: Every run's scratch folder is `<tmp>/tcsexam-run-<machine>-<pid of the process running it>-<random>`
-#: (`<machine>`: this host and pid namespace, so a shared temp folder never mixes up two machines'
-#: pids), so the driver can remove what a killed actor left (`remove_run_scratch`) and the next job
-#: what a dead one left (`sweep_dead_scratch`).
-SCRATCH_PREFIX = "tcsexam-run-"
+# The scratch folders (made, checked, released, swept): `tcsexam.runner.scratch`, by owner token.
+__all__ = [
+    "RELOCATED_ROOT", "SCRATCH_PREFIX", "make_scratch", "release_scratch", "remove_run_scratch",
+    "scratch_prefix", "sweep_dead_scratch",
+]  # fmt: skip
 
 
-@functools.cache
-def _machine() -> str:
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        namespace = 0
-    return hashlib.sha256(f"{socket.gethostname()}\0{namespace}".encode()).hexdigest()[:8]
-
-
-def scratch_prefix(pid: int) -> str:
-    """The name every scratch folder of process `pid` on this machine starts with."""
-    return f"{SCRATCH_PREFIX}{_machine()}-{int(pid)}-"
-
-
-def make_scratch(root: str | None = None, kind: str = "") -> str:
-    """A fresh private scratch folder for one run of this process, under `root` (None: $TMPDIR)."""
-    return tempfile.mkdtemp(prefix=scratch_prefix(os.getpid()) + kind, dir=root)
-
-
-#: where a root harness runs a local candidate whose scratch folder its uid cannot reach
-#: (`execute`): searched with every scratch root
-RELOCATED_ROOT = "/tmp"
-
-
-def _scratch_folders(root: str | None) -> Iterator[tuple[int, str]]:
-    """(pid, path) of this machine's scratch folders under `root` and RELOCATED_ROOT."""
-    mine = f"{SCRATCH_PREFIX}{_machine()}-"
-    entries = []
-    for base in dict.fromkeys(os.path.realpath(b) for b in (root or tempfile.gettempdir(), RELOCATED_ROOT)):
-        try:
-            entries += list(os.scandir(base))
-        except OSError:
-            continue
-    for entry in entries:
-        if not entry.name.startswith(mine):
-            continue
-        pid, _, _ = entry.name[len(mine) :].partition("-")
-        if pid.isdigit() and entry.is_dir(follow_symlinks=False):
-            yield int(pid), entry.path
-
-
-def remove_run_scratch(harness_pid: int, root: str | None = None) -> int:
-    """Remove the scratch folders of the runs of process `harness_pid` (an actor that was killed:
-    its own cleanup never ran), after `kill_run_orphans` stopped its candidates. Returns how many."""
-    gone = 0
-    for pid, path in _scratch_folders(root):
-        if pid == harness_pid:
-            remove_tree(path)
-            gone += 1
-    return gone
-
-
-def sweep_dead_scratch(root: str | None = None) -> int:
-    """At a job's start: remove the scratch folders whose process is gone (an actor or job killed
-    before it could clean up). A folder of a live process (another job's actor) is left alone."""
-    gone = 0
-    for pid, path in _scratch_folders(root):
-        if not os.path.exists(f"/proc/{pid}"):
-            remove_tree(path)
-            gone += 1
-    return gone
-
-
-def kill_run_orphans(harness_pid: int) -> int:
-    """SIGKILL every process carrying the run marker of harness process `harness_pid` in its
-    environment (`TCSEXAM_RUN_MARKER=<pid>-...`, set by tcsexam.runner.limiter for every run and
-    inherited by every descendant, those that left with setsid included), and thaw the frozen
-    cgroups that hold them (a harness killed between its freeze and its thaw leaves its run frozen,
-    and a frozen process does not die of SIGKILL until it is thawed). Returns how many."""
+def kill_run_orphans(token: str) -> int:
+    """SIGKILL every process carrying the run marker of owner `token` (a harness process's
+    `limiter.owner.owner_token`, never a pid) in its environment (`TCSEXAM_RUN_MARKER=<token>-...`,
+    set by tcsexam.runner.limiter for every run and inherited by every descendant, those that left
+    with setsid included), and thaw the frozen cgroups that hold them (a harness killed between its
+    freeze and its thaw leaves its run frozen, and a frozen process does not die of SIGKILL until it
+    is thawed). A reused pid cannot make another job's runs match: their marker carries their own
+    owner's token. Returns how many."""
     from tcsexam.runner.limiter.cgroup import thaw_cgroups_of
 
-    needle = f"TCSEXAM_RUN_MARKER={int(harness_pid)}-".encode()
+    needle = owner_needle(token)
     me = os.getpid()
     killed = []
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) in (me, harness_pid):
+        if not entry.name.isdigit() or int(entry.name) == me:
             continue
         try:
             with open(f"/proc/{entry.name}/environ", "rb") as fh:
@@ -352,3 +302,16 @@ def kill_run_orphans(harness_pid: int) -> int:
             continue
     thaw_cgroups_of(killed)
     return len(killed)
+
+
+def process_start(pid: int) -> int | None:
+    """The start time of process `pid` (clock ticks since boot), None when it is gone: with the pid,
+    what tells a process from a later one that got its pid (`alive`)."""
+    proc = read_stat(pid)
+    return None if proc is None or proc.state == "Z" else proc.start
+
+
+def alive(pid: int, start: int | None) -> bool:
+    """Process `pid` that started at `start` still runs (a later process with its pid does not
+    count). Only for waiting: clean-up decisions go by owner token and lock, never by this."""
+    return start is not None and process_start(pid) == start

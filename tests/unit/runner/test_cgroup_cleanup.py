@@ -46,24 +46,26 @@ DEAD_RUN = textwrap.dedent(
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.limiter.cgroup import _CgroupV1
     group = _CgroupV1(Limits(wall_s=60, mem_mb=256, nproc=16))
-    env = dict(os.environ, TCSEXAM_RUN_MARKER=f"{os.getpid()}-test")
+    from tcsexam.runner.limiter.owner import run_marker, owner_token
+    key, _, value = run_marker("test").partition("=")
+    env = dict(os.environ, **{key: value})
     child = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for f in group.procs_files:
         open(f, "w").write(str(child.pid))
     if sys.argv[1] == "frozen":
         (group.dirs["freezer"] / "freezer.state").write_text("FROZEN")
     empty = _CgroupV1(Limits(wall_s=60))
-    print(group.dirs["freezer"].name, child.pid, empty.dirs["freezer"].name, os.getpid(), flush=True)
+    print(group.dirs["freezer"].name, child.pid, empty.dirs["freezer"].name, owner_token(), flush=True)
     os._exit(0)
     """
 )
 
 
-def _dead_run(how: str) -> tuple[str, int, str, int]:
+def _dead_run(how: str) -> tuple[str, int, str, str]:
     out = subprocess.run([sys.executable, "-c", DEAD_RUN, how], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     name, pid, empty, owner = out.stdout.split()
-    return name, int(pid), empty, int(owner)
+    return name, int(pid), empty, owner
 
 
 def _dirs(name: str) -> list[Path]:

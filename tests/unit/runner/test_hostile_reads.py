@@ -30,7 +30,6 @@ import pytest
 
 from tcsexam.digest import hash_candidate
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
-from tcsexam.runner import ray_job
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.ray_job import (
@@ -278,30 +277,62 @@ def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_pat
 # ---- scratch: removed when an actor is killed, swept at the next start -------------------------
 
 
+#: a process that makes a scratch folder under argv[1], fills it and dies (or waits: argv[2] == "live")
+#: without releasing it: what a SIGKILLed actor leaves, or another job's live run
+OWNER = """
+import os, sys
+from tcsexam.runner.scratch import make_scratch
+path = make_scratch(sys.argv[1])
+os.makedirs(os.path.join(path, "work", "locked"))
+open(os.path.join(path, "work", "big"), "wb").write(b"\\0" * 4096)
+os.mkfifo(os.path.join(path, "work", "fifo"))
+os.symlink(sys.argv[3], os.path.join(path, "work", "link"))
+open(os.path.join(path, "work", "locked", "f"), "w").write("x")
+os.chmod(os.path.join(path, "work", "locked"), 0)
+print(path, flush=True)
+if sys.argv[2] == "live":
+    sys.stdin.read()
+os._exit(0)
+"""
+
+
 def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
     # the sweep also looks in RELOCATED_ROOT (/tmp), which holds whatever other runs left there
-    monkeypatch.setattr(ray_job, "RELOCATED_ROOT", str(tmp_path / "relocated"))
+    from tcsexam.runner import scratch
+
+    monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
     outside = tmp_path / "outside.txt"
     outside.write_text("keep me")
-    dead = subprocess.Popen(["true"])
+
+    def owner(how: str) -> tuple[subprocess.Popen, Path]:
+        proc = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path), how, str(outside)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        return proc, Path(proc.stdout.readline().strip())
+
+    dead, left = owner("dead")
     dead.wait()
-    left = tmp_path / f"{scratch_prefix(dead.pid)}abc"
-    (left / "work" / "locked").mkdir(parents=True)
-    (left / "work" / "big").write_bytes(b"\0" * 4096)
-    os.mkfifo(left / "work" / "fifo")
-    os.symlink(outside, left / "work" / "link")
-    (left / "work" / "locked" / "f").write_text("x")
-    (left / "work" / "locked").chmod(0)
-    live = Path(make_scratch(str(tmp_path)))
-    assert live.name.startswith(scratch_prefix(os.getpid()))
-    other = tmp_path / "tcsexam-something-else"
-    other.mkdir()
-    elsewhere = tmp_path / f"{SCRATCH_PREFIX}0123abcd-{dead.pid}-x"  # another machine's (a shared /tmp)
-    elsewhere.mkdir()
-    assert sweep_dead_scratch(str(tmp_path)) == 1
-    assert not left.exists() and live.is_dir() and other.is_dir() and elsewhere.is_dir()
-    assert outside.read_text() == "keep me"  # a link is removed, never followed
-    assert remove_run_scratch(os.getpid(), str(tmp_path)) == 1 and not live.exists()
+    other, theirs = owner("live")  # another job's live run: its owner holds the lock
+    try:
+        live = Path(make_scratch(str(tmp_path)))
+        assert live.name.startswith(scratch_prefix()) and left.name.startswith(SCRATCH_PREFIX)
+        old = tmp_path / f"{SCRATCH_PREFIX}{scratch._machine()}-{dead.pid}-x"  # an older version's pid name
+        old.mkdir()
+        unrelated = tmp_path / "tcsexam-something-else"
+        unrelated.mkdir()
+        elsewhere = tmp_path / left.name.replace(scratch._machine(), "0123abcd")  # another machine's (shared /tmp)
+        elsewhere.mkdir()
+        assert sweep_dead_scratch(str(tmp_path)) == 1
+        assert not left.exists() and live.is_dir() and theirs.is_dir()
+        assert old.is_dir() and unrelated.is_dir() and elsewhere.is_dir()
+        assert outside.read_text() == "keep me"  # a link is removed, never followed
+        their_token = theirs.name[len(SCRATCH_PREFIX) :].split("-")[1]
+        assert remove_run_scratch(their_token, str(tmp_path)) == 0 and theirs.is_dir()  # alive: kept
+    finally:
+        other.communicate("")
+    assert remove_run_scratch(their_token, str(tmp_path)) == 1 and not theirs.exists()  # dead: removed
+    from tcsexam.runner.limiter.owner import owner_token
+
+    assert remove_run_scratch(owner_token(), str(tmp_path)) == 1 and not live.exists()
     remove_tree(tmp_path / "absent")  # nothing to do, no error
 
 

@@ -44,6 +44,7 @@ from tcsexam.runner.limiter.launcher import (
     make_preexec,
 )
 from tcsexam.runner.limiter.light import LightTree
+from tcsexam.runner.limiter.owner import run_marker
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
 from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, MiB, ProcessOutcome, RunSpec
 
@@ -176,7 +177,7 @@ class LimitedProcess:
         self.launch, self.limits, self.limiter, self.sandbox_name = launch, spec.limits, limiter, sandbox_name
         self.stdout_path, self.stderr_path = spec.paths.stdout_path, spec.paths.stderr_path
         self.output_paths = list(spec.paths.output_paths)
-        self.marker = f"TCSEXAM_RUN_MARKER={os.getpid()}-{time.monotonic_ns()}-{id(self)}"
+        self.marker = run_marker(id(self))  # the owner's token, never its pid (limiter.owner)
         self.peak_rss = 0.0
         self.peak_pss = 0.0
         self.tree: Any = None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -245,16 +246,46 @@ def sweep_shared_tmp(ids: tuple[int, int] | None, marks: dict[str, int | None] |
                 pass
 
 
+_SYSTEM_PATH = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+
+
+def _mount_points() -> set[str]:
+    """The mount points of this process's mount namespace (/proc/self/mountinfo, unescaped)."""
+    points = set()
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            points.add(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+    return points
+
+
+def view_live(source: str, target: Path) -> bool:
+    """`target` shows `source` itself, read-only, in this mount namespace: the same folder (device
+    and inode) through a read-only mount. A folder left by a mount that died with its namespace
+    (an empty directory), or a mount of something else, is not."""
+    try:
+        seen, real = os.stat(target), os.stat(source)
+        return (seen.st_dev, seen.st_ino) == (real.st_dev, real.st_ino) and bool(
+            os.statvfs(target).f_flag & os.ST_RDONLY
+        )
+    except OSError:
+        return False
+
+
 def _bind_readonly(source: str, target: Path) -> None:
-    """A read-only bind mount of `source` at `target` (kept for later jobs; found again by path)."""
-    mounted = {line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()}
-    if str(target) in mounted:
+    """Make `target` a live read-only bind mount of `source` (`view_live`) in this mount namespace:
+    kept when it is one, else whatever is mounted there is detached and `source` bound afresh."""
+    if view_live(source, target):
         return
+    for _ in range(8):  # stacked stale mounts: detach them all
+        if str(target) not in _mount_points():
+            break
+        subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=30, env=_SYSTEM_PATH)
     target.mkdir(parents=True, exist_ok=True, mode=0o755)
     for args in (["--bind", source, str(target)], ["-o", "remount,bind,ro", str(target)]):
-        subprocess.run(
-            ["mount", *args], check=True, capture_output=True, timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-        )
+        subprocess.run(["mount", *args], check=True, capture_output=True, timeout=30, env=_SYSTEM_PATH)
+    if not view_live(source, target):
+        raise RuntimeError(f"the interpreter view {target} does not show {source} after mounting it")
 
 
 def sweep_python_views() -> None:
@@ -263,51 +294,71 @@ def sweep_python_views() -> None:
         if all(os.path.isdir(source) for source in view.read_text().split("\n") if source):
             continue
         for name in ("prefix", "base"):
-            subprocess.run(["umount", "-l", str(view.parent / name)], capture_output=True, timeout=30,
-                           env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})  # fmt: skip
+            subprocess.run(["umount", "-l", str(view.parent / name)], capture_output=True, timeout=30, env=_SYSTEM_PATH)
         shutil.rmtree(view.parent, ignore_errors=True)
+
+
+def _view_mounts(root: Path, base: str, prefix: str) -> list[tuple[str, Path]]:
+    """(source, mount point) of the interpreter view at `root`."""
+    return [(base, root / "base"), *([(prefix, root / "prefix")] if prefix != base else [])]
 
 
 def python_dir(ids: tuple[int, int] | None) -> str:
     """The folder whose `python3` a candidate running as `ids` outside any namespace (local)
     starts: the harness's own when `ids` can reach it, else a venv under /run/tcsexam/python
-    built on read-only bind mounts of the harness's prefixes (see the module doc)."""
+    built on read-only bind mounts of the harness's prefixes (see the module doc).
+
+    The venv stays for later jobs, its mounts live only as long as the mount namespace that made
+    them (a first job in `unshare -m`, SLURM's job_container/tmpfs, a systemd unit with
+    PrivateMounts leaves the venv without them): every call checks that each mount is live here
+    and shows the harness's prefix (`view_live`: same device and inode, read-only) and mounts it
+    again when not, under a lock on the view (concurrent jobs)."""
     global _python_dir
     here = os.path.dirname(sys.executable)
     if ids is None or not opaque_ancestors([os.path.join(here, "python3"), *interpreter_paths()], ids):
         return here
+    base, prefix = os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)
+    tag = hashlib.sha256(f"{base}\0{prefix}".encode()).hexdigest()[:12]
+    root = RUN_DIR / "python" / tag
+    mounts = _view_mounts(root, base, prefix)
     with _lock:
-        if _python_dir is not None:
+        if _python_dir is not None and all(view_live(source, target) for source, target in mounts):
             return _python_dir
-        base, prefix = os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)
-        tag = hashlib.sha256(f"{base}\0{prefix}".encode()).hexdigest()[:12]
-        root = RUN_DIR / "python" / tag
         for folder in (RUN_DIR, RUN_DIR / "python"):
             folder.mkdir(exist_ok=True, mode=0o755)
-        sweep_python_views()
-        root.mkdir(exist_ok=True, mode=0o755)
-        os.chmod(root, 0o755)
-        (root / "sources").write_text(f"{base}\n{prefix}\n")
-        _bind_readonly(base, root / "base")
-        venv = root / "venv"
-        if not (venv / "pyvenv.cfg").is_file():
-            tmp = root / f"venv.tmp-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-            (tmp / "bin").mkdir(parents=True, mode=0o755)
-            (tmp / "lib" / version).mkdir(parents=True, mode=0o755)
-            exe = os.path.basename(os.path.realpath(sys.executable))
-            for name in ("python", "python3", version):
-                os.symlink(root / "base" / "bin" / exe, tmp / "bin" / name)
-            own = prefix != base
-            if own:
-                _bind_readonly(prefix, root / "prefix")
-                site = Path(sysconfig.get_path("purelib")).relative_to(prefix)
-                os.symlink(root / "prefix" / site, tmp / "lib" / version / "site-packages")
-            (tmp / "pyvenv.cfg").write_text(
-                f"home = {root / 'base' / 'bin'}\ninclude-system-site-packages = {'false' if own else 'true'}\n"
-                f"version = {sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n"
-            )
-            os.replace(tmp, venv)
-        _python_dir = str(venv / "bin")
+        lock = os.open(RUN_DIR / "python" / f"{tag}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one job at a time mounts or builds this view
+            _python_dir = _build_view(root, base, prefix, mounts)
+        finally:
+            os.close(lock)
         return _python_dir
+
+
+def _build_view(root: Path, base: str, prefix: str, mounts: list[tuple[str, Path]]) -> str:
+    sweep_python_views()
+    root.mkdir(exist_ok=True, mode=0o755)
+    os.chmod(root, 0o755)
+    (root / "sources").write_text(f"{base}\n{prefix}\n")
+    for source, target in mounts:
+        _bind_readonly(source, target)
+    venv = root / "venv"
+    if not (venv / "pyvenv.cfg").is_file():
+        tmp = root / f"venv.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+        (tmp / "bin").mkdir(parents=True, mode=0o755)
+        (tmp / "lib" / version).mkdir(parents=True, mode=0o755)
+        exe = os.path.basename(os.path.realpath(sys.executable))
+        for name in ("python", "python3", version):
+            os.symlink(root / "base" / "bin" / exe, tmp / "bin" / name)
+        own = prefix != base
+        if own:
+            site = Path(os.path.realpath(sysconfig.get_path("purelib"))).relative_to(prefix)
+            os.symlink(root / "prefix" / site, tmp / "lib" / version / "site-packages")
+        (tmp / "pyvenv.cfg").write_text(
+            f"home = {root / 'base' / 'bin'}\ninclude-system-site-packages = {'false' if own else 'true'}\n"
+            f"version = {sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n"
+        )
+        os.replace(tmp, venv)
+    return str(venv / "bin")
