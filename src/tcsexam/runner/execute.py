@@ -358,6 +358,7 @@ def run_instance(
         sandbox_image=identity.sandbox_image,
         harness_version=HARNESS_VERSION,
         sandbox=sandbox.name,
+        extra={"sandbox_info": info} if (info := sandbox.describe()) else {},
     )
     try:
         if isinstance(instance, str):

@@ -234,6 +234,7 @@ class _TaskRun:
             keys=keys,
             candidate_hash=candidate_hash,
             sandbox_image=prep.sandbox.image_id(),
+            sandbox_options=prep.sandbox.options(),
             instance_hashes=instance_hashes,
             hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
         )

@@ -77,6 +77,8 @@ class RunContext:
     instance_hashes: dict[str, str] = field(default_factory=dict)
     #: paths a sandbox hides from the candidate (the results tree, the project folder)
     hidden_paths: tuple[str, ...] = ()
+    #: the chosen sandbox's `options()` (bwrap: the executable `check_available` found working)
+    sandbox_options: dict[str, str] = field(default_factory=dict)
     #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
     executor: Callable[..., InstanceRecord] | None = None
     _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
@@ -91,7 +93,7 @@ class RunContext:
         if self._sandbox_obj is None:
             from tcsexam.runner.sandboxes import get_sandbox
 
-            self._sandbox_obj = get_sandbox(self.sandbox)
+            self._sandbox_obj = get_sandbox(self.sandbox, **self.sandbox_options)
         return self._sandbox_obj
 
     def identity(self, name: str) -> dict[str, Any]:

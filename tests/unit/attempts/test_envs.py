@@ -28,6 +28,10 @@ def test_conda_env_matches_pyproject(project_root):
             continue
         name, bound = _split(dep)
         conda[name] = bound
+    for dep in pip:  # PyPI-only packages, from pip inside the environment
+        if not dep.strip().startswith(("-", ".")):
+            name, bound = _split(dep)
+            conda[name] = bound
     wanted = {}
     for spec in project["dependencies"]:
         name, bound = _split(spec)
