@@ -29,13 +29,13 @@ COMMAND_MODULES = (
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.provenance.cli",  # manifest, compare
     "tcsexam.status",  # status
-    "tcsexam.workflow.failed",  # job-failed (the rules' last word on a failed command)
+    "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
 )
 
 
 #: commands whose module alone is loaded when they are asked for (`tcsexam status` on a login node
 #: should not pay for numpy and the problem modules)
-LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.workflow.failed"}
+LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail"}
 
 
 def _light_modules(argv: list[str] | None) -> tuple[str, ...] | None:

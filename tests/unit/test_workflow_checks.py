@@ -11,7 +11,7 @@ import pytest
 from tcsexam.cli import main
 from tcsexam.errors import InputError
 from tcsexam.workflow import startup
-from tcsexam.workflow.failed import reason
+from tcsexam.jobfail import reason
 
 
 def test_reason_is_the_last_error_line_without_its_stamp(tmp_path):
