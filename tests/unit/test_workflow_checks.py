@@ -10,8 +10,8 @@ import pytest
 
 from tcsexam.cli import main
 from tcsexam.errors import InputError
-from tcsexam.workflow import startup
 from tcsexam.jobfail import reason
+from tcsexam.workflow import startup
 
 
 def test_reason_is_the_last_error_line_without_its_stamp(tmp_path):

@@ -436,8 +436,10 @@ def test_console_script_ends_a_ray_process_with_os_exit(monkeypatch, capsys):
     [
         ("comand: [python3, solve.py]\n", ["unknown key 'comand'", "did you mean 'command'?"]),
         ("command: [python3, solve.py]\nthread: 1\n", ["unknown key 'thread'", "did you mean 'threads'?"]),
-        ("command: [x]\ntasks: {tiny-maxcut: {comand: [y]}}\n", ["unknown key tasks.tiny-maxcut.'comand'",
-                                                              "did you mean tasks.tiny-maxcut.'command'?"]),
+        (
+            "command: [x]\ntasks: {tiny-maxcut: {comand: [y]}}\n",
+            ["unknown key tasks.tiny-maxcut.'comand'", "did you mean tasks.tiny-maxcut.'command'?"],
+        ),
         ("command: [x]\nzzz: 1\n", ["unknown key 'zzz' (known: build, command"]),
     ],
 )
