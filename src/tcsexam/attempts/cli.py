@@ -275,5 +275,5 @@ def _plots(args: argparse.Namespace) -> int:
     from tcsexam.attempts.plots import make_plots
 
     for path in make_plots(args.index, args.attempts, args.solver_dir, args.output_dir):
-        say_for("attempts plots", "attempts")(path)
+        say_for("attempts plots", "attempts")(str(path))
     return 0
