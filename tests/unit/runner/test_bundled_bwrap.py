@@ -45,7 +45,7 @@ def _broken_bwrap(folder: Path, words: str = "bwrap: this build is broken") -> P
         "#!/bin/sh\n"
         'if [ "$1" = --help ]; then echo "--perms --size --disable-userns"; exit 0; fi\n'
         'if [ "$1" = --version ]; then echo "bubblewrap 0.0.1"; exit 0; fi\n'
-        f"echo '{words}' >&2\nexit 1\n"
+        f"cat >&2 <<'WORDS'\n{words}\nWORDS\nexit 1\n"
     )
     exe.chmod(0o755)
     return exe
@@ -141,6 +141,17 @@ def test_userns_refusal_probe_finds_a_refused_clone_newuser(tmp_path, monkeypatc
     monkeypatch.setattr(bwrap_mod, "_newuser_refused", lambda: "unshare(CLONE_NEWUSER) fails here (EPERM)")
     line = userns_refusal(_proc(tmp_path, user__max_user_namespaces="99"))
     assert line.startswith("unshare(CLONE_NEWUSER) fails here") and "seccomp=unconfined" in line
+    assert "systempaths=unconfined" in line
+
+
+def test_a_masked_proc_is_named_with_the_container_options(tmp_path, monkeypatch):
+    words = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"  # Docker, seccomp unconfined
+    system, bundled = _broken_bwrap(tmp_path / "sys", words), _broken_bwrap(tmp_path / "b", words)
+    monkeypatch.setenv("PATH", f"{system.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(bwrap_mod, "bundled_bwrap", lambda: str(bundled))
+    monkeypatch.setattr(bwrap_mod, "candidate_ids", lambda: None)
+    with pytest.raises(InputError, match="cause: the container masks parts of /proc.*systempaths=unconfined"):
+        BwrapSandbox().check_available()
 
 
 def _task_and_candidate(root: Path) -> tuple[Path, Path]:

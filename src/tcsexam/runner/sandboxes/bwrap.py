@@ -143,17 +143,26 @@ def userns_refusal(proc: str = "/proc/sys", probe: bool = True) -> str | None:
     if refused:
         return (
             f"{refused}: a container started without it (Docker's default seccomp profile, no CAP_SYS_ADMIN); "
-            "fix: run the container with --security-opt seccomp=unconfined (or --privileged), "
-            f"or run outside the container, {other}"
+            f"fix: start the container with {CONTAINER_OPTIONS} (or --privileged), or run outside the container, {other}"
         )
     return None
 
 
+#: the Docker options under which bwrap runs inside a container (seen to work for the bundled bwrap
+#: as an unprivileged user: user namespaces allowed, /proc not masked so that bwrap mounts its own)
+CONTAINER_OPTIONS = (
+    "--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined"
+)
 #: why bwrap as root (no user namespace) cannot build its namespaces
 ROOT_REFUSAL = (
     "root may not create mount and pid namespaces here (a container without CAP_SYS_ADMIN, or its seccomp or "
-    "AppArmor profile); fix: start the container with --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
-    "--security-opt apparmor=unconfined (or --privileged), or another sandbox: --sandbox docker or apptainer"
+    f"AppArmor profile); fix: start the container with --cap-add SYS_ADMIN {CONTAINER_OPTIONS} (or --privileged), "
+    "or another sandbox: --sandbox docker or apptainer"
+)
+#: why bwrap cannot mount its /proc: the container's runtime masks parts of the host's /proc
+PROC_MASKED = (
+    "the container masks parts of /proc (Docker's default), so bwrap cannot mount its own; fix: start the "
+    f"container with {CONTAINER_OPTIONS} (or --privileged), or another sandbox: --sandbox docker or apptainer"
 )
 
 #: bwrap's own words when the kernel refused a namespace
@@ -241,7 +250,10 @@ class BwrapSandbox(WrappingSandbox):
             failures.append((origin, exe, failed))
         line = "; ".join(f"{origin} {exe}: {why}" for origin, exe, why in failures)
         refusal = None
-        if any(w in why.lower() for _, _, why in failures for w in _REFUSED):
+        said = " ".join(why.lower() for _, _, why in failures)
+        if "can't mount proc" in said:
+            refusal = PROC_MASKED
+        elif any(w in said for w in _REFUSED):
             refusal = userns_refusal() if candidate_ids() is None else ROOT_REFUSAL
         raise InputError(f"sandbox bwrap: {line}" + (f"; cause: {refusal}" if refusal else ""))
 
