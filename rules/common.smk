@@ -15,8 +15,16 @@ from tcsexam.workflow.resources import one_cpu_job
 from tcsexam.workflow.startup import prepare
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
-# damaged or stale derived files set aside so that this run rebuilds them
-PLAN = prepare(config, workflow.basedir, main_process=workflow.is_main_process)
+# a sandbox for the candidates checked once, damaged or stale derived files set aside so that this
+# run rebuilds them. Every rule's shell command ends `> {log:q} 2>&1 || tcsexam job-failed {log:q}
+# $?`: its output goes to its log and, when it fails, the log's one-line reason is printed on the
+# terminal too (Snakemake itself only says "check log file(s)").
+PLAN = prepare(
+    config,
+    workflow.basedir,
+    main_process=workflow.is_main_process,
+    local_exec=workflow.local_exec,
+)
 # `--sdm conda`: envs/tcsexam.post-deploy.sh installs the tcsexam imported here (this checkout)
 os.environ.setdefault(
     "TCSEXAM_SOURCE", str(Path(tcsexam.__file__).resolve().parents[2])

@@ -45,4 +45,5 @@ rule compare_runs:
         seed=config["bootstrap"]["seed"],
     shell:
         "tcsexam compare {params.baseline:q} {params.run_dir:q} --output {output.json:q} --report {output.html:q}"
-        " --plot {output.plot:q} --resamples {params.resamples} --seed {params.seed} --exit-zero > {log:q} 2>&1"
+        " --plot {output.plot:q} --resamples {params.resamples} --seed {params.seed} --exit-zero"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

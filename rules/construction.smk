@@ -33,7 +33,8 @@ rule construction_run:
         "tcsexam construction run --task {params.task_file:q} --submission {params.submission:q}"
         " --attempt {wildcards.attempt:q} --output {output:q} --records-dir {params.records_dir:q}"
         " --no-ray --sandbox {params.sandbox} --limiter {params.limiter} --seed {params.seed}"
-        " --max-retries {params.retries} --no-progress > {log:q} 2>&1"
+        " --max-retries {params.retries} --no-progress"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # Always exits 0 for a failed or missing result: it becomes a 0 (the status kept), judge_failed or
@@ -57,4 +58,5 @@ rule construction_row:
     shell:
         "tcsexam construction row --records {input.records:q} --task {params.task_file:q}"
         " --model {wildcards.model:q} --attempt {wildcards.attempt:q}"
-        " --checker-output {output.checker:q} --output {output.row:q} > {log:q} 2>&1"
+        " --checker-output {output.checker:q} --output {output.row:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -20,7 +20,8 @@ rule attempts_cohort:
         policy=config["adoption_policy"],
     shell:
         "tcsexam attempts cohort --suite {params.suite:q} --protocol {params.protocol} --reference {params.reference:q}"
-        " --model {params.models} --adoption-policy {params.policy:q} --output {output:q} > {log:q} 2>&1"
+        " --model {params.models} --adoption-policy {params.policy:q} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule attempts_table:
@@ -39,7 +40,8 @@ rule attempts_table:
     params:
         adoption=PLAN.table_args,
     shell:
-        "tcsexam attempts table --rows {input.rows:q} {params.adoption} --output {output:q} > {log:q} 2>&1"
+        "tcsexam attempts table --rows {input.rows:q} {params.adoption} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule score:
@@ -70,7 +72,8 @@ rule score:
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
         " --output {output:q} --solver-scores {params.solver_dir:q} --checksums {params.checksums:q}"
-        " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed} > {log:q} 2>&1"
+        " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule attempts_plots:
@@ -122,7 +125,8 @@ rule attempts_plots:
         plots_dir=lambda w, output: os.path.dirname(output[0]),
     shell:
         "tcsexam attempts plots --index {input.index:q} --attempts {input.attempts:q}"
-        " --solver-dir {params.solver_dir:q} --output-dir {params.plots_dir:q} > {log:q} 2>&1"
+        " --solver-dir {params.solver_dir:q} --output-dir {params.plots_dir:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # The provenance manifest of the evaluation (versions, machine, limiter, sandbox, and the sha256 of
@@ -152,4 +156,4 @@ rule manifest:
     shell:
         "tcsexam manifest {params.run_dir:q} --output {output:q} --reference {params.reference:q}"
         " --solvers-dir {params.solvers_dir:q} --verdicts-dir {params.verdicts_dir:q} {params.task_files}"
-        " > {log:q} 2>&1"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

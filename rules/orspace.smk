@@ -44,7 +44,8 @@ rule orspace_stage:
     params:
         args=ORSPACE.stage_args,
     shell:
-        "tcsexam orspace stage {params.args} --output {output:q} > {log:q} 2>&1"
+        "tcsexam orspace stage {params.args} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # Records (the resume point) live in <run>/<cond>/records/ and are not declared outputs, so a
@@ -76,7 +77,7 @@ rule orspace_execute:
         "tcsexam orspace execute --workspaces {params.workspaces:q} --output-dir {params.outdir:q}"
         " --modes {params.modes} --time-limit {params.limit} --mem-mb {params.mem} --sandbox {params.sandbox}"
         " --docker-image {params.image:q} --workers {threads} --condition {wildcards.cond} {params.extra}"
-        " > {log:q} 2>&1"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule orspace_score_objectives:
@@ -97,7 +98,8 @@ rule orspace_score_objectives:
         modes=lambda w: " ".join(ORSPACE.run(w)["modes"]),
     shell:
         "tcsexam orspace score-objectives --release {params.release:q} --predictions {input.predictions:q}"
-        " --workspaces {params.workspaces:q} --modes {params.modes} --output {output:q} > {log:q} 2>&1"
+        " --workspaces {params.workspaces:q} --modes {params.modes} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule orspace_explain_score:
@@ -116,7 +118,8 @@ rule orspace_explain_score:
     params:
         args=ORSPACE.explain_args,
     shell:
-        "tcsexam orspace explain-score {params.args} --output {output:q} > {log:q} 2>&1"
+        "tcsexam orspace explain-score {params.args} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # Per run: Pass@1 and Explain means per mode and condition with intervals, failure modes, and the
@@ -143,4 +146,5 @@ rule orspace_effects:
         args=ORSPACE.effects_args,
     shell:
         "tcsexam orspace effects --model {wildcards.run} {params.args} --output {output.json:q}"
-        " --html {output.html:q} > {log:q} 2>&1"
+        " --html {output.html:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -40,7 +40,8 @@ rule reference_run:
         "tcsexam run --task {input.task:q} --candidate {params.candidate:q} --attempt seed{wildcards.seed}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads} --sandbox {params.sandbox}"
         " {params.trusted} --seed {wildcards.seed} --no-progress {params.instances}"
-        " --ray-head {params.ray_state:q} > {log:q} 2>&1"
+        " --ray-head {params.ray_state:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule reference_build:
@@ -60,7 +61,8 @@ rule reference_build:
         ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
     shell:
         "tcsexam reference build --task {wildcards.task:q} --runs {input.runs:q} --id {params.ref_id:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        " --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # A task listed in reference_build.carry keeps the values frozen in an earlier reference file
@@ -81,7 +83,8 @@ rule reference_carry:
         ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
     shell:
         "tcsexam reference merge {input:q} --tasks {wildcards.task:q} --carry-to {params.ref_id:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        " --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 for _suite_name, _suite in PLAN.reference_suites.items():
@@ -106,4 +109,5 @@ for _suite_name, _suite in PLAN.reference_suites.items():
             tasks=" ".join(_suite.tracks["solver"]),
         shell:
             "tcsexam reference merge {input:q} --suite {params.suite:q} --tasks {params.tasks}"
-            " --output {output:q} > {log:q} 2>&1"
+            " --output {output:q}"
+            " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -41,7 +41,8 @@ rule run:
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
         " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} --seed {params.seed}"
         " --max-retries {params.retries} --no-progress {params.instances}"
-        " --ray-head {params.ray_state:q} > {log:q} 2>&1"
+        " --ray-head {params.ray_state:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # The online protocol: the final judge's records of one (model, task, attempt), checked and stored
@@ -69,7 +70,8 @@ rule ingest_online:
         task_file=lambda w: PLAN.task_file(w.task),
     shell:
         "tcsexam attempts ingest-online --input {params.records:q} {params.provenance} --task-file {params.task_file:q}"
-        " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output:q} > {log:q} 2>&1"
+        " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # The generated instances of a task (Full's random families): written by `tcsexam generate`, each
@@ -92,7 +94,8 @@ for _task in PLAN.generated_tasks:
         resources:
             **one_cpu_job(),
         shell:
-            "tcsexam generate --task {input:q} --stamp {output:q} > {log:q} 2>&1"
+            "tcsexam generate --task {input:q} --stamp {output:q}"
+            " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # Always exits 0 for a refused or missing result: it becomes a judge_failed / not_finished row
@@ -116,4 +119,5 @@ rule attempts_solver_row:
     shell:
         "tcsexam attempts solver-row --records {input.records:q} --task {wildcards.task:q}"
         " --reference {params.reference:q} --model {wildcards.model:q} --attempt {wildcards.attempt:q}"
-        " --protocol {params.protocol} --relative-output {output.relative:q} --output {output.row:q} > {log:q} 2>&1"
+        " --protocol {params.protocol} --relative-output {output.relative:q} --output {output.row:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -25,7 +25,8 @@ rule attempts_verdict_rows:
     shell:
         "tcsexam attempts verdict-rows --model {wildcards.model:q} --suite {params.suite:q}"
         " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} {params.judged}"
-        " --output {output:q} > {log:q} 2>&1"
+        " --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule attempts_missing_row:
@@ -45,4 +46,5 @@ rule attempts_missing_row:
     shell:
         "tcsexam attempts missing-row --model {wildcards.model:q} --track {wildcards.track}"
         " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --protocol '{params.protocol}'"
-        " --reason {params.reason:q} --output {output:q} > {log:q} 2>&1"
+        " --reason {params.reason:q} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

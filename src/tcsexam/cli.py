@@ -31,12 +31,13 @@ COMMAND_MODULES = (
     "tcsexam.provenance.cli",  # manifest, compare
     "tcsexam.status",  # status
     "tcsexam.view.cli",  # view (the static results explorer)
+    "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
 )
 
 
 #: commands whose module alone is loaded when they are asked for (`tcsexam status` on a login node
 #: should not pay for numpy and the problem modules)
-LIGHT_COMMANDS = {"status": "tcsexam.status"}
+LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail"}
 
 
 def _light_modules(argv: list[str] | None) -> tuple[str, ...] | None:
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except InputError as exc:
         log.error("tcsexam %s: error: %s%s", args.command, exc, _set_aside_stale_output(args))
-        return 1
+        return int(getattr(exc, "exit_code", 1))
     except UsageError as exc:
         log.error("tcsexam %s: usage error: %s%s", args.command, exc, _set_aside_stale_output(args))
         return 2

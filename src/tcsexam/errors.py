@@ -8,6 +8,13 @@ class InputError(Exception):
     """
 
 
+class MisspeltKeyError(InputError):
+    """A key nobody knows in a file the operator hands over (a candidate's `solver.yaml`): a typo,
+    not a submission that fails. One line with the nearest known key; the CLI exits 2."""
+
+    exit_code = 2
+
+
 class UsageError(Exception):
     """Wrong use of the command line (conflicting or missing options). Exit code 2."""
 

@@ -72,6 +72,7 @@ def say_for(command: str, name: str) -> Callable[[str], None]:
     log = logger(name)
 
     def say(message: str) -> None:
+        message = str(message)
         level = logging.WARNING if "WARNING:" in message.split(" ", 2)[:2] else logging.INFO
         log.log(level, "tcsexam %s: %s", command, message)
 

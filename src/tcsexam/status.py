@@ -12,6 +12,13 @@ written at the workflow's start: the attempts planned and their instance counts)
 heartbeat), and only where an attempt has no heartbeat (a run of an older version) its
 records.json, or else the names in its records/ folder. Half-written temp files (`.*.tmp`) are
 never read; a file that does not parse counts as absent.
+
+What it says is what is on disk: a job that failed before it began (no heartbeat, no record, an
+ERROR line in its run.log: no sandbox works, a task file's instance missing) is `failed` with
+that line, not `waiting`; a job whose heartbeat says finished but whose records.json is gone
+counts the record files left and is `damaged`, with what to run (`tcsexam repair`, then the
+workflow again). A tree where no job runs shows no throughput and no ETA: it says whether every
+planned record is done.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ class Attempt:
     model: str
     task: str
     attempt: str
-    state: str  #: running | finished | lost | interrupted | failed | started | waiting
+    state: str  #: running | finished | lost | interrupted | failed | damaged | started | waiting
     planned: int | None = None
     done: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
@@ -54,7 +61,8 @@ class Attempt:
     pid: int | None = None
     slurm_job_id: str | None = None
     heartbeat_age_s: float | None = None
-    source: str = "plan"  #: heartbeat | records.json | records/ | plan
+    source: str = "plan"  #: heartbeat | records.json | records/ | run.log | plan
+    note: str | None = None  #: why it failed (its log's ERROR line), or what a damaged one needs
 
     @property
     def key(self) -> str:
@@ -82,6 +90,21 @@ def _count_records(records_dir: Path) -> int:
             return sum(1 for e in it if e.name.endswith(".json") and not e.name.startswith("."))
     except OSError:
         return 0
+
+
+def _log_error(log: Path) -> str | None:
+    """The last ERROR line of a job's log (its time stamp and level left out), None without one."""
+    from tcsexam.jobfail import reason
+
+    if not log.is_file():
+        return None
+    try:
+        with open(log, "rb") as fh:
+            if b" ERROR " not in fh.read()[-65536:]:
+                return None
+    except OSError:
+        return None
+    return reason(log)
 
 
 def _pid_gone(pid) -> bool:
@@ -127,6 +150,10 @@ def read_attempt(
     hb = _read_json(attempt_dir / HEARTBEAT_NAME)
     if isinstance(hb, dict) and hb.get("format") == 1:
         _from_heartbeat(a, hb, attempt_dir, now, host)
+        if a.state == "finished" and not isinstance(_read_json(attempt_dir / "records.json"), list):
+            _damaged(a, attempt_dir)
+        elif a.state == "failed":
+            a.note = _log_error(attempt_dir / "run.log")
         return a
     records = _read_json(attempt_dir / "records.json")
     if isinstance(records, list):
@@ -138,7 +165,24 @@ def read_attempt(
     n = _count_records(attempt_dir / "records")
     if n or (attempt_dir / "records").is_dir():
         a.source, a.state, a.done = "records/", "started", n
+    error = _log_error(attempt_dir / "run.log")
+    if error is not None:  # it stopped before its heartbeat began: at start (sandbox, task file, ...)
+        a.source, a.state, a.note = "run.log" if not n else a.source, "failed", error
     return a
+
+
+def _damaged(a: Attempt, attempt_dir: Path) -> None:
+    """A job whose heartbeat says finished, but whose records.json is gone (removed, or set aside
+    by a repair): count the record files that are left, say what brings it back."""
+    a.done = _count_records(attempt_dir / "records")
+    a.statuses = {}
+    a.state = "damaged"
+    of = f" of {a.planned:,}" if a.planned is not None else ""
+    a.note = (
+        f"records.json is gone and {a.done:,}{of} record files are on disk: the tree needs "
+        f"`tcsexam repair --records-dir {attempt_dir / 'records'}`, then the workflow again (or the same "
+        "`tcsexam run`) to redo what is missing"
+    )
 
 
 def _plan(root: Path) -> dict[tuple[str, str, str], int | None]:
@@ -221,6 +265,7 @@ def summarize(attempts: list[Attempt]) -> dict:
     for a in attempts:
         statuses.update(a.statuses)
     jobs = Counter(a.state for a in attempts)
+    running = jobs.get("running", 0)
     rate = sum(a.rate or 0.0 for a in attempts if a.state == "running")
     remaining = max(0, planned - done) if planned_known else None
     eta = None
@@ -235,8 +280,9 @@ def summarize(attempts: list[Attempt]) -> dict:
         "statuses": dict(sorted(statuses.items())),
         "infrastructure_errors": int(statuses.get(INFRA, 0)),
         "jobs": dict(sorted(jobs.items())),
-        "throughput_per_s": round(rate, 3),
+        "throughput_per_s": round(rate, 3) if running else None,  # none: no job runs
         "eta_s": None if eta is None else round(eta, 1),
+        "damaged": sum(1 for a in attempts if a.state == "damaged"),
     }
 
 
@@ -287,6 +333,8 @@ def _attempt_line(a: dict) -> str:
         extra.append(f"{rate}, ETA {duration_text(a['eta_s'])}")
     if a["state"] == "lost" and a["heartbeat_age_s"] is not None:
         extra.append(f"no heartbeat for {duration_text(a['heartbeat_age_s'])}")
+    if a.get("note"):
+        extra.append(a["note"])
     where = a["host"] and f"{a['host']}:{a['pid']}" + (f" job {a['slurm_job_id']}" if a["slurm_job_id"] else "")
     if where:
         extra.append(where)
@@ -294,6 +342,17 @@ def _attempt_line(a: dict) -> str:
     return f"    {key:<44} {a['state']:<11} {done:>13}  {_counts(a['statuses'])}" + (
         f"  ({'; '.join(extra)})" if extra else ""
     )
+
+
+def _pace(t: dict) -> str:
+    """Throughput and ETA while jobs run; otherwise whether the planned records are all done."""
+    if t["jobs"].get("running"):
+        return f"throughput {t['throughput_per_s']:.2f} records/s; ETA {duration_text(t['eta_s'])}"
+    stopped = sum(n for s, n in t["jobs"].items() if s in ("failed", "lost", "interrupted", "damaged"))
+    if t["planned"] is not None and t["done"] >= t["planned"] and not stopped and not t["damaged"]:
+        return "finished: every planned record is done"
+    left = f"{t['planned'] - t['done']:,} planned record(s) not done" if t["planned"] is not None else "not done"
+    return f"no job running; {left}" + (f", {stopped} job(s) stopped" if stopped else "")
 
 
 def render(status: dict, *, every_attempt: bool = False, compact: bool = False) -> str:
@@ -307,15 +366,14 @@ def render(status: dict, *, every_attempt: bool = False, compact: bool = False) 
         jobs = ", ".join(f"{n} {s}" for s, n in t["jobs"].items())
         lines.append(f"{tree['suite']}/{tree['protocol']}  ({tree['root']})")
         lines.append(f"  records {_done(t)}  {_counts(t['statuses'])}")
-        lines.append(
-            f"  jobs: {jobs or 'none'}; infrastructure errors {t['infrastructure_errors']:,}; "
-            f"throughput {t['throughput_per_s']:.2f} records/s; ETA {duration_text(t['eta_s'])}"
-        )
+        lines.append(f"  jobs: {jobs or 'none'}; infrastructure errors {t['infrastructure_errors']:,}; {_pace(t)}")
+        if t["damaged"]:
+            lines.append(f"  NEEDS REPAIR: {t['damaged']} finished job(s) lost their records.json (see below)")
         if not compact:
             for model, s in tree["models"].items():
                 lines.append(f"    {model:<24} {_done(s):>26}  {_counts(s['statuses'])}")
         for a in tree["attempts"]:
-            show = every_attempt or a["state"] in ("running", "lost", "interrupted", "failed")
+            show = every_attempt or a["state"] in ("running", "lost", "interrupted", "failed", "damaged")
             show = show or (not compact and a["infrastructure_errors"] > 0)
             if show:
                 lines.append(_attempt_line(a))

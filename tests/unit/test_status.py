@@ -231,3 +231,61 @@ def test_watch_redraws_until_interrupted(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert json.loads(first)["trees"][0]["suite"] == "lite" and json.loads(second)["trees"]
+
+
+def _heartbeat(attempt: Path, state: str, planned: int, done: int) -> None:
+    now = time.time()
+    (attempt / "heartbeat.json").write_text(json.dumps({
+        "format": 1, "task": "t", "attempt": "1", "state": state, "planned": planned, "done": done,
+        "statuses": {"ok": done}, "executed": done, "started": now - 30, "updated": now, "interval_s": 5,
+        "host": "elsewhere", "pid": 1,
+    }))  # fmt: skip
+
+
+def test_a_finished_tree_shows_no_throughput_and_no_eta(tmp_path):
+    attempt = tmp_path / "lite" / "offline" / "solver" / "m" / "t" / "1"
+    (attempt / "records").mkdir(parents=True)
+    for k in range(3):
+        (attempt / "records" / f"i{k}.json").write_text("{}")
+    (attempt / "records.json").write_text(json.dumps([{"status": "ok"}] * 3))
+    _heartbeat(attempt, "finished", 3, 3)
+    status = collect(tmp_path)
+    text = render(status)
+    assert "finished: every planned record is done" in text
+    assert "throughput" not in text and "ETA" not in text
+    assert status["trees"][0]["total"]["throughput_per_s"] is None
+
+
+def test_a_job_that_failed_at_start_is_failed_with_its_reason(tmp_path):
+    solver = tmp_path / "lite" / "offline" / "solver"
+    attempt = solver / "m" / "t" / "1"
+    attempt.mkdir(parents=True)
+    (attempt / "run.log").write_text(
+        "2026-12-03T08:00:00Z INFO    tcsexam run: t: 3 of 3 instances\n"
+        "2026-12-03T08:00:01Z ERROR   tcsexam run: error: sandbox auto: no sandbox for untrusted candidates works\n"
+    )
+    (solver / "m" / "t" / "2").mkdir()  # a job not begun yet: waiting, its folder made by Snakemake
+    (solver / "m" / "t" / "2" / "run.log").write_text("2026-12-03T08:00:00Z INFO    tcsexam run: t: starting\n")
+    status = collect(tmp_path)
+    failed, begun = _attempt(status, "m", "1"), _attempt(status, "m", "2")
+    assert failed["state"] == "failed" and failed["source"] == "run.log"
+    assert failed["note"] == "tcsexam run: error: sandbox auto: no sandbox for untrusted candidates works"
+    assert begun["state"] == "waiting"
+    text = render(status)
+    assert "m/t/1" in text and "failed" in text and "no sandbox for untrusted" in text
+    assert "no job running" in text and "1 job(s) stopped" in text and "ETA" not in text
+
+
+def test_a_finished_job_whose_records_were_removed_counts_what_is_on_disk(tmp_path):
+    attempt = tmp_path / "lite" / "offline" / "solver" / "m" / "t" / "1"
+    (attempt / "records").mkdir(parents=True)
+    for k in range(4):  # 3 of the 7 record files and records.json removed afterwards
+        (attempt / "records" / f"i{k}.json").write_text("{}")
+    _heartbeat(attempt, "finished", 7, 7)
+    status = collect(tmp_path)
+    a = _attempt(status, "m", "1")
+    assert a["state"] == "damaged" and a["done"] == 4 and a["planned"] == 7
+    assert "tcsexam repair --records-dir" in a["note"] and "4 of 7 record files" in a["note"]
+    text = render(status)
+    assert "4 / 7" in text and "NEEDS REPAIR" in text and "tcsexam repair" in text
+    assert "finished: every" not in text and "ETA" not in text

@@ -17,6 +17,7 @@ import argparse
 
 from tcsexam.cliutil import actions, command, count_text, key_value, required
 from tcsexam.errors import InputError, UsageError
+from tcsexam.logs import say_for
 from tcsexam.runner.head_cli import add_ray_head_parser
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS
 
@@ -144,7 +145,9 @@ def _solver_row(args: argparse.Namespace) -> int:
         inputs["relative"] = args.relative_output
     write_row(args.output, row, inputs)
     shown = "" if row.score is None else f" {row.score:.6f}"
-    print(f"{args.model},solver,{args.task},{args.attempt}: {row.score_status}{shown} ({row.note}) -> {args.output}")
+    say_for("attempts solver-row", "attempts")(
+        f"{args.model},solver,{args.task},{args.attempt}: {row.score_status}{shown} ({row.note}) -> {args.output}"
+    )
     return 0
 
 
@@ -157,7 +160,7 @@ def _verdict_row(args: argparse.Namespace) -> int:
     row = verdict_row_file(args.verdict, expect)
     write_row(args.output, row, {"verdict": args.verdict})  # sealed with its verdict (workflow.heal checks it)
     shown = "" if row.score is None else f" {row.score:g}"
-    print(f"{','.join(row.identity)}: {row.score_status}{shown} -> {args.output}")
+    say_for("attempts verdict-row", "attempts")(f"{','.join(row.identity)}: {row.score_status}{shown} -> {args.output}")
     return 0
 
 
@@ -178,7 +181,9 @@ def _verdict_rows(args: argparse.Namespace) -> int:
         args.model, suite, args.verdicts_dir, args.attempts, item_attempts, frozenset(args.judged)
     )
     write_rows(args.output, rows)
-    print(f"{args.model}: {len(rows)} rows ({count_text(r.score_status for r in rows)}) -> {args.output}")
+    say_for("attempts verdict-rows", "attempts")(
+        f"{args.model}: {len(rows)} rows ({count_text(r.score_status for r in rows)}) -> {args.output}"
+    )
     return 0
 
 
@@ -192,7 +197,9 @@ def _missing_row(args: argparse.Namespace) -> int:
         raise InputError(f"missing-row: unknown track {args.track!r}")
     row = failed_row(args.model, track, args.item, args.attempt, args.status, args.reason, args.protocol)
     write_row(args.output, row)
-    print(f"{','.join(row.identity)}: {row.score_status} ({row.note}) -> {args.output}")
+    say_for("attempts missing-row", "attempts")(
+        f"{','.join(row.identity)}: {row.score_status} ({row.note}) -> {args.output}"
+    )
     return 0
 
 
@@ -213,7 +220,9 @@ def _table(args: argparse.Namespace) -> int:
             planned[name] = ids.split(",")
         adoption = load_adoption(args.adoption, load_suite(args.suite), planned)
     rows = write_table(args.rows, args.output, adoption)
-    print(f"{len(rows)} attempt rows ({count_text(r.score_status for r in rows)}) -> {args.output}")
+    say_for("attempts table", "attempts")(
+        f"{len(rows)} attempt rows ({count_text(r.score_status for r in rows)}) -> {args.output}"
+    )
     return 0
 
 
@@ -232,12 +241,16 @@ def _ingest_online(args: argparse.Namespace) -> int:
     task = load_task(args.task_file)
     side = ingest_online(args.input, task, args.model, args.attempt, args.output, args.provenance)
     who = f"{args.model},solver,{task.id},{args.attempt}"
-    print(f"{who}: {side['records']} judged record(s) from {args.input} ({side['input_sha256']}) -> {args.output}")
+    say_for("attempts ingest-online", "attempts")(
+        f"{who}: {side['records']} judged record(s) from {args.input} ({side['input_sha256']}) -> {args.output}"
+    )
     for name in side["infrastructure_errors"]:
-        print(f"warning: {who}: instance {name!r} has status infrastructure_error: the attempt stays incomplete")
+        say_for("attempts ingest-online", "attempts")(
+            f"WARNING: {who}: instance {name!r} has status infrastructure_error: the attempt stays incomplete"
+        )
     if side["not_judged"]:
-        print(
-            f"warning: {who}: {len(side['not_judged'])} instance(s) of the task have no judged record "
+        say_for("attempts ingest-online", "attempts")(
+            f"WARNING: {who}: {len(side['not_judged'])} instance(s) of the task have no judged record "
             f"(first {side['not_judged'][0]!r}): the attempt stays incomplete if the reference scores them"
         )
     return 0
@@ -250,7 +263,7 @@ def _cohort(args: argparse.Namespace) -> int:
 
     data = build_cohort(args.suite, args.protocol, args.reference, parse_model_plans(args.model), args.adoption_policy)
     atomic_write_json(args.output, data)
-    print(
+    say_for("attempts cohort", "attempts")(
         f"cohort {data['suite']}/{data['solver_protocol']} against {data['solver_reference_id']}: "
         f"{len(data['models'])} model(s) -> {args.output}"
     )
@@ -262,5 +275,5 @@ def _plots(args: argparse.Namespace) -> int:
     from tcsexam.attempts.plots import make_plots
 
     for path in make_plots(args.index, args.attempts, args.solver_dir, args.output_dir):
-        print(path)
+        say_for("attempts plots", "attempts")(str(path))
     return 0

@@ -56,5 +56,9 @@ def _row(args: argparse.Namespace) -> int:
     from tcsexam.attempts.construction import construction_row
 
     row = construction_row(**pick(args, "task", "model", "attempt", "records", "checker_output", "output"))
-    print(f"{row.model},{row.track},{row.item},{row.attempt}: {row.score_status} {row.score}")
+    from tcsexam.logs import say_for
+
+    say_for("construction row", "attempts")(
+        f"{row.model},{row.track},{row.item},{row.attempt}: {row.score_status} {row.score}"
+    )
     return 0

@@ -176,6 +176,8 @@ class WorkspaceContext:
     condition: str | None = None  #: the stage condition's slug, recorded in every record
     hidden_paths: tuple[str, ...] = ()  #: hidden from the programs: the output folder, the record key's
     scratch_root: str | None = None  #: parent of the scratch folders (None: $TMPDIR)
+    #: the chosen sandbox's `options()` (bwrap: the executable `check_available` found working)
+    sandbox_options: dict[str, str] = field(default_factory=dict)
     _sandbox_obj: Any = field(default=None, repr=False, compare=False)
 
     def sandbox_obj(self) -> Any:
@@ -183,7 +185,8 @@ class WorkspaceContext:
             from tcsexam.runner.sandboxes import get_sandbox
 
             image = self.settings.docker_image  # the image the chosen sandbox runs (None: it runs none)
-            self._sandbox_obj = get_sandbox(self.settings.sandbox, **({"image": image} if image else {}))
+            options = {**self.sandbox_options, **({"image": image} if image else {})}
+            self._sandbox_obj = get_sandbox(self.settings.sandbox, **options)
         return self._sandbox_obj
 
     def blank_record(self, wid: str, **fields: Any) -> WorkspaceRecord:
@@ -423,7 +426,7 @@ def _execute(
     found = _selected(workspaces_root, modes, workspace_ids)
     _check_settings(settings)
     entries = checked_entries(found)
-    settings, image = _resolved(settings, progress)
+    settings, image, sandbox_options = _resolved(settings, progress)
     limits = settings_limits(settings)
     condition = staged_condition(workspaces_root, condition)
     keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}
@@ -435,7 +438,8 @@ def _execute(
             progress(f"{wid}: record set aside ({reason}: {detail}) into {batch.store.set_aside_dir}; it runs again")
         batch.on_write = _progress_lines(progress, len(batch.pending), batch)
     hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
-    ctx = WorkspaceContext(settings, found, keys, entries, limits, condition=condition, hidden_paths=hidden)
+    ctx = WorkspaceContext(settings, found, keys, entries, limits, condition=condition, hidden_paths=hidden,
+                           sandbox_options=sandbox_options)  # fmt: skip
     # one worker asked for, or one workspace left: in this process (no Ray start)
     pool = PoolOptions(workers=settings.workers, use_ray=settings.workers > 1 and len(batch.pending) > 1)
     run_batch(ctx, batch, pool, BatchHooks(label="orspace execute", log=progress))
@@ -463,16 +467,18 @@ def _check_settings(settings: ExecuteSettings) -> None:
         raise InputError(str(exc)) from None
 
 
-def _resolved(settings: ExecuteSettings, progress: Callable[[str], None] | None) -> tuple[ExecuteSettings, str | None]:
+def _resolved(
+    settings: ExecuteSettings, progress: Callable[[str], None] | None
+) -> tuple[ExecuteSettings, str | None, dict[str, str]]:
     """(the settings with the sandbox chosen, its image and the programs' interpreter; the id of
-    the image it runs, None without one: a new image reruns)."""
+    the image it runs, None without one: a new image reruns; the sandbox's `options()`)."""
     sandbox, why = orspace_sandbox(settings.sandbox, settings.docker_image)
     if progress is not None:
         progress(why)
     # `auto` resolved: keys name the real one; a sandbox with its own Python runs its python3 by default
     python = settings.python or sandbox.candidate_python
     resolved = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=sandbox.image_name)
-    return resolved, sandbox.image_id()
+    return resolved, sandbox.image_id(), sandbox.options()
 
 
 def _progress_lines(progress: Callable[[str], None], todo: int, batch: KeyedBatch) -> Callable[[str, Any], None]:

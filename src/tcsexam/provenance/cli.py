@@ -61,7 +61,9 @@ def _manifest(args: argparse.Namespace) -> int:
         task_files=task_files,
     )
     out = write_manifest(args.run_dir, args.output, sources)
-    print(f"manifest -> {out}")
+    from tcsexam.logs import say_for
+
+    say_for("manifest", "provenance")(f"manifest -> {out}")
     return 0
 
 

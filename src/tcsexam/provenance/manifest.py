@@ -314,17 +314,29 @@ def _read_cohort(run_dir: Path) -> dict[str, Any]:
     return cohort
 
 
-def _execution(runs: Runs) -> dict[str, list[str]]:
-    """The limiters, sandboxes and image ids the Solver records name."""
+def _execution(runs: Runs) -> dict[str, list[Any]]:
+    """The limiters, sandboxes and image ids the Solver records name, and the programs that ran
+    the sandboxes (`sandbox_runtimes`: each sandbox with its `extra.sandbox_info`, e.g. bwrap's
+    path, version and origin, system or bundled)."""
     limiters, sandboxes, images = set(), set(), set()
+    runtimes: set[tuple[tuple[str, str], ...]] = set()
     for recs in runs.values():
         for r in recs:
             if isinstance(r.get("limiter"), str):
                 limiters.add(r["limiter"])
             if isinstance(r.get("sandbox"), str):
                 sandboxes.add(r["sandbox"])
+                info = (r.get("extra") or {}).get("sandbox_info") if isinstance(r.get("extra"), dict) else None
+                if isinstance(info, dict) and info:
+                    fields = {"sandbox": r["sandbox"], **{str(k): str(v) for k, v in info.items() if v is not None}}
+                    runtimes.add(tuple(sorted(fields.items())))
             images.update(_image_ids(r))
-    return {"limiters": sorted(limiters), "sandboxes": sorted(sandboxes), "image_ids": sorted(images)}
+    return {
+        "limiters": sorted(limiters),
+        "sandboxes": sorted(sandboxes),
+        "image_ids": sorted(images),
+        "sandbox_runtimes": [dict(t) for t in sorted(runtimes)],
+    }
 
 
 def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str, Any], dict[str, str]]:

@@ -118,6 +118,7 @@ def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Can
     if not directory.is_dir():
         raise InputError(f"{directory}: candidate folder not found")
     data = read_yaml(path, "candidate solver.yaml")
+    _check_keys(data, path)
     check(data, "solver", path)
     for name, override in (data.get("tasks") or {}).items():
         _argv(override["command"], f"tasks.{name}.command", path)
@@ -138,6 +139,34 @@ def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Can
         exit_codes_ok=frozenset(codes),
         source=path,
     )
+
+
+def _check_keys(data: Any, path: Path) -> None:
+    """MisspeltKeyError (exit 2, one line with the nearest known key) for a key `solver.yaml`
+    does not know, at the top or in a `tasks.<id>` entry: a typo such as `comand` must not pass
+    for a candidate that fails every instance."""
+    import difflib
+
+    from tcsexam.errors import MisspeltKeyError
+    from tcsexam.schemas import load_schema
+
+    schema = load_schema("solver")
+    top = sorted(schema["properties"])
+    places: list[tuple[str, Any, list[str]]] = [("", data, top)]
+    if isinstance(data, dict) and isinstance(data.get("tasks"), dict):
+        inner = sorted(schema["properties"]["tasks"]["additionalProperties"]["properties"])
+        places += [(f"tasks.{name}.", entry, inner) for name, entry in data["tasks"].items()]
+    for prefix, mapping, known in places:
+        if not isinstance(mapping, dict):
+            continue
+        for key in mapping:
+            if key in known:
+                continue
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"; did you mean {prefix}{close[0]!r}?" if close else ""
+            raise MisspeltKeyError(
+                f"{path}: unknown key {prefix}{key!r}{hint} (known: {', '.join(known)}; docs/runner.md, Candidates)"
+            )
 
 
 def _check_env(env: dict[str, str], path: Path, directory: Path) -> None:
@@ -372,6 +401,7 @@ def run_instance(
         sandbox_image=identity.sandbox_image,
         harness_version=HARNESS_VERSION,
         sandbox=sandbox.name,
+        extra={"sandbox_info": info} if (info := sandbox.describe()) else {},
     )
     try:
         if isinstance(instance, str):

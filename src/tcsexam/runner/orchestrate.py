@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam.digest import hash_candidate, hash_file, record_key
-from tcsexam.errors import InputError, UsageError
+from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.logs import say_for
 from tcsexam.recordkey import run_key
@@ -234,6 +234,7 @@ class _TaskRun:
             keys=keys,
             candidate_hash=candidate_hash,
             sandbox_image=prep.sandbox.image_id(),
+            sandbox_options=prep.sandbox.options(),
             instance_hashes=instance_hashes,
             hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
             certificates_dir=str(self.output.parent / "certificates"),
@@ -302,6 +303,8 @@ class _TaskRun:
         candidate_dir = Path(self.job.candidate_dir)
         try:
             return load_candidate(candidate_dir, task_obj.id), None
+        except MisspeltKeyError:
+            raise  # a typo in the file, exit 2: not a submission that fails every instance
         except InputError as exc:
             if not (candidate_dir / "solver.yaml").is_file():
                 raise

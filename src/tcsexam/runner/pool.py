@@ -81,6 +81,8 @@ class RunContext:
     hidden_paths: tuple[str, ...] = ()
     #: where each run's final certificate is kept (<attempt>/certificates; None: not kept)
     certificates_dir: str | None = None
+    #: the chosen sandbox's `options()` (bwrap: the executable `check_available` found working)
+    sandbox_options: dict[str, str] = field(default_factory=dict)
     #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
     executor: Callable[..., InstanceRecord] | None = None
     _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
@@ -95,7 +97,7 @@ class RunContext:
         if self._sandbox_obj is None:
             from tcsexam.runner.sandboxes import get_sandbox
 
-            self._sandbox_obj = get_sandbox(self.sandbox)
+            self._sandbox_obj = get_sandbox(self.sandbox, **self.sandbox_options)
         return self._sandbox_obj
 
     def identity(self, name: str) -> dict[str, Any]:

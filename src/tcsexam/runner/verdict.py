@@ -6,7 +6,7 @@ record's status, message and, where the runner sets it, termination (`Decision`)
 the caller reads and checks the certificate only when the process outcome leaves the verdict to it
 (`solver_status` without a certificate returns None).
 
-Rules (DESIGN.md): a sandbox that failed -> infrastructure_error; wall or CPU limit -> timeout
+Rules (docs/runner.md, Limits and sandboxes): a sandbox that failed -> infrastructure_error; wall or CPU limit -> timeout
 (even when a certificate is there); memory or disk -> memout; output over the cap -> crash
 (termination "output"); a process-count overrun -> crash ("nproc"); a signal the harness did not
 send -> crash; an exit code not in `exit_codes_ok` -> crash, unless the sandbox says the program

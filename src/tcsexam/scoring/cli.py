@@ -10,7 +10,7 @@ import sys
 
 from tcsexam.cliutil import actions, at_least, command, key_value
 from tcsexam.cliutil import write_json as _write
-from tcsexam.logs import logger
+from tcsexam.logs import logger, say_for
 from tcsexam.tasks import DIRECTIONS, KINDS
 
 
@@ -202,18 +202,19 @@ def _score(args: argparse.Namespace) -> int:
     if args.checksums:
         inputs = {"output": args.output, "attempts": args.attempts, "cohort": args.cohort}
         _write(args.checksums, seal({"index": args.output}, inputs, at=args.checksums))
+    say = say_for("score", "scoring")  # log lines (time stamp, level): the rule's index.log
     for warning in result["warnings"]:
-        print(f"warning: {warning}")
+        say(f"WARNING: {warning}")
     for name, model in result["models"].items():
         index = "null" if model["index"] is None else f"{model['index']:.4f}"
         extra = f", {len(model['issues'])} issue(s)" if model["issues"] else ""
-        print(f"{name}: {model['status']}, index {index}{extra}")
+        say(f"{name}: {model['status']}, index {index}{extra}")
     if not result["solver_reference_verified"]:
         logger("scoring").warning(
             "warning: solver_reference_id %r not verified (no --solver-scores); index.json says so",
             result["solver_reference_id"],
         )
-    print(f"status {result['status']} -> {args.output}")
+    say(f"status {result['status']} -> {args.output}")
     return 0
 
 

@@ -435,12 +435,29 @@ class Plan(CampaignPlan):
             self.task(judged.item)  # the same for the construction tasks the run judges
         for judged in self.proof_runs():
             self.proof_task(judged.item)  # and for the proof tasks it checks
+        if not reference_target:
+            self._check_instance_files(self.solver_tasks)
         self._check_reference(reference_target)
         if not reference_target:  # the reference target runs the reference solvers, not the models
             self.check_campaign()
             self._check_submissions()
 
     # ---- fail-fast checks of the config -----------------------------------------------------
+
+    def _check_instance_files(self, tasks: list[str]) -> None:
+        """Every instance file the run's tasks name exists (the instances `run.instances` selects;
+        generated ones are made by the workflow's `generate` rules): a task file pointing at a
+        missing file stops here, not as a failed job. Existence only: each job checks the
+        recorded sha256 before it runs anything."""
+        for task in tasks:
+            task_obj = self.task(task)
+            chosen = set(self.instances(task))
+            for inst in task_obj.instances:
+                if inst.name in chosen and inst.generate is None and not inst.path.is_file():
+                    raise InputError(
+                        f"{task_obj.source}: instance {inst.name!r}: file {inst.path} is missing "
+                        f"(task {task}; the task file's instance_dir or the instance's `file`)"
+                    )
 
     def _check_reference(self, reference_target: bool) -> None:
         from tcsexam.scoring.reference import load_reference, resolve_reference_path

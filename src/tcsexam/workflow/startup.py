@@ -9,7 +9,12 @@
 3. The evaluation tree's record key (`tcsexam.recordkey`, `<results>/<suite>/<protocol>/.tcsexam-key`)
    is created when it has none, so every job of the run seals its records with the one key, and
    the tree copied (e.g. for `tcsexam compare`) carries it.
-4. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
+4. A sandbox for the candidates works here (`check_sandbox`: the config's `run.sandbox`, `auto`
+   never `local` unless `run.allow_unsandboxed`), checked once in the main process of a run or a
+   dry run, so that `snakemake -n` says it, not a failed job's log. On a cluster (no local
+   execution) the jobs choose on their nodes: a sandbox that cannot run on the submit host is
+   only noted.
+5. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
    run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
    job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
    only lists what it would set aside.
@@ -106,7 +111,33 @@ def _locked(workdir: Path) -> bool:
         return False
 
 
-def prepare(config: dict, basedir: str, *, main_process: bool = True, argv: list[str] | None = None):
+def check_sandbox(plan, *, local_exec: bool = True) -> None:
+    """Step 4: the sandbox the rules' `tcsexam run --sandbox ...` will choose works here (one line
+    and exit 1 when not; on a cluster only a note). The online protocol runs no candidate."""
+    from tcsexam.runner.sandboxes import choose_sandbox
+
+    if plan.online:
+        return
+    name = plan.run.get("sandbox", "auto")
+    try:
+        choose_sandbox(name, allow_unsandboxed=bool(plan.run.get("allow_unsandboxed")))
+    except InputError as exc:
+        if local_exec:
+            _fail(f"config run.sandbox: {exc}")
+        print(
+            f"tcsexam: note: on this submit host: {exc} (cluster jobs choose their sandbox on their node)",
+            file=sys.stderr,
+        )
+
+
+def prepare(
+    config: dict,
+    basedir: str,
+    *,
+    main_process: bool = True,
+    argv: list[str] | None = None,
+    local_exec: bool = True,
+):
     """The checked Plan of this workflow run (see the module docstring)."""
     from tcsexam.recordkey import ensure_key
     from tcsexam.workflow.heal import heal
@@ -120,7 +151,10 @@ def prepare(config: dict, basedir: str, *, main_process: bool = True, argv: list
     except InputError as exc:
         _fail(str(exc))
     mode = _mode(argv)
-    if not main_process or mode == "none" or _locked(Path.cwd()):
+    if not main_process or mode == "none":
+        return plan
+    check_sandbox(plan, local_exec=local_exec)
+    if _locked(Path.cwd()):
         return plan
     try:
         if mode != "dry":  # the evaluation tree's record key, before any job (they all find this one)

@@ -28,7 +28,7 @@ def test_conda_env_matches_pyproject(project_root):
             continue
         name, bound = _split(dep)
         conda[name] = bound
-    for dep in pip:  # packages only PyPI has (dratify, cdclkit-native), with pyproject's bounds
+    for dep in pip:  # PyPI-only packages, from pip inside the environment, with pyproject's bounds
         if not dep.strip().startswith(("-", ".")):
             name, bound = _split(dep)
             conda[name] = bound
@@ -47,3 +47,16 @@ def test_conda_env_matches_pyproject(project_root):
     # the package itself is installed by the post-deploy script (tests/unit/test_conda_deploy.py)
     assert not any(p.strip().startswith(("-e", "--editable", ".")) for p in pip), pip
     assert (project_root / "envs" / "tcsexam.post-deploy.sh").is_file()
+
+
+def test_snakefile_min_version_is_the_dependency_bound(project_root):
+    """The Snakefile asks for the Snakemake the rules need: the lower bound pyproject.toml installs
+    (and the installed one meets it)."""
+    from importlib import metadata
+
+    project = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
+    bound = next(_split(d)[1] for d in project["dependencies"] if _split(d)[0] == "snakemake")
+    asked = re.search(r'^min_version\("([0-9.]+)"\)', (project_root / "Snakefile").read_text(), re.M)
+    assert asked and bound == f">={asked.group(1)}", (asked, bound)
+    installed = tuple(int(x) for x in metadata.version("snakemake").split(".")[:2])
+    assert installed >= tuple(int(x) for x in asked.group(1).split(".")[:2])

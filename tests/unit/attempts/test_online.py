@@ -165,7 +165,7 @@ def test_missing_instance_or_infrastructure_error_is_an_incomplete_row_not_an_er
     src = _judged(tmp_path, records)
     out = tmp_path / "res" / "records.json"
     rc = _ingest_cli(src, out)
-    assert rc == 0 and "stays incomplete" in capsys.readouterr().out
+    assert rc == 0 and "stays incomplete" in capsys.readouterr().err
     row, _ = solver_row(
         model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
         relative_output=tmp_path / "res" / "relative.json",

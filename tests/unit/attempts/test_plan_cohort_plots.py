@@ -132,7 +132,7 @@ def test_cohort_refuses_a_reference_without_the_suite_tasks(tmp_path):
         build_cohort("lite", "offline", str(ref), {"m": 1})
 
 
-def test_plots_are_written(tmp_path):
+def test_plots_are_written(tmp_path, capsys):
     index = {
         "suite": "lite",
         "solver_protocol": "offline",
@@ -165,6 +165,15 @@ def test_plots_are_written(tmp_path):
     assert [p.name for p in written] == list(PLOTS)
     for p in written:
         assert p.read_bytes().startswith(b"\x89PNG")
+    # the command (rule attempts_plots): one log line per plot, with time stamp and level
+    from tcsexam.cli import main
+
+    capsys.readouterr()
+    argv = ["attempts", "plots", "--index", str(tmp_path / "index.json"), "--attempts", str(tmp_path / "attempts.csv"),
+            "--solver-dir", str(tmp_path / "solver"), "--output-dir", str(tmp_path / "p3")]  # fmt: skip
+    assert main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(PLOTS) and all(" INFO    tcsexam attempts plots: " in line for line in lines), lines
     (tmp_path / "bad.json").write_text("[]")
     with pytest.raises(InputError, match="not an index.json"):
         make_plots(tmp_path / "bad.json", tmp_path / "attempts.csv", tmp_path / "solver", tmp_path / "p2")

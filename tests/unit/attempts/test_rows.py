@@ -256,7 +256,7 @@ def test_cli_solver_row_and_table(tmp_path, ref, capsys):
     )
     assert json.loads(miss.read_text())["track"] == "open_conjecture"
     assert main(["attempts", "table", "--rows", str(row), str(miss), "--output", str(tmp_path / "a.csv")]) == 0
-    assert "2 attempt rows" in capsys.readouterr().out
+    assert "2 attempt rows" in capsys.readouterr().err
     # bad input: one line, exit 1, no output
     bad = tmp_path / "bad.json"
     bad.write_text("{")

@@ -270,3 +270,23 @@ def test_checker_outputs_for_the_manifest(tmp_path):
     d.mkdir(parents=True)
     (d / "checker.json").write_text(json.dumps({"model": "m", "status": "ok", "reward": 1.0}))
     assert checker_outputs(tmp_path / "run") == {"m": {GOLOMB: {"1": {"status": "ok", "reward": 1.0}}}}
+
+
+def test_the_row_commands_log_line_has_a_time_and_a_level(tmp_path, capsys):
+    """`tcsexam construction row` (the rule's row.log) logs like every other command."""
+    import re
+
+    from tcsexam.cli import main
+
+    sub = tmp_path / "s"
+    sub.mkdir()
+    (sub / "construction.txt").write_text(OGR14)
+    out = tmp_path / "r" / "records.json"
+    judge_submission(task=TASK, submission=sub, output=out, attempt="1")
+    capsys.readouterr()
+    rc = main(["construction", "row", "--task", TASK, "--model", "m", "--attempt", "1", "--records", str(out),
+               "--checker-output", str(tmp_path / "c.json"), "--output", str(tmp_path / "row.json")])  # fmt: skip
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert rc == 0 and captured.out == "" and len(lines) == 1, captured
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ INFO +tcsexam construction row: m,construction,", lines[0])

@@ -47,7 +47,7 @@ def task(tmp_path):
         ("command: [x]\nthreads: 0\n", "'threads' must be an integer >= 1"),
         ("command: [x]\nexit_codes_ok: [0, 300]\n", "'exit_codes_ok'"),
         ("command: [x]\nenv: [A]\n", "'env' must map"),
-        ("command: [x]\ncolour: red\n", "unknown key(s) colour"),
+        ("command: [x]\ncolour: red\n", "unknown key 'colour'"),
         ("command: [x\n", "malformed"),
         ("command: [x]\ntasks: {t: [y]}\n", "'tasks' must map task ids to {command: [...]}"),
         ("command: [x]\ntasks: {t: {command: [y, '{nope}']}}\n", "'tasks.t.command': unknown placeholder {nope}"),

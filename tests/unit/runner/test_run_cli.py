@@ -429,3 +429,26 @@ def test_console_script_ends_a_ray_process_with_os_exit(monkeypatch, capsys):
     with pytest.raises(SystemExit) as ended:
         cli.run_command()
     assert ended.value.code == 1 and exits == [1]
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("comand: [python3, solve.py]\n", ["unknown key 'comand'", "did you mean 'command'?"]),
+        ("command: [python3, solve.py]\nthread: 1\n", ["unknown key 'thread'", "did you mean 'threads'?"]),
+        (
+            "command: [x]\ntasks: {tiny-maxcut: {comand: [y]}}\n",
+            ["unknown key tasks.tiny-maxcut.'comand'", "did you mean tasks.tiny-maxcut.'command'?"],
+        ),
+        ("command: [x]\nzzz: 1\n", ["unknown key 'zzz' (known: build, command"]),
+    ],
+)
+def test_misspelt_solver_yaml_key_is_one_line_and_exit_2(setup, capsys, text, needles):
+    root, task, cand = setup
+    (cand / "solver.yaml").write_text(text)
+    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(root / "out" / "records.json"),
+               "--no-progress", "--no-ray"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert str(cand / "solver.yaml") in err[0] and all(n in err[0] for n in needles), err[0]
+    assert not (root / "out" / "records.json").exists() and executed(root) == []

@@ -57,6 +57,16 @@ def unsandboxed_allowed(flag: bool = False) -> bool:
     return flag or os.environ.get("TCSEXAM_ALLOW_UNSANDBOXED", "") in ("1", "true", "yes")
 
 
+def described(box: Sandbox) -> str:
+    """` [bundled bwrap 0.11.0: /path]`: what `box.describe()` says, for the log line."""
+    info = box.describe()
+    if not info:
+        return ""
+    words = " ".join(str(info[k]) for k in ("origin",) if info.get(k))
+    words = f"{words} {box.name} {info.get('version') or '(version unknown)'}".strip()
+    return f" [{words}: {info['executable']}]" if info.get("executable") else f" [{words}]"
+
+
 def choose_sandbox(name: str, *, allow_unsandboxed: bool = False, **options) -> tuple[Sandbox, str]:
     """(the sandbox, one line saying why) for `name`, checked to work here: an explicit name that
     cannot run is an InputError; ``auto`` takes the first of `AUTO_ORDER` that works, but never
@@ -64,7 +74,7 @@ def choose_sandbox(name: str, *, allow_unsandboxed: bool = False, **options) -> 
     if name != "auto":
         box = get_sandbox(name, **options)
         box.check_available()
-        return box, f"sandbox {name}"
+        return box, f"sandbox {name}{described(box)}"
     skipped = []
     for candidate in AUTO_ORDER:
         if candidate == "local" and not unsandboxed_allowed(allow_unsandboxed):
@@ -81,7 +91,7 @@ def choose_sandbox(name: str, *, allow_unsandboxed: bool = False, **options) -> 
             continue
         why = f" (not {', '.join(f'{n}: {s}' for n, s in zip(AUTO_ORDER, skipped, strict=False))})" if skipped else ""
         trusted = " (candidates declared trusted: NOT CONTAINED)" if candidate == "local" else ""
-        return box, f"sandbox auto -> {candidate}{why}{trusted}"
+        return box, f"sandbox auto -> {candidate}{described(box)}{why}{trusted}"
     raise InputError("sandbox auto: no sandbox works here")  # unreachable: local always works
 
 

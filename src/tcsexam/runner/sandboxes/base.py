@@ -60,6 +60,16 @@ class Sandbox(ABC):
         not a crash. Without a starter of its own a sandbox raises `LaunchError` instead: False."""
         return False
 
+    def options(self) -> dict[str, str]:
+        """The keyword options that make `get_sandbox(self.name, **options)` this same sandbox,
+        as `check_available` resolved it (an actor's copy runs the same program); none by default."""
+        return {}
+
+    def describe(self) -> dict[str, str | None]:
+        """What runs the sandbox, for the job's log, the records (`extra.sandbox_info`) and the
+        manifest (bwrap: its path, version and origin); empty when there is nothing to add."""
+        return {}
+
     def python_dir(self) -> str | None:
         """The folder put first on the candidate's PATH (its `python3`): the harness's
         interpreter folder as the candidate sees it; None: the image's own (containers)."""

