@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.provenance.cli",  # manifest, compare
     "tcsexam.status",  # status
+    "tcsexam.twins.cli",  # twins make|translate, scan-candidate
 )
 
 

@@ -1,0 +1,167 @@
+"""The paired difference original - twin of the relative score, per model and Solver task, and
+the `memorisation_suspected` issue (docs/twins.md).
+
+For every model, task and attempt with a solver-score output on the originals
+(`SOLVER/<model>/<task>/<attempt>/relative.json`) and on each twin set
+(`TWINS/s<seed>/solver/<model>/<task>/<attempt>/relative.json`, twin names mapped back to the
+originals with `TWINS/s<seed>/tasks/<task>/map.json`), instance i's twin score is the mean over
+the twin sets (`copies`) of its twin's score. The difference of an attempt is
+mean_i(original_i - twin_i); the task's difference is the mean over its attempts. Its interval is
+the project's paired bootstrap (`tcsexam.scoring.bootstrap.task_replicates` with the originals and
+the twins as two runs of the same task: the same instance and attempt draws for both).
+
+A task is flagged when its difference exceeds `THRESHOLD` and its interval lies above 0; a model
+with a flagged task gets one `memorisation_suspected` issue naming the tasks. The Index is not
+changed. Why 0.25 (calibration on the bundled demos, honest order-sensitive heuristics included):
+docs/twins.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcsexam.fileio import read_json
+
+#: a task's original - twin difference above this, with its 95% interval above 0, is flagged
+THRESHOLD = 0.25
+METHOD = (
+    "paired percentile bootstrap of mean(original - twin) over instances and attempts "
+    "(tcsexam.scoring.bootstrap.task_replicates, originals and twins as two paired runs)"
+)
+
+
+def _instance_scores(path: Path) -> dict[str, float] | None:
+    try:
+        data = read_json(path, "solver-score output")
+    except Exception:  # noqa: BLE001 - an unreadable output only leaves the attempt out
+        return None
+    inst = data.get("instances") if isinstance(data, dict) else None
+    if not isinstance(inst, list) or "relative_score" not in data:
+        return None
+    try:
+        return {str(i["instance"]): float(i["score"]) for i in inst}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def twin_seeds(twins_dir: Path) -> list[int]:
+    return sorted(int(p.name[1:]) for p in twins_dir.glob("s*") if p.is_dir() and p.name[1:].isdigit())
+
+
+def twin_differences(
+    solver_dir: str | Path,
+    twins_dir: str | Path,
+    models: list[str],
+    tasks: list[str],
+    *,
+    seed: int,
+    resamples: int,
+    threshold: float = THRESHOLD,
+) -> dict[str, Any]:
+    """The `twins` object of index.json (module doc) and, per model, its issue (or None)."""
+    from tcsexam.scoring.bootstrap import TaskScores, interval, task_replicates
+
+    solver_dir, twins_dir = Path(solver_dir), Path(twins_dir)
+    seeds = twin_seeds(twins_dir)
+    maps: dict[tuple[int, str], dict[str, str]] = {}
+    for s in seeds:
+        for task in tasks:
+            path = twins_dir / f"s{s}" / "tasks" / task / "map.json"
+            if path.is_file():
+                data = read_json(path, "twin map")
+                maps[(s, task)] = {t: v["original"] for t, v in data.get("instances", {}).items()}
+    out: dict[str, Any] = {
+        "seeds": seeds,
+        "threshold": threshold,
+        "method": METHOD,
+        "resamples": int(resamples),
+        "seed": int(seed),
+        "models": {m: {} for m in models},
+    }
+    for task in tasks:
+        task_seeds = [s for s in seeds if (s, task) in maps]
+        if not task_seeds:
+            continue
+        orig = TaskScores(task, "solver")
+        twin = TaskScores(task, "solver")
+        names: tuple[str, ...] | None = None
+        for model in models:
+            folder = solver_dir / model / task
+            for att_dir in sorted(folder.glob("*")) if folder.is_dir() else []:
+                o = _instance_scores(att_dir / "relative.json")
+                if o is None:
+                    continue
+                copies = []
+                for s in task_seeds:
+                    t = _instance_scores(twins_dir / f"s{s}" / "solver" / model / task / att_dir.name / "relative.json")
+                    if t is None:
+                        break
+                    copies.append({maps[(s, task)].get(k, k): v for k, v in t.items()})
+                if len(copies) != len(task_seeds):
+                    continue
+                here = tuple(o)
+                if names is None:
+                    names = here
+                if here != names or any(set(c) != set(names) for c in copies):
+                    continue  # another instance set (a subset run): not paired
+                orig.attempts.setdefault(model, {})[att_dir.name] = np.array([o[n] for n in names])
+                twin_vec = np.mean([[c[n] for n in names] for c in copies], axis=0)
+                twin.attempts.setdefault(model, {})[att_dir.name] = twin_vec
+        if names is None or not orig.attempts:
+            continue
+        orig.instances = twin.instances = names
+        reps = task_replicates([orig, twin], seed, resamples) if resamples > 0 else [{}, {}]
+        for model in orig.attempts:
+            o_mean = float(np.mean([v.mean() for v in orig.attempts[model].values()]))
+            t_mean = float(np.mean([v.mean() for v in twin.attempts[model].values()]))
+            diff = o_mean - t_mean
+            ci = interval(reps[0][model] - reps[1][model]) if resamples > 0 else None
+            flagged = bool(diff > threshold and ci is not None and ci[0] > 0)
+            out["models"][model][task] = {
+                "original": o_mean,
+                "twin": t_mean,
+                "difference": diff,
+                "ci95": ci,
+                "attempts": len(orig.attempts[model]),
+                "copies": len(task_seeds),
+                "instances": len(names),
+                "flagged": flagged,
+            }
+    return out
+
+
+def memorisation_issue(model: str, per_task: dict[str, Any], threshold: float) -> dict[str, Any] | None:
+    flagged = [t for t, v in per_task.items() if v["flagged"]]
+    if not flagged:
+        return None
+    shown = ", ".join(
+        f"{t} {per_task[t]['difference']:+.3f} [{per_task[t]['ci95'][0]:.3f}, {per_task[t]['ci95'][1]:.3f}]"
+        for t in flagged
+    )
+    return {
+        "model": model,
+        "track": "solver",
+        "item": flagged[0],
+        "attempt": None,
+        "reason": "memorisation_suspected",
+        "tasks": flagged,
+        "message": f"relative score on the originals exceeds that on value-preserving twins by more than "
+        f"{threshold} with the 95% interval above 0: {shown} (docs/twins.md)",
+    }
+
+
+def add_twin_differences(
+    result: dict[str, Any], suite, solver_dir, twins_dir, *, seed: int, resamples: int, threshold: float = THRESHOLD
+) -> None:
+    """index.json's top-level `twins` and the models' `memorisation_suspected` issues (in place)."""
+    models = list(result.get("models", {}))
+    tasks = list(suite.tracks["solver"])
+    twins = twin_differences(solver_dir, twins_dir, models, tasks, seed=seed, resamples=resamples, threshold=threshold)
+    result["twins"] = twins
+    for model, per_task in twins["models"].items():
+        issue = memorisation_issue(model, per_task, threshold)
+        if issue is not None:
+            result["models"][model]["issues"].append(issue)
