@@ -165,3 +165,54 @@ def add_twin_differences(
         issue = memorisation_issue(model, per_task, threshold)
         if issue is not None:
             result["models"][model]["issues"].append(issue)
+
+
+#: scan findings that are evidence of memorised answers (an opaque file alone is not)
+EVIDENCE_KINDS = (
+    "instance_name",
+    "content_hash",
+    "hash_table",
+    "best_value_literal",
+    "size_key",
+    "embedded_certificate",
+    "encoded_blob",
+)
+
+
+def add_scan_findings(result: dict[str, Any], solver_dir: str | Path) -> None:
+    """Every model's `candidate_scan` (the findings of DIR/<model>/<task>/<attempt>/scan.json, each
+    with its task, attempt, file and line) and a `hardcoded_answers_suspected` issue naming the tasks
+    whose candidate holds evidence (in place). The status and the Index are not changed."""
+    root = Path(solver_dir)
+    for model, entry in result.get("models", {}).items():
+        findings: list[dict[str, Any]] = []
+        for path in sorted((root / model).glob("*/*/scan.json")) if (root / model).is_dir() else []:
+            try:
+                report = read_json(path, "scan report")
+            except Exception:  # noqa: BLE001 - an unreadable report is left out
+                continue
+            task, attempt = path.parent.parent.name, path.parent.name
+            for f in report.get("findings", []) if isinstance(report, dict) else []:
+                if isinstance(f, dict):
+                    findings.append({"task": task, "attempt": attempt, **f})
+        if not findings and not (root / model).is_dir():
+            continue
+        summary: dict[str, int] = {}
+        for f in findings:
+            summary[f["kind"]] = summary.get(f["kind"], 0) + int(f.get("count", 1))
+        entry["candidate_scan"] = {"summary": dict(sorted(summary.items())), "findings": findings}
+        tasks = sorted({f["task"] for f in findings if f.get("kind") in EVIDENCE_KINDS})
+        if tasks:
+            kinds = sorted({f["kind"] for f in findings if f.get("kind") in EVIDENCE_KINDS})
+            entry["issues"].append(
+                {
+                    "model": model,
+                    "track": "solver",
+                    "item": tasks[0],
+                    "attempt": None,
+                    "reason": "hardcoded_answers_suspected",
+                    "tasks": tasks,
+                    "message": f"the candidate scan found {', '.join(kinds)} in the files of {', '.join(tasks)} "
+                    "(evidence, not a verdict: candidate_scan lists each finding with its file and line)",
+                }
+            )
