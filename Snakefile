@@ -33,6 +33,7 @@ include: "rules/index.smk"
 include: "rules/reference.smk"
 include: "rules/orspace.smk"
 include: "rules/compare.smk"
+include: "rules/twins.smk"
 
 
 # Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue, and
@@ -55,6 +56,10 @@ localrules:
     compare,
     compare_runs,
     reference_carry,
+    scan_candidate,
+    twins_make,
+    twins_reference,
+    twins_solver_row,
     orspace_all,
     orspace_score_objectives,
     orspace_explain_score,

@@ -239,7 +239,7 @@ def _score(args: argparse.Namespace) -> int:
 def _add_memorisation_checks(result, suite, args: argparse.Namespace) -> None:
     """The twins' paired differences and the candidate scans' findings (docs/twins.md)."""
     from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-    from tcsexam.twins.difference import THRESHOLD, add_scan_findings, add_twin_differences
+    from tcsexam.scoring.twins import THRESHOLD, add_scan_findings, add_twin_differences
 
     originals = args.originals or args.solver_scores
     if args.twins and not originals:

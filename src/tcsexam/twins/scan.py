@@ -17,7 +17,7 @@ The scan reads every file of the candidate folder as text (bounded: `MAX_FILES` 
 - `embedded_certificate`: a literal that is certificate-shaped for an instance of the task: a
   run of at least 64 0/1 digits, or a list of integers whose length is an instance's size and
   that is a permutation (a tour), a signed permutation (a model) or a 0/1 vector (a cut);
-- `encoded_blob`: a base64 or hex string of 256 characters or more (packed answers);
+- `encoded_blob`: a base64 or hex string of 128 characters or more (packed answers);
 - `opaque_file`: a binary file of the candidate (its content cannot be read by the scan).
 
 A finding is evidence, not a verdict: the scan never runs the candidate and never fails a run. It
@@ -45,7 +45,7 @@ _STRING = re.compile(r"""(?P<q>["'`])(?P<s>[^"'`\n\\]{1,200})(?P=q)""")
 _INT = re.compile(r"(?<![\w.])-?\d{1,18}(?![\w.])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,128}(?![0-9A-Za-z])")
 _BITS = re.compile(r"[01]{64,}")
-_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{256,}")
+_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{128,}")
 _INT_LIST = re.compile(r"-?\d{1,9}(?:[ \t]*[,;]?[ \t\r\n]*-?\d{1,9}){9,}")
 _KEY = re.compile(r"(?:(?<![\w.])(\d{1,9})\s*[:\)]\s*[\[\{\(\"'\w-])|(?:==\s*(\d{1,9})\b)|(?:\bcase\s+(\d{1,9})\b)")
 _HASH_CALL = re.compile(r"\b(hashlib|sha256|sha1|md5|blake2|xxhash|crc32|hash\(|sha512|SHA256|MD5|digest)\b")
