@@ -217,3 +217,17 @@ def test_translate_cli_round_trip(tmp_path):
     a = p.check_certificate(twin, cert.read_bytes(), {})
     b = p.check_certificate(orig, (tmp_path / "back").read_bytes(), {})
     assert a.status == b.status == "ok" and a.value == b.value
+
+
+def test_degenerate_instance_twin_still_differs_and_parses(tmp_path):
+    (tmp_path / "inst").mkdir()
+    (tmp_path / "inst" / "one.txt").write_text("1 0\n")
+    task = tmp_path / "one.yaml"
+    task.write_text(
+        "id: tiny\nproblem: maxcut\nkind: objective\ndirection: maximize\nlimits: {wall_s: 1}\n"
+        f"instance_dir: {tmp_path / 'inst'}\ninstances:\n- {{name: one, file: one.txt}}\n"
+    )
+    make_twins(task, 1, tmp_path / "tw", None)
+    (twin,) = (tmp_path / "tw" / "instances").iterdir()
+    assert twin.read_bytes() != b"1 0\n"
+    assert get_problem("maxcut").parse_instance(twin).n == 1
