@@ -5,6 +5,9 @@ usage:
       time `twins make` for every Solver task of the suite (the generated families are generated
       first when missing, not timed) against a baseline that only parses every instance and writes
       its bytes to a new file; prints seconds per task, the total and the ratio. Asserts nothing.
+  .venv/bin/python benchmarks/twins.py --merge A.json B.json ... --output benchmarks/twins-calibration.json
+      combine calibration outputs into the file tests/unit/twins/test_calibration.py reads
+      (per model, seed and task: original, twin, difference, ci95, flagged).
   .venv/bin/python benchmarks/twins.py --calibrate --models demo-strong demo-fast demo-weak \\
       --seeds 1 2 3 [--tasks T ...] [--workdir DIR]
       run each model on the originals and on the twins of each seed (tcsexam run --no-ray, the
@@ -33,11 +36,13 @@ def _tcsexam(*args: str) -> None:
 
 def bench(suite: str, seed: int) -> None:
     from tcsexam.problems import get_problem
+    from tcsexam.scoring.reference import load_reference
     from tcsexam.suites import load_suite
     from tcsexam.tasks import load_task
     from tcsexam.twins.make import make_twins
 
     tasks = load_suite(suite).tracks["solver"]
+    reference = load_reference("full")  # loaded once: the timing is of the twins, not of the reference
     total_twin = total_base = 0.0
     n_total = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,7 +58,7 @@ def bench(suite: str, seed: int) -> None:
                 (Path(tmp) / "copy").write_bytes(inst.path.read_bytes())
             base = time.perf_counter() - start
             start = time.perf_counter()
-            make_twins(task, seed, Path(tmp) / task, "full")
+            make_twins(task, seed, Path(tmp) / task, reference)
             twin = time.perf_counter() - start
             total_twin, total_base, n_total = total_twin + twin, total_base + base, n_total + len(t.instances)
             print(f"{task:22s} {len(t.instances):9d} {twin:10.2f}s {base:11.2f}s {twin / base:6.1f}")
@@ -116,7 +121,17 @@ def main() -> int:
     )
     ap.add_argument("--workdir", help="keep the runs here (reused by a rerun)")
     ap.add_argument("--output", help="write the calibration's differences (JSON) here")
+    ap.add_argument("--merge", nargs="+", metavar="JSON", help="combine calibration outputs into --output")
     args = ap.parse_args()
+    if args.merge:
+        merged: dict = {"written_by": "benchmarks/twins.py --calibrate, then --merge", "models": {}}
+        for path in args.merge:
+            data = json.loads(Path(path).read_text())
+            for seed, per_model in data["per_seed"].items():
+                for model, per_task in per_model.items():
+                    merged["models"].setdefault(model, {})[str(seed)] = per_task
+        Path(args.output).write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+        return 0
     if not args.calibrate:
         bench(args.suite, args.seed)
         return 0

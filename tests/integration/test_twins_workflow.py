@@ -52,7 +52,7 @@ def test_twins_in_the_workflow_flag_demo_memo_and_score_on_twins(tmp_path):
         per_task = index["twins"]["models"]["demo-memo"]
         flagged = sorted(t for t, d in per_task.items() if d["flagged"])
         issues = {i["reason"]: i for i in memo["issues"]}
-        assert issues["memorisation_suspected"]["tasks"] == flagged and len(flagged) >= 3, per_task
+        assert sorted(issues["memorisation_suspected"]["tasks"]) == flagged and len(flagged) >= 3, per_task
         assert sorted(issues["hardcoded_answers_suspected"]["tasks"]) == sorted(SOLVER_TASKS)
         assert {f["file"] for f in memo["candidate_scan"]["findings"]} == {"answers.py"}
         originals = {t: memo["task_means"][t] for t in SOLVER_TASKS}

@@ -78,8 +78,9 @@ def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str
     return out
 
 
-def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: str | None = "full") -> dict[str, Any]:
-    """Write DIR (module doc) for the task file `task_spec` and `seed`; returns a summary."""
+def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: Any = "full") -> dict[str, Any]:
+    """Write DIR (module doc) for the task file `task_spec` and `seed`; returns a summary. `reference`
+    is lite, full, a path, a loaded `Reference` or None (no reference.json)."""
     from tcsexam.paths import config_file
     from tcsexam.scoring.reference import load_reference
     from tcsexam.tasks import load_task, verify_instance_files
@@ -92,7 +93,7 @@ def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: 
     problem = task.problem_impl
     if not hasattr(problem, "make_twin"):
         raise InputError(f"{task.source}: problem {task.problem!r} has no twins (only the Solver problems do)")
-    ref = load_reference(reference) if reference else None
+    ref = load_reference(reference) if isinstance(reference, (str, Path)) and reference else reference or None
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
