@@ -97,7 +97,7 @@ def _add_score_command(subparsers) -> None:
         type=float,
         default=None,
         metavar="D",
-        help="flag a task whose original - twin difference exceeds D with its interval above 0 (default 0.25)",
+        help="flag a task whose original - twin difference exceeds D with its interval above 0 (default 0.35, docs/twins.md)",
     )
 
 

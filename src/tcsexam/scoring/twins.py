@@ -12,7 +12,7 @@ the twins as two runs of the same task: the same instance and attempt draws for 
 
 A task is flagged when its difference exceeds `THRESHOLD` and its interval lies above 0; a model
 with a flagged task gets one `memorisation_suspected` issue naming the tasks. The Index is not
-changed. Why 0.25 (calibration on the bundled demos, honest order-sensitive heuristics included):
+changed. Why 0.35 (calibration on the bundled demos, honest order-sensitive heuristics included):
 docs/twins.md.
 """
 
@@ -26,14 +26,15 @@ import numpy as np
 from tcsexam.fileio import read_json
 
 #: a task's original - twin difference above this, with its 95% interval above 0, is flagged
-THRESHOLD = 0.25
+THRESHOLD = 0.35
 METHOD = (
     "paired percentile bootstrap of mean(original - twin) over instances and attempts "
     "(tcsexam.scoring.bootstrap.task_replicates, originals and twins as two paired runs)"
 )
 
 
-def _instance_scores(path: Path) -> dict[str, float] | None:
+def _instance_scores(path: Path) -> dict[str, tuple[float, str]] | None:
+    """instance -> (score, status) of a solver-score output; None when it cannot be read."""
     try:
         data = read_json(path, "solver-score output")
     except Exception:  # noqa: BLE001 - an unreadable output only leaves the attempt out
@@ -42,7 +43,7 @@ def _instance_scores(path: Path) -> dict[str, float] | None:
     if not isinstance(inst, list) or "relative_score" not in data:
         return None
     try:
-        return {str(i["instance"]): float(i["score"]) for i in inst}
+        return {str(i["instance"]): (float(i["score"]), str(i.get("status"))) for i in inst}
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -88,6 +89,7 @@ def twin_differences(
         orig = TaskScores(task, "solver")
         twin = TaskScores(task, "solver")
         names: tuple[str, ...] | None = None
+        statuses: dict[str, dict[str, dict[str, int]]] = {}
         for model in models:
             folder = solver_dir / model / task
             for att_dir in sorted(folder.glob("*")) if folder.is_dir() else []:
@@ -107,9 +109,14 @@ def twin_differences(
                     names = here
                 if here != names or any(set(c) != set(names) for c in copies):
                     continue  # another instance set (a subset run): not paired
-                orig.attempts.setdefault(model, {})[att_dir.name] = np.array([o[n] for n in names])
-                twin_vec = np.mean([[c[n] for n in names] for c in copies], axis=0)
+                orig.attempts.setdefault(model, {})[att_dir.name] = np.array([o[n][0] for n in names])
+                twin_vec = np.mean([[c[n][0] for n in names] for c in copies], axis=0)
                 twin.attempts.setdefault(model, {})[att_dir.name] = twin_vec
+                counts = statuses.setdefault(model, {"original": {}, "twin": {}})
+                for side, tables in (("original", [o]), ("twin", copies)):
+                    for table in tables:
+                        for _, status in table.values():
+                            counts[side][status] = counts[side].get(status, 0) + 1
         if names is None or not orig.attempts:
             continue
         orig.instances = twin.instances = names
@@ -128,6 +135,7 @@ def twin_differences(
                 "attempts": len(orig.attempts[model]),
                 "copies": len(task_seeds),
                 "instances": len(names),
+                "statuses": {k: dict(sorted(v.items())) for k, v in statuses[model].items()},
                 "flagged": flagged,
             }
     return out

@@ -12,8 +12,9 @@ The scan reads every file of the candidate folder as text (bounded: `MAX_FILES` 
   file's best_known / optimal / chromatic / optimum) or to a reference outcome, when the file holds
   two or more distinct such values (numbers below 100 are left out: they are everywhere);
 - `size_key`: a line holding an instance's two size numbers together ((vertices, edges),
-  (variables, clauses)), or a file where three or more of the task's instance sizes are used as
-  keys or compared with (`14:`, `== 48`, `case 52`): a table keyed by instance size;
+  (variables, clauses)), or a file where three or more of the task's instance sizes (vertices,
+  edges, variables, clauses, cities) are used as keys or compared with (`14:`, `== 48`,
+  `case 52`): a table keyed by instance size;
 - `embedded_certificate`: a literal that is certificate-shaped for an instance of the task: a
   run of at least 64 0/1 digits, or a list of integers whose length is an instance's size and
   that is a permutation (a tour), a signed permutation (a model) or a 0/1 vector (a cut);
@@ -62,6 +63,7 @@ class _Knowledge:
         self.values: dict[int, str] = {}  # value -> instance
         self.pairs: dict[tuple[int, int], str] = {}
         self.sizes: dict[int, str] = {}
+        self.lengths: set[int] = set()
         problem = get_problem(task.problem)
         for inst in task.instances:
             self.names.update({inst.name, inst.path.name, inst.path.stem})
@@ -86,10 +88,14 @@ class _Knowledge:
                     x, y = getattr(parsed, a, None), getattr(parsed, b, None)
                     if isinstance(x, int) and isinstance(y, int) and y >= 10:
                         self.pairs[(x, y)] = inst.name
-                for a in ("n", "nvars"):
+                for a in ("n", "nvars", "m", "m_lines", "nclauses"):  # keys: any size number
                     x = getattr(parsed, a, None)
                     if isinstance(x, int) and x >= 10:
-                        self.sizes[x] = inst.name
+                        self.sizes.setdefault(x, inst.name)
+                for a in ("n", "nvars"):  # a certificate has one entry per vertex, city or variable
+                    x = getattr(parsed, a, None)
+                    if isinstance(x, int) and x >= 10:
+                        self.lengths.add(x)
         if reference is not None and task.id in reference.tasks:
             rt = reference.tasks[task.id]
             for name, outcomes in {**rt.instances, **rt.unscored}.items():
@@ -189,7 +195,7 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
     if len({v for v, _ in keys}) >= 3:
         for v, off in keys:
             add("size_key", off, f"instance size {v} (instance {know.sizes[v]}) used as a key or compared with")
-    sizes = set(know.sizes)
+    sizes = know.lengths
     for m in _BITS.finditer(text):
         add("embedded_certificate", m.start(), f"a run of {len(m.group(0))} 0/1 digits")
     for m in _INT_LIST.finditer(text):

@@ -146,6 +146,6 @@ class TwinsPlan:
             return ""
         out = f"--originals {shlex.quote(str(Path(self.out) / 'solver'))}"
         if self.twin_seeds:
-            threshold = float(self.twins.get("threshold", 0.25))
+            threshold = float(self.twins["threshold"])  # the schema's default fills it in
             out += f" --twins {shlex.quote(self.twins_root)} --twin-threshold {threshold!r}"
         return out

@@ -103,3 +103,9 @@ def test_the_scan_never_runs_the_candidate(tmp_path):
     folder = _candidate(tmp_path, {"solve.py": code, "setup.py": code})
     scan_candidate(folder, "sat-satlib")
     assert not marker.exists()
+
+
+def test_table_keyed_on_edge_counts_alone(tmp_path):
+    code = "TABLE = {\n    19176: 'a',\n    1600: 'b',\n    4694: 'c',\n}\n"
+    kinds = _kinds(scan_candidate(_candidate(tmp_path, {"solve.py": code}), "maxcut-mqlib"))
+    assert [f["line"] for f in kinds["size_key"]] == [2, 3, 4]
