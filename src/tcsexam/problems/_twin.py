@@ -45,28 +45,26 @@ def numbers(values: np.ndarray) -> list[Any]:
 
 def clause_text(heads: np.ndarray | None, clause_of: np.ndarray, lits: np.ndarray, count: int) -> str:
     """Clause lines `[head] lit ... 0`, one per clause, clause k's literals being lits[clause_of == k]
-    in the order given (the caller has sorted them by clause). `heads` is one string per clause (a
-    weight, `h`) or None. Vectorised: every token's position is computed, no loop over clauses."""
-    lengths = np.bincount(clause_of, minlength=count) if count else np.zeros(0, dtype=np.int64)
-    extra = 2 if heads is not None else 1
-    sizes = lengths + extra
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    total = int(ends[-1]) if count else 0
-    tokens = np.empty(total, dtype=object)
-    seps = np.full(total, " ", dtype=object)
-    zero_at = ends - 1
-    tokens[zero_at] = "0"
-    seps[zero_at] = "\n"
-    first_lit = starts + (1 if heads is not None else 0)
-    if heads is not None:
-        tokens[starts] = heads
-    if lits.size:
-        order = np.argsort(clause_of, kind="stable")
-        co = clause_of[order]
-        rank = np.arange(co.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        tokens[first_lit[co] + rank] = np.array(lits[order].astype(str), dtype=object)
-    return "".join((tokens + seps).tolist())
+    in the order given. `heads` is one string per clause (a weight, `h`) or None. One %-format
+    call over the whole text: the format is the concatenation of one `%d ... 0` piece per clause
+    (shared per clause length), so no Python loop touches a literal."""
+    if count == 0:
+        return ""
+    lengths = np.bincount(clause_of, minlength=count).tolist() if clause_of.size else [0] * count
+    order = np.argsort(clause_of, kind="stable")
+    values = lits[order].tolist()
+    lead = "%s " if heads is not None else ""
+    pieces = {k: lead + "%d " * k + "0\n" for k in set(lengths)}
+    fmt = "".join([pieces[k] for k in lengths])
+    if heads is None:
+        return fmt % tuple(values)
+    args: list = []
+    at = 0
+    for head, k in zip(heads.tolist(), lengths):
+        args.append(head)
+        args.extend(values[at : at + k])
+        at += k
+    return fmt % tuple(args)
 
 
 def within_clause_shuffle(rng: np.random.Generator, new_clause: np.ndarray) -> np.ndarray:
