@@ -16,8 +16,9 @@ The scan reads every file of the candidate folder as text (bounded: `MAX_FILES` 
   edges, variables, clauses, cities) are used as keys or compared with (`14:`, `== 48`,
   `case 52`): a table keyed by instance size;
 - `embedded_certificate`: a literal that is certificate-shaped for an instance of the task: a
-  run of at least 64 0/1 digits, or a list of integers whose length is an instance's size and
-  that is a permutation (a tour), a signed permutation (a model) or a 0/1 vector (a cut);
+  run of 0/1 digits at least 64 long or as long as an instance, or a list of integers whose
+  length is an instance's size and that is a permutation (a tour), a signed permutation (a
+  model), a 0/1 vector (a cut) or, for colouring, a colour per vertex;
 - `encoded_blob`: a base64 or hex string of 128 characters or more (packed answers);
 - `opaque_file`: a binary file of the candidate (its content cannot be read by the scan).
 
@@ -45,7 +46,8 @@ HASHES = ("sha256", "sha1", "md5", "sha512", "blake2b", "blake2s")
 _STRING = re.compile(r"""(?P<q>["'`])(?P<s>[^"'`\n\\]{1,200})(?P=q)""")
 _INT = re.compile(r"(?<![\w.])-?\d{1,18}(?![\w.])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,128}(?![0-9A-Za-z])")
-_BITS = re.compile(r"[01]{64,}")
+_BITS = re.compile(r"(?<![0-9])[01]{16,}(?![0-9])")
+LONG_BITS = 64  #: a 0/1 run this long is a certificate whatever its length
 _BLOB = re.compile(r"[A-Za-z0-9+/=_-]{128,}")
 _INT_LIST = re.compile(r"-?\d{1,9}(?:[ \t]*[,;]?[ \t\r\n]*-?\d{1,9}){9,}")
 _KEY = re.compile(r"(?:(?<![\w.])(\d{1,9})\s*[:\)]\s*[\[\{\(\"'\w-])|(?:==\s*(\d{1,9})\b)|(?:\bcase\s+(\d{1,9})\b)")
@@ -65,6 +67,7 @@ class _Knowledge:
         self.sizes: dict[int, str] = {}
         self.lengths: set[int] = set()
         problem = get_problem(task.problem)
+        self.problem = task.problem
         for inst in task.instances:
             self.names.update({inst.name, inst.path.name, inst.path.stem})
             try:
@@ -130,13 +133,15 @@ def _line(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset)
 
 
-def _certificate_shape(values: list[int], sizes: set[int]) -> str | None:
+def _certificate_shape(values: list[int], sizes: set[int], problem: str = "") -> str | None:
     k = len(values)
     if k not in sizes:
         return None
     s = set(values)
     if s <= {0, 1}:
         return "0/1 vector (a cut or an assignment)"
+    if problem == "coloring" and len(s) >= 2 and min(s) >= 0 and max(s) < k:
+        return "a colour per vertex (a colouring)"
     if sorted(values) == list(range(1, k + 1)) or sorted(values) == list(range(k)):
         return "permutation (a tour)"
     if sorted(abs(v) for v in values) == list(range(1, k + 1)):
@@ -197,10 +202,12 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
             add("size_key", off, f"instance size {v} (instance {know.sizes[v]}) used as a key or compared with")
     sizes = know.lengths
     for m in _BITS.finditer(text):
-        add("embedded_certificate", m.start(), f"a run of {len(m.group(0))} 0/1 digits")
+        k = len(m.group(0))
+        if k >= LONG_BITS or k in sizes:
+            add("embedded_certificate", m.start(), f"a run of {k} 0/1 digits")
     for m in _INT_LIST.finditer(text):
         values = [int(x) for x in re.findall(r"-?\d+", m.group(0))]
-        shape = _certificate_shape(values, sizes)
+        shape = _certificate_shape(values, sizes, know.problem)
         if shape is not None:
             add(
                 "embedded_certificate",

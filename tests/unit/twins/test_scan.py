@@ -17,7 +17,7 @@ from tcsexam.twins.scan import scan_candidate
 
 def _candidate(tmp_path, files: dict[str, str | bytes]):
     folder = tmp_path / "cand"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "solver.yaml").write_text('command: ["python3", "solve.py", "{instance}", "{solution}"]\n')
     for name, content in files.items():
         path = folder / name
@@ -109,3 +109,12 @@ def test_table_keyed_on_edge_counts_alone(tmp_path):
     code = "TABLE = {\n    19176: 'a',\n    1600: 'b',\n    4694: 'c',\n}\n"
     kinds = _kinds(scan_candidate(_candidate(tmp_path, {"solve.py": code}), "maxcut-mqlib"))
     assert [f["line"] for f in kinds["size_key"]] == [2, 3, 4]
+
+
+def test_a_colouring_list_and_a_short_assignment_string(tmp_path):
+    colours = ", ".join(str(k % 4) for k in range(74))  # huck has 74 vertices
+    kinds = _kinds(scan_candidate(_candidate(tmp_path, {"a.py": f"C = [{colours}]\n"}), "coloring-dimacs"))
+    assert "colouring" in kinds["embedded_certificate"][0]["detail"]
+    bits = "".join("01"[k % 3 == 0] for k in range(30))  # gen-old-n30-s101 has 30 variables
+    kinds = _kinds(scan_candidate(_candidate(tmp_path / "b", {"b.py": f"A = '{bits}'\n"}), "maxsat-wcnf"))
+    assert kinds["embedded_certificate"][0]["detail"] == "a run of 30 0/1 digits"
