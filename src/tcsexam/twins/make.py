@@ -56,6 +56,11 @@ def twin_reference_id(reference_id: str, seed: int) -> str:
 def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str, Any]:
     """The one-task reference of the twin set: every outcome list of `task` (eligible and unscored)
     under its twin's name, unchanged; InputError for a reference instance the task lacks."""
+    if task not in ref.tasks:
+        raise InputError(
+            f"{ref.source}: reference {ref.reference_id!r} has no task {task!r}: pass --reference with one that "
+            "has it, or --reference none for twins without a reference"
+        )
     rt = ref.task(task)
     for kind, table in (("eligible", rt.instances), ("unscored", rt.unscored)):
         missing = [n for n in table if n not in names]
