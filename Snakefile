@@ -36,6 +36,7 @@ include: "rules/reference.smk"
 include: "rules/orspace.smk"
 include: "rules/compare.smk"
 include: "rules/view.smk"
+include: "rules/twins.smk"
 
 
 # Sub-second bookkeeping jobs run on the submitting host instead of waiting in a cluster queue, and
@@ -60,6 +61,10 @@ localrules:
     compare_runs,
     view,
     reference_carry,
+    scan_candidate,
+    twins_make,
+    twins_reference,
+    twins_solver_row,
     orspace_all,
     orspace_score_objectives,
     orspace_explain_score,

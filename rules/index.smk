@@ -2,6 +2,8 @@
 
 
 rule attempts_cohort:
+    input:
+        PLAN.cohort_inputs,
     output:
         f"{OUT}/cohort.json",
     log:
@@ -15,7 +17,7 @@ rule attempts_cohort:
     params:
         suite=PLAN.config["suite"],
         protocol=PLAN.protocol,
-        reference=PLAN.reference,
+        reference=PLAN.cohort_reference(),
         models=PLAN.cohort_models(),
         policy=config["adoption_policy"],
     shell:
@@ -48,7 +50,7 @@ rule score:
     input:
         attempts=f"{OUT}/attempts.csv",
         cohort=f"{OUT}/cohort.json",
-        relative=PLAN.relative_files,
+        relative=PLAN.score_inputs,
     output:
         report(
             f"{OUT}/index.json",
@@ -65,13 +67,14 @@ rule score:
         **one_cpu_job(),
     params:
         suite=PLAN.config["suite"],
-        solver_dir=f"{OUT}/solver",
+        solver_dir=PLAN.score_solver_dir,
+        twins=PLAN.score_twin_args,
         checksums=f"{OUT}/.checksums/index.json",
         resamples=config["bootstrap"]["resamples"],
         seed=config["bootstrap"]["seed"],
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
-        " --output {output:q} --solver-scores {params.solver_dir:q} --checksums {params.checksums:q}"
+        " --output {output:q} --solver-scores {params.solver_dir:q} {params.twins} --checksums {params.checksums:q}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
@@ -81,7 +84,7 @@ rule attempts_plots:
         index=f"{OUT}/index.json",
         attempts=f"{OUT}/attempts.csv",
         records=PLAN.records_files,
-        relative=PLAN.relative_files,
+        relative=PLAN.score_inputs,
     output:
         report(
             f"{OUT}/plots/track_means.png",
@@ -121,7 +124,7 @@ rule attempts_plots:
     resources:
         **one_cpu_job(mem_mb=2048),
     params:
-        solver_dir=f"{OUT}/solver",
+        solver_dir=PLAN.score_solver_dir,
         plots_dir=lambda w, output: os.path.dirname(output[0]),
     shell:
         "tcsexam attempts plots --index {input.index:q} --attempts {input.attempts:q}"
@@ -138,6 +141,7 @@ rule manifest:
         attempts=f"{OUT}/attempts.csv",
         records=PLAN.records_files,
         relative=PLAN.relative_files,
+        scans=PLAN.scan_files,
     output:
         f"{OUT}/manifest.json",
     log:

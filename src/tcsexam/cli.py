@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "tcsexam.status",  # status
     "tcsexam.view.cli",  # view (the static results explorer)
     "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
+    "tcsexam.twins.cli",  # twins make|translate, scan-candidate
 )
 
 

@@ -5,6 +5,7 @@ One tree per suite and Solver protocol, so Lite/Full and online/offline never mi
     <results>/<suite>/<protocol>/                    ResultsLayout.root
         solver/<model>/<task>/<attempt>/             one Solver attempt
             records/  records.json  run.log  relative.json  row.json  score.log
+            scan.json  scan.log                      the candidate scan (tcsexam scan-candidate)
             heartbeat.json                           the running job's state (tcsexam status)
         construction/<model>/<item>/<attempt>/       a construction judged by the pipeline
             records/  records.json  run.log  checker.json  row.json  row.log
@@ -12,6 +13,8 @@ One tree per suite and Solver protocol, so Lite/Full and online/offline never mi
             verdict.json  check.log  row.json  row.log
         tracks/<model>/rows.json  rows.log           theorem, open_conjecture (and verdict-file construction) rows
         missing/<track>/<model>/<item>/<attempt>/row.json   a planned attempt without a result
+        twins/s<seed>/tasks/<task>/  twins/s<seed>/solver/...   twin sets and the runs on them
+                                                     (config `twins:`, tcsexam.workflow.twins)
         cohort.json  attempts.csv  index.json  manifest.json  plots/*.png  logs/  compare/
         .checksums/index.json  .set-aside/<stamp>/      index.json's inputs; derived files set aside
         .status/plan.json                            the planned Solver attempts (tcsexam status)

@@ -19,6 +19,8 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
+from tcsexam.problems import _twin as tw
+from tcsexam.problems.maxcut import translate as _translate_vector
 from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*c(?:[ \t][^\n]*)?\r?$")
@@ -84,6 +86,27 @@ def conflicts(inst: ColoringInstance, colours: np.ndarray) -> np.ndarray:
     return np.flatnonzero(colours[inst.u] == colours[inst.v])
 
 
+def twin(inst: ColoringInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+    """The graph with its vertices relabelled (vertex i becomes perm[i]), its distinct edges in a
+    shuffled order with their ends in random order, no comment. A proper colouring stays proper
+    under a relabelling with the same number of colours, so the chromatic number is kept.
+    Map: {"perm": perm} (0-based)."""
+    perm = rng.permutation(inst.n)
+    order = rng.permutation(inst.m)
+    a, b = perm[inst.u[order]] + 1, perm[inst.v[order]] + 1
+    swap = rng.random(inst.m) < 0.5
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    flat = np.empty(2 * inst.m, dtype=object)
+    flat[0::2], flat[1::2] = a.tolist(), b.tolist()
+    body = ("e %d %d\n" * inst.m) % tuple(flat.tolist())
+    return tw.Twin(f"p edge {inst.n} {inst.m}\n" + body, {"perm": tw.perm_list(perm)})
+
+
+def translate(mapping: dict, certificate: bytes) -> bytes:
+    """A colouring of the twin as one of the original: colour[i] = twin_colour[perm[i]]."""
+    return _translate_vector(mapping, certificate)
+
+
 class Coloring(VectorProblem):
     direction = "minimize"
     instance_file = InstanceFile("DIMACS colouring", ".col", parse_col_bytes)
@@ -109,6 +132,12 @@ class Coloring(VectorProblem):
 
     def describe(self, value: float) -> str:
         return f"{c.fmt(value)} colours"
+
+    def make_twin(self, instance: ColoringInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+        return twin(instance, rng, name)
+
+    def translate_certificate(self, mapping: dict, certificate: bytes) -> bytes:
+        return translate(mapping, certificate)
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A G(n, p) random graph with n = size and p = 0.1 (at least one edge)."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
+from tcsexam.problems import _twin as tw
 from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 
@@ -106,6 +107,42 @@ def cut_value(inst: MaxCutInstance, side: np.ndarray) -> float:
     return float(np.dot(crossing.astype(np.float64), inst.w))
 
 
+def twin(inst: MaxCutInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+    """The graph with its vertices relabelled (vertex i becomes perm[i]), its edge lines shuffled and
+    each edge's two ends in random order; weights kept (integers as integers, floats by their exact
+    repr). A cut keeps its weight under any relabelling, so the twin's best cut is the original's.
+    Map: {"perm": perm} (0-based)."""
+    perm = rng.permutation(inst.n)
+    order = rng.permutation(inst.m)
+    a, b = perm[inst.u[order]] + 1, perm[inst.v[order]] + 1
+    swap = rng.random(inst.m) < 0.5
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    w = inst.w[order]
+    flat = np.empty(3 * inst.m, dtype=object)
+    flat[0::3], flat[1::3], flat[2::3] = a.tolist(), b.tolist(), tw.numbers(w)
+    body = (f"%d %d {tw.number_format(w)}\n" * inst.m) % tuple(flat.tolist())
+    return tw.Twin(f"{inst.n} {inst.m}\n" + body, {"perm": tw.perm_list(perm)})
+
+
+def _vector_text(vector: np.ndarray, claimed: float | None) -> bytes:
+    head = f"value {claimed!r}\n" if claimed is not None else ""
+    return (head + " ".join(map(str, vector.tolist())) + "\n").encode()
+
+
+def translate(mapping: dict, certificate: bytes) -> bytes:
+    """A side vector on the twin as one on the original: side[i] = twin_side[perm[i]] (the claimed
+    value kept). A certificate that cannot be read, or has the wrong length, is returned unchanged
+    (the checker then answers it as it would have on the twin)."""
+    perm = np.asarray(mapping["perm"], dtype=np.int64)
+    try:
+        vector, claimed = c.vector_certificate(certificate, len(certificate) + 1, "entry")
+    except c.Reject:
+        return certificate
+    if vector.size != perm.size:
+        return certificate
+    return _vector_text(vector[perm], claimed)
+
+
 class MaxCut(VectorProblem):
     direction = "maximize"
     instance_file = InstanceFile("MaxCut", ".txt", parse_maxcut_bytes, bytes_per_entry=16)
@@ -123,6 +160,12 @@ class MaxCut(VectorProblem):
 
     def describe(self, value: float) -> str:
         return f"cut {c.fmt(value)}"
+
+    def make_twin(self, instance: MaxCutInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+        return twin(instance, rng, name)
+
+    def translate_certificate(self, mapping: dict, certificate: bytes) -> bytes:
+        return translate(mapping, certificate)
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """A random graph on `size` vertices with about 4*size distinct edges, weights +-1."""

@@ -26,6 +26,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
+from tcsexam.problems import _twin as tw
 from tcsexam.problems.base import CheckResult
 from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
@@ -169,6 +170,67 @@ def falsified(cl: Clauses, value: np.ndarray) -> np.ndarray:
     return np.bincount(cl.clause_of[true], minlength=cl.count) == 0
 
 
+def twin(inst: WcnfInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+    """The instance with its variables permuted and a random set of them flipped in polarity, hard
+    and soft clauses together in one shuffled order, each clause's literals shuffled, every soft
+    weight kept with its clause; no comment. An assignment of the original, relabelled and flipped
+    the same way, satisfies the same clauses of the twin, so the optimum cost is kept. The form is
+    kept: `h` lines (new), or `p wcnf <vars> <clauses> <top>` with top = the soft weights' sum + 1
+    (old; a `p cnf` file is written as old-form WCNF with weights 1). Map: {"perm", "flip", "nvars"}."""
+    n = inst.nvars
+    perm = rng.permutation(n)
+    flip = rng.random(n) < 0.5
+    total = inst.hard.count + inst.soft.count
+    pos = rng.permutation(total)  # hard clause k goes to pos[k], soft clause k to pos[hard + k]
+    top = inst.total_soft_weight + 1
+    heads = np.empty(total, dtype=object)
+    heads[pos[: inst.hard.count]] = "h" if inst.form == "new" else str(top)
+    heads[pos[inst.hard.count :]] = inst.weights.astype(str).tolist()
+    var = np.concatenate([inst.hard.var, inst.soft.var]).astype(np.int64)
+    positive = np.concatenate([inst.hard.positive, inst.soft.positive])
+    clause_of = np.concatenate([inst.hard.clause_of, inst.soft.clause_of + inst.hard.count])
+    new_clause = pos[clause_of] if clause_of.size else clause_of
+    lits = tw.signed_relabel(var, positive, perm, flip) if var.size else var
+    order = tw.within_clause_shuffle(rng, new_clause)
+    body = tw.clause_text(heads, new_clause[order], lits[order], total)
+    header = f"p wcnf {n} {total} {top}\n" if inst.form == "old" else ""
+    # the twin's variable count: declared (old form), else its largest index used
+    twin_nvars = n if inst.form == "old" else (int(np.abs(lits).max()) if lits.size else 0)
+    mapping = {"perm": tw.perm_list(perm), "flip": [bool(x) for x in flip], "nvars": n, "twin_nvars": twin_nvars}
+    return tw.Twin(header + body, mapping)
+
+
+def translate(mapping: dict, certificate: bytes) -> bytes:
+    """MaxSAT Evaluation output on the twin as output on the original: the `s` and `o` lines kept,
+    the assignment (0/1 string or literals) mapped back and written as literals. The twin of a
+    new-form file may use fewer variables than the original (its largest index can be an unused
+    variable's image): a 0/1 string is read against the twin's own variable count."""
+    from types import SimpleNamespace
+
+    perm = np.asarray(mapping["perm"], dtype=np.int64)
+    twin_vars = int(perm.max()) + 1 if perm.size else 0
+    twin_used = mapping.get("twin_nvars", twin_vars)
+    stand_in = SimpleNamespace(nvars=int(twin_used), used_vars=int(twin_used))
+    try:
+        answer, claimed, value = MaxSat()._assignment(stand_in, certificate)
+    except c.Reject:
+        return certificate
+    value = np.concatenate([value, np.zeros(max(0, twin_vars + 1 - value.size), dtype=value.dtype)])
+    assigned = np.flatnonzero(value[1:]) + 1
+    twin_lits = np.where(value[assigned] > 0, assigned, -assigned)
+    try:
+        orig = tw.literals_back(twin_lits.astype(np.int64), mapping)
+    except ValueError:
+        return certificate
+    out = []
+    if answer is not None:
+        out.append(f"s {answer}")
+    if claimed is not None:
+        out.append(f"o {c.fmt(claimed)}")
+    out.append("v " + " ".join(map(str, orig.tolist())))
+    return ("\n".join(out) + "\n").encode()
+
+
 class MaxSat(SolverProblem):
     direction = "minimize"
     instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
@@ -237,6 +299,12 @@ class MaxSat(SolverProblem):
             return rej.result()
         reward = (optimum + 1.0) / (cost + 1.0) if optimum is not None else None
         return CheckResult(Status.OK, value=cost, claimed=claimed, reward=reward, message=f"cost {c.fmt(cost)}")
+
+    def make_twin(self, instance: WcnfInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+        return twin(instance, rng, name)
+
+    def translate_certificate(self, mapping: dict, certificate: bytes) -> bytes:
+        return translate(mapping, certificate)
 
     def generate_as(self, rng: np.random.Generator, size: int, form: str) -> str:
         return self.generate(rng, size, form=form)

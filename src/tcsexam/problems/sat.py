@@ -28,6 +28,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
+from tcsexam.problems import _twin as tw
 from tcsexam.problems.base import CheckResult
 from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
@@ -130,6 +131,43 @@ def _answered(answer: str, solved: bool, message: str) -> CheckResult:
     return CheckResult(Status.OK, value=score, solved=solved, claimed=answer, reward=score, message=message)
 
 
+def twin(inst: CnfInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+    """The formula with its variables permuted (v becomes perm[v - 1] + 1), a random set of them
+    flipped in polarity, its clauses in a shuffled order and each clause's literals shuffled; no
+    comment, no trailer. A model of the original, relabelled and flipped the same way, is a model
+    of the twin and back, so satisfiability (the label) is kept. Map: {"perm", "flip"}."""
+    perm = rng.permutation(inst.nvars)
+    flip = rng.random(inst.nvars) < 0.5
+    clause_pos = rng.permutation(inst.nclauses)  # clause k goes to position clause_pos[k]
+    clause_of = np.repeat(np.arange(inst.nclauses), inst.lengths)
+    lits = tw.signed_relabel(inst.var.astype(np.int64), inst.positive, perm, flip)
+    new_clause = clause_pos[clause_of]
+    order = tw.within_clause_shuffle(rng, new_clause)
+    body = tw.clause_text(None, new_clause[order], lits[order], inst.nclauses)
+    mapping = {"perm": tw.perm_list(perm), "flip": [bool(x) for x in flip]}
+    return tw.Twin(f"p cnf {inst.nvars} {inst.nclauses}\n" + body, mapping)
+
+
+def translate(mapping: dict, certificate: bytes) -> bytes:
+    """SAT-competition output on the twin as output on the original (the answer kept, each `v`
+    literal mapped back); output that cannot be read is returned unchanged."""
+    from types import SimpleNamespace
+
+    stand_in = SimpleNamespace(nvars=len(mapping["perm"]))
+    try:
+        answer, lits = Sat().parse_certificate(stand_in, certificate)
+    except c.Reject:
+        return certificate
+    words = {"SAT": "SATISFIABLE", "UNSAT": "UNSATISFIABLE", "UNKNOWN": "UNKNOWN"}
+    if lits is None:
+        return f"s {words[answer]}\n".encode()
+    try:
+        orig = tw.literals_back(lits, mapping)
+    except ValueError:
+        return certificate
+    return ("s SATISFIABLE\nv " + " ".join(map(str, orig.tolist())) + " 0\n").encode()
+
+
 class Sat(SolverProblem):
     kind = "solve"
     direction = "maximize"
@@ -204,6 +242,12 @@ class Sat(SolverProblem):
         except c.Reject as rej:
             return rej.result()
         return _answered(answer, True, "model satisfies every clause")
+
+    def make_twin(self, instance: CnfInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:
+        return twin(instance, rng, name)
+
+    def translate_certificate(self, mapping: dict, certificate: bytes) -> bytes:
+        return translate(mapping, certificate)
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """Uniform random 3-SAT with `size` variables and round(4.26 * size) clauses."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
+from tcsexam.problems import _twin as tw
 from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 COORD_TYPES = {
@@ -248,6 +249,103 @@ def _tour(data: bytes, max_bytes: int) -> tuple[np.ndarray, float | None]:
     return c.certificate_ints(tokens, None, "entry"), None
 
 
+#: the coordinate types whose distance depends only on the coordinate differences through
+#: |dx|, |dy| (and |dz|): mirror images and integer translations keep them exactly
+_DIFFERENCE_TYPES = ("EUC_2D", "EUC_3D", "CEIL_2D", "ATT", "MAN_2D", "MAN_3D", "MAX_2D", "MAX_3D")
+#: integer coordinates are translated only while every value stays exact in float64 arithmetic
+_EXACT_LIMIT = 2.0**50
+
+
+def _coordinate_symmetry(inst: TspInstance, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    """The coordinates under a random exact symmetry of the instance's distance function, and what
+    was applied. Every distance is computed from p - q: negating a coordinate axis negates the
+    difference exactly (IEEE rounding is symmetric) and the formulas use squares or absolute
+    values; swapping x and y swaps the two terms of a sum of two, which float addition keeps
+    (commutative); a translation by an integer keeps p - q exactly when every coordinate is an
+    integer well inside float64's exact range. GEO (latitude, longitude in DDD.MM) uses
+    cos(lon1 - lon2), cos(lat1 - lat2), cos(lat1 + lat2): negating all latitudes or all longitudes
+    negates their arguments, the degree/minute split is odd (trunc(-x) = -trunc(x)) and cos is
+    even, so both mirrors are exact; swapping latitude and longitude or shifting a longitude is
+    not (the cos(lat1 + lat2) term, the minutes' rounding) and is never applied."""
+    xy = inst.coords.copy()
+    dims = xy.shape[1]
+    applied: dict = {"swap_xy": False, "negate": [False] * dims, "shift": [0] * dims}
+    negate = rng.random(dims) < 0.5
+    if inst.weight_type == "GEO":
+        xy[:, negate] = -xy[:, negate]
+        applied["negate"] = [bool(x) for x in negate]
+        return xy, applied
+    if inst.weight_type not in _DIFFERENCE_TYPES:
+        return xy, applied
+    if rng.random() < 0.5:  # x and y only: a 3-D sum ((a + b) + c) keeps its value when a, b swap
+        xy[:, [0, 1]] = xy[:, [1, 0]]
+        applied["swap_xy"] = True
+    xy[:, negate] = -xy[:, negate]
+    applied["negate"] = [bool(x) for x in negate]
+    integral = bool(np.all(xy == np.round(xy))) and float(np.abs(xy).max(initial=0.0)) < _EXACT_LIMIT / 4
+    if integral and xy.size:
+        low = xy.min(axis=0)
+        span = np.maximum(xy.max(axis=0) - low, 1.0)
+        # a new origin: the smallest coordinate lands at a random offset below the axis' span
+        shift = -low + np.floor(rng.random(dims) * np.minimum(span, 1e6))
+        xy = xy + shift
+        applied["shift"] = [int(x) for x in shift]
+    return xy, applied
+
+
+def _coordinate_lines(xy: np.ndarray) -> str:
+    ids = np.arange(1, xy.shape[0] + 1)
+    integral = bool(np.all(xy == np.round(xy))) and float(np.abs(xy).max(initial=0.0)) < 2.0**53
+    values = xy.astype(np.int64) if integral else xy
+    flat = np.empty((xy.shape[0], xy.shape[1] + 1), dtype=object)
+    flat[:, 0] = ids.tolist()
+    flat[:, 1:] = values.tolist()
+    fmt = "%d" + (" " + tw.number_format(values)) * xy.shape[1] + "\n"
+    return (fmt * xy.shape[0]) % tuple(flat.ravel().tolist())
+
+
+def twin(inst: TspInstance, rng: np.random.Generator, name: str = "twin") -> tw.Twin:
+    """The instance with its cities relabelled (city i becomes perm[i]) and, for coordinate types,
+    an exact symmetry of the metric (`_coordinate_symmetry`); EXPLICIT matrices are permuted and
+    written as UPPER_DIAG_ROW. Every distance between the same two cities is the same integer, bit
+    for bit, so every tour keeps its length. The header holds only NAME (the neutral `name`), TYPE,
+    DIMENSION and the weight type; no comment, no display data. Map: {"perm": perm, ...}."""
+    perm = rng.permutation(inst.n)
+    inv = tw.inverse(perm)
+    lines = [f"NAME : {name}", "TYPE : TSP", f"DIMENSION : {inst.n}"]
+    mapping: dict = {"perm": tw.perm_list(perm)}
+    if inst.matrix is not None:
+        m = inst.matrix[np.ix_(inv, inv)]  # twin city k is original city inv[k]
+        rows, cols = np.triu_indices(inst.n, 0)
+        vals = m[rows, cols]
+        per_line = np.bincount(rows, minlength=inst.n)
+        text = " ".join(map(str, vals.tolist())).split(" ")
+        out, at = [], 0
+        for k in per_line.tolist():
+            out.append(" ".join(text[at : at + k]))
+            at += k
+        lines += ["EDGE_WEIGHT_TYPE : EXPLICIT", "EDGE_WEIGHT_FORMAT : UPPER_DIAG_ROW", "EDGE_WEIGHT_SECTION"]
+        return tw.Twin("\n".join(lines + out + ["EOF"]) + "\n", mapping)
+    xy, applied = _coordinate_symmetry(inst, rng)
+    mapping["symmetry"] = applied
+    lines += [f"EDGE_WEIGHT_TYPE : {inst.weight_type}", "NODE_COORD_SECTION"]
+    return tw.Twin("\n".join(lines) + "\n" + _coordinate_lines(xy[inv]) + "EOF\n", mapping)
+
+
+def translate(mapping: dict, certificate: bytes) -> bytes:
+    """A tour of the twin as a tour of the original: twin city k is original city inv[k]."""
+    perm = np.asarray(mapping["perm"], dtype=np.int64)
+    try:
+        tour, claimed = _tour(certificate, len(certificate) + 1)
+    except c.Reject:
+        return certificate
+    if tour.size != perm.size or (tour < 1).any() or (tour > perm.size).any():
+        return certificate
+    orig = tw.inverse(perm)[tour - 1] + 1
+    head = f"value {claimed!r}\n" if claimed is not None else ""
+    return (head + " ".join(map(str, orig.tolist())) + "\n").encode()
+
+
 class Tsp(VectorProblem):
     direction = "minimize"
     instance_file = InstanceFile("TSPLIB", ".tsp", parse_tsplib_bytes)
@@ -273,6 +371,12 @@ class Tsp(VectorProblem):
 
     def describe(self, value: float) -> str:
         return f"tour length {c.fmt(value)}"
+
+    def make_twin(self, instance: TspInstance, rng: np.random.Generator, name: str = "twin") -> tw.Twin:
+        return twin(instance, rng, name)
+
+    def translate_certificate(self, mapping: dict, certificate: bytes) -> bytes:
+        return translate(mapping, certificate)
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
         """`size` cities with integer coordinates uniform in [0, 10000), EUC_2D."""

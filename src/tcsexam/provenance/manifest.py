@@ -398,7 +398,7 @@ def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str,
             hashes = [hash_candidate(folder)] if (folder / "solver.yaml").is_file() else []
             source = "candidate_dir" if hashes else None
         statuses = Counter(str(r.get("status")) for r in recs)
-        candidates.setdefault(model, {}).setdefault(task, {})[attempt] = {
+        entry = candidates.setdefault(model, {}).setdefault(task, {})[attempt] = {
             "candidate_hash": hashes[0] if len(hashes) == 1 else (hashes or None),
             "hash_source": source,
             "records": len(recs),
@@ -407,7 +407,24 @@ def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str,
             "solver_cpu_s": round(_sum(recs, "cpu_s"), 6),
             "source": origin,
         }
+        scan = _scan_entry(ResultsLayout(run_dir).attempt_dir(model, task, attempt) / "scan.json")
+        if scan is not None:
+            entry["scan"] = scan
     return candidates
+
+
+def _scan_entry(path: Path) -> dict[str, Any] | None:
+    """The candidate scan of one attempt (`tcsexam scan-candidate`, docs/twins.md): its summary and
+    every finding with file and line; None without a scan.json."""
+    if not path.is_file():
+        return None
+    try:
+        report = read_json(path, "scan report")
+    except InputError:
+        return {"error": f"{path.name} could not be read"}
+    if not isinstance(report, dict):
+        return {"error": f"{path.name} is not a scan report"}
+    return {"summary": report.get("summary", {}), "findings": report.get("findings", [])}
 
 
 def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import sys
 
 from tcsexam.cliutil import actions, at_least, command, key_value
 from tcsexam.cliutil import write_json as _write
+from tcsexam.errors import UsageError
 from tcsexam.logs import logger, say_for
 from tcsexam.tasks import DIRECTIONS, KINDS
 
@@ -78,6 +79,25 @@ def _add_score_command(subparsers) -> None:
         metavar="FILE",
         help="also write the sha256 of the inputs and of index.json to FILE (the workflow uses it to "
         "detect an index.json that is stale or was edited)",
+    )
+    p.add_argument(
+        "--twins",
+        metavar="DIR",
+        help="twin runs DIR/s<seed>/solver/<model>/<task>/<attempt>/relative.json (maps in DIR/s<seed>/tasks/<task>/): "
+        "report the paired difference original - twin per model and task, and flag memorisation (docs/twins.md)",
+    )
+    p.add_argument(
+        "--originals",
+        metavar="DIR",
+        help="the solver-score outputs on the original instances (default: --solver-scores); with --twins, and "
+        "the folder whose scan.json files (tcsexam scan-candidate) go into index.json",
+    )
+    p.add_argument(
+        "--twin-threshold",
+        type=float,
+        default=None,
+        metavar="D",
+        help="flag a task whose original - twin difference exceeds D with its interval above 0 (default 0.35, docs/twins.md)",
     )
 
 
@@ -198,6 +218,7 @@ def _score(args: argparse.Namespace) -> int:
     result = score_files(suite, args.attempts, args.cohort, args.solver_scores)
     _add_intervals(result, suite, args)
     add_sandbox_use(result, args.solver_scores)
+    _add_memorisation_checks(result, suite, args)
     _write(args.output, result)
     if args.checksums:
         inputs = {"output": args.output, "attempts": args.attempts, "cohort": args.cohort}
@@ -216,6 +237,23 @@ def _score(args: argparse.Namespace) -> int:
         )
     say(f"status {result['status']} -> {args.output}")
     return 0
+
+
+def _add_memorisation_checks(result, suite, args: argparse.Namespace) -> None:
+    """The twins' paired differences and the candidate scans' findings (docs/twins.md)."""
+    from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from tcsexam.scoring.twins import THRESHOLD, add_scan_findings, add_twin_differences
+
+    originals = args.originals or args.solver_scores
+    if args.twins and not originals:
+        raise UsageError("--twins needs the original instances' scores: --solver-scores DIR or --originals DIR")
+    if originals:
+        add_scan_findings(result, originals)
+    if args.twins:
+        resamples = at_least(args.bootstrap_resamples, 0, "--bootstrap-resamples", default=DEFAULT_RESAMPLES)
+        seed = at_least(args.bootstrap_seed, 0, "--bootstrap-seed", default=DEFAULT_SEED)
+        threshold = THRESHOLD if args.twin_threshold is None else float(args.twin_threshold)
+        add_twin_differences(result, suite, originals, args.twins, seed=seed, resamples=resamples, threshold=threshold)
 
 
 def _add_intervals(result, suite, args: argparse.Namespace) -> None:

@@ -22,6 +22,7 @@ from tcsexam.layout import ResultsLayout, reference_dir
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
 from tcsexam.suites import TRACKS, VERDICT_TRACKS
 from tcsexam.workflow.campaign import CampaignPlan
+from tcsexam.workflow.twins import TwinsPlan
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Planned:
     row: str  #: the row file the attempt table reads
 
 
-class Plan(CampaignPlan):
+class Plan(TwinsPlan, CampaignPlan):
     def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
         from tcsexam.workflow.configfix import load_config_schema, with_defaults
 
@@ -135,7 +136,7 @@ class Plan(CampaignPlan):
         files += [p.row for p in self.construction_runs()]
         files += [p.row for p in self.proof_runs()]
         files += [str(self.layout.track_rows(model)) for model in self.models]
-        return files
+        return self.score_rows(files)
 
     def verdict_files(self, wildcards) -> list[str]:
         """The verdict files present for a model (inputs of its rows job, so a new one reruns it)."""
@@ -438,6 +439,7 @@ class Plan(CampaignPlan):
         if not reference_target:
             self._check_instance_files(self.solver_tasks)
         self._check_reference(reference_target)
+        self.check_twins()
         if not reference_target:  # the reference target runs the reference solvers, not the models
             self.check_campaign()
             self._check_submissions()
