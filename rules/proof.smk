@@ -30,7 +30,7 @@ rule proof_check:
     shell:
         "tcsexam proof check --task {params.task_file:q} --submission {params.submission:q}"
         " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output:q}"
-        " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} > {log:q} 2>&1"
+        " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule proof_row:
@@ -48,4 +48,4 @@ rule proof_row:
         **one_cpu_job(runtime=5, mem_mb=512),
     shell:
         "tcsexam attempts verdict-row --verdict {input.verdict:q} --model {wildcards.model:q}"
-        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --output {output.row:q} > {log:q} 2>&1"
+        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --output {output.row:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -24,7 +24,7 @@ rule scan_candidate:
         reference=PLAN.reference,
     shell:
         "tcsexam scan-candidate {params.candidate:q} --task {params.task_file:q} --reference {params.reference:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        " --output {output:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule twins_make:
@@ -48,7 +48,7 @@ rule twins_make:
         reference=lambda w: PLAN.reference_path(),
     shell:
         "tcsexam twins make --task {params.task_file:q} --seed {wildcards.seed} --output {params.folder:q}"
-        " --reference {params.reference:q} > {log:q} 2>&1"
+        " --reference {params.reference:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # The twin references of every Solver task of a twin set in one file (the cohort's reference under
@@ -67,7 +67,7 @@ rule twins_reference:
     resources:
         **one_cpu_job(),
     shell:
-        "tcsexam reference merge {input:q} --output {output:q} > {log:q} 2>&1"
+        "tcsexam reference merge {input:q} --output {output:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 rule twins_run:
@@ -105,7 +105,7 @@ rule twins_run:
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
         " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} --seed {params.seed}"
         " --max-retries {params.retries} --no-progress {params.instances}"
-        " --ray-head {params.ray_state:q} > {log:q} 2>&1"
+        " --ray-head {params.ray_state:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
 # Always exits 0 for a refused or missing result (as attempts_solver_row).
@@ -128,4 +128,4 @@ rule twins_solver_row:
     shell:
         "tcsexam attempts solver-row --records {input.records:q} --task {wildcards.task:q}"
         " --reference {input.reference:q} --model {wildcards.model:q} --attempt {wildcards.attempt:q}"
-        " --protocol {params.protocol} --relative-output {output.relative:q} --output {output.row:q} > {log:q} 2>&1"
+        " --protocol {params.protocol} --relative-output {output.relative:q} --output {output.row:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -47,4 +47,4 @@ rule view:
         orspace=f"--orspace {ORSPACE_OUT}" if config.get("orspace") is not None else "",
     shell:
         "tcsexam view {params.run_dir:q} {params.compare} {params.orspace} --output {output.site:q}"
-        " --report {params.plots_dir:q} > {log:q} 2>&1"
+        " --report {params.plots_dir:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
