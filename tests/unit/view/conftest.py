@@ -4,8 +4,6 @@ TCSEXAM_REQUIRE_BROWSER=1)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,23 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browserkit import browser_or_skip  # noqa: E402
-from tinyrun import make_orspace, make_run  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[3]
-#: the changed record of the second tiny run (a status change the comparison must show)
-FLIPPED = ("alpha", "maxcut-mqlib", "maxcut-mqlib-2")
-
-
-def build_site(run: Path, out: Path, *extra: str) -> Path:
-    proc = subprocess.run(
-        [sys.executable, "-m", "tcsexam", "view", str(run), *extra, "--output", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )
-    assert proc.returncode == 0, proc.stderr
-    return out
+from tinyrun import FLIPPED, build_site, make_orspace, make_run  # noqa: E402
 
 
 @pytest.fixture(scope="session")

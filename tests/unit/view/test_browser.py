@@ -17,7 +17,7 @@ from pathlib import Path
 
 import browserkit
 import pytest
-from conftest import FLIPPED
+from tinyrun import FLIPPED
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -228,8 +228,7 @@ def test_orspace_workspaces_show_failure_modes_rationale_and_cost(page, tiny_sit
 
 
 def test_an_incomplete_model_shows_its_status_and_reasons(page, tmp_path):
-    from conftest import build_site
-    from tinyrun import make_run
+    from tinyrun import build_site, make_run
 
     run = make_run(tmp_path / "lite" / "offline", drop={("beta", "construction-sidon-set-500")})
     index = json.loads((run / "index.json").read_text())

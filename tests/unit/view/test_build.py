@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FLIPPED, ROOT
-from tinyrun import MODELS, make_orspace, record_count
+from tinyrun import FLIPPED, MODELS, ROOT, make_orspace, record_count
 
 from tcsexam.cli import main
 from tcsexam.view.collect import RECORD_COLUMNS, collect_run

@@ -12,6 +12,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tcsexam.attempts.online import records_source
@@ -45,6 +48,23 @@ SPECIAL = {
     ("beta", "maxcut-mqlib", "maxcut-mqlib-3"): ("memout", None, "memory limit (1024 MB)", ""),
 }
 DIRECTION = {"tsp-tsplib": "minimize", "coloring-dimacs": "minimize"}
+
+
+ROOT = Path(__file__).resolve().parents[3]
+#: the changed record of the second tiny run (a status change the comparison must show)
+FLIPPED = ("alpha", "maxcut-mqlib", "maxcut-mqlib-2")
+
+
+def build_site(run: Path, out: Path, *extra: str) -> Path:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tcsexam", "view", str(run), *extra, "--output", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
 
 
 def instances(task: str) -> list[str]:
