@@ -149,7 +149,7 @@ def test_constructions_and_proofs_show_checker_verdicts(page, tiny_site, tiny_ru
     _open(page, tiny_site, "#/item/beta/construction-cap-set-f3-dim8/1")
     text = _wait(page, "table.kv")[0].text
     assert "certificate_failed" in text and "not a valid object" in text
-    _open(page, tiny_site, "#/item/alpha/theorem-hall-marriage/1")
+    _open(page, tiny_site, "#/item/alpha/theorem-sum-odds-square/1")
     text = _wait(page, "table.kv")[0].text
     assert "coqc 8.16.1" in text and "accepted" in text
 

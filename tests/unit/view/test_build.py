@@ -77,7 +77,7 @@ def test_run_data_is_index_json_and_the_attempt_table(tiny_runs, tiny_site):
     assert len(data["items"]) == len(MODELS) * 15
     cap = next(i for i in data["items"] if i["model"] == "beta" and i["item"] == "construction-cap-set-f3-dim8")
     assert cap["source"] == "pipeline" and cap["checker"]["status"] == "certificate_failed"
-    proof = next(i for i in data["items"] if i["item"] == "theorem-hall-marriage" and i["model"] == "alpha")
+    proof = next(i for i in data["items"] if i["item"] == "theorem-sum-odds-square" and i["model"] == "alpha")
     assert proof["source"] == "verdict file" and proof["checker"]["checker"].startswith("coqc")
     assert data["provenance"]["tasks"]["maxcut-mqlib"]["n_instances"] == 3
     assert [d["kind"] for d in data["orspace"]] == ["objectives", "explain"]
