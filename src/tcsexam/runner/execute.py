@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import shutil
 import string
 import sys
@@ -45,14 +44,15 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import UntrustedFileError, atomic_write_bytes, read_untrusted, read_yaml, special_files
+from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
 from tcsexam.runner import scratch as scratch_folders
-from tcsexam.runner.limiter import LaunchError, Limits, ProcessOutcome, RunPaths, RunSpec
+from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
+from tcsexam.runner.run_outputs import folders_lost, keep_certificate, parsed_instance, record_outcome
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
-from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
+from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity
 from tcsexam.runner.verdict import (
     SOLUTION_NAME,
     Certificate,
@@ -301,28 +301,6 @@ def build_candidate(
     )
 
 
-def _read_certificate(path: Path, cap: int) -> bytes | None:
-    """The certificate's bytes (at most cap + 1), None when there is none; `UntrustedFileError`
-    when the candidate put a link, FIFO, device or folder there (`read_untrusted`)."""
-    return read_untrusted(path, cap)
-
-
-_parsed_cache: dict[tuple[str, str, int, int], Any] = {}
-
-
-def _parsed_instance(problem, path: Path):
-    """Parsed instances are cached per process (an actor runs many candidates on one task)."""
-    st = path.stat()
-    key = (problem.name, str(path), st.st_mtime_ns, st.st_size)
-    parsed = _parsed_cache.get(key)
-    if parsed is None:
-        if len(_parsed_cache) > 64:
-            _parsed_cache.clear()
-        parsed = problem.parse_instance(path)
-        _parsed_cache[key] = parsed
-    return parsed
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """How an instance runs besides its limits: the limiter that enforces them and the folders
@@ -544,15 +522,15 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     try:
         outcome = job.sandbox.run(_spec(job, work, given))
     except LaunchError as exc:
-        lost = _folders_lost(job)
+        lost = folders_lost(job.folders, job.work)
         _decide(record, lost or solver_status(exc))  # raised again when it is the harness's
-        _keep_certificate(job, None)
+        keep_certificate(job.options.certificates_dir, getattr(job.instance, "name", None), None)
         return
-    lost = _folders_lost(job)
+    lost = folders_lost(job.folders, job.work)
     if lost is not None:
-        _record_outcome(record, outcome)
+        record_outcome(record, outcome)
         _decide(record, lost)
-        _keep_certificate(job, None)
+        keep_certificate(job.options.certificates_dir, getattr(job.instance, "name", None), None)
         return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
         shutil.rmtree(scratch / "work", ignore_errors=True)
@@ -561,10 +539,14 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
             work = scratch / "work"
         except OSError:  # another file system: read it where it is (removed with its run folder); never
             pass  # copy what the candidate left (a FIFO would fail the copy, a link would be followed)
-    _record_outcome(record, outcome)
+    record_outcome(record, outcome)
     how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)
-    _keep_certificate(job, work / SOLUTION_NAME if decision is None else None)
+    keep_certificate(
+        job.options.certificates_dir,
+        getattr(job.instance, "name", None),
+        work / SOLUTION_NAME if decision is None else None,
+    )
     if decision is None:
         certificate, check = _certificate(job, work / SOLUTION_NAME, instance_path, record)
         decision = solver_status(outcome, **how, certificate=certificate)
@@ -576,81 +558,19 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     _decide(record, decision)
 
 
-def _folders_lost(job: _Job) -> Decision | None:
-    """`infrastructure_error` when a folder of the run vanished or was replaced while it ran
-    (`_run`), else None."""
-    checked = [*job.folders, *([job.work] if job.work else [])]
-    for path, identity in checked:
-        if not scratch_intact(path, identity):
-            what = "work" if job.work and path == job.work[0] else "scratch"
-            return Decision(
-                Status.INFRASTRUCTURE_ERROR,
-                f"the run's {what} folder {path} vanished or was replaced while the candidate ran "
-                "(removed or swapped from outside the run: the machine's fault, retried)",
-            )
-    return None
-
-
-def _record_outcome(record: InstanceRecord, outcome: ProcessOutcome) -> None:
-    """What the process outcome puts on the record (its status aside)."""
-    record.wall_s = outcome.wall_s
-    record.cpu_s = outcome.cpu_s
-    record.peak_mem_mb = outcome.peak_mem_mb
-    record.exit_code = outcome.exit_code
-    record.signal = outcome.signal
-    record.termination = outcome.termination
-    record.sandbox = outcome.sandbox or record.sandbox
-    record.limiter = outcome.limiter
-    tail = (outcome.stderr_tail or "").strip()
-    if tail:  # what the candidate said last (bounded): shown beside the record by `tcsexam view`
-        record.extra["stderr_tail"] = tail[-STDERR_TAIL_CHARS:]
-
-
-#: how much of a candidate's stderr a record keeps (`extra.stderr_tail`)
-STDERR_TAIL_CHARS = 2000
-#: the largest certificate kept beside the records (a bigger one is checked, not kept)
-KEEP_CERTIFICATE_BYTES = 1 << 20
-_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
-
-
-def _keep_certificate(job: _Job, solution: Path | None) -> None:
-    """Keep the run's final certificate (what the checker judges) as <certificates_dir>/<instance>.txt,
-    atomically; a run that leaves none (or one not judged: a timeout, a crash) removes an older
-    one, so a kept certificate is always this record's. Never raises: keeping is a convenience."""
-    folder = job.options.certificates_dir
-    name = getattr(job.instance, "name", None)
-    if not folder or not isinstance(name, str) or not _SAFE_NAME.fullmatch(name):
-        return
-    target = Path(folder) / f"{name}.txt"
-    try:
-        data = None
-        if solution is not None:
-            try:
-                data = _read_certificate(solution, KEEP_CERTIFICATE_BYTES)
-            except UntrustedFileError:
-                data = None
-        if data is None or len(data) > KEEP_CERTIFICATE_BYTES:
-            target.unlink(missing_ok=True)
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(target, data, durable=False)
-    except OSError:
-        pass
-
-
 def _certificate(job: _Job, solution: Path, instance_path: Path, record: InstanceRecord) -> tuple[Certificate, Any]:
     """The certificate the run left (read at most output cap + 1 bytes, never through a link) and
     the problem's check of it (None when there is none to check). On a SAT task an accepted UNSAT
     claim then needs the DRAT proof the run left beside it (`drat.judge_unsat`, the task's
     `unsat_proof`); what was found is the record's `extra.unsat_proof`."""
     try:
-        cert = _read_certificate(solution, job.limits.output_bytes)
+        cert = read_untrusted(solution, job.limits.output_bytes)
     except UntrustedFileError as exc:
         return Certificate(unreadable=str(exc)), None
     if cert is None:
         return Certificate(), None
     problem = job.task.problem_impl
-    parsed = _parsed_instance(problem, instance_path)
+    parsed = parsed_instance(problem, instance_path)
     check = problem.check_certificate(parsed, cert, job.instance.meta)
     mode = getattr(job.task, "unsat_proof", None)
     check, proof = drat.judge_unsat(check, mode, lambda: drat.check_proof(
@@ -665,7 +585,7 @@ def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str,
     """(status, value) of one anytime certificate, judged like a final one."""
     problem = task.problem_impl
     try:
-        check = problem.check_certificate(_parsed_instance(problem, instance_path), data, instance.meta)
+        check = problem.check_certificate(parsed_instance(problem, instance_path), data, instance.meta)
     except Exception:  # a checker failure is the harness's, as for the final certificate
         check = None
     if check is not None and getattr(task, "unsat_proof", None) == "required" and check.claimed == "UNSAT":
