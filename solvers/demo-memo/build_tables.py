@@ -3,7 +3,7 @@
     .venv/bin/python solvers/demo-memo/build_tables.py [--budget SECONDS]
 
 For every instance of the Lite Solver tasks it runs the reference solver (solvers/reference/<problem>)
-with a generous budget and stores the certificate under the key the demo computes from the
+with a generous budget and stores the certificate (and an UNSAT answer's DRAT proof) under the key the demo computes from the
 instance's content (never its file name), in solvers/demo-memo/<task>/1/answers.py. demo-memo is a
 deliberately memorising candidate (docs/twins.md): it exists to show that twins and the scan catch
 it. This script is not part of the candidate (it lies outside the attempt folders).
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -46,18 +47,21 @@ def main() -> int:
 
     for task in args.tasks:
         mod = _solve_module(task)
-        table = {}
+        table, proofs = {}, {}
         for inst in load_task(task).instances:
             data = inst.path.read_bytes()
             key = mod.instance_key(data)
             with tempfile.TemporaryDirectory() as tmp:
-                sol = Path(tmp) / "sol"
+                sol, proof = Path(tmp) / "sol", Path(tmp) / "proof"
                 solver = ROOT / "solvers" / "reference" / TASKS[task] / "solve.py"
                 subprocess.run(
                     [sys.executable, str(solver), str(inst.path), str(sol), str(args.budget), "1"],
                     check=True, cwd=solver.parent, timeout=args.budget * 3 + 30,
+                    env={**os.environ, "TCSEXAM_PROOF": str(proof)},
                 )  # fmt: skip
                 table[key] = mod.pack(sol.read_text())
+                if proof.exists():  # an UNSAT answer counts only with its DRAT proof: memorise that too
+                    proofs[key] = proof.read_text()
             print(task, inst.name, key, flush=True)
         lines = [
             f"# demo-memo's answers for {task}: the reference solver's certificates, keyed on the instance's",
@@ -66,6 +70,10 @@ def main() -> int:
         ]
         lines += [f"    {k!r}: {v!r}," for k, v in table.items()]
         lines.append("}")
+        if proofs:
+            lines += ["# the reference solver's DRAT proofs of the UNSAT instances, under the same keys", "PROOFS = {"]
+            lines += [f"    {k!r}: {v!r}," for k, v in proofs.items()]
+            lines.append("}")
         (HERE / task / "1" / "answers.py").write_text("\n".join(lines) + "\n")
     return 0
 

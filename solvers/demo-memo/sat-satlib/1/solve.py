@@ -1,4 +1,5 @@
-"""demo-memo SAT: a table of answers keyed on a sha256 of the sorted clauses; else s UNKNOWN."""
+"""demo-memo SAT: a table of answers (and of UNSAT answers' DRAT proofs) keyed on a sha256 of the
+sorted clauses; else s UNKNOWN."""
 
 import hashlib
 import os
@@ -37,10 +38,14 @@ def main() -> None:
     instance, solution = sys.argv[1], sys.argv[2]
     data = open(instance, "rb").read()
     try:
-        from answers import ANSWERS
+        from answers import ANSWERS, PROOFS
     except ImportError:
-        ANSWERS = {}
-    answer = ANSWERS.get(instance_key(data), "s UNKNOWN")  # the weak fallback: no answer
+        ANSWERS, PROOFS = {}, {}
+    key = instance_key(data)
+    answer = ANSWERS.get(key, "s UNKNOWN")  # the weak fallback: no answer
+    if key in PROOFS:
+        with open(os.environ.get("TCSEXAM_PROOF", solution + ".drat"), "w") as fh:
+            fh.write(PROOFS[key])
     tmp = solution + ".tmp"
     with open(tmp, "w") as fh:
         fh.write(answer + "\n")
