@@ -70,36 +70,46 @@ def _short(text: str, limit: int = TAIL) -> str:
 
 # ---- the sandbox the checker runs in ------------------------------------------------------------
 
-_PROBED: dict[str, str | None] = {}
+_PROBED: dict[str, tuple[str | None, str]] = {}  # sandbox name -> (why coqc does not run inside, its version)
 
 
 def _probe_coq(box, limiter: str) -> str | None:
-    """None when `coqc --print-version` runs inside `box` as a proof's checker would; else why not."""
+    """None when `coqc --print-version` runs inside `box` as a proof's checker would; else why not.
+    The version it prints is kept for `sandbox_coq_version`: the checker is the sandbox's coqc."""
     from tcsexam.runner.limiter import Limits, RunPaths, RunSpec
     from tcsexam.runner.ray_job import make_scratch
 
     if box.name in _PROBED:
-        return _PROBED[box.name]
+        return _PROBED[box.name][0]
     work = make_scratch("/tmp", kind="coqprobe-")
     os.chmod(work, 0o755)
+    version = ""
     try:
         env = {"PATH": SAFE_PATH, "HOME": work, "TMPDIR": work, "LANG": "C.UTF-8"}
-        spec = RunSpec(
-            ["coqc", "--print-version"], work, Limits(wall_s=60), env, RunPaths(writable_paths=[work]), limiter
-        )
+        out = Path(work) / "version.out"
+        paths = RunPaths(writable_paths=[work], stdout_path=out)
+        spec = RunSpec(["coqc", "--print-version"], work, Limits(wall_s=60), env, paths, limiter)
         outcome = box.run(spec)
         ok = outcome.sandbox_error is None and outcome.termination == Termination.EXIT and outcome.exit_code == 0
+        printed = _read_out(out, 4096).split() if ok else []
+        version = printed[0] if printed else ""
         why = (
             None
-            if ok
+            if version
             else _short(outcome.sandbox_error or outcome.stderr_tail or f"exit code {outcome.exit_code}", 200)
         )
     except Exception as exc:  # a sandbox that cannot start, a LaunchError (no coqc inside)
         why = _short(str(exc), 200)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    _PROBED[box.name] = None if why is None else f"sandbox {box.name}: coqc does not run inside: {why}"
-    return _PROBED[box.name]
+    _PROBED[box.name] = (None if why is None else f"sandbox {box.name}: coqc does not run inside: {why}", version)
+    return _PROBED[box.name][0]
+
+
+def sandbox_coq_version(box, limiter: str = "auto") -> str:
+    """The version of the coqc that runs inside `box` ("8.16.1"), "" when none runs there."""
+    _probe_coq(box, limiter)
+    return _PROBED[box.name][1]
 
 
 def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter: str = "auto"):
@@ -282,11 +292,12 @@ def check_proof(
     t = task if isinstance(task, ProofTask) else load_proof_task(task)
     folder = Path(submission)
     data, unreadable = read_proof(folder)
-    version = coq.coqc_version()
-    if not version:
-        raise InputError("coqc not found on PATH (the proof checker: install Coq, e.g. apt-get install coq)")
+    box, why = choose_proof_sandbox(sandbox, allow_unsandboxed=allow_unsandboxed, limiter=limiter)
+    version = sandbox_coq_version(box, limiter)  # the checker is the coqc inside the sandbox
     if not coq.version_matches(t.coq_version, version):
-        raise InputError(f"{t.source}: task {t.id} needs Coq {t.coq_version}, but coqc here is {version}")
+        raise InputError(
+            f"{t.source}: task {t.id} needs Coq {t.coq_version}, but coqc in sandbox {box.name} is {version}"
+        )
     parts = folder.resolve().parts
     verdict: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -327,7 +338,6 @@ def check_proof(
         verdict["reason"] = "refused before checking: " + "; ".join(str(f) for f in findings[:5])
         verdict["wall_s"] = round(time.perf_counter() - started, 3)
         return verdict
-    box, why = choose_proof_sandbox(sandbox, allow_unsandboxed=allow_unsandboxed, limiter=limiter)
     from tcsexam.runner.limiter import resolve_limiter
 
     verdict["sandbox"], verdict["limiter"] = box.name, resolve_limiter(limiter)
