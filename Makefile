@@ -37,8 +37,11 @@ $(VENV)/.installed-orspace: $(VENV)/.installed
 run: setup
 	$(BIN)/snakemake --cores all
 
+# The suite on $(TEST_WORKERS) pytest-xdist workers (a test file stays on one worker: tests/conftest.py),
+# the 20 slowest tests listed at the end. TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= 2
 test: setup-test
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 # The suite with two busy processes per core in the background: no test outcome may depend on speed.
 test-under-load: setup-test
