@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
+needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("mount"),
     reason="the interpreter view is a root harness's (bind mounts, a run as another uid)",
 )
@@ -97,6 +97,7 @@ def _step(view: str, *args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@needs_root
 @pytest.mark.parametrize("how", ["loader", "fallback"])
 def test_view_python_loads_the_interpreters_own_libraries(view_root, how):
     step = _step(os.path.join(view_root, "run"), how)
@@ -116,6 +117,7 @@ def test_view_python_loads_the_interpreters_own_libraries(view_root, how):
         assert ("--library-path" in step["launcher"]) == (how == "loader"), step["launcher"]
 
 
+@needs_root
 def test_a_hidden_library_folder_outside_the_prefixes_is_mounted_and_kept_live(view_root, tmp_path):
     hidden = Path(tempfile.mkdtemp(prefix="tcsexam-hiddenlib-", dir="/tmp"))
     try:
@@ -135,3 +137,18 @@ def test_a_hidden_library_folder_outside_the_prefixes_is_mounted_and_kept_live(v
         assert "libtcsexamfake.so.1" in again["mounts"][shown[0]]
     finally:
         shutil.rmtree(hidden, ignore_errors=True)
+
+
+@pytest.mark.skipif(not shutil.which("readelf"), reason="readelf (binutils) says what the loader is")
+def test_elf_interpreter_is_the_loader_readelf_names(tmp_path):
+    from tcsexam.runner.sandboxes import runas
+
+    for path in {os.path.realpath(sys.executable), os.path.realpath(shutil.which("sh") or "/bin/sh")}:
+        out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout
+        named = [line.split(":", 1)[1].strip(" ]") for line in out.splitlines() if "program interpreter:" in line]
+        assert runas.elf_interpreter(path) == (named[0] if named else None), (path, out[-500:])
+    (tmp_path / "text").write_text("#!/bin/sh\n")
+    (tmp_path / "short").write_bytes(b"\x7fELF\x02\x01")
+    assert runas.elf_interpreter(str(tmp_path / "text")) is None
+    assert runas.elf_interpreter(str(tmp_path / "short")) is None
+    assert runas.elf_interpreter(str(tmp_path / "missing")) is None

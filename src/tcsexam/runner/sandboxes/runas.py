@@ -320,27 +320,22 @@ def elf_interpreter(path: str) -> str | None:
             if head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
                 return None
             wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
-            if wide:
-                phoff, phentsize, phnum = (
-                    struct.unpack_from(end + "Q", head, 32)[0],
-                    *struct.unpack_from(end + "HH", head, 54),
-                )
-            else:
-                phoff, phentsize, phnum = (
-                    struct.unpack_from(end + "I", head, 28)[0],
-                    *struct.unpack_from(end + "HH", head, 42),
-                )
+            # e_phoff, e_phentsize, e_phnum; a program header's p_type, p_offset and p_filesz
+            (phoff,), (phentsize, phnum) = (
+                (struct.unpack_from(end + "Q", head, 32), struct.unpack_from(end + "HH", head, 54))
+                if wide
+                else (struct.unpack_from(end + "I", head, 28), struct.unpack_from(end + "HH", head, 42))
+            )
             handle.seek(phoff)
             table = handle.read(phentsize * phnum)
             for i in range(phnum):
-                entry = table[i * phentsize : (i + 1) * phentsize]
-                if struct.unpack_from(end + "I", entry, 0)[0] != 3:  # PT_INTERP
-                    continue
-                offset, size = struct.unpack_from(
-                    end + ("QxxxxxxxxxxxxxxxxQ" if wide else "IxxxxxxxxI"), entry, 8 if wide else 4
-                )
-                handle.seek(offset)
-                return handle.read(size).rstrip(b"\0").decode() or None
+                if wide:
+                    kind, _, offset, _, _, size = struct.unpack_from(end + "IIQQQQ", table, i * phentsize)
+                else:
+                    kind, offset, _, _, size = struct.unpack_from(end + "IIIII", table, i * phentsize)
+                if kind == 3:  # PT_INTERP
+                    handle.seek(offset)
+                    return handle.read(size).rstrip(b"\0").decode() or None
     except (OSError, struct.error, UnicodeDecodeError):
         return None
     return None
@@ -349,7 +344,8 @@ def elf_interpreter(path: str) -> str | None:
 def interpreter_libraries() -> list[str]:
     """The shared libraries (real paths) the harness's interpreter loads: its executable's and its
     standard extension modules' (lib-dynload), as the dynamic loader resolves them for the harness
-    (`ldd`: through RUNPATH, RPATH and $ORIGIN). Empty where ldd is missing or says nothing."""
+    (`ldd`: through RUNPATH, RPATH, $ORIGIN and the harness's LD_LIBRARY_PATH). Empty where ldd is
+    missing or says nothing."""
     global _libraries
     if _libraries is not None:
         return _libraries
@@ -360,10 +356,11 @@ def interpreter_libraries() -> list[str]:
     )
     files = [exe, *sorted(str(p) for p in dynload.glob("*.so"))]
     found: dict[str, None] = {}
+    env = dict(_SYSTEM_PATH)
+    if os.environ.get("LD_LIBRARY_PATH"):  # what the harness's own loader searches too
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     try:
-        out = subprocess.run(
-            ["ldd", *files], capture_output=True, text=True, timeout=120, env=_SYSTEM_PATH, check=False
-        ).stdout
+        out = subprocess.run(["ldd", *files], capture_output=True, text=True, timeout=120, env=env, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
     for line in out.splitlines():
