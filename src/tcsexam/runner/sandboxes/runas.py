@@ -14,7 +14,10 @@ The candidate still gets the harness's Python where it lives in a folder that on
 traverse (a pyenv under /root, mode 0700): under bwrap the unreachable ancestors are replaced by
 empty tmpfs and the interpreter bound read-only below them (`opaque_ancestors`); under local a
 read-only bind mount of the interpreter's prefixes under /run/tcsexam/python and a small venv
-pointing at them (`python_dir`).
+pointing at them (`python_dir`). The interpreter's own shared libraries (libpython found through a
+RUNPATH under /root) are loaded from the view too: its `python3` runs the binary through its ELF
+loader with the view's library folders (`view_libraries`), else the loader, unable to enter the
+RUNPATH, would take another libpython of the same soname (Debian's) and `import ssl` would fail.
 """
 
 from __future__ import annotations
@@ -128,24 +131,26 @@ def readable_copy(source: Path, target: Path) -> Path:
     return target
 
 
+def _first_opaque(path: str, ids: tuple[int, int]) -> str | None:
+    """The shallowest folder on the way to `path` that `ids` cannot traverse, or None."""
+    current = Path("/")
+    for part in Path(path).parts[1:-1]:
+        current = current / part
+        try:
+            st = os.stat(current)
+        except OSError:
+            return None
+        if not can_traverse(st, ids):
+            return str(current)
+    return None
+
+
 def opaque_ancestors(paths, ids: tuple[int, int] | None) -> list[str]:
     """The shallowest folder on the way to each of `paths` that `ids` cannot traverse (bwrap
     puts an empty tmpfs there, then binds the paths below it: nothing else of it is visible)."""
     if ids is None:
         return []
-    found: set[str] = set()
-    for path in paths:
-        current = Path("/")
-        for part in Path(path).parts[1:-1]:
-            current = current / part
-            try:
-                st = os.stat(current)
-            except OSError:
-                break
-            if not can_traverse(st, ids):
-                found.add(str(current))
-                break
-    return sorted(found)
+    return sorted({found for path in paths if (found := _first_opaque(path, ids)) is not None})
 
 
 def interpreter_paths() -> list[str]:
@@ -293,34 +298,163 @@ def sweep_python_views() -> None:
     for view in (RUN_DIR / "python").glob("*/sources"):
         if all(os.path.isdir(source) for source in view.read_text().split("\n") if source):
             continue
-        for name in ("prefix", "base"):
-            subprocess.run(["umount", "-l", str(view.parent / name)], capture_output=True, timeout=30, env=_SYSTEM_PATH)
+        inside = [point for point in _mount_points() if point.startswith(f"{view.parent}/")]
+        for point in sorted(inside, key=len, reverse=True):  # library folders in the venv first
+            subprocess.run(["umount", "-l", point], capture_output=True, timeout=30, env=_SYSTEM_PATH)
         shutil.rmtree(view.parent, ignore_errors=True)
 
 
+#: bumped whenever the view's layout changes: a view of another layout lives in its own folder
+#: (a running job may still use the old one)
+VIEW_LAYOUT = "2"
+_libraries: list[str] | None = None
+
+
+def elf_interpreter(path: str) -> str | None:
+    """The ELF loader (PT_INTERP) `path` names, or None (not a dynamic ELF executable)."""
+    import struct
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+            if head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+                return None
+            wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
+            # e_phoff, e_phentsize, e_phnum; a program header's p_type, p_offset and p_filesz
+            (phoff,), (phentsize, phnum) = (
+                (struct.unpack_from(end + "Q", head, 32), struct.unpack_from(end + "HH", head, 54))
+                if wide
+                else (struct.unpack_from(end + "I", head, 28), struct.unpack_from(end + "HH", head, 42))
+            )
+            handle.seek(phoff)
+            table = handle.read(phentsize * phnum)
+            for i in range(phnum):
+                if wide:
+                    kind, _, offset, _, _, size = struct.unpack_from(end + "IIQQQQ", table, i * phentsize)
+                else:
+                    kind, offset, _, _, size = struct.unpack_from(end + "IIIII", table, i * phentsize)
+                if kind == 3:  # PT_INTERP
+                    handle.seek(offset)
+                    return handle.read(size).rstrip(b"\0").decode() or None
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
+
+
+def interpreter_libraries() -> list[str]:
+    """The shared libraries (real paths) the harness's interpreter loads: its executable's and its
+    standard extension modules' (lib-dynload), as the dynamic loader resolves them for the harness
+    (`ldd`: through RUNPATH, RPATH, $ORIGIN and the harness's LD_LIBRARY_PATH). Empty where ldd is
+    missing or says nothing."""
+    global _libraries
+    if _libraries is not None:
+        return _libraries
+    exe = os.path.realpath(sys.executable)
+    base = {"installed_platbase": sys.base_prefix, "platbase": sys.base_prefix}
+    dynload = Path(
+        sysconfig.get_config_var("DESTSHARED") or Path(sysconfig.get_path("platstdlib", vars=base)) / "lib-dynload"
+    )
+    files = [exe, *sorted(str(p) for p in dynload.glob("*.so"))]
+    found: dict[str, None] = {}
+    env = dict(_SYSTEM_PATH)
+    if os.environ.get("LD_LIBRARY_PATH"):  # what the harness's own loader searches too
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    try:
+        out = subprocess.run(["ldd", *files], capture_output=True, text=True, timeout=120, env=env, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        _, arrow, resolved = line.partition("=>")
+        path = resolved.strip().rsplit(" (0x", 1)[0].strip() if arrow else ""
+        if path.startswith("/"):
+            found[os.path.realpath(path)] = None
+    _libraries = list(found)
+    return _libraries
+
+
+def _in_view(path: str, mounts: list[tuple[str, Path]]) -> str | None:
+    """`path` as the view at mounts shows it (the deepest source holding it), or None."""
+    for source, target in sorted(mounts, key=lambda m: -len(m[0])):
+        if path == source or path.startswith(source.rstrip("/") + "/"):
+            return str(target / os.path.relpath(path, source))
+    return None
+
+
+def view_libraries(root: Path, mounts: list[tuple[str, Path]], ids: tuple[int, int]):
+    """What the view at `root` must add so that `ids` loads the interpreter's own libraries
+    (`interpreter_libraries`) and not another of the same soname: (the loader, as the view shows
+    it; the library folders, as the view shows them, in order; extra (source, mount point) for
+    hidden library folders outside the prefixes, mounted in the view's venv). No folders: the
+    candidate reaches every library by itself, the view's python3 is the binary itself."""
+    folders: dict[str, None] = {}
+    extra: list[tuple[str, Path]] = []
+    for library in interpreter_libraries():
+        folder = os.path.dirname(library)
+        if _first_opaque(library, ids) is None:
+            continue
+        shown = _in_view(folder, mounts + extra)
+        if shown is None:
+            extra.append((folder, root / "venv" / "libs" / str(len(extra))))
+            shown = str(extra[-1][1])
+        folders[shown] = None
+    loader = elf_interpreter(os.path.realpath(sys.executable))
+    if loader and _first_opaque(os.path.realpath(loader), ids) is not None:
+        loader = _in_view(os.path.realpath(loader), mounts + extra) or loader
+    return loader, list(folders), extra
+
+
+def _loader_takes_argv0(loader: str) -> bool:
+    """The loader, run as a command, accepts ``--argv0`` (glibc >= 2.33)."""
+    try:
+        out = subprocess.run([loader, "--help"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--argv0" in out.stdout + out.stderr
+
+
+def _launcher(binary: str, loader: str | None, folders: list[str], link: str) -> str:
+    """The view's `python3`: a script that starts `binary` with `folders` searched first for its
+    libraries. Through its loader (``--library-path``: for this process only, and ``--argv0``:
+    sys.executable stays the script, which finds pyvenv.cfg and is what children re-run); else
+    with LD_LIBRARY_PATH (which the candidate's children inherit) and `binary` through `link`, a
+    symbolic link beside the script (sys.executable, by which Python finds pyvenv.cfg)."""
+    import shlex
+
+    path = ":".join(folders)
+    if loader and _loader_takes_argv0(loader):
+        return f'#!/bin/sh\nexec {shlex.quote(loader)} --library-path {shlex.quote(path)} --argv0 "$0" {shlex.quote(binary)} "$@"\n'
+    return (
+        f'#!/bin/sh\nLD_LIBRARY_PATH={shlex.quote(path)}"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"\n'
+        f'export LD_LIBRARY_PATH\nexec {shlex.quote(link)} "$@"\n'
+    )
+
+
 def _view_mounts(root: Path, base: str, prefix: str) -> list[tuple[str, Path]]:
-    """(source, mount point) of the interpreter view at `root`."""
+    """(source, mount point) of the interpreter view at `root`'s prefixes."""
     return [(base, root / "base"), *([(prefix, root / "prefix")] if prefix != base else [])]
 
 
 def python_dir(ids: tuple[int, int] | None) -> str:
     """The folder whose `python3` a candidate running as `ids` outside any namespace (local)
     starts: the harness's own when `ids` can reach it, else a venv under /run/tcsexam/python
-    built on read-only bind mounts of the harness's prefixes (see the module doc).
+    built on read-only bind mounts of the harness's prefixes (see the module doc), whose
+    `python3` loads the interpreter's own shared libraries through the view (`view_libraries`).
 
     The venv stays for later jobs, its mounts live only as long as the mount namespace that made
     them (a first job in `unshare -m`, SLURM's job_container/tmpfs, a systemd unit with
     PrivateMounts leaves the venv without them): every call checks that each mount is live here
-    and shows the harness's prefix (`view_live`: same device and inode, read-only) and mounts it
-    again when not, under a lock on the view (concurrent jobs)."""
+    and shows the harness's prefix or library folder (`view_live`: same device and inode,
+    read-only) and mounts it again when not, under a lock on the view (concurrent jobs)."""
     global _python_dir
     here = os.path.dirname(sys.executable)
     if ids is None or not opaque_ancestors([os.path.join(here, "python3"), *interpreter_paths()], ids):
         return here
     base, prefix = os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)
-    tag = hashlib.sha256(f"{base}\0{prefix}".encode()).hexdigest()[:12]
+    tag = hashlib.sha256(f"{base}\0{prefix}\0{VIEW_LAYOUT}".encode()).hexdigest()[:12]
     root = RUN_DIR / "python" / tag
     mounts = _view_mounts(root, base, prefix)
+    loader, folders, extra = view_libraries(root, mounts, ids)
+    mounts = mounts + extra
     with _lock:
         if _python_dir is not None and all(view_live(source, target) for source, target in mounts):
             return _python_dir
@@ -329,19 +463,20 @@ def python_dir(ids: tuple[int, int] | None) -> str:
         lock = os.open(RUN_DIR / "python" / f"{tag}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one job at a time mounts or builds this view
-            _python_dir = _build_view(root, base, prefix, mounts)
+            _python_dir = _build_view(root, base, prefix, mounts, loader, folders)
         finally:
             os.close(lock)
         return _python_dir
 
 
-def _build_view(root: Path, base: str, prefix: str, mounts: list[tuple[str, Path]]) -> str:
+def _build_view(root: Path, base: str, prefix: str, mounts: list[tuple[str, Path]],
+                loader: str | None = None, folders: list[str] | None = None) -> str:  # fmt: skip
     sweep_python_views()
     root.mkdir(exist_ok=True, mode=0o755)
     os.chmod(root, 0o755)
-    (root / "sources").write_text(f"{base}\n{prefix}\n")
-    for source, target in mounts:
-        _bind_readonly(source, target)
+    (root / "sources").write_text(
+        "".join(f"{source}\n" for source in dict.fromkeys([base, prefix, *(s for s, _ in mounts)]))
+    )
     venv = root / "venv"
     if not (venv / "pyvenv.cfg").is_file():
         tmp = root / f"venv.tmp-{os.getpid()}"
@@ -349,9 +484,17 @@ def _build_view(root: Path, base: str, prefix: str, mounts: list[tuple[str, Path
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"
         (tmp / "bin").mkdir(parents=True, mode=0o755)
         (tmp / "lib" / version).mkdir(parents=True, mode=0o755)
-        exe = os.path.basename(os.path.realpath(sys.executable))
+        binary = str(root / "base" / "bin" / os.path.basename(os.path.realpath(sys.executable)))
+        link = venv / "bin" / ".python-binary"
+        launcher = _launcher(binary, loader, folders, str(link)) if folders else None
+        if launcher is not None:
+            os.symlink(binary, tmp / "bin" / link.name)
         for name in ("python", "python3", version):
-            os.symlink(root / "base" / "bin" / exe, tmp / "bin" / name)
+            if launcher is None:
+                os.symlink(binary, tmp / "bin" / name)
+            else:
+                (tmp / "bin" / name).write_text(launcher)
+                os.chmod(tmp / "bin" / name, 0o755)
         own = prefix != base
         if own:
             site = Path(os.path.realpath(sysconfig.get_path("purelib"))).relative_to(prefix)
@@ -361,4 +504,6 @@ def _build_view(root: Path, base: str, prefix: str, mounts: list[tuple[str, Path
             f"version = {sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n"
         )
         os.replace(tmp, venv)
+    for source, target in mounts:  # after the venv: hidden library folders are mounted inside it
+        _bind_readonly(source, target)
     return str(venv / "bin")
