@@ -168,3 +168,44 @@ def test_index_lists_statement_mismatches(task, tmp_path):
     assert (issue["reason"], issue["item"], issue["attempt"]) == ("statement_mismatch", "theorem-plus-zero", "1")
     assert issue["verdict"] == source and issue["task_file"] == str(task)
     assert (issue["verdict_sha256"], issue["task_sha256"]) == ("e" * 64, statement.sha256)
+
+
+def test_plan_gives_the_rows_job_the_statements_of_its_verdicts(tmp_path, project_root):
+    """The verdict-rows job reads the task and statement file of each theorem / open-conjecture
+    item scored from a verdict (a changed statement reruns it) and is told a config's own task file."""
+    from tcsexam.workflow import Plan
+
+    item = "theorem-gauss-sum"
+    (tmp_path / "verdicts" / "m" / item).mkdir(parents=True)
+    (tmp_path / "verdicts" / "m" / item / "1.json").write_text("{}")
+    cons = load_suite_item("construction")
+    (tmp_path / "verdicts" / "m" / cons).mkdir(parents=True)
+    (tmp_path / "verdicts" / "m" / cons / "1.json").write_text("{}")
+    config = {
+        "suite": "lite",
+        "protocol": "offline",
+        "results_dir": "res",
+        "solvers_dir": str(tmp_path / "solvers"),
+        "verdicts_dir": str(tmp_path / "verdicts"),
+        "models": [{"name": "m", "attempts": ["1"]}],
+        "run": {"instances": {}, "task_files": {}},
+    }
+
+    class W:
+        model = "m"
+
+    plan = Plan(config, project_root)
+    assert plan.verdict_statement_inputs(W) == [f"config/tasks/{item}.yaml", f"config/tasks/proofs/{item}.v"]
+    assert plan.verdict_task_files_arg(W) == ""
+    own = write_task(tmp_path / "own", item, "Definition statement : Prop := 0 = 0.\n")
+    config["run"]["task_files"] = {item: str(own)}
+    plan = Plan(config, project_root)
+    assert plan.verdict_task_files_arg(W) == f"--task-file {item}={own}"
+    inputs = plan.verdict_statement_inputs(W)
+    assert inputs[0] == str(own) and inputs[1].endswith(f"own/proofs/{item}.v")
+
+
+def load_suite_item(track: str) -> str:
+    from tcsexam.suites import load_suite
+
+    return load_suite("lite").tracks[track][0]
