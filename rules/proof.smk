@@ -46,6 +46,9 @@ rule proof_row:
     threads: 1
     resources:
         **one_cpu_job(runtime=5, mem_mb=512),
+    params:
+        task_file=lambda w: PLAN.task_file(w.item),
     shell:
         "tcsexam attempts verdict-row --verdict {input.verdict:q} --model {wildcards.model:q}"
-        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --output {output.row:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
+        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --task-file {params.task_file:q}"
+        " --output {output.row:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

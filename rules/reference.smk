@@ -58,7 +58,7 @@ rule reference_build:
     resources:
         **one_cpu_job(),
     params:
-        ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
+        ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v4"),
     shell:
         "tcsexam reference build --task {wildcards.task:q} --runs {input.runs:q} --id {params.ref_id:q}"
         " --output {output:q}"
@@ -80,7 +80,7 @@ rule reference_carry:
     resources:
         **one_cpu_job(),
     params:
-        ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v3"),
+        ref_id=PLAN.reference_build.get("id", "tcsexam-bundled-k3-v4"),
     shell:
         "tcsexam reference merge {input:q} --tasks {wildcards.task:q} --carry-to {params.ref_id:q}"
         " --output {output:q}"

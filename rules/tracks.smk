@@ -1,12 +1,14 @@
 # Theorem, construction and open-conjecture tracks: each attempt's checker verdict becomes its
 # attempt row (complete proof/resolution -> 1 else 0; construction rewards unchanged), one job per
 # model; a planned attempt without a verdict gets a `missing` row. A planned Solver attempt without
-# a submission gets a `missing` row too (attempts_missing_row).
+# a submission gets a `missing` row too (attempts_missing_row). A theorem / open-conjecture verdict
+# whose statement_sha256 is not its task statement's digest scores 0 (docs/proofs.md).
 
 
 rule attempts_verdict_rows:
     input:
-        PLAN.verdict_files,
+        verdicts=PLAN.verdict_files,
+        statements=PLAN.verdict_statement_inputs,
     output:
         f"{OUT}/tracks/{{model}}/rows.json",
     log:
@@ -22,10 +24,11 @@ rule attempts_verdict_rows:
         verdicts_dir=PLAN.verdicts_dir,
         attempts=PLAN.attempts_arg,
         judged=PLAN.judged_constructions_arg,
+        task_files=PLAN.verdict_task_files_arg,
     shell:
         "tcsexam attempts verdict-rows --model {wildcards.model:q} --suite {params.suite:q}"
         " --verdicts-dir {params.verdicts_dir:q} --attempts {params.attempts} {params.judged}"
-        " --output {output:q}"
+        " {params.task_files} --output {output:q}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 

@@ -62,6 +62,11 @@ def _add_row_commands(sub) -> None:
         p.add_argument(
             f"--{name}", help=f"expected {name}" + (" (checked against the verdict)" if name == "model" else "")
         )
+    task_help = (
+        "the item's proof task file (default config/tasks/<item>.yaml where it exists): a verdict whose "
+        "statement_sha256 is not its statement's scores 0"
+    )
+    p.add_argument("--task-file", metavar="FILE", help=task_help)
     required(p, "--output", output="ROW.json")
 
     p = command(sub, "verdict-rows", _verdict_rows)
@@ -74,6 +79,8 @@ def _add_row_commands(sub) -> None:
     p.add_argument("--output", required=True, metavar="ROWS.json", help="a JSON list of rows")
     judged_help = "constructions the pipeline judges (their rows come from `tcsexam construction row`): left out here"
     p.add_argument("--judged", nargs="*", default=[], metavar="ITEM/ATTEMPT", help=judged_help)
+    task_files_help = "an item's proof task file where it is not config/tasks/<item>.yaml (statement digest check)"
+    p.add_argument("--task-file", nargs="+", default=[], metavar="ITEM=FILE", help=task_files_help)
 
     p = command(sub, "missing-row", _missing_row)
     required(p, *(f"--{name}" for name in IDENTITY))
@@ -157,7 +164,7 @@ def _verdict_row(args: argparse.Namespace) -> int:
     from tcsexam.attempts.verdicts import verdict_row_file
 
     expect = {k: getattr(args, k) for k in IDENTITY if getattr(args, k)}
-    row = verdict_row_file(args.verdict, expect)
+    row = verdict_row_file(args.verdict, expect, args.task_file)
     write_row(args.output, row, {"verdict": args.verdict})  # sealed with its verdict (workflow.heal checks it)
     shown = "" if row.score is None else f" {row.score:g}"
     say_for("attempts verdict-row", "attempts")(f"{','.join(row.identity)}: {row.score_status}{shown} -> {args.output}")
@@ -177,8 +184,12 @@ def _verdict_rows(args: argparse.Namespace) -> int:
         if item not in suite.track_of or suite.track_of[item] == "solver":
             raise UsageError(f"--item-attempt {spec!r}: {item!r} is no theorem, construction or conjecture item")
         item_attempts.setdefault(item, []).append(attempt)
+    task_files: dict[str, str] = {}
+    for spec in args.task_file:
+        item, path = key_value(spec, "--task-file", "ITEM=FILE")
+        task_files[item] = path
     rows = model_verdict_rows(
-        args.model, suite, args.verdicts_dir, args.attempts, item_attempts, frozenset(args.judged)
+        args.model, suite, args.verdicts_dir, args.attempts, item_attempts, frozenset(args.judged), task_files
     )
     write_rows(args.output, rows)
     say_for("attempts verdict-rows", "attempts")(

@@ -16,6 +16,7 @@ One small JSON object per attempt, written by the track's checker (documented in
 | complete | theorem / open_conjecture: required Boolean, true only when the checker accepted a complete proof (or a complete proof / refutation of the conjecture) |
 | status | `judged` (default), `judge_failed` or `not_finished`: a checker that crashed or did not finish; or a proof checker's own status (`tcsexam proof check`): `complete`, `incomplete`, `invalid`, `timeout`, `memout`, `crash` (judged; `complete: true` only with `complete`), `infrastructure_error` (judge_failed) |
 | checker_version, statement_sha256, axioms | the evidence of a theorem / open-conjecture verdict (docs/proofs.md): the checker's version, the digest of the statement file it checked, the axioms the proof rests on; a verdict without all of them (and `checker`) is scored but its row's note says `EVIDENCE_NOTE`, which index.json lists under `issues` (`unverified_proof`) |
+| statement_sha256 vs the task | when the item has a proof task file (`config/tasks/<item>.yaml`, or the one passed) the verdict's `statement_sha256` must be the sha256 of that task's statement file: otherwise the proof is of another statement, the row scores 0 and its note says `STATEMENT_MISMATCH_NOTE` with the verdict file and both digests (index.json: `statement_mismatch`) |
 | checker, message | optional strings (provenance): `checker` names the checker that ran (and its version); a verdict no checker produced says so (the bundled demo fixtures: "none: bundled demo fixture, written by hand ...") |
 | adoption_status | optional: `selected` (default), `selected_provisional`, `excluded` |
 
@@ -26,6 +27,8 @@ unchanged (may exceed 1).
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,7 @@ from tcsexam.attempts.rows import AttemptRow
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json
 from tcsexam.schemas import check
-from tcsexam.scoring.vocabulary import EVIDENCE_NOTE
+from tcsexam.scoring.vocabulary import EVIDENCE_NOTE, STATEMENT_MISMATCH_NOTE
 from tcsexam.suites import VERDICT_TRACKS
 
 VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
@@ -59,6 +62,52 @@ def missing_evidence(data: dict[str, Any]) -> list[str]:
     return missing
 
 
+@dataclass(frozen=True)
+class TaskStatement:
+    """The statement a proof item's verdict must be about: its task file and the statement's sha256."""
+
+    task_file: str
+    sha256: str
+
+
+def task_statement(item: str, task_file: str | os.PathLike | None = None) -> TaskStatement | None:
+    """The statement of `item`'s proof task: `task_file` when given (it must exist), else
+    `config/tasks/<item>.yaml` when that is a proof task file (track theorem / open_conjecture).
+    None when the item has no such file (an item of an external checker only, a construction): then
+    a verdict's statement_sha256 cannot be checked. A broken proof task file is an InputError."""
+    from tcsexam.paths import config_file
+    from tcsexam.proofs.task import is_proof_task_data, load_proof_task
+
+    if task_file is not None:
+        path = Path(task_file)
+        if not path.is_file():
+            raise InputError(f"{path}: task file of item {item!r} not found")
+    else:
+        path = config_file(item, "tasks")
+        if not path.is_file():
+            return None
+        from tcsexam.fileio import read_yaml
+
+        if not is_proof_task_data(read_yaml(path, "task file")):
+            return None
+    task = load_proof_task(path)
+    if task.id != item:
+        raise InputError(f"{path}: task id {task.id!r} is not the item {item!r} its verdicts are for")
+    return TaskStatement(str(path), task.statement_sha256)
+
+
+def statement_mismatch(data: dict[str, Any], source: str, statement: TaskStatement | None) -> str | None:
+    """The note of a verdict whose statement_sha256 is not its task's statement digest (None: it
+    matches, or there is nothing to compare). Written so that index.json can read it back."""
+    got = data.get("statement_sha256")
+    if statement is None or not got or got == statement.sha256:
+        return None
+    return (
+        f"{STATEMENT_MISMATCH_NOTE} (verdict {source} has statement_sha256 {got}, task file "
+        f"{statement.task_file} has {statement.sha256}): not a proof of the task's statement, scored 0"
+    )
+
+
 def _canon_track(name: Any) -> str | None:
     if not isinstance(name, str):
         return None
@@ -66,8 +115,12 @@ def _canon_track(name: Any) -> str | None:
     return canon if canon in VERDICT_TRACKS else None
 
 
-def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) -> AttemptRow:
-    """Convert one checker verdict into its attempt row; `expect` pins identity fields."""
+def verdict_row(
+    data: Any, source: str, expect: dict[str, str] | None = None, statement: TaskStatement | None = None
+) -> AttemptRow:
+    """Convert one checker verdict into its attempt row; `expect` pins identity fields.
+    `statement`: the item's task statement (`task_statement`); a theorem / open-conjecture verdict
+    whose statement_sha256 differs from it scores 0 (a proof of another statement)."""
     check(data, "verdict", source)
     track = _canon_track(data["track"])
     if track is None:
@@ -105,6 +158,9 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
         message = "; ".join(
             x for x in (message, f"{EVIDENCE_NOTE} ({', '.join(lacking)} missing): taken on trust") if x
         )
+    mismatch = statement_mismatch(data, source, statement) if track != "construction" else None
+    if mismatch:
+        message = "; ".join(x for x in (mismatch, message) if x)
     base_note = "; ".join(x for x in (f"checker {checker}" if checker else "", message) if x)
     if status != "judged":
         return AttemptRow(
@@ -132,10 +188,12 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
             complete = proof_status == "complete"
         if complete is None:
             raise InputError(f"{source}: a judged {track} verdict needs 'complete': true or false")
-        score = 1.0 if complete else 0.0
+        score = 1.0 if complete and not mismatch else 0.0
         what = "complete proof accepted" if complete else "no complete proof accepted"
         if track == "open_conjecture":
             what = "complete resolution accepted" if complete else "no complete resolution accepted"
+        if complete and mismatch:
+            what = "a complete proof of another statement, not accepted"
         note = "; ".join(
             x for x in (what, f"original_reward {reward:.6g}" if reward is not None else "", base_note) if x
         )
@@ -153,8 +211,22 @@ def verdict_row(data: Any, source: str, expect: dict[str, str] | None = None) ->
     )
 
 
-def verdict_row_file(path: str | Path, expect: dict[str, str] | None = None) -> AttemptRow:
-    return verdict_row(read_json(path, "verdict file"), str(path), expect)
+def verdict_row_file(
+    path: str | Path,
+    expect: dict[str, str] | None = None,
+    task_file: str | os.PathLike | None = None,
+    check_statement: bool = True,
+) -> AttemptRow:
+    """A verdict file's row. With `check_statement` (default) a theorem / open-conjecture verdict's
+    statement_sha256 is compared with its item's task statement (`task_file`, else the item's file
+    under config/tasks/, when there is one)."""
+    data = read_json(path, "verdict file")
+    statement = None
+    if check_statement and isinstance(data, dict) and _canon_track(data.get("track")) not in (None, "construction"):
+        item = data.get("item")
+        if isinstance(item, str) and item:
+            statement = task_statement(item, task_file)
+    return verdict_row(data, str(path), expect, statement)
 
 
 def model_verdict_rows(
@@ -164,12 +236,15 @@ def model_verdict_rows(
     attempts: list[str],
     item_attempts: dict[str, list[str]] | None = None,
     judged: frozenset[str] = frozenset(),
+    task_files: dict[str, str] | None = None,
 ) -> list[AttemptRow]:
     """Every planned theorem / construction / open-conjecture attempt of one model, in suite order:
     `<verdicts_dir>/<model>/<item>/<attempt>.json` converted, or a `missing` row when absent.
     `item_attempts`: item -> further attempt ids of that item only (an adoption file's).
     `judged` ("ITEM/ATTEMPT") are constructions and proofs the pipeline judges itself: their rows
-    come from their own job (tcsexam.attempts.construction, `tcsexam proof check`), so none is made here."""
+    come from their own job (tcsexam.attempts.construction, `tcsexam proof check`), so none is made here.
+    `task_files`: item -> its task file where it is not config/tasks/<item>.yaml (a theorem /
+    open-conjecture verdict's statement_sha256 is checked against that task's statement)."""
     from tcsexam.attempts.rows import failed_row
 
     rows = []
@@ -182,7 +257,8 @@ def model_verdict_rows(
                 path = Path(verdicts_dir) / model / item / f"{attempt}.json"
                 if path.is_file():
                     expect = {"model": model, "track": track, "item": item, "attempt": str(attempt)}
-                    rows.append(verdict_row_file(path, expect))
+                    task_file = None if track == "construction" else (task_files or {}).get(item)
+                    rows.append(verdict_row_file(path, expect, task_file))
                 else:
                     note = f"no checker verdict: {path} does not exist"
                     if track == "construction":  # nor a submission the pipeline judges (judged above)

@@ -4,25 +4,31 @@ Each argument is a run directory (`results/<suite>/<protocol>`: index.json, atte
 solver records and scores, manifest.json). The comparison has four parts:
 
 - `inputs`: every input that differs, by name (suite, solver_protocol, reference, task_limits,
-  instances, task_files, candidates, verdict_files, tcsexam_version, software, machine, execution,
-  models), each with the tasks / models / fields concerned;
+  instances, task_files, proof_statements, candidates, verdict_files, proofs, tcsexam_version,
+  software, machine, execution, models), each with the tasks / models / fields concerned;
 - `models`: per model present in both runs the Index delta, per track and per task the delta of
   the means, each with a paired bootstrap 95% interval (scoring/bootstrap.py: instances resampled
   within Solver tasks, attempts within tasks, the same draws for both runs);
 - `instances`: per model, task and attempt the instances whose status changed (`ok -> timeout`)
   and those whose value changed;
+- `proofs`: the proofs the pipeline checked (the manifests' `proofs`) whose verdict differs, per
+  model, item and attempt with the fields that changed (`PROOF_COMPARED`: status, resolution,
+  checker version, statement and proof digests, axioms, ...) or present in one run only;
 - `verdict`:
     `incomparable`  the runs measured different things: suite, Solver protocol, reference (id or
-                    file), the instance set (names or file contents) or a task's limits differ, or
-                    no model is in both runs (`reasons` names which);
+                    file), the instance set (names or file contents), a task's limits or a proof
+                    item's statement (its statement_sha256) differ, or no model is in both runs
+                    (`reasons` names which);
     `identical`     every score (attempt table, per-instance scores, task and track means, Index)
                     is equal bit for bit;
     `differs`       some delta's interval excludes 0 (or a model is complete in one run and not in
                     the other): `reasons` names the model and the index / track / task;
     `reproduced`    every delta's interval contains 0.
-  A candidate, verdict file, software or machine that differs does not make runs incomparable:
-  it is named in `inputs` and its effect is measured by the deltas (a weakened candidate `differs`
-  on its own task).
+  A candidate, verdict file, proof verdict, software or machine that differs does not make runs
+  incomparable: it is named in `inputs` and its effect is measured by the deltas (a weakened
+  candidate `differs` on its own task). Proof verdicts that differ are also named in `reasons`
+  whatever the verdict (a proof that times out in one run and crashes in the other scores 0 in
+  both: the scores are identical, the proofs are not).
 
 Exit codes (cli): 0 identical / reproduced, 3 differs, 4 incomparable.
 """
@@ -57,7 +63,20 @@ from tcsexam.suites import TRACKS
 SCHEMA_VERSION = 1
 VERDICTS = ("identical", "reproduced", "differs", "incomparable")
 EXIT_CODES = {"identical": 0, "reproduced": 0, "differs": 3, "incomparable": 4}
-INCOMPARABLE_INPUTS = ("suite", "solver_protocol", "reference", "instances", "task_limits", "models_in_common")
+INCOMPARABLE_INPUTS = (
+    "suite",
+    "solver_protocol",
+    "reference",
+    "instances",
+    "task_limits",
+    "proof_statements",
+    "models_in_common",
+)
+#: the fields of a proof verdict (the manifest's `proofs`, tcsexam.provenance.manifest.PROOF_FIELDS)
+#: compared between runs; its wall time, reason text, sandbox and limiter are not (the execution
+#: section names those)
+PROOF_COMPARED = ("status", "complete", "resolution", "checker", "checker_version", "statement_sha256",
+                  "proof_sha256", "theorem", "axioms")  # fmt: skip
 
 
 @dataclass
@@ -263,6 +282,14 @@ def _provenance_differences(base: Run, cand: Run, differ: dict[str, Any]) -> Non
         changed = _leaf_changes(ver_b, ver_c, "item", lambda sha256: sha256, either=True)
         if changed:
             differ["verdict_files"] = changed
+    proofs_b, proofs_c = _manifest_section(base, "proofs"), _manifest_section(cand, "proofs")
+    if isinstance(proofs_b, dict) and isinstance(proofs_c, dict):
+        changed = proof_changes(proofs_b, proofs_c)
+        if changed:
+            differ["proofs"] = changed
+        statements = statement_changes(proofs_b, proofs_c)
+        if statements:
+            differ["proof_statements"] = statements
     tb, tc = _manifest_section(base, "tcsexam"), _manifest_section(cand, "tcsexam")
     if isinstance(tb, dict) and isinstance(tc, dict):
         fields = _changed_fields(tb, tc, ("version", "git_commit", "git_dirty"))
@@ -274,6 +301,60 @@ def _provenance_differences(base: Run, cand: Run, differ: dict[str, Any]) -> Non
             fields = _changed_fields(sb, sc, sorted(set(sb) | set(sc)))
             if fields:
                 differ[section] = fields
+
+
+def proof_changes(base: dict, cand: dict) -> list[dict[str, Any]]:
+    """The proof verdicts of two manifests' `proofs` sections ({model: {item: {attempt: entry}}})
+    that differ on a `PROOF_COMPARED` field, for the models of both runs: {"model", "item",
+    "attempt", "fields": {field: {baseline, candidate}}}; a proof checked in one run only has
+    `only_in` instead of `fields`."""
+
+    def fields(entry: Any) -> dict[str, Any] | None:
+        return {k: entry.get(k) for k in PROOF_COMPARED} if isinstance(entry, dict) else None
+
+    out = []
+    for change in _leaf_changes(base, cand, "item", fields, either=True):
+        fb, fc = change.pop("baseline"), change.pop("candidate")
+        if fb is None or fc is None:
+            change["only_in"] = "baseline" if fc is None else "candidate"
+        else:
+            change["fields"] = _changed_fields(fb, fc, PROOF_COMPARED)
+        out.append(change)
+    return out
+
+
+def statement_changes(base: dict, cand: dict) -> dict[str, Any]:
+    """Proof items checked in both runs whose statement digests differ: item -> {baseline,
+    candidate} (sorted digests over every model and attempt). Another statement is another task."""
+
+    def digests(section: dict) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for items in section.values():
+            for item, attempts in (items or {}).items():
+                for entry in (attempts or {}).values():
+                    if isinstance(entry, dict) and entry.get("statement_sha256"):
+                        out.setdefault(item, set()).add(str(entry["statement_sha256"]))
+        return out
+
+    db, dc = digests(base), digests(cand)
+    return {
+        item: {"baseline": sorted(db[item]), "candidate": sorted(dc[item])}
+        for item in sorted(set(db) & set(dc))
+        if db[item] != dc[item]
+    }
+
+
+def proof_change_text(change: dict[str, Any]) -> str:
+    where = f"{change['model']}/{change['item']}/{change['attempt']}"
+    if "only_in" in change:
+        return f"proof {where} checked in the {change['only_in']} only"
+    bits = []
+    for k, v in change["fields"].items():
+        b, c = v["baseline"], v["candidate"]
+        if k.endswith("sha256"):
+            b, c = f"{_short(b)}...", f"{_short(c)}..."
+        bits.append(f"{k} {b} -> {c}")
+    return f"proof {where}: " + ", ".join(bits)
 
 
 def _instance_names(run: Run) -> dict[str, list[str]]:
@@ -317,6 +398,11 @@ def incomparable_reasons(differ: dict[str, Any]) -> list[str]:
             for task, fields in d.items():
                 bits = [f"{k} {v['baseline']} -> {v['candidate']}" for k, v in fields.items()]
                 reasons.append(f"limits of {task}: " + ", ".join(bits))
+        elif key == "proof_statements":
+            for item, v in d.items():
+                b = ", ".join(f"{_short(x)}..." for x in v["baseline"])
+                c = ", ".join(f"{_short(x)}..." for x in v["candidate"])
+                reasons.append(f"statement of {item}: statement_sha256 {b} vs {c}")
         elif key == "models_in_common":
             reasons.append("no model is in both runs")
     return reasons
@@ -547,6 +633,7 @@ def compare_runs(
         "differs_on": [],
         "instances": {},
         "status_changes": {},
+        "proofs": differ.get("proofs", []),
     }
     if reasons:
         result["verdict"] = "incomparable"
@@ -569,6 +656,10 @@ def compare_runs(
         result["reasons"] = [
             f"scores differ ({len(diffs)} place(s), e.g. {diffs[0]}) but every delta's 95% interval contains 0"
         ]
+    if result["proofs"]:
+        n = len(result["proofs"])
+        shown = "; ".join(proof_change_text(c) for c in result["proofs"][:5])
+        result["reasons"].append(f"{n} proof verdict(s) differ: {shown}" + ("; ..." if n > 5 else ""))
     return result
 
 

@@ -121,6 +121,13 @@ def render_html(result: dict[str, Any]) -> str:
                         f"<td>{_fmt(sc)}</td><td>{_fmt(vc)}</td></tr>"
                     )
         w("</table>")
+    if result.get("proofs"):
+        from tcsexam.scoring.compare import proof_change_text
+
+        w("<h2>Proof verdicts that differ</h2><ul>")
+        for change in result["proofs"]:
+            w(f"<li>{_fmt(proof_change_text(change))}</li>")
+        w("</ul>")
     w("</body></html>\n")
     return out.getvalue()
 

@@ -2,7 +2,7 @@
 
 A reference file (JSON) freezes K repeated reference runs per instance::
 
-    {"schema_version": 1, "reference_id": "tcsexam-bundled-k3-v3", "suite": "lite",
+    {"schema_version": 1, "reference_id": "tcsexam-bundled-k3-v4", "suite": "lite",
      "scale_floors": {"relative": 0.02, "absolute": 1e-9},
      "tasks": {"maxcut-mqlib": {"kind": "objective", "direction": "maximize",
                                 "instances": {"G1": [11500, 11510, 11490]}}},

@@ -23,3 +23,8 @@ PROTOCOLS = ("online", "offline")
 #: what an attempt row's note says of a theorem / open-conjecture verdict that carried no checker
 #: evidence (tcsexam.attempts.verdicts writes it, index.json's issues look for it: unverified_proof)
 EVIDENCE_NOTE = "no checker evidence"
+
+#: what an attempt row's note says of a theorem / open-conjecture verdict whose statement_sha256 is
+#: not the digest of its task file's statement (tcsexam.attempts.verdicts writes it, scored 0;
+#: index.json's issues look for it: statement_mismatch)
+STATEMENT_MISMATCH_NOTE = "statement digest mismatch"

@@ -146,6 +146,37 @@ class Plan(TwinsPlan, CampaignPlan):
             if p.model == wildcards.model and p.track != "solver" and "/tracks/" in p.row
         ]
 
+    def _verdict_proof_items(self, model: str) -> list[str]:
+        """The model's theorem / open-conjecture items scored from verdict files that have a proof
+        task file (their verdicts' statement_sha256 is checked against its statement)."""
+        from tcsexam.fileio import read_yaml
+        from tcsexam.proofs.task import is_proof_task_data
+
+        items = sorted(
+            {p.item for p in self.planned if p.model == model and p.track in PROOF_TRACKS and "/tracks/" in p.row}
+        )
+        out = []
+        for item in items:
+            path = self.root / self.task_file(item)
+            if path.is_file() and is_proof_task_data(read_yaml(path, "task file")):
+                out.append(item)
+        return out
+
+    def verdict_statement_inputs(self, wildcards) -> list[str]:
+        """The task and statement files of those items (inputs of the rows job: a changed
+        statement reruns it)."""
+        out = []
+        for item in self._verdict_proof_items(wildcards.model):
+            statement = os.path.relpath(self.proof_task(item).statement_file, self.root.resolve())
+            out += [self.task_file(item), statement]
+        return out
+
+    def verdict_task_files_arg(self, wildcards) -> str:
+        """`--task-file ITEM=FILE ...` for those items whose task file the config overrides."""
+        files = self.run["task_files"]
+        given = [f"{i}={files[i]}" for i in self._verdict_proof_items(wildcards.model) if i in files]
+        return ("--task-file " + " ".join(shlex.quote(g) for g in given)) if given else ""
+
     def attempts_arg(self, wildcards) -> str:
         """`ID ...` (the model's planned attempts), plus `--item-attempt ITEM=ID ...` for the
         attempts an adoption file adds to single items."""

@@ -150,7 +150,7 @@ def test_maxsat_twin_keeps_form_and_weights(tmp_path):
 def test_twins_make_writes_task_reference_and_map(tmp_path):
     out = tmp_path / "tw"
     summary = make_twins("tsp-tsplib", 9, out, "lite")
-    assert summary["reference_id"] == "tcsexam-bundled-k3-v3-twin-s9"
+    assert summary["reference_id"] == "tcsexam-bundled-k3-v4-twin-s9"
     task = load_task(out / "task.yaml")
     orig = load_task("tsp-tsplib")
     assert task.id == orig.id and task.limits == orig.limits and len(task.instances) == len(orig.instances)
