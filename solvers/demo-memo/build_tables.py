@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -68,11 +69,11 @@ def main() -> int:
             "# content (solve.instance_key). Written by solvers/demo-memo/build_tables.py.",
             "ANSWERS = {",
         ]
-        lines += [f"    {k!r}: {v!r}," for k, v in table.items()]
+        lines += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in table.items()]
         lines.append("}")
         if proofs:
             lines += ["# the reference solver's DRAT proofs of the UNSAT instances, under the same keys", "PROOFS = {"]
-            lines += [f"    {k!r}: {v!r}," for k, v in proofs.items()]
+            lines += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in proofs.items()]
             lines.append("}")
         (HERE / task / "1" / "answers.py").write_text("\n".join(lines) + "\n")
     return 0
