@@ -13,7 +13,8 @@ limited run of its own (the `local` sandbox: as an unprivileged uid when the har
 `ProofLimits`' wall clock, CPU time and memory, with the run's limiter. Only the checker's own
 `s VERIFIED` line (and a normal exit) verifies a proof; anything else is a `ProofVerdict` that is not
 verified, with the reason (the checker's, or its limit). A checker that cannot be started or
-imported is the harness's failure (`CheckerMissing`, an infrastructure error).
+imported, or that is killed by a signal its limits did not send, is the harness's failure
+(`CheckerMissing`, an infrastructure error: retried, never a refused proof).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ __all__ = ["DEFAULT_UNSAT_PROOF", "PROOF_NAME", "UNSAT_PROOF_MODES", "CheckerMis
 
 
 class CheckerMissing(RuntimeError):
-    """The DRAT checker could not run here (not installed, cannot start): the harness's failure."""
+    """The DRAT checker could not run here (not installed, cannot start, killed from outside): the
+    harness's failure."""
 
 
 @dataclass
@@ -179,6 +181,8 @@ def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, lim
         verdict.reason = f"the DRAT checker ran out of its {limits.mem_mb} MB memory limit (proof too large to check)"
     elif term == Termination.EXIT and outcome.exit_code == CHECKER_MISSING_EXIT and "checker missing" in info:
         raise CheckerMissing(info["checker missing"])
+    elif term == Termination.SIGNAL:  # within its limits, killed from outside: the machine's fault, not the proof's
+        raise CheckerMissing(f"the DRAT checker was killed by a signal the harness did not send ({outcome.message})")
     elif term != Termination.EXIT or outcome.exit_code != 0:
         tail = " ".join(outcome.stderr_tail.split())[-300:]
         how = f"exit code {outcome.exit_code}" if term == Termination.EXIT else f"{term}: {outcome.message}"

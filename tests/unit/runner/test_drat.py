@@ -247,6 +247,17 @@ def test_a_checker_that_is_missing_is_the_harnesss_failure(work, monkeypatch):
         check(SATLIB / "uuf50-01.cnf", work / "proof", work)
 
 
+def test_a_checker_killed_from_outside_is_the_harnesss_failure(work, monkeypatch):
+    """A SIGKILL within the checker's limits (another job, the machine) says nothing about the proof."""
+    (work / "proof").write_text("0\n")
+    body = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    monkeypatch.setattr(drat, "CHECKER_SCRIPT", fake_checker(work, body))
+    with pytest.raises(CheckerMissing, match="killed by a signal"):
+        check(SATLIB / "uuf50-01.cnf", work / "proof", work)
+    rec = run(sat_task(work, "required"), "junk", "u", work)
+    assert rec.status == "infrastructure_error" and "killed by a signal" in rec.message, rec
+
+
 # -- the runner's verdicts --------------------------------------------------------------------
 
 CANDIDATE = """\
