@@ -62,6 +62,44 @@ def test_bwrap_real_run_and_pid_namespace(tmp_path):
     assert (tmp_path / "w" / "ok").exists() and "Read-only" in out.stderr_tail
 
 
+LINKED_VENV_RUN = """
+import sys
+from tcsexam.runner.limiter import Limits
+from tcsexam.runner.sandboxes import get_sandbox, run_limited
+box = get_sandbox("bwrap")
+box.check_available()
+bound = sys.argv[2] == "bound"  # the link's folder bound (the link shows), or only the tmpfs /tmp above it
+out = run_limited([sys.executable, "-c", "import numpy, sys; print(sys.prefix)"], cwd=sys.argv[1] if bound else "/",
+                  limits=Limits(wall_s=60), sandbox=box, readonly_paths=[sys.argv[1]] if bound else [])
+print(out.exit_code, out.sandbox_error, out.stdout_tail.strip(), out.stderr_tail.strip()[-300:], sep="|")
+"""
+
+
+@pytest.mark.parametrize("folder", ["bound", "tmpfs"])
+def test_bwrap_runs_the_harness_python_through_a_linked_venv(tmp_path, folder):
+    """A venv reached through a symbolic link (`.venv -> elsewhere`): sys.prefix is the link,
+    on which nothing can be mounted: a bound folder shows it, over a tmpfs it is made again."""
+    import subprocess
+    import sys
+
+    try:
+        get_sandbox("bwrap").check_available()
+    except InputError as exc:
+        pytest.skip(str(exc))
+    tmp_path.chmod(0o755)
+    link = tmp_path / "venv-link"
+    link.symlink_to(sys.prefix)
+    python = link / "bin" / os.path.basename(sys.executable)
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__import__("tcsexam").__file__)))
+    env = dict(os.environ, PYTHONPATH=src)
+    proc = subprocess.run([str(python), "-c", LINKED_VENV_RUN, str(tmp_path), folder], capture_output=True, text=True,
+                          env=env, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    code, error, prefix, stderr = proc.stdout.strip().split("|", 3)
+    assert (code, error) == ("0", "None"), stderr
+    assert prefix == str(link), prefix  # the candidate's Python is the harness's, through the link
+
+
 def test_bwrap_setup_failure_is_a_sandbox_error(tmp_path):
     box = get_sandbox("bwrap")
     if shutil.which("bwrap") is None:

@@ -328,6 +328,7 @@ class BwrapSandbox(WrappingSandbox):
         hidden_paths = paths.hidden_paths
         args = [self.exe or self.executable or "bwrap", *self.base_args(tmp_mb)]
         interpreter = interpreter_paths()
+        linked = {p for p in interpreter if os.path.islink(p)}  # its resolved target is in `interpreter` too
         bound = [*writable_paths, *readonly_paths, *interpreter]
         opaque = [p for p in opaque_ancestors(bound, ids) if not _inside(p, "/tmp")]
         tmpfs = sorted({*(os.path.abspath(p) for p in hidden_paths), *opaque, *harness_homes()})
@@ -347,6 +348,11 @@ class BwrapSandbox(WrappingSandbox):
                         args += ["--perms", "0755", "--dir", text]
             if kind == 0:
                 args += (["--perms", "0755"] if perms else []) + ["--tmpfs", path]
+            elif kind == 2 and path in linked:  # a venv reached through a link: nothing mounts on a link
+                mounts = [("/", 2), ("/tmp", 0), *binds]
+                _, over = max(((m, k) for m, k in mounts if _inside(path, m) and m != path), key=lambda m: len(m[0]))
+                if over == 0:  # the link's folder is an empty tmpfs inside: make the link (its target is bound)
+                    args += ["--symlink", os.readlink(path), path]
             else:
                 args += ["--bind" if kind == 1 else "--ro-bind", path, path]
         inner = env if ids is None else {"PATH": SAFE_PATH}  # as root: sh and setpriv get no candidate variable
