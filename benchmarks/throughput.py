@@ -3,7 +3,12 @@ through `tcsexam run` on all cores, against a bare `xargs -P <cores>` loop of th
 the same files (no limiter, no sandbox, no checker, no records).
 
     .venv/bin/python benchmarks/throughput.py [--n 2000] [--workers CORES] [--sleep-ms 10] [--own-ray]
-                                              [--sandbox NAME] [--no-local]
+                                              [--sandbox NAME] [--no-local] [--rounds 3] [--start-runs 5]
+
+The xargs loops and the harness runs alternate in `--rounds` rounds (each other round in reverse
+order); times are medians and ratios the medians of the rounds' ratios, so that a change of load
+during the benchmark cannot bias a ratio. It works as root (the bwrap loop's command then runs as
+the candidate uid, `TCSEXAM_CANDIDATE_UID`, which gets its output folder) and as a user.
 
 Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - the same xargs loop with each command inside the same bwrap sandbox the harness builds (what
@@ -17,7 +22,10 @@ Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - the same with `--sandbox local` (unless --no-local): what the isolation itself costs;
   - with --own-ray also `tcsexam run` starting its own local Ray (what a job alone on a cluster
     node does: the Ray start is paid once per job, so it matters for short jobs only),
-  - the resume: the same command again with every record present (nothing runs).
+  - the resume: the same command again with every record present (nothing runs);
+  - the start split (unless --start-runs 0): a one-instance `tcsexam run` from its process start to
+    its first instance dispatched, median of N, starting its own lean Ray (the default), the same
+    with the previous start (TCSEXAM_RAY_LEAN=0, the baseline of the ratio) and reusing the head.
 The load average is printed before and after: on a shared machine the numbers move with it.
 Not a test: nothing is asserted.
 """
