@@ -3,7 +3,12 @@ through `tcsexam run` on all cores, against a bare `xargs -P <cores>` loop of th
 the same files (no limiter, no sandbox, no checker, no records).
 
     .venv/bin/python benchmarks/throughput.py [--n 2000] [--workers CORES] [--sleep-ms 10] [--own-ray]
-                                              [--sandbox NAME] [--no-local]
+                                              [--sandbox NAME] [--no-local] [--rounds 3] [--start-runs 5]
+
+The xargs loops and the harness runs alternate in `--rounds` rounds (each other round in reverse
+order); times are medians and ratios the medians of the rounds' ratios, so that a change of load
+during the benchmark cannot bias a ratio. It works as root (the bwrap loop's command then runs as
+the candidate uid, `TCSEXAM_CANDIDATE_UID`, which gets its output folder) and as a user.
 
 Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - the same xargs loop with each command inside the same bwrap sandbox the harness builds (what
@@ -17,7 +22,10 @@ Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - the same with `--sandbox local` (unless --no-local): what the isolation itself costs;
   - with --own-ray also `tcsexam run` starting its own local Ray (what a job alone on a cluster
     node does: the Ray start is paid once per job, so it matters for short jobs only),
-  - the resume: the same command again with every record present (nothing runs).
+  - the resume: the same command again with every record present (nothing runs);
+  - the start split (unless --start-runs 0): a one-instance `tcsexam run` from its process start to
+    its first instance dispatched, median of N, starting its own lean Ray (the default), the same
+    with the previous start (TCSEXAM_RAY_LEAN=0, the baseline of the ratio) and reusing the head.
 The load average is printed before and after: on a shared machine the numbers move with it.
 Not a test: nothing is asserted.
 """
@@ -28,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,6 +78,13 @@ def bare(files: list[Path], out: Path, workers: int, sleep_ms: int, bwrap: bool 
     """xargs -P over the same command; `bwrap`: each command inside the bwrap sandbox the harness
     builds (same flags and mounts, the output folder the writable one), no harness around it."""
     out.mkdir()
+    if bwrap:
+        from tcsexam.runner.sandboxes.runas import candidate_ids
+
+        ids = candidate_ids()
+        if ids is not None:  # as root the sandboxed command runs as this unprivileged uid (as in the harness)
+            os.chown(out, *ids)
+            out.parent.chmod(out.parent.stat().st_mode | 0o011)  # the 0700 temp root: traversable, not listable
     listing = "\n".join(str(out / f"{p.stem}.sol") for p in files) + "\n"
     script = f'sleep {sleep_ms / 1000:.3f}; echo 0 1 > "$1"'
     command = ["sh", "-c", script, "cand", "{}"]
@@ -94,7 +110,7 @@ def steady(records: Path, start: float) -> tuple[float, float]:
 
 
 def tcsexam_run(
-    task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None
+    task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None, quiet: bool = False
 ) -> tuple[float, float]:
     """(seconds the command took, its start as a wall-clock time, to compare with file times)"""
     cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
@@ -110,9 +126,58 @@ def tcsexam_run(
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-2000:])
         raise SystemExit(f"tcsexam run failed ({proc.returncode})")
+    if quiet:
+        return elapsed, wall_start
     last = [line for line in proc.stderr.splitlines() if "instances (" in line]
     print(f"    {last[-1] if last else proc.stderr.strip().splitlines()[-1]}")
     return elapsed, wall_start
+
+
+def harness(task: Path, cand: Path, out: Path, workers: int, head: Path, sandbox: str | None):
+    """(seconds, seconds to the first record, steady rate) of one `tcsexam run --ray-head`."""
+    t_run, wall_start = tcsexam_run(task, cand, out, workers, head, sandbox)
+    return (t_run, *steady(out / "records", wall_start))
+
+
+def start_split(root: Path, cand: Path, head: Path, workers: int, runs: int, sandbox: str | None) -> None:
+    """The start of a standalone `tcsexam run` on one instance: from the command's start to its
+    first instance dispatched (`dispatched`), median of `runs`, for the run starting
+    its own lean Ray (the default), the same with the previous Ray start (TCSEXAM_RAY_LEAN=0) and
+    a run reusing the running head, alternating so that load drift cancels."""
+    one = root / "one.yaml"
+    spec = yaml.safe_load((root / "throughput.yaml").read_text())
+    spec["instances"] = spec["instances"][:1]
+    one.write_text(yaml.safe_dump(spec, sort_keys=False))
+    ways = [
+        ("own Ray, lean (default)", None, "1"),
+        ("own Ray, previous start", None, "0"),
+        ("reusing the head", head, "1"),
+    ]
+    firsts: dict[str, list[float]] = {label: [] for label, _, _ in ways}
+    for r in range(runs):
+        for label, use_head, lean in ways if r % 2 == 0 else ways[::-1]:
+            out = root / f"start-{len(firsts[label])}-{lean}-{use_head is not None}"
+            os.environ["TCSEXAM_RAY_LEAN"] = lean
+            try:
+                _, wall_start = tcsexam_run(one, cand, out, workers, use_head, sandbox, quiet=True)
+            finally:
+                os.environ.pop("TCSEXAM_RAY_LEAN", None)
+            record = json.loads((out / "records.json").read_text())[0]
+            firsts[label].append(dispatched(record, out) - wall_start)
+    base = statistics.median(firsts["own Ray, previous start"])
+    print(f"start split (process start to first instance dispatched, median of {runs}):")
+    for label, values in firsts.items():
+        med = statistics.median(values)
+        print(
+            f"  {label:26s} {med:6.2f} s  (min {min(values):.2f}, max {max(values):.2f})  ratio {med / base:.2f} of previous"
+        )
+
+
+def dispatched(record: dict, out: Path) -> float:
+    """The wall-clock time the instance started: its record file's time less its wall time (the
+    record write after it is a few milliseconds)."""
+    path = next((out / "records").glob("*.json"))
+    return path.stat().st_mtime - float(record.get("wall_s") or 0.0)
 
 
 def main() -> int:
@@ -122,6 +187,8 @@ def main() -> int:
     ap.add_argument("--sleep-ms", type=int, default=10)
     ap.add_argument("--own-ray", action="store_true", help="also time a run that starts its own Ray")
     ap.add_argument("--sandbox", default=None, help="passed to tcsexam run (default: its own default, auto)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the loops (default 3)")
+    ap.add_argument("--start-runs", type=int, default=5, help="runs per way in the start split (0: none)")
     ap.add_argument("--no-local", action="store_true", help="skip the run with --sandbox local")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tcsexam-throughput-"))
@@ -132,39 +199,62 @@ def main() -> int:
         n, c = args.n, args.workers
         print(f"{n} instances, candidate sleeps {args.sleep_ms} ms, {c} worker(s) on {os.cpu_count()} CPU(s)")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        t_bare = bare(files, root / "bare", c, args.sleep_ms)
-        print(f"xargs -P {c}:                 {t_bare:7.2f} s  {n / t_bare:8.1f} inst/s  (baseline)")
-        t_box = None
-        if shutil.which("bwrap") and args.sandbox in (None, "auto", "bwrap"):
-            t_box = bare(files, root / "bare-bwrap", c, args.sleep_ms, bwrap=True)
-            print(
-                f"  the same, each in bwrap:    {t_box:7.2f} s  {n / t_box:8.1f} inst/s  ratio {t_bare / t_box:.2f} "
-                "of xargs (the isolation alone: no harness can beat this with bwrap)"
-            )
-
         head = root / "ray-head"
+        t0 = time.perf_counter()
+        subprocess.run(
+            [str(BIN / "tcsexam"), "runner", "ray-head", "start", "--state-dir", str(head), "--num-cpus", str(c)],
+            check=True,
+            capture_output=True,
+        )
+        print(f"shared Ray head started in {time.perf_counter() - t0:.2f} s (once per workflow run)")
         try:
-            t0 = time.perf_counter()
-            subprocess.run(
-                [str(BIN / "tcsexam"), "runner", "ray-head", "start", "--state-dir", str(head), "--num-cpus", str(c)],
-                check=True,
-                capture_output=True,
-            )
-            print(f"shared Ray head started in {time.perf_counter() - t0:.2f} s (once per workflow run)")
-            runs = [("head", args.sandbox, "tcsexam run --ray-head:     ")]
+            loops = [("xargs", lambda out: bare(files, out, c, args.sleep_ms))]
+            if shutil.which("bwrap") and args.sandbox in (None, "auto", "bwrap"):
+                loops.append(("bwrap", lambda out: bare(files, out, c, args.sleep_ms, bwrap=True)))
+            loops.append(("head", lambda out: harness(task, cand, out, c, head, args.sandbox)))
             if not args.no_local and args.sandbox != "local":
-                runs.append(("head-local", "local", "  the same, --sandbox local:"))
-            for folder, sandbox, label in runs:
-                t_run, wall_start = tcsexam_run(task, cand, root / folder, c, head, sandbox)
-                first, rate = steady(root / folder / "records", wall_start)
+                loops.append(("head-local", lambda out: harness(task, cand, out, c, head, "local")))
+            times: dict[str, list[float]] = {name: [] for name, _ in loops}
+            splits: dict[str, list[tuple[float, float]]] = {}
+            for r in range(args.rounds):  # alternating rounds (reversed every other one): load drift cancels
+                for name, loop in loops if r % 2 == 0 else loops[::-1]:
+                    result = loop(root / f"{name}-{r}")
+                    if isinstance(result, tuple):
+                        times[name].append(result[0])
+                        splits.setdefault(name, []).append(result[1:])
+                    else:
+                        times[name].append(result)
+            ratio = lambda a, b: statistics.median(x / y for x, y in zip(times[a], times[b], strict=True))  # noqa: E731
+            t_bare = statistics.median(times["xargs"])
+            print(f"{args.rounds} alternating round(s); medians, ratios are medians of the rounds' ratios")
+            print(f"xargs -P {c}:                 {t_bare:7.2f} s  {n / t_bare:8.1f} inst/s  (baseline)")
+            if "bwrap" in times:
+                t_box = statistics.median(times["bwrap"])
                 print(
-                    f"{label}  {t_run:7.2f} s  {n / t_run:8.1f} inst/s  ratio {t_bare / t_run:.2f} of xargs"
+                    f"  the same, each in bwrap:    {t_box:7.2f} s  {n / t_box:8.1f} inst/s  ratio "
+                    f"{ratio('xargs', 'bwrap'):.2f} of xargs (the isolation alone: no harness can beat this with bwrap)"
+                )
+            for name, label in (
+                ("head", "tcsexam run --ray-head:     "),
+                ("head-local", "  the same, --sandbox local:"),
+            ):
+                if name not in times:
+                    continue
+                t_run = statistics.median(times[name])
+                first = statistics.median(f for f, _ in splits[name])
+                rate = statistics.median(q for _, q in splits[name])
+                print(
+                    f"{label}  {t_run:7.2f} s  {n / t_run:8.1f} inst/s  ratio {ratio('xargs', name):.2f} of xargs"
                     f"  (first record after {first:.2f} s, then {rate:.1f} inst/s: ratio {rate / (n / t_bare):.2f})"
                 )
-                if t_box is not None and sandbox != "local":
-                    print(f"    the harness alone: ratio {t_box / t_run:.2f} of xargs with each command in bwrap")
-            t_resume, _ = tcsexam_run(task, cand, root / "head", c, head, args.sandbox)
+                if name == "head" and "bwrap" in times:
+                    print(
+                        f"    the harness alone: ratio {ratio('bwrap', name):.2f} of xargs with each command in bwrap"
+                    )
+            t_resume, _ = tcsexam_run(task, cand, root / "head-0", c, head, args.sandbox)
             print(f"the same again (all reused):  {t_resume:7.2f} s  (resume cost, nothing runs)")
+            if args.start_runs:
+                start_split(root, cand, head, c, args.start_runs, args.sandbox)
         finally:
             subprocess.run(
                 [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(head)], capture_output=True
@@ -175,9 +265,9 @@ def main() -> int:
                 f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
                 f"ratio {t_bare / t_local:.2f} of xargs"
             )
-        first = json.loads((root / "head" / "records.json").read_text())[0]
+        first = json.loads((root / "head-0" / "records.json").read_text())[0]
         print(f"sandbox {first.get('sandbox')}, limiter {first.get('limiter')} (as recorded)")
-        records = root / "head" / "records"
+        records = root / "head-0" / "records"
         size = sum(p.stat().st_size for p in records.rglob("*") if p.is_file())
         print(f"records: {size / 1e6:.2f} MB for {n} instances ({size / n:.0f} bytes each) + records.json")
         print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -155,7 +155,7 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
             # token authentication, the token in this job's own 0700 temp folder (not ~/.ray)
             ensure_token(Path(temp_dir) / "auth_token")
             use_token(temp_dir)
-            with _agent_port_from_kernel():
+            with _agent_port_from_kernel(), _lean_node():
                 ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=ray_temp, **quiet)
             break
         except BaseException as exc:
@@ -170,6 +170,41 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
 
 
 RAY_START_TRIES = 3
+
+
+def lean_start() -> bool:
+    """Whether a local Ray starts lean (`_lean_node`): yes unless TCSEXAM_RAY_LEAN=0 (the previous
+    start, kept for benchmarks/throughput.py's start split)."""
+    return os.environ.get("TCSEXAM_RAY_LEAN", "1") != "0"
+
+
+@contextlib.contextmanager
+def _lean_node() -> Iterator[None]:
+    """While inside, a new local node starts without Ray's log monitor (a Python process that
+    tails every worker's log files to forward them to the driver: with `log_to_driver=False`
+    nothing reads what it sends; the logs themselves stay in the temp dir). `ray.init` has no
+    option for it; its `RayParams` has (`include_log_monitor`), defaulted here as in
+    `_agent_port_from_kernel`. Off with TCSEXAM_RAY_LEAN=0."""
+    try:
+        from ray._private import parameter
+    except ImportError:
+        yield
+        return
+    original = getattr(parameter, "RayParams", None)
+    if original is None or not lean_start():
+        yield
+        return
+
+    class LeanParams(original):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("include_log_monitor", False)
+            super().__init__(*args, **kwargs)
+
+    parameter.RayParams = LeanParams
+    try:
+        yield
+    finally:
+        parameter.RayParams = original
 
 
 @contextlib.contextmanager
