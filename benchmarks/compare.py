@@ -34,7 +34,8 @@ from tcsexam.scoring.bootstrap import (
     task_replicates,
     task_rng,
 )
-from tcsexam.scoring.compare import compare_runs, load_run, model_deltas
+from tcsexam.scoring.compare import compare_runs, model_deltas
+from tcsexam.scoring.compare_run import load_run
 from tcsexam.scoring.index import score_files
 from tcsexam.suites import load_suite
 

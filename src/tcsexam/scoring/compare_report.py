@@ -7,6 +7,7 @@ import html
 import io
 from typing import Any
 
+from tcsexam.scoring.compare_inputs import proof_change_text
 from tcsexam.suites import TRACKS
 
 
@@ -122,8 +123,6 @@ def render_html(result: dict[str, Any]) -> str:
                     )
         w("</table>")
     if result.get("proofs"):
-        from tcsexam.scoring.compare import proof_change_text
-
         w("<h2>Proof verdicts that differ</h2><ul>")
         for change in result["proofs"]:
             w(f"<li>{_fmt(proof_change_text(change))}</li>")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from tcsexam.integrity import require_sound
 from tcsexam.layout import ResultsLayout
 from tcsexam.schemas import check
 from tcsexam.scoring.campaign import adoption_report, issue_detail, records_source_problem
+from tcsexam.scoring.proof_issues import statement_mismatches, unverified_proofs
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, SCORE_TYPES
 from tcsexam.suites import BINARY_TRACKS, TRACKS, WEIGHTS, Suite, normalize_track
 
@@ -541,73 +541,3 @@ def score_files(
     result["issues"] += unverified_proofs(df)
     result["issues"] += statement_mismatches(df)
     return result
-
-
-def unverified_proofs(df) -> list[dict[str, Any]]:
-    """An issue per adopted theorem / open-conjecture row whose verdict carried no checker
-    evidence (its note says `vocabulary.EVIDENCE_NOTE`): its score is taken on trust."""
-    from tcsexam.scoring.vocabulary import EVIDENCE_NOTE
-
-    if "note" not in df.columns:
-        return []
-    out = []
-    for row in df.itertuples(index=False):
-        note = str(getattr(row, "note", "") or "")
-        if EVIDENCE_NOTE not in note or normalize_track(str(row.track)) not in BINARY_TRACKS:
-            continue
-        if str(row.adoption_status) == "excluded":
-            continue
-        out.append(
-            {
-                "reason": "unverified_proof",
-                "model": str(row.model),
-                "track": normalize_track(str(row.track)),
-                "item": str(row.item),
-                "attempt": str(row.attempt),
-                "message": "the verdict carries no checker evidence (checker, checker_version, "
-                "statement_sha256, axioms): its score is taken on trust",
-                "detail": note,
-            }
-        )
-    return out
-
-
-_MISMATCH = re.compile(
-    r"\(verdict (?P<verdict>.+?) has statement_sha256 (?P<verdict_sha256>[0-9a-f]{64}), task file "
-    r"(?P<task_file>.+?) has (?P<task_sha256>[0-9a-f]{64})\)"
-)
-
-
-def statement_mismatches(df) -> list[dict[str, Any]]:
-    """An issue per adopted theorem / open-conjecture row whose verdict's statement_sha256 is not
-    the digest of its task's statement (its note says `vocabulary.STATEMENT_MISMATCH_NOTE`, written
-    by tcsexam.attempts.verdicts): scored 0, as a proof of another statement. The issue names the
-    verdict file, the task file and both digests."""
-    from tcsexam.scoring.vocabulary import STATEMENT_MISMATCH_NOTE
-
-    if "note" not in df.columns:
-        return []
-    out = []
-    for row in df.itertuples(index=False):
-        note = str(getattr(row, "note", "") or "")
-        if STATEMENT_MISMATCH_NOTE not in note or normalize_track(str(row.track)) not in BINARY_TRACKS:
-            continue
-        if str(row.adoption_status) == "excluded":
-            continue
-        found = _MISMATCH.search(note.split(STATEMENT_MISMATCH_NOTE, 1)[1])
-        issue: dict[str, Any] = {
-            "reason": "statement_mismatch",
-            "model": str(row.model),
-            "track": normalize_track(str(row.track)),
-            "item": str(row.item),
-            "attempt": str(row.attempt),
-        }
-        if found is not None:
-            issue.update(found.groupdict())
-        issue["message"] = (
-            "the verdict's statement_sha256 is not the digest of the task's statement: it is about another "
-            "statement, so the row scores 0"
-        )
-        issue["detail"] = note
-        out.append(issue)
-    return out

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.layout import ResultsLayout, reference_dir
+from tcsexam.layout import ResultsLayout
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
 from tcsexam.suites import TRACKS, VERDICT_TRACKS
 from tcsexam.workflow.campaign import CampaignPlan
+from tcsexam.workflow.reference_build import ReferenceBuildPlan
 from tcsexam.workflow.twins import TwinsPlan
 
 
@@ -34,7 +35,7 @@ class Planned:
     row: str  #: the row file the attempt table reads
 
 
-class Plan(TwinsPlan, CampaignPlan):
+class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
     def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
         from tcsexam.workflow.configfix import load_config_schema, with_defaults
 
@@ -373,69 +374,6 @@ class Plan(TwinsPlan, CampaignPlan):
     def mem_mb(self, task: str, threads: int) -> int:
         return int(self.task(task).limits.mem_mb) * threads + int(self.run["mem_mb"])
 
-    # ---- references -----------------------------------------------------------------------
-
-    @cached_property
-    def reference_build(self) -> dict[str, Any]:
-        return self.config["reference_build"]
-
-    @cached_property
-    def reference_suites(self) -> dict[str, Any]:
-        from tcsexam.suites import load_suite
-
-        return {
-            name: load_suite(self.root / name if name.endswith((".yaml", ".yml")) else name)
-            for name in self.reference_build["outputs"]
-        }
-
-    @property
-    def reference_suite_tasks(self) -> list[str]:
-        """Every Solver task of the reference outputs' suites."""
-        tasks: list[str] = []
-        for suite in self.reference_suites.values():
-            tasks += [t for t in suite.tracks["solver"] if t not in tasks]
-        return tasks
-
-    @property
-    def reference_carried(self) -> list[str]:
-        """Tasks whose frozen values are carried over from `reference_build.carry.reference`
-        (written under the new id by `tcsexam reference merge --carry-to`) instead of rebuilt."""
-        return [t for t in self.reference_build["carry"].get("tasks", []) if t in self.reference_suite_tasks]
-
-    @property
-    def reference_tasks(self) -> list[str]:
-        """Tasks the reference target runs (K seeded runs each): those not carried over."""
-        carried = set(self.reference_carried)
-        return [t for t in self.reference_suite_tasks if t not in carried]
-
-    @property
-    def reference_carry_source(self) -> str:
-        return self.reference_build["carry"].get("reference", "")
-
-    def reference_task_file(self, task: str) -> str:
-        """The one-task reference the merge reads: built from runs, or carried over."""
-        name = "carried" if task in self.reference_carried else "reference"
-        return f"{self.reference_out}/{task}/{name}-{task}.json"
-
-    @property
-    def reference_out(self) -> str:
-        return str(reference_dir(self.results, self.reference_build["id"]))
-
-    def reference_candidate(self, task: str) -> str:
-        """The task's reference solver: `<solvers_dir>/<task>` where that folder exists, else the
-        folder of its problem, `<solvers_dir>/<problem>`, which serves every task of the problem
-        (a task's own command, if any, under `tasks:` in its solver.yaml)."""
-        solvers = self.reference_build["solvers_dir"]
-        if (self.root / solvers / task).is_dir():
-            return f"{solvers}/{task}"
-        return f"{solvers}/{self.task(task).problem}"
-
-    def reference_runs(self, task: str) -> list[str]:
-        return [f"{self.reference_out}/{task}/seed{s}/records.json" for s in self.reference_build["seeds"]]
-
-    def reference_outputs(self) -> list[str]:
-        return list(self.reference_build["outputs"].values())
-
     def check(self, *, reference_target: bool = False) -> None:
         """Fail early, with one line, on a config the rules cannot run: at DAG construction, so
         `snakemake -n` shows it. The reference must exist, be valid and cover the suite's Solver
@@ -443,17 +381,7 @@ class Plan(TwinsPlan, CampaignPlan):
         exist; every model needs a candidate folder for each Solver task and a verdict folder for
         each other-track item (`allow_missing: true` plans `missing` rows instead). A missing
         planned attempt inside an existing task folder is a `missing` row, not an error."""
-        carry = self.reference_build["carry"]
-        if carry.get("tasks"):
-            unknown = [t for t in carry["tasks"] if t not in self.reference_suite_tasks]
-            if unknown:
-                raise InputError(
-                    f"config reference_build.carry.tasks: {unknown[0]!r} is in no reference output's suite"
-                )
-            if not carry.get("reference"):
-                raise InputError("config reference_build.carry: tasks need a reference file to carry from")
-            if not (self.root / carry["reference"]).is_file():
-                raise InputError(f"config reference_build.carry.reference: {carry['reference']} does not exist")
+        self.check_reference_build()
         for task, names in self.run["instances"].items():
             if task not in self.solver_tasks and task not in self.reference_suite_tasks:
                 raise InputError(f"config run.instances: {task!r} is not a Solver task of the suite")

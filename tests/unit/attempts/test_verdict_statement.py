@@ -151,7 +151,7 @@ def test_verdict_rows_use_the_task_files_given(task, tmp_path):
 def test_index_lists_statement_mismatches(task, tmp_path):
     import pandas as pd
 
-    from tcsexam.scoring.index import statement_mismatches
+    from tcsexam.scoring.proof_issues import statement_mismatches
 
     statement = task_statement("theorem-plus-zero", task)
     source = str(tmp_path / "verdicts (1)" / "m" / "theorem-plus-zero" / "1.json")

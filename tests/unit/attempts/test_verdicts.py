@@ -160,7 +160,7 @@ def test_verdict_without_evidence_is_flagged(drop):
 def test_index_lists_unverified_proofs():
     import pandas as pd
 
-    from tcsexam.scoring.index import unverified_proofs
+    from tcsexam.scoring.proof_issues import unverified_proofs
 
     df = pd.DataFrame(
         [

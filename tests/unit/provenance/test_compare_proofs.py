@@ -9,7 +9,8 @@ import json
 import pytest
 
 from tcsexam.cli import main
-from tcsexam.scoring.compare import PROOF_COMPARED, compare_runs, proof_changes, statement_changes
+from tcsexam.scoring.compare import compare_runs
+from tcsexam.scoring.compare_inputs import PROOF_COMPARED, proof_changes, statement_changes
 
 HEADER = "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol\n"
 ITEM = "theorem-sum-odds-square"
