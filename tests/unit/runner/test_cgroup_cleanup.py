@@ -39,7 +39,9 @@ def _state(freezer_dir: Path) -> str:
 
 
 # A dead run: a process makes a cgroup, puts a sleeping child in it (carrying a run marker),
-# optionally freezes it, and dies without cleaning up (what a SIGKILLed actor leaves).
+# optionally freezes it, and dies without cleaning up (what a SIGKILLed actor leaves). It dies when
+# the test closes its stdin (`_let_die`), right before the sweep under test: until then its owner is
+# alive, so a sweep by another tcsexam run on this machine (another xdist worker's) leaves it alone.
 DEAD_RUN = textwrap.dedent(
     """
     import os, subprocess, sys
@@ -56,16 +58,27 @@ DEAD_RUN = textwrap.dedent(
         (group.dirs["freezer"] / "freezer.state").write_text("FROZEN")
     empty = _CgroupV1(Limits(wall_s=60))
     print(group.dirs["freezer"].name, child.pid, empty.dirs["freezer"].name, owner_token(), flush=True)
+    sys.stdin.read()
     os._exit(0)
     """
 )
 
 
-def _dead_run(how: str) -> tuple[str, int, str, str]:
-    out = subprocess.run([sys.executable, "-c", DEAD_RUN, how], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    name, pid, empty, owner = out.stdout.split()
-    return name, int(pid), empty, owner
+def _dead_run(how: str) -> tuple[str, int, str, str, subprocess.Popen]:
+    """(cgroup name, child pid, empty cgroup name, owner token, the owner: alive until `_let_die`)."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", DEAD_RUN, how], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    line = owner.stdout.readline()
+    assert line, f"the dead run's owner exited with {owner.wait(timeout=60)}"
+    name, pid, empty, token = line.split()
+    return name, int(pid), empty, token, owner
+
+
+def _let_die(owner: subprocess.Popen) -> None:
+    owner.stdin.close()
+    assert owner.wait(timeout=60) == 0
+    owner.stdout.close()
 
 
 def _dirs(name: str) -> list[Path]:
@@ -112,13 +125,14 @@ def test_kill_all_thaws_even_when_interrupted_between_freeze_and_kill(monkeypatc
 
 @needs_v1
 def test_the_next_start_sweeps_a_dead_runs_frozen_and_empty_cgroups():
-    name, pid, empty, _ = _dead_run("frozen")
+    name, pid, empty, _, owner = _dead_run("frozen")
     assert _dirs(name) and _dirs(empty)
     freezer = next(d for d in _dirs(name) if (d / "freezer.state").exists())
     time.sleep(0.2)
     assert _state(freezer) == "FROZEN" and not _gone(pid, 0.3)  # frozen: nothing would ever end it
     ours = cg._CgroupV1(Limits(wall_s=60))  # a live run's cgroup (empty, as just created) stays
     try:
+        _let_die(owner)
         counts = cg.sweep_stale_cgroups()
         assert counts["frozen"] >= 1 and counts["killed"] >= 1 and counts["removed"] >= 2, counts
         assert _gone(pid)
@@ -130,9 +144,10 @@ def test_the_next_start_sweeps_a_dead_runs_frozen_and_empty_cgroups():
 
 @needs_v1
 def test_the_orphan_killer_thaws_the_frozen_cgroup_of_what_it_kills():
-    name, pid, _, owner = _dead_run("frozen")
+    name, pid, _, token, owner = _dead_run("frozen")
     assert not _gone(pid, 0.3)
-    assert kill_run_orphans(owner) == 1
+    _let_die(owner)
+    assert kill_run_orphans(token) == 1
     assert _gone(pid)
     cg.sweep_stale_cgroups()
     assert not _dirs(name)
