@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tcsexam.errors import InputError, UsageError
+from tcsexam.fileio import atomic_write_json
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -79,8 +80,6 @@ def count_text(values: Iterable[str]) -> str:
 
 def write_json(path: str, data) -> None:
     """Write an output atomically; an unwritable path is bad input (one line, exit 1)."""
-    from tcsexam.fileio import atomic_write_json
-
     try:
         atomic_write_json(path, data)
     except OSError as exc:

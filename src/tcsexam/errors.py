@@ -1,3 +1,5 @@
+import errno
+
 """Errors that the CLI turns into one clear line and an exit code."""
 
 
@@ -22,8 +24,6 @@ class UsageError(Exception):
 def os_error_text(exc: OSError, path: object = None) -> str:
     """One line for a failed file operation: the path, the system's reason, and what it means for
     the two a user can fix at once (a full disk, a read-only file system)."""
-    import errno
-
     where = path if path is not None else (exc.filename or "")
     reason = exc.strerror or str(exc)
     hint = {

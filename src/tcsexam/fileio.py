@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import fcntl
 import json
 import math
 import os
 import shutil
+import socket
 import stat
 import sys
 import tempfile
@@ -23,7 +25,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcsexam.errors import InputError
+import yaml
+
+from tcsexam.errors import InputError, os_error_text
 
 # mkstemp creates files with mode 0600; written files get the usual mode (0666 less the umask).
 _UMASK = os.umask(0)
@@ -37,8 +41,6 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = 
     `InputError` naming the path and the reason. `durable` also fsyncs before the rename, so the
     bytes survive a power cut; per-instance records skip it (they carry a digest: one torn by a
     power cut is set aside and rerun)."""
-    from tcsexam.errors import os_error_text
-
     path = Path(path)
     try:
         _atomic_write(path, data, durable)
@@ -134,8 +136,6 @@ def read_csv(path: str | os.PathLike, what: str = "CSV file") -> tuple[list[str]
 
 
 def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
-    import yaml
-
     path = Path(path)
     text = read_text(path, what)
     try:
@@ -377,11 +377,6 @@ def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator
 
 
 def _lock(path: Path, target: str | os.PathLike) -> int:
-    import fcntl
-    import socket
-
-    from tcsexam.errors import os_error_text
-
     while True:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

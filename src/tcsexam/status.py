@@ -33,7 +33,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json
+from tcsexam.jobfail import reason
 from tcsexam.layout import ResultsLayout
+from tcsexam.logs import logger
 from tcsexam.runner.heartbeat import HEARTBEAT_NAME, duration_text
 
 PLAN_PATH = ResultsLayout(Path(".")).status_plan.parts
@@ -94,8 +97,6 @@ def _count_records(records_dir: Path) -> int:
 
 def _log_error(log: Path) -> str | None:
     """The last ERROR line of a job's log (its time stamp and level left out), None without one."""
-    from tcsexam.jobfail import reason
-
     if not log.is_file():
         return None
     try:
@@ -414,9 +415,6 @@ def write_plan(plan) -> Path | None:
     """Write `<tree>/.status/plan.json` for a workflow `Plan`: every planned Solver attempt and its
     instance count (what `tcsexam status` counts as planned). Called once at the workflow's
     start; a failure is one warning line, never a stopped run."""
-    from tcsexam.fileio import atomic_write_json
-    from tcsexam.logs import logger
-
     path = plan.layout.status_plan
     try:
         runs = [

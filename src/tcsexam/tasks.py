@@ -33,10 +33,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from tcsexam.digest import hash_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits
 from tcsexam.paths import config_file, project_root
+from tcsexam.problems import get_problem
+from tcsexam.problems.generate import generated_name
 from tcsexam.schemas import check
 
 KINDS = ("objective", "solve")
@@ -68,8 +71,6 @@ class Task:
 
     @cached_property
     def problem_impl(self):
-        from tcsexam.problems import get_problem
-
         return get_problem(self.problem)
 
     @property
@@ -168,9 +169,6 @@ def _inside(file: Path, base: Path) -> bool:
 
 def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> dict[str, Any]:
     """The generator's arguments of a generated instance; its file must carry the generator's name."""
-    from tcsexam.problems import get_problem
-    from tcsexam.problems.generate import generated_name
-
     spec = {"size": raw["size"], "seed": raw["seed"], "index": raw.get("index", 1), "format": raw.get("format", "new")}
     impl = get_problem(problem)
     if spec["format"] not in impl.formats:
@@ -184,8 +182,6 @@ def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> 
 def verify_instance_files(task: Task, instances: Iterable[TaskInstance] | None = None) -> None:
     """Refuse, naming the task and instance, a missing file or one whose sha256 differs from the
     recorded digest (instances without a recorded digest are only checked to exist)."""
-    from tcsexam.digest import hash_file
-
     for inst in task.instances if instances is None else instances:
         where = f"{task.source}: instance {inst.name!r}"
         if not inst.path.is_file():

@@ -44,15 +44,13 @@ def _plan(**run):
 
 
 def test_check_sandbox_stops_a_local_run_and_notes_on_a_cluster(monkeypatch, capsys):
-    import tcsexam.runner.sandboxes as sandboxes
-
     calls = []
 
     def refuse(name, allow_unsandboxed=False, **kw):
         calls.append((name, allow_unsandboxed))
         raise InputError("sandbox auto: no sandbox for untrusted candidates works here (bwrap: ...)")
 
-    monkeypatch.setattr(sandboxes, "choose_sandbox", refuse)
+    monkeypatch.setattr(startup, "choose_sandbox", refuse)
     with pytest.raises(SystemExit) as stop:
         startup.check_sandbox(_plan(allow_unsandboxed=True))
     assert stop.value.code == 1 and calls == [("auto", True)]

@@ -20,12 +20,15 @@ Without an adoption file nothing changes.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES
+from tcsexam.suites import normalize_track
 
 ADOPTION_COLUMNS = ("model", "track", "item", "attempt", "adoption_status", "reason", "replaces")
 #: The attempt table's extra columns when an adoption file is applied (kept and reported by `tcsexam score`).
@@ -73,8 +76,6 @@ def _csv_lines(path: Path) -> list[list[str]]:
 
 def read_adoption(path: str | Path) -> list[AdoptionRow]:
     """Parse and check the file on its own (columns, vocabulary, reasons, duplicates)."""
-    from tcsexam.suites import normalize_track
-
     path = Path(path)
     header, *body = _csv_lines(path) or [None]
     if not header:
@@ -177,8 +178,6 @@ def check_adoption(rows: list[AdoptionRow], suite, planned: dict[str, list[str]]
 
 
 def _near(name: str, names) -> str:
-    import difflib
-
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -217,8 +216,6 @@ def load_adoption(path: str | Path, suite, planned: dict[str, list[str]]):
 
 def apply_adoption(rows, decisions: dict[tuple[str, str], dict[str, Decision]]):
     """The attempt rows with the file's adoption status; (rows, {identity: (reason, replaces)})."""
-    import dataclasses
-
     out, extra = [], {}
     for row in rows:
         d = decisions.get((row.model, row.item), {}).get(row.attempt)

@@ -6,6 +6,9 @@ import contextlib
 from typing import Any
 
 from tcsexam.errors import InputError, UsageError
+from tcsexam.scoring.index import cohort_from_dict
+from tcsexam.scoring.reference import load_reference
+from tcsexam.suites import load_suite
 
 
 def parse_model_plans(specs: list[str]) -> dict[str, int]:
@@ -33,10 +36,6 @@ def build_cohort(
 ) -> dict[str, Any]:
     """The cohort dict, validated with the scorer's own schema; the reference id is read from
     the reference file the Solver rows were scored against."""
-    from tcsexam.scoring.index import cohort_from_dict
-    from tcsexam.scoring.reference import load_reference
-    from tcsexam.suites import load_suite
-
     suite_obj = load_suite(suite)
     ref = load_reference(reference)
     missing = [t for t in suite_obj.tracks["solver"] if t not in ref.tasks]

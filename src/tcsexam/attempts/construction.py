@@ -22,8 +22,13 @@ from typing import Any
 from tcsexam.attempts.rows import AttemptRow, failed_row, write_row
 from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.integrity import seal
+from tcsexam.layout import ResultsLayout, attempt_files
+from tcsexam.problems.constructions._base import checker_id
 from tcsexam.recordkey import find_key
 from tcsexam.records import FAILURE_STATUSES, STATUSES
+from tcsexam.runner.construction import load_construction_task
 
 TRACK = "construction"
 
@@ -32,11 +37,6 @@ def construction_row(
     *, task: str | Path, model: str, attempt: str, records: str | Path, checker_output: str | Path, output: str | Path
 ) -> AttemptRow:
     """Write the row (`output`) and the checker output (`checker_output`) of one construction attempt."""
-    from tcsexam.fileio import atomic_write_json
-    from tcsexam.integrity import seal
-    from tcsexam.problems.constructions._base import checker_id
-    from tcsexam.runner.construction import load_construction_task
-
     t = load_construction_task(task)  # a broken task file is the operator's error: exit 1
     records = Path(records)
     checker = {"task": t.id, "model": model, "attempt": str(attempt), "checker": checker_id(t.problem_impl)}
@@ -56,8 +56,6 @@ def construction_row(
 
 
 def _one_record(path: Path, task: str, attempt: str) -> dict[str, Any]:
-    from tcsexam.fileio import read_json
-
     if not path.exists():
         raise InputError(f"{path}: no records (the construction run did not finish)")
     data = read_json(path, "records file")
@@ -112,9 +110,6 @@ def _row_of(rec: dict[str, Any], t, model: str, attempt: str, checker: str) -> A
 def checker_outputs(run_dir: str | Path) -> dict[str, Any]:
     """model -> item -> attempt -> the checker output (checker.json) of every construction the
     run judged: what the manifest keeps beside the rows."""
-    from tcsexam.fileio import read_json
-    from tcsexam.layout import ResultsLayout, attempt_files
-
     out: dict[str, Any] = {}
     for model, item, attempt, path in attempt_files(ResultsLayout(Path(run_dir)).construction_dir, "checker.json"):
         data = read_json(path, "construction checker output")

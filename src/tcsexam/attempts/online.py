@@ -31,8 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import is_finite_number, read_json
+from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
+from tcsexam.integrity import file_sha256, seal
+from tcsexam.recordkey import ensure_key
 from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
+from tcsexam.scoring.outcomes import _solve_value
 
 #: extra field of an ingested record: the sha256 of the online input file it came from
 ONLINE_MARK = "online_input_sha256"
@@ -47,8 +50,6 @@ def check_online_records(
 ) -> list[dict[str, Any]]:
     """The entries of an online records file, checked (see the module docstring); InputError
     naming `source` and the entry otherwise."""
-    from tcsexam.scoring.outcomes import _solve_value
-
     if not isinstance(data, list):
         raise InputError(f"{source}: online records must be a JSON list of objects, not {type(data).__name__}")
     known = set(instances)
@@ -141,10 +142,6 @@ def ingest_online(
 ) -> dict[str, Any]:
     """Check an online records file and store it as the attempt's records.json plus
     online-input.json; returns the sidecar's content (with the incomplete observations)."""
-    from tcsexam.fileio import atomic_write_json
-    from tcsexam.integrity import file_sha256, seal
-    from tcsexam.recordkey import ensure_key
-
     input_path, output = Path(input_path), Path(output)
     entries = check_online_file(input_path, task)
     key = ensure_key(output.parent)  # the tree's key (the workflow's, made at start), else one here

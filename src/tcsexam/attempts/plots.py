@@ -14,11 +14,15 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
+import numpy as np
+
+from tcsexam.attempts.anytime_plot import profile_figure
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import atomic_write_bytes, read_json
 from tcsexam.layout import attempt_files
 from tcsexam.suites import TRACKS
 
@@ -43,8 +47,6 @@ def make_plots(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from tcsexam.attempts.anytime_plot import profile_figure
 
     index, table = _read_inputs(index_path, attempts_path)
     solver_dir = Path(solver_dir)
@@ -77,10 +79,6 @@ def _read_inputs(index_path: str | Path, attempts_path: str | Path):
 
 def _save(plt, fig, path: Path, bottom: float = 0.0) -> None:
     """The figure as a PNG at `path` (written atomically), then closed; `bottom`: room left for text."""
-    import io
-
-    from tcsexam.fileio import atomic_write_bytes
-
     buf = io.BytesIO()
     fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(buf, format="png", dpi=110)
@@ -94,8 +92,6 @@ def _bar_width(models: list[str]) -> float:
 
 def _track_means_figure(plt, index: dict, models: list[str], title: str, warnings: list[str]):
     """1. the four track means per model, with their intervals and each model's Index in the legend."""
-    import numpy as np
-
     fig, ax = plt.subplots(figsize=(max(6, 1.8 * len(TRACKS) * max(1, len(models)) / 2), 4))
     width = _bar_width(models)
     x = np.arange(len(TRACKS))
@@ -143,7 +139,6 @@ def _track_means_figure(plt, index: dict, models: list[str], title: str, warning
 
 def _solver_task_figure(plt, table, models: list[str], title: str):
     """2. the relative score per Solver task and model (mean of the adopted valid attempts)."""
-    import numpy as np
     import pandas as pd
 
     solver = table[
@@ -169,8 +164,6 @@ def _solver_task_figure(plt, table, models: list[str], title: str):
 
 def _instance_score_figure(plt, solver_dir: Path, models: list[str], title: str):
     """3. the per-instance score distribution per task and model (the solver-score outputs)."""
-    import numpy as np
-
     rel = attempt_files(solver_dir, "relative.json")
     scores: dict[tuple[str, str], list[float]] = {}
     for model, task, _attempt, path in rel:
@@ -209,8 +202,6 @@ def _instance_score_figure(plt, solver_dir: Path, models: list[str], title: str)
 
 def _status_count_figure(plt, solver_dir: Path, title: str):
     """4. instance record status counts per task (all models and attempts)."""
-    import numpy as np
-
     counts: dict[str, dict[str, int]] = {}
     for _model, task, _attempt, path in attempt_files(solver_dir, "records.json"):
         records = read_json(path, "records file")

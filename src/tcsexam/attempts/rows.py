@@ -27,8 +27,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tcsexam.attempts.adoption import TABLE_COLUMNS, apply_adoption
+from tcsexam.attempts.online import records_source
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
+from tcsexam.integrity import require_sound, seal
+from tcsexam.scoring.reference import load_reference
+from tcsexam.scoring.solver_score import solver_score
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES
 from tcsexam.suites import BINARY_TRACKS, TRACKS
 
@@ -92,8 +97,6 @@ class AttemptRow:
     def to_dict(self, inputs: dict[str, str | Path] | None = None, *, at: str | Path) -> dict[str, Any]:
         """The row as written to the file `at`: its fields, the sha256 of the files it was computed
         from (`inputs`) and a digest of its own content (under the key of the tree `at` is in)."""
-        from tcsexam.integrity import seal
-
         return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs, at=at)
 
     @classmethod
@@ -101,7 +104,6 @@ class AttemptRow:
         """A row read from the file `at` (`source` names it in messages)."""
         if not isinstance(data, dict):
             raise InputError(f"{source}: an attempt row must be a JSON object")
-        from tcsexam.integrity import require_sound
 
         require_sound(data, f"{source}: attempt row", at=at)
         missing = [c for c in COLUMNS if c not in data]
@@ -163,11 +165,6 @@ def solver_row(
     written (it is a declared output of the workflow's rule): the scorer's output on success, else
     a refusal (`relative_score` null, `score_status`, `refused`: why) that replaces any older one.
     """
-    from tcsexam.attempts.online import records_source
-    from tcsexam.integrity import seal
-    from tcsexam.scoring.reference import load_reference
-    from tcsexam.scoring.solver_score import solver_score
-
     ref = load_reference(reference)  # a broken reference is the operator's error: exit 1
     relative_output = Path(relative_output)
     records = Path(records)
@@ -280,8 +277,6 @@ def table_text(
     `adoption` (identity -> (reason, replaces), from an adoption file) also `reason` and `replaces`.
 
     Rows keep their given order; a duplicate identity is refused (naming both sources)."""
-    from tcsexam.attempts.adoption import TABLE_COLUMNS
-
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow((*COLUMNS, NOTE_COLUMN, *(TABLE_COLUMNS if adoption is not None else ())))
@@ -320,7 +315,6 @@ def table_of(paths: Iterable[str | Path], adoption=None) -> tuple[list[AttemptRo
     rows = read_table_rows(paths)
     if adoption is None:
         return rows, table_text(rows)
-    from tcsexam.attempts.adoption import apply_adoption
 
     rows, extra = apply_adoption(rows, adoption)
     return rows, table_text(rows, extra)

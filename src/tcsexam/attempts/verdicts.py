@@ -32,9 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcsexam.attempts.rows import AttemptRow
+from tcsexam.attempts.rows import AttemptRow, failed_row
 from tcsexam.errors import InputError
-from tcsexam.fileio import is_finite_number, read_json
+from tcsexam.fileio import is_finite_number, read_json, read_yaml
+from tcsexam.paths import config_file
+from tcsexam.proofs.task import is_proof_task_data, load_proof_task
 from tcsexam.schemas import check
 from tcsexam.scoring.vocabulary import EVIDENCE_NOTE, STATEMENT_MISMATCH_NOTE
 from tcsexam.suites import VERDICT_TRACKS
@@ -75,9 +77,6 @@ def task_statement(item: str, task_file: str | os.PathLike | None = None) -> Tas
     `config/tasks/<item>.yaml` when that is a proof task file (track theorem / open_conjecture).
     None when the item has no such file (an item of an external checker only, a construction): then
     a verdict's statement_sha256 cannot be checked. A broken proof task file is an InputError."""
-    from tcsexam.paths import config_file
-    from tcsexam.proofs.task import is_proof_task_data, load_proof_task
-
     if task_file is not None:
         path = Path(task_file)
         if not path.is_file():
@@ -86,7 +85,6 @@ def task_statement(item: str, task_file: str | os.PathLike | None = None) -> Tas
         path = config_file(item, "tasks")
         if not path.is_file():
             return None
-        from tcsexam.fileio import read_yaml
 
         if not is_proof_task_data(read_yaml(path, "task file")):
             return None
@@ -245,8 +243,6 @@ def model_verdict_rows(
     come from their own job (tcsexam.attempts.construction, `tcsexam proof check`), so none is made here.
     `task_files`: item -> its task file where it is not config/tasks/<item>.yaml (a theorem /
     open-conjecture verdict's statement_sha256 is checked against that task's statement)."""
-    from tcsexam.attempts.rows import failed_row
-
     rows = []
     for track in VERDICT_TRACKS:
         for item in suite.tracks[track]:

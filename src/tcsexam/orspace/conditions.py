@@ -23,10 +23,11 @@ a *formulation* when its suffix is `.tex`, `.lp`, `.mps`, `.md`, `.txt` or its n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
 
 VIEWS = ("revise-all", "revise-code", "revise-model")
 INTERFACES = ("filesystem", "flat")
@@ -124,10 +125,6 @@ def staged_condition(workspaces_root, declared: str | None = None) -> str | None
     """The condition slug of a workspaces folder: its stage manifest's (`manifest.json` beside the
     workspaces), else `declared`; a manifest that disagrees with `declared` is an error (results of
     two conditions never mix)."""
-    from pathlib import Path
-
-    from tcsexam.fileio import read_json
-
     if declared is not None:
         declared = Condition.parse(declared).slug
     path = Path(workspaces_root) / "manifest.json"

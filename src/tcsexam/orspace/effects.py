@@ -19,6 +19,7 @@ every number is reproducible from the seed. A paired difference uses one draw fo
 from __future__ import annotations
 
 import itertools
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -161,8 +162,6 @@ def _fmt(value: float | None, ci: list[float] | None = None, pct: bool = True) -
 
 def render_html(doc: dict[str, Any]) -> str:
     """The effects document as one HTML page (the workflow report's OR-Space item)."""
-    from html import escape
-
     out = [f"<h2>OR-Space: {escape(doc['model'])}</h2>", "<h3>Pass@1 per mode and condition (95% CI)</h3>"]
     out.append("<table border=1><tr><th>condition</th><th>mode</th><th>n</th><th>Pass@1</th></tr>")
     for slug, c in doc["conditions"].items():

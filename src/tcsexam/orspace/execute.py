@@ -55,6 +55,8 @@ from tcsexam.fileio import (
     read_untrusted,
     read_yaml,
 )
+from tcsexam.orspace import result
+from tcsexam.orspace.conditions import staged_condition
 from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
@@ -62,6 +64,9 @@ from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
 from tcsexam.recordkey import ensure_key
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
+from tcsexam.runner.execute import program_env
+from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
+from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
 from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 from tcsexam.runner.store import RecordStore
 
@@ -182,8 +187,6 @@ class WorkspaceContext:
 
     def sandbox_obj(self) -> Any:
         if self._sandbox_obj is None:
-            from tcsexam.runner.sandboxes import get_sandbox
-
             image = self.settings.docker_image  # the image the chosen sandbox runs (None: it runs none)
             options = {**self.sandbox_options, **({"image": image} if image else {})}
             self._sandbox_obj = get_sandbox(self.settings.sandbox, **options)
@@ -228,8 +231,6 @@ def helper_library(scratch: Path) -> Path:
     `tcsexam/orspace/result.py` (standard library only) in a package of its own, first on the
     program's PYTHONPATH (the OR-Space image has no tcsexam; the harness's own package is not
     the program's to import)."""
-    from tcsexam.orspace import result
-
     lib = scratch / "lib"
     package = lib / "tcsexam" / "orspace"
     package.mkdir(parents=True, exist_ok=True)
@@ -244,8 +245,6 @@ def program_environment(
 ) -> tuple[dict[str, str], list[str]]:
     """The environment of a program and the paths it may read (besides its scratch folder): the
     interpreter's prefix when it is a host path, the task root, full solver licences."""
-    from tcsexam.runner.execute import program_env
-
     host_python = os.sep in settings.python
     path = ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
     fixed = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
@@ -263,8 +262,6 @@ def program_environment(
 
 def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     """Execute one submission and return its record (never raises for program faults)."""
-    from tcsexam.runner.limiter import LaunchError, RunPaths, RunSpec
-
     settings, workspace = ctx.settings, ctx.workspaces[wid]
     mode = parse_workspace_id(wid)[1]
     limits = ctx.limits
@@ -372,8 +369,6 @@ def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None,
 
 def settings_limits(settings: ExecuteSettings) -> Limits:
     """Every program's limits: the wall-clock time limit, the memory limit, the limiter."""
-    from tcsexam.runner.limiter import Limits
-
     return Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb)
 
 
@@ -381,8 +376,6 @@ def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, st
     """`choose_sandbox`, with the OR-Space image for a sandbox that runs an image (docker; see
     ExecuteSettings.docker_image): the one asked for, else the OR-Space image when present, else
     the sandbox's own default (the Solver track's candidate image)."""
-    from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
-
     if name not in NAMES or get_sandbox(name).image_name is None:  # `auto`, or a sandbox without images
         return choose_sandbox(name)
     wanted = docker_image or os.environ.get("TCSEXAM_ORSPACE_IMAGE")
@@ -421,8 +414,6 @@ def _execute(
 ) -> dict[str, Any]:
     """`condition`: the stage condition's slug when the folder has no stage manifest saying it.
     The steps of the batch engine (`runner.batch`): prepare, keys, reuse, batch, summary."""
-    from tcsexam.orspace.conditions import staged_condition
-
     found = _selected(workspaces_root, modes, workspace_ids)
     _check_settings(settings)
     entries = checked_entries(found)

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.orspace.evidence import check_numbers, evidence_numbers
+from tcsexam.orspace.judge import BudgetExceeded, JudgeError
 from tcsexam.orspace.normalize import NormalizedAnswer
 from tcsexam.orspace.release import find_workspace, read_jsonl_numbered
 
@@ -166,9 +168,6 @@ def unfaithful(row: dict[str, Any]) -> tuple[bool, list[str]]:
 
 def _score_row(rubric, answer, judge, cap, workspaces_root, stopped: str | None) -> dict[str, Any]:
     """The scored fields of one rubric row (the identity fields are added by the caller)."""
-    from tcsexam.orspace.evidence import check_numbers, evidence_numbers
-    from tcsexam.orspace.judge import BudgetExceeded, JudgeError
-
     wid = rubric["workspace_id"]
     if answer is None or not answer.strip():
         return _missing_row(rubric)
@@ -210,8 +209,6 @@ def score_explain(
     the evidence check only, scores null, status `not_judged`). When the judge's cost budget would
     be exceeded, judging stops: that row and the rest get `status: budget_stopped` (score null),
     every finished judgment is kept (and cached), and the summary says so (`budget_stop`)."""
-    from tcsexam.orspace.judge import BudgetExceeded
-
     cap = penalty_cap(penalty_setting)
     judge_model = judge.model if judge is not None else None
     prompt_sha = judge.prompt_sha256 if judge is not None else None

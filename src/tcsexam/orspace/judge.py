@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcsexam.fileio import atomic_write_json
+from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json, read_yaml
 from tcsexam.orspace.judge_prompt import PROMPT_SHA256, PROMPT_VERSION, SYSTEM_PROMPT
 
 SCORE_RANGES = {"reasoning": 35.0, "grounding": 20.0, "answer_quality": 10.0}
@@ -51,9 +52,6 @@ class BudgetExceeded(Exception):
 def load_prices(path: str | Path, model: str) -> tuple[float, float] | None:
     """(USD per million input tokens, per million output tokens) of `model` from a YAML/JSON file
     `{model: {input_per_mtok: x, output_per_mtok: y}}`; None when the model is not listed."""
-    from tcsexam.errors import InputError
-    from tcsexam.fileio import read_yaml
-
     data = read_yaml(Path(path), "judge prices file")
     entry = data.get(model) if isinstance(data, dict) else None
     if entry is None:

@@ -13,6 +13,7 @@ hit wins:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -112,8 +113,6 @@ def licence_mounts(licences: dict[str, str]) -> tuple[dict[str, str], list[str]]
 
 def licence_digest(licences: dict[str, str]) -> dict[str, str]:
     """solver -> sha256 of its licence file(s), for the record key (never the content itself)."""
-    import hashlib
-
     out = {}
     for solver, given in sorted(licences.items()):
         path = Path(given)

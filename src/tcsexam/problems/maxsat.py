@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -205,8 +206,6 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     the assignment (0/1 string or literals) mapped back and written as literals. The twin of a
     new-form file may use fewer variables than the original (its largest index can be an unused
     variable's image): a 0/1 string is read against the twin's own variable count."""
-    from types import SimpleNamespace
-
     perm = np.asarray(mapping["perm"], dtype=np.int64)
     twin_vars = int(perm.max()) + 1 if perm.size else 0
     twin_used = mapping.get("twin_nvars", twin_vars)

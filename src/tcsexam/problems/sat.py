@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -151,8 +152,6 @@ def twin(inst: CnfInstance, rng: np.random.Generator, name: str = "") -> tw.Twin
 def translate(mapping: dict, certificate: bytes) -> bytes:
     """SAT-competition output on the twin as output on the original (the answer kept, each `v`
     literal mapped back); output that cannot be read is returned unchanged."""
-    from types import SimpleNamespace
-
     stand_in = SimpleNamespace(nvars=len(mapping["perm"]))
     try:
         answer, lits = Sat().parse_certificate(stand_in, certificate)

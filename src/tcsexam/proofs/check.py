@@ -40,10 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import UntrustedFileError, atomic_write_json, read_untrusted
 from tcsexam.proofs import coq
 from tcsexam.proofs.scan import scan
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records import Termination
+from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec, resolve_limiter
+from tcsexam.runner.ray_job import make_scratch
+from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, unsandboxed_allowed
 
 PROOF_NAME = "proof.v"
 PROOF_MAX_BYTES = 4 << 20
@@ -76,9 +80,6 @@ _PROBED: dict[str, tuple[str | None, str]] = {}  # sandbox name -> (why coqc doe
 def _probe_coq(box, limiter: str) -> str | None:
     """None when `coqc --print-version` runs inside `box` as a proof's checker would; else why not.
     The version it prints is kept for `sandbox_coq_version`: the checker is the sandbox's coqc."""
-    from tcsexam.runner.limiter import Limits, RunPaths, RunSpec
-    from tcsexam.runner.ray_job import make_scratch
-
     if box.name in _PROBED:
         return _PROBED[box.name][0]
     work = make_scratch("/tmp", kind="coqprobe-")
@@ -115,8 +116,6 @@ def sandbox_coq_version(box, limiter: str = "auto") -> str:
 def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter: str = "auto"):
     """(sandbox, why) like `sandboxes.choose_sandbox`, but the sandbox must also run coqc (the
     Docker candidate image may lack Coq: `auto` then takes the next one)."""
-    from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, unsandboxed_allowed
-
     if name != "auto":
         box, why = choose_sandbox(name, allow_unsandboxed=allow_unsandboxed)
         problem = _probe_coq(box, limiter)
@@ -152,8 +151,6 @@ class _Run:
     """The scratch folder of one check and the steps run in it."""
 
     def __init__(self, task: ProofTask, box, limiter: str, hidden: tuple[str, ...]):
-        from tcsexam.runner.ray_job import make_scratch
-
         self.task, self.box, self.limiter, self.hidden = task, box, limiter, hidden
         self.root = Path(make_scratch("/tmp", kind="proof-"))
         os.chmod(self.root, 0o711)
@@ -170,8 +167,6 @@ class _Run:
     def step(self, name: str, argv: list[str], cwd: Path, writable: Path, readonly: list[Path]) -> str:
         """Run one checker step; its stdout+stderr, or _Stop for a run that did not end normally
         (a non-zero exit is returned to the caller, as (text) with `self.last_exit`)."""
-        from tcsexam.runner.limiter import LaunchError, RunPaths, RunSpec
-
         out = self.root / f"{name}.out"
         env = {"PATH": SAFE_PATH, "HOME": str(writable), "TMPDIR": str(writable), "LANG": "C.UTF-8"}
         paths = RunPaths(
@@ -224,8 +219,6 @@ class _Run:
 
 
 def _read_out(path: Path, cap: int) -> str:
-    from tcsexam.fileio import UntrustedFileError, read_untrusted
-
     try:
         data = read_untrusted(path, cap) or b""
     except (UntrustedFileError, OSError):
@@ -261,8 +254,6 @@ def read_proof(submission: Path) -> tuple[bytes, str | None]:
     """proof.v of the folder, read without following a link: (bytes, None), or (b"", why) when
     it is something the submission must not hand in (a link, a FIFO, over PROOF_MAX_BYTES): that
     is the proof's `invalid` verdict. No folder, or no proof.v at all, is bad input (InputError)."""
-    from tcsexam.fileio import UntrustedFileError, read_untrusted
-
     if not submission.is_dir():
         raise InputError(f"{submission}: proof submission folder not found")
     try:
@@ -338,7 +329,6 @@ def check_proof(
         verdict["reason"] = "refused before checking: " + "; ".join(str(f) for f in findings[:5])
         verdict["wall_s"] = round(time.perf_counter() - started, 3)
         return verdict
-    from tcsexam.runner.limiter import resolve_limiter
 
     verdict["sandbox"], verdict["limiter"] = box.name, resolve_limiter(limiter)
     run = _Run(t, box, limiter, hidden_paths)
@@ -502,6 +492,4 @@ def _judge_side(run: _Run, t: ProofTask, base: str, nonce: str, found, loaded: l
 
 
 def write_verdict(output: str | Path, verdict: dict[str, Any]) -> None:
-    from tcsexam.fileio import atomic_write_json
-
     atomic_write_json(output, verdict)

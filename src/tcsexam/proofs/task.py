@@ -36,6 +36,7 @@ from tcsexam.fileio import read_yaml
 from tcsexam.limits import Limits
 from tcsexam.paths import config_file
 from tcsexam.schemas import check
+from tcsexam.tasks import parse_limits
 
 PROOF_TRACKS = ("theorem", "open_conjecture")
 CHECKERS = ("coq",)
@@ -83,8 +84,6 @@ def is_proof_task_data(data) -> bool:
 
 def load_proof_task(task: str | Path) -> ProofTask:
     """Read a proof task file (one line naming the file and field on bad input)."""
-    from tcsexam.tasks import parse_limits
-
     path = config_file(task, "tasks")
     data = read_yaml(path, "task file")
     check(data, "task", path)

@@ -15,19 +15,30 @@ live comes from options, else from the run's previous manifest.json, else the bu
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import json
 import os
 import platform
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tcsexam.digest import hash_file
+from tcsexam import __version__
+from tcsexam.attempts.construction import checker_outputs
+from tcsexam.attempts.online import SIDECAR, records_source
+from tcsexam.digest import hash_candidate, hash_file
 from tcsexam.errors import InputError
-from tcsexam.fileio import is_finite_number, read_json
-from tcsexam.layout import ResultsLayout
+from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
+from tcsexam.layout import ResultsLayout, attempt_files
+from tcsexam.paths import project_root
 from tcsexam.runner.calibrate import collect as collect_calibration
+from tcsexam.scoring.reference import resolve_reference_path
+from tcsexam.suites import VERDICT_TRACKS, load_suite
+from tcsexam.tasks import load_task
 
 SCHEMA_VERSION = 1
 PACKAGES = ("numpy", "scipy", "ray", "snakemake", "python-sat")
@@ -43,8 +54,6 @@ def sha256_file(path: str | os.PathLike) -> str | None:
 
 
 def software_versions() -> dict[str, Any]:
-    from importlib import metadata
-
     out: dict[str, Any] = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -57,9 +66,6 @@ def software_versions() -> dict[str, Any]:
 def tcsexam_provenance() -> dict[str, Any]:
     """The package version and, when it runs from a git checkout, the commit and whether tracked
     files differ from it."""
-    from tcsexam import __version__
-    from tcsexam.paths import project_root
-
     out: dict[str, Any] = {"version": __version__, "git_commit": None, "git_dirty": None}
     # the checkout the package runs from (an editable install), else the workflow's project root
     roots = [Path(__file__).resolve().parents[3], project_root()]
@@ -139,8 +145,6 @@ class Sources:
 
 
 def _resolve(path: str) -> Path:
-    from tcsexam.paths import project_root
-
     p = Path(path)
     return p if p.is_absolute() else project_root() / p
 
@@ -164,8 +168,6 @@ def sources_from_manifest(run_dir: Path) -> Sources | None:
 
 
 def _attempt_rows(run_dir: Path) -> list[dict[str, str]]:
-    import csv
-
     path = ResultsLayout(run_dir).attempts_csv
     if not path.is_file():
         return []
@@ -202,11 +204,6 @@ def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> di
     """Where one Solver result's records came from: `harness` (with the sha256 of the record keys
     in task order, and how many) or `online_input` (the judged file, its sha256 and the
     provenance.json recorded beside it at ingestion); `unknown` when the records say neither."""
-    import hashlib
-    import json
-
-    from tcsexam.attempts.online import SIDECAR, records_source
-
     src = records_source(records, attempt_dir / "records.json")
     if src is None:
         return {"origin": "unknown"}
@@ -235,9 +232,6 @@ def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> di
 
 def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
     """The manifest of a finished (or partly finished) run directory."""
-    from tcsexam.scoring.reference import resolve_reference_path
-    from tcsexam.suites import load_suite
-
     run_dir = Path(run_dir)
     cohort = _read_cohort(run_dir)
     sources = sources or sources_from_manifest(run_dir) or Sources()
@@ -342,8 +336,6 @@ def _execution(runs: Runs) -> dict[str, list[Any]]:
 def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str, Any], dict[str, str]]:
     """Solver tasks: file hash, limits, the instances the run used (every instance of any record;
     the whole task when no record exists yet); and the task file of each."""
-    from tcsexam.tasks import load_task
-
     tasks: dict[str, Any] = {}
     task_files: dict[str, str] = {}
     for task in solver_tasks:
@@ -384,8 +376,6 @@ def _task_limits(task) -> dict[str, Any]:
 
 def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str, Any]:
     """Candidates: the hash the records' keys were made from, record counts, statuses, solver time."""
-    from tcsexam.digest import hash_candidate
-
     candidates: dict[str, Any] = {}
     for (model, task, attempt), recs in sorted(runs.items()):
         origin = solver_result_source(ResultsLayout(run_dir).attempt_dir(model, task, attempt), recs)
@@ -429,8 +419,6 @@ def _scan_entry(path: Path) -> dict[str, Any] | None:
 
 def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> dict[str, Any]:
     """The other tracks' verdict files (sha256): every planned non-solver attempt of the attempt table."""
-    from tcsexam.suites import VERDICT_TRACKS
-
     verdicts: dict[str, Any] = {}
     verdict_root = _resolve(sources.verdicts_dir)
     planned = sorted(
@@ -454,9 +442,6 @@ PROOF_FIELDS = ("status", "complete", "resolution", "checker", "checker_version"
 
 def _proof_verdicts(run_dir: Path) -> dict[str, Any]:
     """model -> item -> attempt -> the evidence of every proof the pipeline checked."""
-    from tcsexam.fileio import read_json
-    from tcsexam.layout import attempt_files
-
     out: dict[str, Any] = {}
     for model, item, attempt, path in attempt_files(ResultsLayout(run_dir).proof_dir, "verdict.json"):
         data = read_json(path, "proof verdict")
@@ -468,14 +453,10 @@ def _proof_verdicts(run_dir: Path) -> dict[str, Any]:
 
 def _construction_checker_outputs(run_dir: Path) -> dict[str, Any]:
     """The checker output of every construction judged by the pipeline (tcsexam.attempts.construction)."""
-    from tcsexam.attempts.construction import checker_outputs
-
     return checker_outputs(run_dir)
 
 
 def write_manifest(run_dir: str | os.PathLike, output: str | os.PathLike | None = None, sources=None) -> Path:
-    from tcsexam.fileio import atomic_write_json
-
     data = build_manifest(run_dir, sources)
     out = Path(output) if output else ResultsLayout(Path(run_dir)).manifest
     try:

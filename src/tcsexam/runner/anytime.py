@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcsexam.fileio import UntrustedFileError, read_untrusted_at
+from tcsexam.fileio import read_untrusted as read_file
 from tcsexam.runner.limiter.go import listening
 
 TRACE_DIR_NAME = "trace"
@@ -66,9 +68,6 @@ def read_untrusted(path: str | os.PathLike, cap: int, *, dir_fd: int | None = No
     """A candidate-controlled file's bytes (at most `cap` + 1), or None when it is missing or not a
     plain regular file (a link, FIFO, device, folder, hard link): `tcsexam.fileio`'s safe read,
     relative to `dir_fd` when given. A trace never fails the run, so every refusal is None."""
-    from tcsexam.fileio import UntrustedFileError, read_untrusted_at
-    from tcsexam.fileio import read_untrusted as read_file
-
     try:
         if dir_fd is None:
             return read_file(path, cap)

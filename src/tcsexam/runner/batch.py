@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
+from tcsexam.runner.pool import InProcessPool, RayPool
+from tcsexam.runner.ray_head import join
+from tcsexam.runner.ray_job import cancel_ray_abort_alarm, job_cpus, start_ray
 
 if TYPE_CHECKING:
     from tcsexam.runner.store import RecordStore
@@ -174,9 +177,6 @@ def run_batch(
 
 def _start_pool(ctx: BatchContext, options: PoolOptions, hooks: BatchHooks, threads: int, pending: int):
     """(the pool, the Ray handle or None)."""
-    from tcsexam.runner.pool import InProcessPool, RayPool
-    from tcsexam.runner.ray_job import job_cpus, start_ray
-
     if not options.use_ray:
         return InProcessPool(ctx, max_retries=options.max_retries, on_dispatch=hooks.on_dispatch), None
     address, waited_s = _ray_address(options, hooks)
@@ -218,7 +218,6 @@ def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, f
     """(the Ray address to join, seconds waited for a shared head that was starting)."""
     if options.ray_head is None:
         return options.ray_address, 0.0
-    from tcsexam.runner.ray_head import join
 
     t_wait = time.perf_counter()
     address = join(options.ray_head, wait_s=RAY_HEAD_WAIT_S)
@@ -229,8 +228,6 @@ def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, f
 
 
 def _stop_pool(pool, handle) -> None:
-    from tcsexam.runner.ray_job import cancel_ray_abort_alarm
-
     cancel_ray_abort_alarm()  # after a SIGTERM, Ray would abort this cleanup 3 s in
     if pool is not None:
         # Ending this process's Ray connection ends its job, whose actors Ray then stops;

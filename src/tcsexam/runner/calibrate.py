@@ -19,8 +19,15 @@ fixed, so a wrong (e.g. optimised-away) computation is noticed. About 0.5 s in a
 from __future__ import annotations
 
 import math
+import statistics
 import time
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.layout import ResultsLayout
 
 VERSION = 1
 REPEATS = 5
@@ -41,8 +48,6 @@ def _python_part() -> int:
 
 
 def _numpy_part() -> float:
-    import numpy as np
-
     rng = np.random.default_rng(20260925)
     a = rng.random(NP_SIZE)
     b = np.sort(a)
@@ -91,10 +96,6 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[s
     """A Solver job's calibration (`write_job_calibration` stores it beside records.json once the
     job wrote its records): measured now when the job runs candidates (`rerun`) or none is stored
     yet, else the stored one (every record was reused: the machine that made them was measured)."""
-    from pathlib import Path
-
-    from tcsexam.fileio import read_json
-
     path = Path(output).with_name(FILE_NAME)
     if not rerun and path.is_file():
         try:
@@ -115,21 +116,12 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[s
 
 def write_job_calibration(output, calibration: dict[str, Any]) -> None:
     """`calibration.json` beside the job's records.json (atomic)."""
-    from pathlib import Path
-
-    from tcsexam.fileio import atomic_write_json
-
     atomic_write_json(Path(output).with_name(FILE_NAME), calibration)
 
 
 def collect(run_dir) -> dict[str, Any]:
     """The manifest's `calibration` section: every Solver job's calibration (model -> task ->
     attempt) and their summary (median of each speed over the jobs; None without any)."""
-    import statistics
-
-    from tcsexam.fileio import read_json
-    from tcsexam.layout import ResultsLayout
-
     jobs: dict[str, Any] = {}
     found = []
     for model, task, attempt, path in ResultsLayout(run_dir).solver_files(FILE_NAME):

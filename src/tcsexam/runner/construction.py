@@ -23,8 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tcsexam import HARNESS_VERSION
+from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.problems import CONSTRUCTIONS
+from tcsexam.problems.constructions._base import checker_id
+from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
+from tcsexam.runner.orchestrate import RunOptions, TaskJob, run_job
+from tcsexam.runner.store import RecordStore
+from tcsexam.tasks import load_task
 
 if TYPE_CHECKING:
     from tcsexam.runner.orchestrate import RunOptions, TaskJob
@@ -45,9 +55,6 @@ def submission_kind(folder: str | Path) -> str | None:
 
 
 def load_construction_task(task: str | Path):
-    from tcsexam.problems import CONSTRUCTIONS
-    from tcsexam.tasks import load_task
-
     t = load_task(task)
     if t.problem not in CONSTRUCTIONS:
         raise InputError(f"{t.source}: task {t.id} is not a construction task (problem {t.problem!r})")
@@ -68,9 +75,6 @@ def judge_submission(
 ) -> dict[str, Any]:
     """Run or check the submission; write records.json (`output`); return its one record. A
     program runs with `options` (`orchestrate.RunOptions`; None: the defaults)."""
-    from tcsexam.fileio import read_json
-    from tcsexam.runner.orchestrate import RunOptions, TaskJob, run_job
-
     t = load_construction_task(task)
     folder = Path(submission)
     if not folder.is_dir():
@@ -107,9 +111,6 @@ class ObjectCheck:
         return None
 
     def blank_record(self, name: str, status: Status, message: str = "", **fields: Any) -> InstanceRecord:
-        from tcsexam import HARNESS_VERSION
-        from tcsexam.problems.constructions._base import checker_id
-
         return InstanceRecord(
             instance=name,
             status=status,
@@ -157,13 +158,6 @@ class ObjectCheck:
 def _check_object(t: Task, job: TaskJob) -> None:
     """The object's one record, reused while its key holds, through the batch engine (this
     process, no retries: nothing here is lost to an actor)."""
-    from tcsexam.digest import hash_candidate, hash_file, record_key
-    from tcsexam.fileio import atomic_write_json
-    from tcsexam.problems.constructions._base import checker_id
-    from tcsexam.recordkey import run_key
-    from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
-    from tcsexam.runner.store import RecordStore
-
     (inst,) = t.instances
     folder, (output, records_dir) = Path(job.candidate_dir), job.paths()
     candidate_hash = hash_candidate(folder)

@@ -31,7 +31,12 @@ import numpy as np
 
 from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits
-from tcsexam.records import Termination
+from tcsexam.problems.base import CheckResult
+from tcsexam.records import Status, Termination
+from tcsexam.runner.limiter import LaunchError, Limits
+from tcsexam.runner.sandboxes import run_limited
+from tcsexam.runner.sandboxes.runas import can_read, candidate_ids
+from tcsexam.runner.scratch import RELOCATED_ROOT, make_scratch
 
 #: the proof's file name in the run's work folder (`{proof}`, `TCSEXAM_PROOF`)
 PROOF_NAME = "proof"
@@ -112,16 +117,12 @@ def check_proof(
 ) -> ProofVerdict:
     """Check the candidate's DRAT proof at `proof_path` against the parsed CNF `instance` under
     `limits` in a folder of `scratch` (removed afterwards); never raises for a bad proof."""
-    from tcsexam.runner.sandboxes.runas import can_read, candidate_ids
-
     folder = Path(scratch) / "drat-check"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     ids = candidate_ids()
     if ids is not None and not can_read(folder, ids, ancestors=True):  # root: the checker's uid must reach it
-        from tcsexam.runner.ray_job import RELOCATED_ROOT, make_scratch  # named as scratch: swept like it
-
         shutil.rmtree(folder)
         folder = Path(make_scratch(RELOCATED_ROOT, kind="drat-"))
     try:
@@ -131,9 +132,6 @@ def check_proof(
 
 
 def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, limiter: str, engine: str) -> ProofVerdict:
-    from tcsexam.runner.limiter import LaunchError, Limits
-    from tcsexam.runner.sandboxes import run_limited
-
     os.chmod(folder, 0o755)  # the checker may run as the candidates' uid (root harness): it reads, never writes
     proof = folder / "proof"
     cap = limits.proof_mb * MiB
@@ -221,9 +219,6 @@ def judge_unsat(check: Any, mode: str | None, run_check) -> tuple[Any, dict[str,
     is touched: `trusted` keeps the check and labels it; `required` calls `run_check()` (a
     `ProofVerdict`) and makes the claim solved when the proof is verified, `certificate_failed`
     with the checker's reason when it is not (an instance labelled SAT was refused already)."""
-    from tcsexam.problems.base import CheckResult
-    from tcsexam.records import Status
-
     if mode is None or check is None or check.status != Status.OK or check.claimed != "UNSAT":
         return check, None
     if mode == "trusted":

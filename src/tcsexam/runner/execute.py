@@ -32,6 +32,8 @@ raising) -> infrastructure_error.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import fnmatch
 import hashlib
 import os
 import shutil
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
-from tcsexam.errors import InputError
+from tcsexam.errors import InputError, MisspeltKeyError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
@@ -62,7 +64,7 @@ from tcsexam.runner.verdict import (
     solver_status,
     trace_status,
 )
-from tcsexam.schemas import check
+from tcsexam.schemas import check, load_schema
 
 PLACEHOLDERS = frozenset({"instance", "solution", "proof", "time_limit", "seed", "threads", "workdir", "trace_dir"})
 ENV_PASS = ("LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM")
@@ -145,11 +147,6 @@ def _check_keys(data: Any, path: Path) -> None:
     """MisspeltKeyError (exit 2, one line with the nearest known key) for a key `solver.yaml`
     does not know, at the top or in a `tasks.<id>` entry: a typo such as `comand` must not pass
     for a candidate that fails every instance."""
-    import difflib
-
-    from tcsexam.errors import MisspeltKeyError
-    from tcsexam.schemas import load_schema
-
     schema = load_schema("solver")
     top = sorted(schema["properties"])
     places: list[tuple[str, Any, list[str]]] = [("", data, top)]
@@ -172,8 +169,6 @@ def _check_keys(data: Any, path: Path) -> None:
 def _check_env(env: dict[str, str], path: Path, directory: Path) -> None:
     """InputError (one line naming the file and key) for an `env` key on the deny list
     (`ENV_DENIED`) or a PATH entry that is relative or inside the candidate folder."""
-    import fnmatch
-
     for key, value in env.items():
         _no_nul(f"{key}={value}", f"{path}: 'env'")
         if any(fnmatch.fnmatchcase(key, pattern) for pattern in ENV_DENIED):

@@ -19,7 +19,9 @@ Solver failures are records; only bad input raises (`InputError`, exit 1).
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import socket
 import tempfile
 import time
 from collections import Counter
@@ -33,13 +35,17 @@ from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.logs import say_for
 from tcsexam.recordkey import run_key
-from tcsexam.records import InstanceRecord, Status
+from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S
+from tcsexam.runner.execute import build_candidate, load_candidate
+from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
 from tcsexam.runner.pool import RunContext
+from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 from tcsexam.runner.store import RecordStore
+from tcsexam.tasks import load_task, verify_instance_files
 
 if TYPE_CHECKING:
     from tcsexam.records import Termination
@@ -107,11 +113,6 @@ def hidden_paths(output: Path, records_dir: Path) -> tuple[str, ...]:
 
 def _plan_line(task_obj, selected, attempt, sandbox: str, limiter: str, threads: int) -> str:
     """What the job will do, first in its log: task, instances, limits, sandbox, limiter, uid."""
-    import os
-    import socket
-
-    from tcsexam.runner.limiter import resolve_limiter
-
     lim = ", ".join(f"{k} {v:g}" for k, v in task_obj.limits.task_dict().items() if isinstance(v, (int, float)))
     try:
         chosen = resolve_limiter(limiter)
@@ -261,9 +262,6 @@ class _TaskRun:
     def prepare(self) -> _Prepared:
         """Check the options, load the task, its instances (their sha256 checked) and the
         candidate, choose the sandbox; log the plan."""
-        from tcsexam.runner.sandboxes import choose_sandbox
-        from tcsexam.tasks import verify_instance_files
-
         options = self.options
         options.pool.check()
         if self.output.parent.resolve() == self.records_dir.resolve():
@@ -280,8 +278,6 @@ class _TaskRun:
         return _Prepared(task_obj, selected, candidate, candidate_error, sandbox_obj, threads, limits)
 
     def selected_instances(self) -> tuple[Task, list[TaskInstance]]:
-        from tcsexam.tasks import load_task
-
         task_obj = load_task(self.job.task)
         if self.job.instances:
             wanted = list(dict.fromkeys(self.job.instances))
@@ -298,8 +294,6 @@ class _TaskRun:
         """A submitted solver.yaml that cannot be used is the submission's failure (every
         instance `invalid`), not the operator's; a missing candidate folder or solver.yaml is
         bad input."""
-        from tcsexam.runner.execute import load_candidate
-
         candidate_dir = Path(self.job.candidate_dir)
         try:
             return load_candidate(candidate_dir, task_obj.id), None
@@ -369,9 +363,6 @@ class _TaskRun:
     def build_and_run(self, prep: _Prepared, ctx: RunContext, batch: KeyedBatch, summary: RunSummary) -> None:
         """Probe the sandbox's Python, build the candidate (a failure or an unusable
         solver.yaml: every pending instance `invalid`), then run the rest in the pool."""
-        from tcsexam.records import Termination
-        from tcsexam.runner.sandboxes import probe_python
-
         task_id = prep.task.id
         if prep.sandbox.uses_harness_python:  # the interpreter the docs promise, as candidates see it
             failed = probe_python(prep.sandbox, limiter=self.options.limiter)
@@ -414,10 +405,6 @@ class _TaskRun:
     def build(self, prep: _Prepared, ctx: RunContext, batch: KeyedBatch, summary: RunSummary, build_dir: Path):
         """The candidate's build step, under the build limits; None when it failed (every
         pending instance is then `invalid`, the log kept as `<records-dir>/build.log`)."""
-        from tcsexam.records import Termination
-        from tcsexam.runner.execute import build_candidate
-        from tcsexam.runner.limiter import BUILD_LIMITS
-
         shutil.rmtree(build_dir, ignore_errors=True)
         log_path = self.records_dir / "build.log"
         timeout_s = self.options.build_timeout_s

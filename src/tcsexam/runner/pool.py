@@ -30,15 +30,21 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
+from tcsexam.runner.execute import RecordIdentity, RunOptions, run_instance
+from tcsexam.runner.limiter.owner import owner_token
+from tcsexam.runner.limiter.process import one_run_at_a_time
 from tcsexam.runner.ray_job import (
     alive,
     exit_with_parent,
@@ -49,6 +55,7 @@ from tcsexam.runner.ray_job import (
     remove_run_scratch,
     sweep_dead_scratch,
 )
+from tcsexam.runner.sandboxes import get_sandbox
 
 if TYPE_CHECKING:
     from tcsexam.runner.execute import Candidate
@@ -95,8 +102,6 @@ class RunContext:
 
     def sandbox_obj(self) -> Sandbox:
         if self._sandbox_obj is None:
-            from tcsexam.runner.sandboxes import get_sandbox
-
             self._sandbox_obj = get_sandbox(self.sandbox, **self.sandbox_options)
         return self._sandbox_obj
 
@@ -148,11 +153,9 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
     try:
         protect: dict[str, Any] = {}
         if ctx.executor is not None:
-            run_instance, sandbox = ctx.executor, ctx.sandbox
+            run, sandbox = ctx.executor, ctx.sandbox
         else:
-            from tcsexam.runner.execute import RecordIdentity, RunOptions, run_instance
-
-            sandbox = ctx.sandbox_obj()
+            run, sandbox = run_instance, ctx.sandbox_obj()
             identity = ctx.identity(name)
             del identity["task"]  # run_instance takes it from the task
             protect = {
@@ -162,7 +165,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
                 ),
             }
         scratch = make_scratch(ctx.scratch_root)
-        record = run_instance(
+        record = run(
             ctx.task,
             ctx.instance(name),
             ctx.candidate,
@@ -248,10 +251,6 @@ def _actor_class():
 
         class InstanceActor:
             def __init__(self, ctx: BatchContext, pipeline: int = 1):
-                import sys
-                import threading
-                from concurrent.futures import ThreadPoolExecutor
-
                 self.ctx = ctx
                 self.gate = threading.Lock()  # one program at a time (see the module doc)
                 # `pipeline` runs in progress at once, in the order the calls handed them over
@@ -267,8 +266,6 @@ def _actor_class():
             def where(self) -> tuple[str, int, str, int | None]:
                 """(host, pid, owner token, start time): what the driver kills and removes
                 by (the token) and waits on (the pid and its start time) once it is lost."""
-                from tcsexam.runner.limiter.owner import owner_token
-
                 return socket.gethostname(), os.getpid(), owner_token(), process_start(os.getpid())
 
             def run(self, names: list[str]) -> list[InstanceRecord]:
@@ -278,8 +275,6 @@ def _actor_class():
                 return [future.result() for future in futures]
 
             def _one(self, name: str) -> InstanceRecord:
-                from tcsexam.runner.limiter.process import one_run_at_a_time
-
                 try:
                     with one_run_at_a_time(self.gate):
                         return self.ctx.execute(name)

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
 from tcsexam.runner.ray_job import RAY_ENV, ensure_token, private_ray_temp, token_env, use_token
@@ -48,8 +50,6 @@ def _free_port() -> int:
 
 def _alive(pid: int) -> bool:
     try:
-        import psutil
-
         proc = psutil.Process(pid)
         return proc.status() != psutil.STATUS_ZOMBIE
     except Exception:
@@ -229,8 +229,6 @@ def stop_detached(state_dir: str | Path) -> bool:
 
 def stop(state_dir: str | Path, timeout_s: float = 20.0, remove_state: bool = False) -> bool:
     """Stop this state folder's head and its whole process tree; True when one was running."""
-    import psutil
-
     state = Path(state_dir)
     was_running = False
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import shutil
 import signal
 import tempfile
@@ -29,6 +30,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
+from tcsexam.errors import InputError
+from tcsexam.runner.limiter.cgroup import thaw_cgroups_of, thaw_own_and_stop_freezing
 from tcsexam.runner.limiter.owner import owner_needle, owner_token
 from tcsexam.runner.limiter.proctable import read_stat
 from tcsexam.runner.scratch import (
@@ -103,8 +108,6 @@ def use_token(state_dir: str | Path) -> None:
 
 def ensure_token(path: Path) -> None:
     """A fresh random token at `path` (mode 0600) unless one is there."""
-    import secrets
-
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
@@ -143,8 +146,6 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
         except Exception as exc:  # a wrong address is the user's input
-            from tcsexam.errors import InputError
-
             raise InputError(f"cannot connect to Ray at {address!r}: {' '.join(str(exc).split())[:300]}") from None
         total = ray.cluster_resources().get("CPU", 0.0)
         return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
@@ -237,8 +238,6 @@ def _agent_port_from_kernel() -> Iterator[None]:
 
 
 def _children() -> set[int]:
-    import psutil
-
     try:
         return {c.pid for c in psutil.Process().children(recursive=True)}
     except psutil.Error:
@@ -247,8 +246,6 @@ def _children() -> set[int]:
 
 def _kill_new_children(before: set[int]) -> None:
     """SIGKILL the processes a failed ray.init started (its GCS, raylet, reaper, ...)."""
-    import psutil
-
     for pid in _children() - before:
         try:
             psutil.Process(pid).kill()
@@ -293,8 +290,6 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
         while True:
             time.sleep(interval_s)
             if os.getppid() != parent:
-                from tcsexam.runner.limiter.cgroup import thaw_own_and_stop_freezing
-
                 kill_run_orphans(owner_token())
                 thaw_own_and_stop_freezing()  # no run thread may leave its cgroup frozen behind us
                 for path in held_scratch():
@@ -319,8 +314,6 @@ def kill_run_orphans(token: str) -> int:
     freeze and its thaw leaves its run frozen, and a frozen process does not die of SIGKILL until it
     is thawed). A reused pid cannot make another job's runs match: their marker carries their own
     owner's token. Returns how many."""
-    from tcsexam.runner.limiter.cgroup import thaw_cgroups_of
-
     needle = owner_needle(token)
     me = os.getpid()
     killed = []

@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tcsexam.errors import InputError
 
 SCHEMA_DIR = Path(__file__).parent
@@ -25,8 +27,6 @@ MESSAGE_MAX = 200
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
-    import yaml
-
     return yaml.safe_load((SCHEMA_DIR / f"{name}.schema.yaml").read_text(encoding="utf-8"))
 
 

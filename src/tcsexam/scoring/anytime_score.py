@@ -20,6 +20,7 @@ geometric points when there are more), and where two runs' curves cross.
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_bytes
 from tcsexam.records import STATUSES, Status
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.scoring.reference import Reference
@@ -173,14 +175,10 @@ def profile(
 
 def plot_profile(result: dict[str, Any], path: str | Path) -> None:
     """One PNG: each run's step curve, crossings marked."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from tcsexam.fileio import atomic_write_bytes
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for name, curve in sorted(result["curves"].items()):

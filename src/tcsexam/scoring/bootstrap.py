@@ -35,7 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from tcsexam.suites import TRACKS, WEIGHTS
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
+from tcsexam.scoring.index import read_attempts
+from tcsexam.suites import TRACKS, WEIGHTS, normalize_track
 
 DEFAULT_SEED = 20260925
 DEFAULT_RESAMPLES = 10_000
@@ -191,10 +194,6 @@ def collect_scores(
     whose relative_score is not the row's score is not used: that attempt is resampled as a whole).
     `relative` holds those outputs already read, keyed (model, task, attempt), instead of DIR.
     """
-    from tcsexam.errors import InputError
-    from tcsexam.fileio import read_json
-    from tcsexam.suites import normalize_track
-
     tasks: dict[str, TaskScores] = {}
     if df is None or len(df) == 0:
         return tasks
@@ -258,8 +257,6 @@ def add_confidence_intervals(
 ) -> dict[str, Any]:
     """Add `index_ci95` and `track_ci95` to every model of an index.json result (in place), and a
     top-level `bootstrap` describing how they were drawn. Existing fields are left untouched."""
-    from tcsexam.scoring.index import read_attempts
-
     df = read_attempts(attempts_path)
     tasks = collect_scores(df, suite, solver_scores)
     names = list(result["models"])

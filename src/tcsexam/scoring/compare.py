@@ -55,7 +55,7 @@ from tcsexam.scoring.bootstrap import (
 from tcsexam.scoring.compare_inputs import compare_inputs, incomparable_reasons, proof_change_text
 from tcsexam.scoring.compare_run import Run, load_run, outcomes
 from tcsexam.scoring.compare_speed import machine_speed
-from tcsexam.suites import TRACKS
+from tcsexam.suites import TRACKS, load_suite
 
 SCHEMA_VERSION = 1
 VERDICTS = ("identical", "reproduced", "differs", "incomparable")
@@ -270,8 +270,6 @@ def compare_runs(
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
-    from tcsexam.suites import load_suite
-
     base, cand = load_run(baseline), load_run(candidate)
     names, differ, notes = compare_inputs(base, cand)
     reasons = incomparable_reasons(differ)

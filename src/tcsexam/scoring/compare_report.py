@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import html
 import io
+import json
 from typing import Any
+
+import numpy as np
 
 from tcsexam.scoring.compare_inputs import proof_change_text
 from tcsexam.suites import TRACKS
@@ -77,8 +80,6 @@ def render_html(result: dict[str, Any]) -> str:
     else:
         w("<table><tr><th>input</th><th>details</th></tr>")
         for name in differ:
-            import json
-
             detail = json.dumps(result["inputs"]["details"][name], indent=1)
             if len(detail) > 2000:
                 detail = detail[:2000] + " ..."
@@ -137,7 +138,6 @@ def render_png(result: dict[str, Any]) -> bytes:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     models = list(result["models"])
     labels = ["Index/100", *TRACKS]

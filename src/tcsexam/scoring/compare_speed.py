@@ -20,7 +20,10 @@ import numpy as np
 
 from tcsexam.fileio import read_json
 from tcsexam.layout import ResultsLayout
+from tcsexam.paths import project_root
 from tcsexam.runner.calibrate import speed_ratio
+from tcsexam.scoring.anytime_score import score_at
+from tcsexam.scoring.reference import load_reference, resolve_reference_path
 
 
 def _calibration(run) -> dict[str, Any] | None:
@@ -47,9 +50,6 @@ def _limit(run, task: str) -> float | None:
 
 
 def _reference(run):
-    from tcsexam.paths import project_root
-    from tcsexam.scoring.reference import load_reference, resolve_reference_path
-
     spec = ((run.manifest or {}).get("sources") or {}).get("reference") or run.suite
     path = resolve_reference_path(spec)
     if not path.is_absolute() and not path.exists():
@@ -58,8 +58,6 @@ def _reference(run):
 
 
 def _instance_scores(records_by_attempt, task, reference, at) -> dict[str, float]:
-    from tcsexam.scoring.anytime_score import score_at
-
     sums: dict[str, list[float]] = {}
     for source, records in records_by_attempt:
         for inst in score_at(task, records, reference, at, source)["instances"]:

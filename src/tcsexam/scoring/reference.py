@@ -39,6 +39,7 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.paths import references_dir
 from tcsexam.schemas import check
+from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.tasks import DIRECTIONS, KINDS
 
 SCHEMA_VERSION = 1
@@ -269,8 +270,6 @@ def build_reference(
     least two usable outcomes become eligible; the others go to `unscored_reference_instances`
     with their observed outcomes. `infrastructure_error` and unknown statuses are refused.
     """
-    from tcsexam.scoring.outcomes import parse_outcomes
-
     if kind not in KINDS:
         raise InputError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     if direction not in DIRECTIONS:

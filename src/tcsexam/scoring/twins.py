@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.fileio import read_json
+from tcsexam.scoring.bootstrap import TaskScores, interval, task_replicates
 
 #: a task's original - twin difference above this, with its 95% interval above 0, is flagged
 THRESHOLD = 0.35
@@ -63,8 +64,6 @@ def twin_differences(
     threshold: float = THRESHOLD,
 ) -> dict[str, Any]:
     """The `twins` object of index.json (module doc) and, per model, its issue (or None)."""
-    from tcsexam.scoring.bootstrap import TaskScores, interval, task_replicates
-
     solver_dir, twins_dir = Path(solver_dir), Path(twins_dir)
     seeds = twin_seeds(twins_dir)
     maps: dict[tuple[int, str], dict[str, str]] = {}

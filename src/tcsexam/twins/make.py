@@ -30,8 +30,10 @@ import numpy as np
 import yaml
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_yaml
-from tcsexam.paths import project_root
+from tcsexam.fileio import atomic_write_json, read_json, read_yaml
+from tcsexam.paths import config_file, project_root
+from tcsexam.scoring.reference import load_reference
+from tcsexam.tasks import load_task, verify_instance_files
 
 #: the task keys copied into the twin task file (everything but instance_dir and instances)
 _TASK_KEYS = ("id", "problem", "kind", "direction", "limits", "anytime")
@@ -86,10 +88,6 @@ def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str
 def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: Any = "full") -> dict[str, Any]:
     """Write DIR (module doc) for the task file `task_spec` and `seed`; returns a summary. `reference`
     is lite, full, a path, a loaded `Reference` or None (no reference.json)."""
-    from tcsexam.paths import config_file
-    from tcsexam.scoring.reference import load_reference
-    from tcsexam.tasks import load_task, verify_instance_files
-
     if int(seed) < 0:
         raise InputError(f"--seed must be a non-negative integer, not {seed}")
     task = load_task(task_spec)
@@ -169,8 +167,6 @@ def _replace_dir(new: Path, target: Path) -> None:
 
 
 def load_map(path: str | Path) -> dict[str, Any]:
-    from tcsexam.fileio import read_json
-
     data = read_json(path, "twin map")
     if not isinstance(data, dict) or not isinstance(data.get("instances"), dict):
         raise InputError(f"{path}: not a twin map (no 'instances' object)")

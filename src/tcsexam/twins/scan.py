@@ -29,12 +29,18 @@ misses answers computed from an obfuscated or downloaded table; the twins are th
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.problems import get_problem
+from tcsexam.scoring.reference import load_reference
+from tcsexam.tasks import load_task
 
 MAX_FILES = 2000
 MAX_BYTES = 8 * 1024 * 1024
@@ -58,8 +64,6 @@ class _Knowledge:
     """What the task tells the scan: names, digests, best values, sizes."""
 
     def __init__(self, task, reference=None):
-        from tcsexam.problems import get_problem
-
         self.names: set[str] = set()
         self.digests: dict[str, str] = {}  # hex digest -> instance
         self.values: dict[int, str] = {}  # value -> instance
@@ -128,8 +132,6 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _line(starts: list[int], offset: int) -> int:
-    import bisect
-
     return bisect.bisect_right(starts, offset)
 
 
@@ -222,10 +224,6 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
 
 def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | None = None) -> dict[str, Any]:
     """The scan's report (module doc) for the candidate `folder` and the task file `task_spec`."""
-    from tcsexam.errors import InputError
-    from tcsexam.scoring.reference import load_reference
-    from tcsexam.tasks import load_task
-
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"{folder}: candidate folder not found")

@@ -27,10 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcsexam import __version__
+from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import read_csv, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
-from tcsexam.suites import TRACKS
+from tcsexam.recordkey import find_key
+from tcsexam.suites import TRACKS, load_suite
 
 #: the per-record columns of a task's data file, in order
 RECORD_COLUMNS = (
@@ -112,8 +115,6 @@ def _rel(target: Path, base: Path) -> str:
 
 
 def _read_table(path: Path) -> list[dict[str, str]]:
-    from tcsexam.fileio import read_csv
-
     header, body = read_csv(path, "attempt table")
     if not header:
         raise InputError(f"{path}: attempt table is empty")
@@ -165,8 +166,6 @@ class _Digests:
     """Checks records against their digest under the results tree's key (when there is one)."""
 
     def __init__(self, run_dir: Path):
-        from tcsexam.recordkey import find_key
-
         try:
             self.key = find_key(run_dir)
         except (InputError, OSError):
@@ -175,7 +174,6 @@ class _Digests:
     def problem(self, record: dict[str, Any]) -> str | None:
         if self.key is None or "digest" not in record:
             return None
-        from tcsexam.digest import digest_problem
 
         return digest_problem(record, self.key)
 
@@ -522,8 +520,6 @@ def collect_run(
     """The explorer's data of one run; links are relative to `site_dir` (where the site goes).
     `verify_records`: check every record against its digest (the scorer already refuses records
     that fail it; this names each one as an issue, at about twice the build time)."""
-    from tcsexam import __version__
-
     run = Path(run_dir)
     if not run.is_dir():
         raise InputError(f"{run}: run directory not found (expected results/<suite>/<protocol>)")
@@ -547,8 +543,6 @@ def collect_run(
     suite_id = (index or {}).get("suite") or run.parent.name
     suite = None
     try:
-        from tcsexam.suites import load_suite
-
         suite = load_suite(suite_id)
     except (InputError, OSError):
         suite = None

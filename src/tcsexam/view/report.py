@@ -11,9 +11,12 @@ collected data as the site (`collect_run`), so the two never disagree:
 
 from __future__ import annotations
 
+import io
 from html import escape
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from tcsexam.fileio import atomic_write_bytes, atomic_write_text
 from tcsexam.view.collect import RunData
@@ -93,8 +96,6 @@ def _items(run: RunData, tracks: tuple[str, ...]) -> tuple[list[str], list[str],
 
 
 def constructions_figure(plt, run: RunData):
-    import numpy as np
-
     items, models, cells = _items(run, ("construction",))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 0.9 * len(items) * max(1, len(models)) / 3), 4.2))
     if not items:
@@ -128,7 +129,6 @@ def constructions_figure(plt, run: RunData):
 
 
 def proofs_figure(plt, run: RunData):
-    import numpy as np
     from matplotlib.colors import ListedColormap
 
     items, models, cells = _items(run, ("theorem", "open_conjecture"))
@@ -172,8 +172,6 @@ def proofs_figure(plt, run: RunData):
 
 def write_report(run: RunData, folder: str | Path, site: str | Path | None = None) -> list[Path]:
     """Write REPORT_FILES into `folder`; `site`: the explorer's folder the leaderboard links."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")

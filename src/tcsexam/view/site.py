@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,6 @@ def _js(call: str, *args: Any) -> str:
 
 
 def _page(title: str) -> str:
-    from html import escape
-
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

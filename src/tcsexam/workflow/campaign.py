@@ -16,7 +16,10 @@ import shlex
 from functools import cached_property
 from pathlib import Path
 
+from tcsexam.attempts.adoption import load_adoption
+from tcsexam.attempts.online import PROVENANCE, check_online_file
 from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
 
 
 class CampaignPlan:
@@ -63,7 +66,6 @@ class CampaignPlan:
         """The adoption file's decisions ((model, item) -> attempt -> Decision), None without one."""
         if not self.adoption_file:
             return None
-        from tcsexam.attempts.adoption import load_adoption
 
         path = self.root / self.adoption_file
         if not path.is_file():  # read by whatever plans first (construction jobs, check_campaign)
@@ -107,9 +109,6 @@ class CampaignPlan:
             )
         self.adoption  # noqa: B018 (reads and checks the file: one line on a bad row)
         if self.online and (self.root / self.online_dir).is_dir():
-            from tcsexam.attempts.online import PROVENANCE, check_online_file
-            from tcsexam.fileio import read_json
-
             for p in self.planned:
                 if p.track == "solver" and self.has_solver_input(p.model, p.item, p.attempt):
                     rel = self.online_input(p.model, p.item, p.attempt)

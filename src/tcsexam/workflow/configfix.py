@@ -14,9 +14,13 @@ the schema asks for, so the partial nested override works as written.
 from __future__ import annotations
 
 import copy
+import difflib
 import os
+import sys
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
@@ -57,8 +61,6 @@ CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
 def load_config_schema(root: str | os.PathLike = ".") -> dict[str, Any]:
-    import yaml
-
     with open(Path(root) / CONFIG_SCHEMA, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 
@@ -88,10 +90,6 @@ def coerce_config(config: dict[str, Any], schema_path: str) -> dict[str, Any]:
     check the config against the schema and stop with one line (exit 1) on the first problem, e.g.
     `config run.sandbox: 'bwrapp' is not one of [...]` or a misspelt key with the nearest known one
     (Snakemake's own validation, which fills in the defaults, runs after this)."""
-    import sys
-
-    import yaml
-
     with open(schema_path, encoding="utf-8") as fh:
         schema = yaml.safe_load(fh)
     _coerce(config, schema)
@@ -104,8 +102,6 @@ def coerce_config(config: dict[str, Any], schema_path: str) -> dict[str, Any]:
 
 def config_problem(config: dict[str, Any], schema: dict[str, Any]) -> str | None:
     """One line for the config's first schema violation (None when it is valid)."""
-    import difflib
-
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)

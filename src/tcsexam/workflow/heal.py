@@ -26,11 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcsexam.digest import hash_candidate
+from tcsexam.attempts.cohort import build_cohort, parse_model_plans
+from tcsexam.attempts.online import ONLINE_MARK, SIDECAR
+from tcsexam.attempts.rows import read_rows, table_of
+from tcsexam.attempts.verdicts import verdict_row_file
+from tcsexam.digest import digest_problem, hash_candidate
 from tcsexam.errors import InputError
 from tcsexam.fileio import aside_dir, move_aside, read_json
-from tcsexam.integrity import seal_problem
+from tcsexam.integrity import file_sha256, seal_problem
+from tcsexam.recordkey import find_key
 from tcsexam.runner.store import records_file_problem
+from tcsexam.scoring.reference import load_reference
 
 
 @dataclass
@@ -79,11 +85,6 @@ def check_online_records(path: Path, task: str, attempt: str, online_input: Path
     """Why an ingested records.json (online protocol) cannot be trusted (None when it can): a record
     fails its digest or belongs to another task or attempt, or it was not made from the current
     judged records file (its online-input.json says which)."""
-    from tcsexam.attempts.online import ONLINE_MARK, SIDECAR
-    from tcsexam.digest import digest_problem
-    from tcsexam.integrity import file_sha256
-    from tcsexam.recordkey import find_key
-
     try:
         data = read_json(path, "records file")
         if not isinstance(data, list):
@@ -123,8 +124,6 @@ def _check_json(path: Path, what: str, inputs: dict[str, Path] | None, expect: d
 
 
 def _check_rows(path: Path, identities: set[tuple[str, str, str, str]]) -> str | None:
-    from tcsexam.attempts.rows import read_rows
-
     try:
         rows = read_rows(path)
     except InputError as exc:
@@ -241,9 +240,6 @@ def _check_construction_rows(layout, judged, bad: _Marks) -> list[Path]:
 def _check_proof_rows(layout, proofs, bad: _Marks) -> list[Path]:
     """The verdicts and rows of the proofs the pipeline checked (a row is sealed with its
     verdict.json; a verdict that is not one of this attempt is set aside with its row)."""
-    from tcsexam.attempts.verdicts import verdict_row_file
-    from tcsexam.errors import InputError
-
     rows = []
     for p in proofs:
         row, verdict = Path(p.row), layout.proof_verdict(p.model, p.item, p.attempt)
@@ -312,8 +308,6 @@ def _set_aside(layout, bad: _Marks) -> Path:
 
 
 def _check_cohort(plan, path: Path) -> str | None:
-    from tcsexam.attempts.cohort import build_cohort, parse_model_plans
-
     try:
         data = read_json(path, "cohort file")
     except InputError as exc:
@@ -334,8 +328,6 @@ def _check_cohort(plan, path: Path) -> str | None:
 
 
 def _check_table(path: Path, row_files: list[Path], adoption=None) -> str | None:
-    from tcsexam.attempts.rows import table_of
-
     try:
         _, want = table_of(row_files, adoption)
         have = path.read_text(encoding="utf-8")
@@ -348,8 +340,6 @@ def _check_table(path: Path, row_files: list[Path], adoption=None) -> str | None
 
 def _reference_id(plan) -> str | None:
     """The configured reference's id (None when it cannot be read: the config check reports it)."""
-    from tcsexam.scoring.reference import load_reference
-
     try:
         return load_reference(plan.reference).reference_id
     except (InputError, OSError):

@@ -8,6 +8,7 @@ The results tree (one per suite and protocol) is `tcsexam.layout.ResultsLayout`.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import shlex
@@ -17,11 +18,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from tcsexam.digest import candidate_files
 from tcsexam.errors import InputError
+from tcsexam.fileio import read_yaml
 from tcsexam.layout import ResultsLayout
+from tcsexam.proofs.task import is_proof_task_data, load_proof_task
+from tcsexam.scoring.reference import load_reference, resolve_reference_path
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
-from tcsexam.suites import TRACKS, VERDICT_TRACKS
+from tcsexam.suites import TRACKS, VERDICT_TRACKS, load_suite
+from tcsexam.tasks import load_task
 from tcsexam.workflow.campaign import CampaignPlan
+from tcsexam.workflow.configfix import load_config_schema, with_defaults
 from tcsexam.workflow.reference_build import ReferenceBuildPlan
 from tcsexam.workflow.twins import TwinsPlan
 
@@ -37,8 +44,6 @@ class Planned:
 
 class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
     def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
-        from tcsexam.workflow.configfix import load_config_schema, with_defaults
-
         self.root = Path(root)
         # every default comes from the schema (Snakemake's validate has filled them in already;
         # a config built in Python gets them here)
@@ -62,8 +67,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
 
     @cached_property
     def suite(self):
-        from tcsexam.suites import load_suite
-
         spec = self.config["suite"]
         path = self.root / spec if spec.endswith((".yaml", ".yml")) else spec
         return load_suite(path)
@@ -86,8 +89,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
 
     def task(self, task: str):
         """The task definition (loaded once per task)."""
-        from tcsexam.tasks import load_task
-
         if task not in self._tasks:
             self._tasks[task] = load_task(self.root / self.task_file(task))
         return self._tasks[task]
@@ -150,9 +151,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
     def _verdict_proof_items(self, model: str) -> list[str]:
         """The model's theorem / open-conjecture items scored from verdict files that have a proof
         task file (their verdicts' statement_sha256 is checked against its statement)."""
-        from tcsexam.fileio import read_yaml
-        from tcsexam.proofs.task import is_proof_task_data
-
         items = sorted(
             {p.item for p in self.planned if p.model == model and p.track in PROOF_TRACKS and "/tracks/" in p.row}
         )
@@ -266,8 +264,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         return [p for p in self.planned if p.track in PROOF_TRACKS and p.row == str(rows(p.model, p.item, p.attempt))]
 
     def proof_task(self, item: str):
-        from tcsexam.proofs.task import load_proof_task
-
         if item not in self._tasks:
             self._tasks[item] = load_proof_task(self.root / self.task_file(item))
         return self._tasks[item]
@@ -292,8 +288,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         """Every file of a candidate folder, by the same rule as the record key's candidate hash
         (`tcsexam.digest.candidate_files`): a changed source reruns its job, and `tcsexam run`
         then reruns the instances; a file the hash ignores never reruns a job."""
-        from tcsexam.digest import candidate_files
-
         folder = candidate if os.path.isabs(candidate) else os.path.join(self.root, candidate)
         if not os.path.isdir(folder):
             return [f"{candidate}/solver.yaml"]
@@ -421,8 +415,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
                     )
 
     def _check_reference(self, reference_target: bool) -> None:
-        from tcsexam.scoring.reference import load_reference, resolve_reference_path
-
         if reference_target:  # building the references: the evaluation's reference is not read (it
             return  # may be the very file being rebuilt, e.g. Full's before its new tasks are in it)
         path = resolve_reference_path(self.reference)
@@ -526,8 +518,6 @@ def _siblings(path: Path) -> list[str]:
 
 def _suggest(name: str, candidates: list[str], what: str = "") -> str:
     """'; did you mean 'x'?' for the nearest existing name (difflib), or ''."""
-    import difflib
-
     close = difflib.get_close_matches(name, [c for c in candidates if c != name], n=1, cutoff=0.6)
     if not close:
         return ""

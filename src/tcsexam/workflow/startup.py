@@ -30,6 +30,10 @@ import sys
 from pathlib import Path
 
 from tcsexam.errors import InputError
+from tcsexam.recordkey import ensure_key
+from tcsexam.runner.sandboxes import choose_sandbox
+from tcsexam.workflow.heal import heal
+from tcsexam.workflow.plan import Plan
 
 #: Snakemake options after which nothing is executed (heal would only disturb the files).
 _NO_RUN = {
@@ -114,8 +118,6 @@ def _locked(workdir: Path) -> bool:
 def check_sandbox(plan, *, local_exec: bool = True) -> None:
     """Step 4: the sandbox the rules' `tcsexam run --sandbox ...` will choose works here (one line
     and exit 1 when not; on a cluster only a note). The online protocol runs no candidate."""
-    from tcsexam.runner.sandboxes import choose_sandbox
-
     if plan.online:
         return
     name = plan.run.get("sandbox", "auto")
@@ -139,10 +141,6 @@ def prepare(
     local_exec: bool = True,
 ):
     """The checked Plan of this workflow run (see the module docstring)."""
-    from tcsexam.recordkey import ensure_key
-    from tcsexam.workflow.heal import heal
-    from tcsexam.workflow.plan import Plan
-
     argv = list(sys.argv if argv is None else argv)
     ensure_cli_on_path()
     try:

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.scoring.reference import resolve_reference_path
+from tcsexam.twins.make import twin_name
 
 
 class TwinsPlan:
@@ -69,8 +71,6 @@ class TwinsPlan:
 
     def reference_path(self) -> str:
         """The evaluation's reference as a file (twins_make's input and argument)."""
-        from tcsexam.scoring.reference import resolve_reference_path
-
         path = resolve_reference_path(self.reference)
         if not path.is_absolute() and not path.exists() and (self.root / path).exists():
             path = self.root / path
@@ -88,8 +88,6 @@ class TwinsPlan:
 
     def twin_instances_arg(self, wildcards) -> str:
         """`--instances ...` of the twins of the config's subset of a task (run.instances)."""
-        from tcsexam.twins.make import twin_name
-
         chosen = self.run["instances"].get(wildcards.task)
         if not chosen:
             return ""

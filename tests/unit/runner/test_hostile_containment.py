@@ -420,15 +420,16 @@ def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
 
 
 def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkeypatch):
-    import tcsexam.runner.sandboxes as sandboxes
+    from tcsexam.runner import orchestrate
     from tcsexam.runner.orchestrate import run_task
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"
     cand.mkdir()
     (cand / "solver.yaml").write_text("command: [python3, -c, 'import numpy']\n")
-    real = sandboxes.probe_python
-    monkeypatch.setattr(sandboxes, "probe_python", lambda box, **kw: real(box, modules=("tcsexam_missing_mod",), **kw))
+    monkeypatch.setattr(
+        orchestrate, "probe_python", lambda box, **kw: probe_python(box, modules=("tcsexam_missing_mod",), **kw)
+    )
     output = reachable_tmp / "out" / "records.json"
     with pytest.raises(InputError) as info:
         run_task(task=task, candidate_dir=cand, output=output, sandbox="bwrap", use_ray=False, progress=False,

@@ -20,8 +20,10 @@ sandbox: ``exit``, ``walltime``, ``cputime``, ``memory``, ``output``, ``nproc``,
 from __future__ import annotations
 
 from tcsexam.errors import InputError
+from tcsexam.runner.limiter.benchexec import run_benchexec
 from tcsexam.runner.limiter.cgroup import cgroup_probe_error, cgroup_support
 from tcsexam.runner.limiter.classify import Ended, Verdict, classify, signal_message
+from tcsexam.runner.limiter.process import LimitedProcess, whole_run_exclusive
 from tcsexam.runner.limiter.types import (
     BUILD_LIMITS,
     LIMITERS,
@@ -57,12 +59,8 @@ def execute_limited(launch: Launch, spec: RunSpec, *, sandbox_name: str) -> Proc
     watch it to the end; stdout, stderr and the capped files are `spec.paths`'."""
     limiter = resolve_limiter(spec.limiter)
     if limiter == "benchexec":
-        from tcsexam.runner.limiter.benchexec import run_benchexec
-        from tcsexam.runner.limiter.process import whole_run_exclusive
-
         with whole_run_exclusive():
             return run_benchexec(launch, spec, sandbox_name)
-    from tcsexam.runner.limiter.process import LimitedProcess
 
     return LimitedProcess(launch, spec, limiter, sandbox_name).go()
 

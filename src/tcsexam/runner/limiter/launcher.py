@@ -23,12 +23,16 @@ TCSEXAM_LAUNCHER=0 disables the launcher.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
+import hashlib
 import os
 import resource
+import shutil
 import signal as _signal
 import stat
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,9 +268,6 @@ def launcher() -> str | None:
         _launcher_path = None
         if os.environ.get("TCSEXAM_LAUNCHER", "1") == "0":
             return None
-        import hashlib
-        import shutil
-        import tempfile
 
         cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
         digest = hashlib.sha256(LAUNCHER_C.encode()).hexdigest()[:16]
@@ -317,7 +318,6 @@ def launcher_fd() -> int | None:
     with _launcher_lock:
         if _launcher_memfd is not None and _launcher_memfd[0] == os.getpid():
             return _launcher_memfd[1]
-        import hashlib
 
         data = Path(path).read_bytes()
         fd = os.memfd_create("tcsexam-launch", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
@@ -389,8 +389,6 @@ CLONE_NEWIPC = 0x08000000
 def make_preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str], uid: int = -1, gid: int = -1):
     unshare = None
     if uid >= 0:  # the launcher's own IPC namespace for the command (see LAUNCHER_C), resolved ahead
-        import ctypes
-
         unshare = ctypes.CDLL(None, use_errno=True).unshare
 
     def preexec() -> None:  # runs in the child between fork and exec: no locks, no allocation

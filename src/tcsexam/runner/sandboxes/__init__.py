@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +22,7 @@ from tcsexam.errors import InputError
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import Limits, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
 #: sandbox name -> (module, class)
 SANDBOXES: dict[str, tuple[str, str]] = {
@@ -102,12 +106,6 @@ PROMISED_MODULES = ("numpy", "pysat")
 def probe_python(box: Sandbox, *, limiter: str = "auto", modules: Sequence[str] = PROMISED_MODULES) -> str | None:
     """Run `python3 -c "import numpy, ..."` inside `box` as a candidate would (its PATH, its
     uid, a scratch folder); None when it works, else one line saying what failed."""
-    import shutil
-    import sys
-    import tempfile
-
-    from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
-
     here = box.python_dir()
     path = os.pathsep.join([p for p in [here, "/usr/local/bin", "/usr/bin", "/bin"] if p])
     work = tempfile.mkdtemp(prefix="tcsexam-probe-", dir="/tmp")

@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import PurePath
 
@@ -100,7 +101,6 @@ def _newuser_refused() -> str | None:
         "ok = libc.unshare(0x10000000) == 0\n"
         "sys.exit(0 if ok else 3 + ctypes.get_errno() % 250)"
     )
-    import sys
 
     try:
         done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, timeout=30, env=harness_env())

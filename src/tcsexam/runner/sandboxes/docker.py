@@ -31,6 +31,7 @@ from tcsexam.records import Termination
 from tcsexam.runner.limiter import Ended, LaunchError, Limits, MiB, ProcessOutcome, RunSpec, classify
 from tcsexam.runner.limiter.classify import outcome_of
 from tcsexam.runner.limiter.go import note_go
+from tcsexam.runner.limiter.process import disk_text, disk_usage, whole_run_exclusive
 from tcsexam.runner.sandboxes.base import Sandbox, shell_exec_failed
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
@@ -226,7 +227,6 @@ class DockerSandbox(Sandbox):
         return config
 
     def run(self, spec: RunSpec) -> ProcessOutcome:  # hidden_paths: only the named paths are mounted anyway
-        from tcsexam.runner.limiter.process import whole_run_exclusive
 
         with whole_run_exclusive():  # one container of a worker at a time (no start ahead)
             return self._run(spec)
@@ -347,8 +347,6 @@ def _wait_within_limits(container, limits: Limits, writable: list[str], t0: floa
     """Wait for the container's end: False when it ended inside its limits, True at the wall limit,
     and the reason (a string) when its work folder (the writable volumes) went past `disk_mb`,
     measured every DISK_POLL_S as the light and cgroup limiters do (the volume is the host's)."""
-    from tcsexam.runner.limiter.process import disk_text, disk_usage
-
     while True:
         left = limits.wall_s - (time.monotonic() - t0)
         if left <= 0:

@@ -9,6 +9,7 @@ removed after the run. As any other user it runs as that user: see docs/runner.m
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 
@@ -21,8 +22,6 @@ def not_dumpable() -> None:
     """PR_SET_DUMPABLE 0 for this (harness) process: a candidate of the same user can then no
     longer read its /proc/PID/environ, mem or maps (the kernel makes them root's). Its children
     are dumpable again after their exec."""
-    import ctypes
-
     try:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
     except (OSError, AttributeError):

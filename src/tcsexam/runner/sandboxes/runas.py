@@ -26,13 +26,18 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from pathlib import Path
+
+from tcsexam.errors import InputError
 
 RUN_DIR = Path("/run/tcsexam")
 _lock = threading.Lock()
@@ -60,7 +65,6 @@ def candidate_ids() -> tuple[int, int] | None:
     with _lock:
         if _ids is not None and _ids[1] == os.getpid():
             return _ids[0]
-        from tcsexam.errors import InputError
 
         spec = os.environ.get("TCSEXAM_CANDIDATE_UID", "65534:65534")
         if spec == "harness":  # candidates are trusted: they run as the harness itself (root)
@@ -209,8 +213,6 @@ def shared_folders(ids: tuple[int, int]) -> list[str]:
 def shared_tmp_marks(ids: tuple[int, int]) -> dict[str, int | None]:
     """The shared folders (`shared_folders`) with their modification times: a folder whose time
     has not moved has no new entry (`sweep_shared_tmp` skips it); None: scan it anyway."""
-    import time
-
     marks: dict[str, int | None] = {}
     for folder in shared_folders(ids):
         try:
@@ -312,8 +314,6 @@ _libraries: list[str] | None = None
 
 def elf_interpreter(path: str) -> str | None:
     """The ELF loader (PT_INTERP) `path` names, or None (not a dynamic ELF executable)."""
-    import struct
-
     try:
         with open(path, "rb") as handle:
             head = handle.read(64)
@@ -418,8 +418,6 @@ def _launcher(binary: str, loader: str | None, folders: list[str], link: str) ->
     sys.executable stays the script, which finds pyvenv.cfg and is what children re-run); else
     with LD_LIBRARY_PATH (which the candidate's children inherit) and `binary` through `link`, a
     symbolic link beside the script (sys.executable, by which Python finds pyvenv.cfg)."""
-    import shlex
-
     path = ":".join(folders)
     if loader and _loader_takes_argv0(loader):
         return f'#!/bin/sh\nexec {shlex.quote(loader)} --library-path {shlex.quote(path)} --argv0 "$0" {shlex.quote(binary)} "$@"\n'
