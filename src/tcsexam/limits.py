@@ -5,6 +5,7 @@ packages so that either may use it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from tcsexam.errors import InputError
@@ -93,9 +94,14 @@ class Limits:
 
 
 #: what a SAT task's `unsat_proof` may say (docs/proofs.md#unsat-answers-drat-proofs, `tcsexam.runner.drat`)
-UNSAT_PROOF_MODES = ("required", "trusted")
+class UnsatProof(StrEnum):
+    REQUIRED = "required"  #: an UNSAT answer scores only with a verified DRAT proof
+    TRUSTED = "trusted"  #: an UNSAT answer is taken on trust (recorded as such)
+
+
+UNSAT_PROOF_MODES = tuple(m.value for m in UnsatProof)
 #: the default of a SAT task without `unsat_proof`
-DEFAULT_UNSAT_PROOF = "required"
+DEFAULT_UNSAT_PROOF = UnsatProof.REQUIRED.value
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ Track names are read case-insensitively with `-` or a space standing for `_`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
@@ -25,14 +26,23 @@ from tcsexam.fileio import read_yaml
 from tcsexam.paths import config_file
 from tcsexam.schemas import check
 
-#: the four tracks, in the Index's order: the one definition (workflow, rows, scoring, plots use it)
-TRACKS = ("theorem", "solver", "construction", "open_conjecture")
+
+class Track(StrEnum):
+    """The four tracks, in the Index's order: the one definition (workflow, rows, scoring, plots)."""
+
+    THEOREM = "theorem"
+    SOLVER = "solver"
+    CONSTRUCTION = "construction"
+    OPEN_CONJECTURE = "open_conjecture"
+
+
+TRACKS = tuple(t.value for t in Track)
 #: the tracks judged from checker verdicts (every track but the Solver track, which runs candidates)
-VERDICT_TRACKS = tuple(t for t in TRACKS if t != "solver")
+VERDICT_TRACKS = tuple(t for t in TRACKS if t != Track.SOLVER)
 #: a regular expression matching exactly a track name (the workflow's `{track}` wildcard)
 TRACK_PATTERN = "|".join(TRACKS)
 #: the tracks whose attempt scores are 0 or 1 (a proof verdict)
-BINARY_TRACKS = ("theorem", "open_conjecture")
+BINARY_TRACKS = (Track.THEOREM.value, Track.OPEN_CONJECTURE.value)
 WEIGHTS = dict(zip(TRACKS, (30, 30, 30, 10), strict=True))
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,23 @@ from tcsexam.paths import config_file, project_root
 from tcsexam.problems import get_problem
 from tcsexam.problems.generate import generated_name
 from tcsexam.schemas import check
+from tcsexam.suites import BINARY_TRACKS
 
-KINDS = ("objective", "solve")
-DIRECTIONS = ("maximize", "minimize")
+
+class Kind(StrEnum):
+    """What a Solver task asks: the best objective value, or a yes/no answer (SAT)."""
+
+    OBJECTIVE = "objective"
+    SOLVE = "solve"
+
+
+class Direction(StrEnum):
+    MAXIMIZE = "maximize"
+    MINIMIZE = "minimize"
+
+
+KINDS = tuple(k.value for k in Kind)
+DIRECTIONS = tuple(d.value for d in Direction)
 
 
 @dataclass(frozen=True)
@@ -110,7 +125,7 @@ def load_task(task: str | Path) -> Task:
     path = config_file(task, "tasks")
     data = read_yaml(path, "task file")
     check(data, "task", path)
-    if data.get("track") in ("theorem", "open_conjecture"):
+    if data.get("track") in BINARY_TRACKS:
         raise InputError(
             f"{path}: task {data['id']!r} is a proof task (tcsexam proof check, docs/proofs.md), not a Solver task"
         )

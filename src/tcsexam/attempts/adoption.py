@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcsexam.errors import InputError
-from tcsexam.scoring.vocabulary import ADOPTION_STATUSES
+from tcsexam.scoring.vocabulary import ADOPTED, ADOPTION_STATUSES
 from tcsexam.suites import normalize_track
 
 ADOPTION_COLUMNS = ("model", "track", "item", "attempt", "adoption_status", "reason", "replaces")
 #: The attempt table's extra columns when an adoption file is applied (kept and reported by `tcsexam score`).
 TABLE_COLUMNS = ("reason", "replaces")
-ADOPTED = ("selected", "selected_provisional")
 #: an attempt id, as the config's `models[].attempts` and the workflow's wildcards accept it
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 

@@ -19,7 +19,7 @@ from tcsexam.cliutil import actions, command, count_text, key_value, required
 from tcsexam.errors import InputError, UsageError
 from tcsexam.logs import say_for
 from tcsexam.runner.head_cli import add_ray_head_parser
-from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS, UNSCORED
 
 #: the fields naming one attempt (an attempt row's identity)
 IDENTITY = ("model", "track", "item", "attempt")
@@ -84,7 +84,7 @@ def _add_row_commands(sub) -> None:
 
     p = command(sub, "missing-row", _missing_row)
     required(p, *(f"--{name}" for name in IDENTITY))
-    p.add_argument("--status", default="missing", choices=("missing", "not_finished", "judge_failed"))
+    p.add_argument("--status", default="missing", choices=UNSCORED)
     p.add_argument("--protocol", default="", help="solver rows: online or offline")
     p.add_argument("--reason", required=True, help="why there is no result (goes into the note)")
     required(p, "--output", output="ROW.json")

@@ -24,10 +24,11 @@ from tcsexam.attempts.anytime_plot import profile_figure
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_bytes, read_json
 from tcsexam.layout import attempt_files
+from tcsexam.records import Status
 from tcsexam.suites import TRACKS
 
 PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png", "anytime_profiles.png")
-STATUS_ORDER = ("ok", "timeout", "memout", "crash", "invalid", "certificate_failed", "infrastructure_error")
+STATUS_ORDER = tuple(s.value for s in Status)
 STATUS_COLORS = {
     "ok": "#2ca02c",
     "timeout": "#ff7f0e",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -36,21 +37,27 @@ from tcsexam.attempts.rows import AttemptRow, failed_row
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number, read_json, read_yaml
 from tcsexam.paths import config_file
+from tcsexam.proofs import ProofStatus
 from tcsexam.proofs.task import is_proof_task_data, load_proof_task
 from tcsexam.schemas import check
 from tcsexam.scoring.vocabulary import EVIDENCE_NOTE, STATEMENT_MISMATCH_NOTE
 from tcsexam.suites import VERDICT_TRACKS
 
-VERDICT_STATUSES = ("judged", "judge_failed", "not_finished")
-#: a proof checker's own verdict statuses (tcsexam.proofs.check) and the row status each gives
+
+class VerdictStatus(StrEnum):
+    """A verdict file's status: judged (its score counts), or why there is no score."""
+
+    JUDGED = "judged"
+    JUDGE_FAILED = "judge_failed"
+    NOT_FINISHED = "not_finished"
+
+
+VERDICT_STATUSES = tuple(s.value for s in VerdictStatus)
+#: a proof checker's own verdict statuses (tcsexam.proofs.check) and the row status each gives: the
+#: checker's failure is no verdict on the proof
 PROOF_STATUSES = {
-    "complete": "judged",
-    "incomplete": "judged",
-    "invalid": "judged",
-    "timeout": "judged",
-    "memout": "judged",
-    "crash": "judged",
-    "infrastructure_error": "judge_failed",
+    s.value: VerdictStatus.JUDGE_FAILED.value if s is ProofStatus.INFRASTRUCTURE_ERROR else VerdictStatus.JUDGED.value
+    for s in ProofStatus
 }
 #: the evidence fields a theorem / open-conjecture verdict must carry to be taken as checked
 EVIDENCE_FIELDS = ("checker", "checker_version", "statement_sha256", "axioms")

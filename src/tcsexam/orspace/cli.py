@@ -8,9 +8,10 @@ from pathlib import Path
 from tcsexam.cliutil import pick
 from tcsexam.errors import InputError, UsageError
 from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
+from tcsexam.orspace.release import MODES, OBJECTIVE_MODES
+from tcsexam.orspace.solvers import LICENSED
+from tcsexam.runner.limiter.types import LIMITERS
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
-
-MODE_CHOICES = ("build", "revise", "explain")
 
 
 def register(subparsers) -> None:
@@ -24,7 +25,7 @@ def register(subparsers) -> None:
     p = sub.add_parser("stage", help="participant workspaces from a release (evaluator-only files left out)")
     p.add_argument("--release", required=True, type=Path, help="release root (holds Workspace_OR/)")
     p.add_argument("--output", required=True, type=Path, help="new folder: <output>/<workspace_id>/")
-    p.add_argument("--modes", nargs="+", choices=MODE_CHOICES, default=list(MODE_CHOICES))
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     p.add_argument("--workspaces", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--split", help="only the ids of supporting_files/splits/<SPLIT>.json")
     p.add_argument(
@@ -62,12 +63,12 @@ def _register_execute(sub) -> None:
         type=Path,
         help="writes records/<id>.json and predictions.jsonl (records are reused on rerun)",
     )
-    p.add_argument("--modes", nargs="+", choices=("build", "revise"), default=["build", "revise"])
+    p.add_argument("--modes", nargs="+", choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--time-limit", type=float, help="wall-clock seconds per program (default 180)")
     p.add_argument("--mem-mb", type=int, help="memory limit per program (default 4096)")
     p.add_argument("--sandbox", **SANDBOX_OPTION)
-    p.add_argument("--limiter", default="auto", help="auto|light|cgroup|benchexec (default auto)")
+    p.add_argument("--limiter", default="auto", choices=LIMITERS, help="(default auto)")
     p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
     p.add_argument(
         "--python",
@@ -102,7 +103,7 @@ def _register_scoring(sub) -> None:
     )
     p.add_argument("--predictions", required=True, type=Path, help="JSONL: workspace_id, status, objective")
     p.add_argument("--output", required=True, type=Path, help="summary JSON")
-    p.add_argument("--modes", nargs="+", choices=("build", "revise"), default=["build", "revise"])
+    p.add_argument("--modes", nargs="+", choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
     p.add_argument("--workspaces", type=Path, help="workspaces (for revise types missing from the index)")
     p.set_defaults(handler=_score_objectives)
 
@@ -226,7 +227,7 @@ def _licences(values: list[str]) -> dict[str, str]:
     out = {}
     for value in values:
         solver, sep, path = value.partition("=")
-        if not sep or solver not in ("gurobi", "copt") or not path:
+        if not sep or solver not in LICENSED or not path:
             raise UsageError(f"--licence {value!r}: expected gurobi=PATH or copt=PATH")
         out[solver] = path
     return out

@@ -23,6 +23,7 @@ a *formulation* when its suffix is `.tex`, `.lp`, `.mps`, `.md`, `.txt` or its n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -30,15 +31,31 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 
 VIEWS = ("revise-all", "revise-code", "revise-model")
-INTERFACES = ("filesystem", "flat")
-CONTEXTS = ("both", "none", "formulation", "code")
+
+
+class Interface(StrEnum):
+    FILESYSTEM = "filesystem"
+    FLAT = "flat"
+
+
+class Context(StrEnum):
+    BOTH = "both"
+    NONE = "none"
+    FORMULATION = "formulation"
+    CODE = "code"
+
+
+INTERFACES = tuple(i.value for i in Interface)
+CONTEXTS = tuple(c.value for c in Context)
+#: what a model artifact is (`artifact_kind`): the two kinds a context can keep
+ARTIFACT_KINDS = (Context.CODE.value, Context.FORMULATION.value)
 FORMULATION_SUFFIXES = {".tex", ".lp", ".mps", ".md", ".txt"}
 #: what each view / context keeps of the model artifacts
 KEPT = {
-    "revise-all": {"code", "formulation"},
+    "revise-all": set(ARTIFACT_KINDS),
     "revise-code": {"code"},
     "revise-model": {"formulation"},
-    "both": {"code", "formulation"},
+    "both": set(ARTIFACT_KINDS),
     "none": set(),
     "formulation": {"formulation"},
     "code": {"code"},

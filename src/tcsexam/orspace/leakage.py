@@ -48,6 +48,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.orspace.normalize import _entity_pattern, cited_numbers, normalize_text, numbers_close, parse_number
 from tcsexam.orspace.release import (
+    OBJECTIVE_MODES,
     find_workspace,
     load_oracle_csv,
     load_rubrics,
@@ -177,7 +178,7 @@ class Secrets:
         self.workspaces_roots = [Path(workspaces_root)] if workspaces_root is not None else []
         self.workspaces_roots.append(self.root)
         self.objectives: dict[int, list[Item]] = {}
-        for mode in ("build", "revise"):
+        for mode in OBJECTIVE_MODES:
             path = oracle_path(self.root, mode)
             if path.exists():
                 for wid, row in load_oracle_csv(path, mode).items():

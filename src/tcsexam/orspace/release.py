@@ -23,14 +23,25 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json, read_text
 
-MODES = ("build", "revise", "explain")
-OBJECTIVE_MODES = ("build", "revise")
+
+class Mode(StrEnum):
+    """An OR-Space workspace's task: build a model, revise one, or explain one."""
+
+    BUILD = "build"
+    REVISE = "revise"
+    EXPLAIN = "explain"
+
+
+MODES = tuple(m.value for m in Mode)
+#: the modes judged by solver status and objective against the oracle (Explain is judged by rubric)
+OBJECTIVE_MODES = (Mode.BUILD.value, Mode.REVISE.value)
 WORKSPACE_ID = re.compile(r"^or_space_(\d{3})_(build|revise|explain)$")
 ORACLE_COLUMNS = (
     "workspace_id",

@@ -16,9 +16,22 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from enum import StrEnum
 from pathlib import Path
 
-SOLVERS = ("gurobi", "copt", "highs", "cbc")
+
+class Solver(StrEnum):
+    """OR-Space's four solvers; their order is the order a record names several in (`gurobi+highs`)."""
+
+    GUROBI = "gurobi"
+    COPT = "copt"
+    HIGHS = "highs"
+    CBC = "cbc"
+
+
+SOLVERS = tuple(s.value for s in Solver)
+#: the solvers that need a licence file (`tcsexam orspace execute --licence`)
+LICENSED = (Solver.GUROBI.value, Solver.COPT.value)
 UNKNOWN = "unknown"
 _BANNERS = {
     "gurobi": re.compile(r"Gurobi Optimizer version|Set parameter LicenseID|Restricted license - for non-production"),

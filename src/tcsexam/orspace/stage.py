@@ -36,7 +36,7 @@ from tcsexam.digest import hash_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
-from tcsexam.orspace.conditions import DEFAULT_CONDITION, Condition, artifact_kind
+from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, artifact_kind
 from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
 
 MANIFEST_VERSION = 2
@@ -117,7 +117,7 @@ def stage_workspace(
     for folder in empty:
         (target / folder).mkdir(parents=True, exist_ok=True)
     kinds = [artifact_kind(f["path"]) for f in files]
-    shown = {kind: kinds.count(kind) for kind in ("code", "formulation")}  # 0: the release has none
+    shown = {kind: kinds.count(kind) for kind in ARTIFACT_KINDS}  # 0: the release has none
     entry = {"files": files, "excluded": excluded, "hidden": hidden, "model_artifacts": shown}
     return {**entry, "condition": condition.applied(mode)}, texts
 

@@ -9,3 +9,17 @@ cli.py    `tcsexam proof check`
 
 The rules (what "complete" means, the allow-list, external checkers) are in docs/proofs.md.
 """
+
+from enum import StrEnum
+
+
+class ProofStatus(StrEnum):
+    """A proof check's verdict (docs/proofs.md)."""
+
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    INVALID = "invalid"
+    TIMEOUT = "timeout"
+    MEMOUT = "memout"
+    CRASH = "crash"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"

@@ -41,7 +41,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, atomic_write_json, read_untrusted
-from tcsexam.proofs import coq
+from tcsexam.proofs import ProofStatus, coq
 from tcsexam.proofs.scan import scan
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records import Termination
@@ -52,7 +52,8 @@ from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, un
 PROOF_NAME = "proof.v"
 PROOF_MAX_BYTES = 4 << 20
 SCHEMA_VERSION = 1
-PROOF_STATUSES = ("complete", "incomplete", "invalid", "timeout", "memout", "crash", "infrastructure_error")
+
+PROOF_STATUSES = tuple(s.value for s in ProofStatus)
 #: what the checker's steps print and what is kept of it
 TAIL = 600
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"

@@ -36,9 +36,10 @@ from tcsexam.fileio import read_yaml
 from tcsexam.limits import Limits
 from tcsexam.paths import config_file
 from tcsexam.schemas import check
+from tcsexam.suites import BINARY_TRACKS
 from tcsexam.tasks import parse_limits
 
-PROOF_TRACKS = ("theorem", "open_conjecture")
+PROOF_TRACKS = BINARY_TRACKS
 CHECKERS = ("coq",)
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_']*$")
 #: a statement file larger than this is refused (it is the task author's, but still read whole)

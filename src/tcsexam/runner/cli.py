@@ -9,6 +9,7 @@ from tcsexam.cliutil import command, pick
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
 from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S, DEFAULT_MAX_RETRIES
+from tcsexam.runner.limiter.types import LIMITERS
 from tcsexam.runner.ray_job import sigterm_as_exit
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
@@ -31,7 +32,6 @@ RUN_HELP = {
     "limiter": "process limiter (default auto: cgroups where allowed, else light)",
     "no_progress": "no progress bar on stderr",
 }
-LIMITERS = ("auto", "light", "cgroup", "benchexec")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

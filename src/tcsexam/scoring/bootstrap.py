@@ -38,6 +38,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.scoring.index import read_attempts
+from tcsexam.scoring.vocabulary import ADOPTED
 from tcsexam.suites import TRACKS, WEIGHTS, normalize_track
 
 DEFAULT_SEED = 20260925
@@ -197,7 +198,7 @@ def collect_scores(
     tasks: dict[str, TaskScores] = {}
     if df is None or len(df) == 0:
         return tasks
-    adopted = df["adoption_status"].isin(("selected", "selected_provisional")) & (df["score_status"] == "valid")
+    adopted = df["adoption_status"].isin(ADOPTED) & (df["score_status"] == "valid")
     sub = df[adopted]
     solver_dir = Path(solver_dir) if solver_dir else None
     per_instance: dict[tuple[str, str, str], tuple[tuple[str, ...], np.ndarray]] = {}

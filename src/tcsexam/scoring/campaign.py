@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.scoring.vocabulary import PROTOCOLS
 from tcsexam.suites import TRACKS
 
 _ORIGIN_WORDS = {"harness": "a harness run", "online_input": "an online input"}
@@ -32,7 +33,7 @@ _ORIGIN_WORDS = {"harness": "a harness run", "online_input": "an online input"}
 def records_source_problem(data: dict[str, Any], protocol: str) -> str | None:
     """Why a solver-score output cannot stand for a row of a `protocol` cohort (None when it can)."""
     source = data.get("records_source")
-    if not isinstance(source, dict) or source.get("protocol") not in ("online", "offline"):
+    if not isinstance(source, dict) or source.get("protocol") not in PROTOCOLS:
         return "does not say where its records came from (no records_source: rescore it with `tcsexam attempts solver-row`)"
     if source["protocol"] != protocol:
         origin = _ORIGIN_WORDS.get(str(source.get("origin")), str(source.get("origin")))

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,19 @@ from tcsexam.scoring.compare_speed import machine_speed
 from tcsexam.suites import TRACKS, load_suite
 
 SCHEMA_VERSION = 1
-VERDICTS = ("identical", "reproduced", "differs", "incomparable")
-EXIT_CODES = {"identical": 0, "reproduced": 0, "differs": 3, "incomparable": 4}
+
+
+class Verdict(StrEnum):
+    """What a comparison concludes (the module's docstring says when)."""
+
+    IDENTICAL = "identical"
+    REPRODUCED = "reproduced"
+    DIFFERS = "differs"
+    INCOMPARABLE = "incomparable"
+
+
+VERDICTS = tuple(v.value for v in Verdict)
+EXIT_CODES = {Verdict.IDENTICAL: 0, Verdict.REPRODUCED: 0, Verdict.DIFFERS: 3, Verdict.INCOMPARABLE: 4}
 
 
 # ---------------------------------------------------------------------------------------------

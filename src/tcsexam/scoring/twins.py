@@ -18,6 +18,7 @@ docs/twins.md.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -174,16 +175,21 @@ def add_twin_differences(
             result["models"][model]["issues"].append(issue)
 
 
+class FindingKind(StrEnum):
+    """What `tcsexam scan-candidate` (tcsexam.twins.scan) reports in a candidate's files."""
+
+    INSTANCE_NAME = "instance_name"
+    CONTENT_HASH = "content_hash"
+    HASH_TABLE = "hash_table"
+    BEST_VALUE_LITERAL = "best_value_literal"
+    SIZE_KEY = "size_key"
+    EMBEDDED_CERTIFICATE = "embedded_certificate"
+    ENCODED_BLOB = "encoded_blob"
+    OPAQUE_FILE = "opaque_file"  #: a file the scan cannot read (binary): noted, not evidence
+
+
 #: scan findings that are evidence of memorised answers (an opaque file alone is not)
-EVIDENCE_KINDS = (
-    "instance_name",
-    "content_hash",
-    "hash_table",
-    "best_value_literal",
-    "size_key",
-    "embedded_certificate",
-    "encoded_blob",
-)
+EVIDENCE_KINDS = tuple(k.value for k in FindingKind if k is not FindingKind.OPAQUE_FILE)
 
 
 def add_scan_findings(result: dict[str, Any], solver_dir: str | Path) -> None:

@@ -40,6 +40,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.problems import get_problem
 from tcsexam.scoring.reference import load_reference
+from tcsexam.scoring.twins import FindingKind
 from tcsexam.tasks import load_task
 
 MAX_FILES = 2000
@@ -161,7 +162,7 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
     for m in _STRING.finditer(text):
         s = m.group("s")
         if s in know.names:
-            add("instance_name", m.start(), f"string literal {s!r} is an instance name of the task")
+            add(FindingKind.INSTANCE_NAME, m.start(), f"string literal {s!r} is an instance name of the task")
     hexes = []
     for m in _HEX.finditer(text):
         h = m.group(0).lower()
@@ -170,19 +171,23 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
         match = next((d for d in know.digests if d.startswith(h)), None) if len(h) >= 16 else None
         if match is not None:
             add(
-                "content_hash",
+                FindingKind.CONTENT_HASH,
                 m.start(),
                 f"hex literal {h[:16]}... is a digest of instance {know.digests[match]}'s file",
             )
     if len(hexes) >= 3 and (hashing_anywhere or _HASH_CALL.search(text)):
         for m in hexes:
-            add("hash_table", m.start(), f"one of {len(hexes)} hex digests in a file that hashes: {m.group(0)[:16]}...")
+            add(
+                FindingKind.HASH_TABLE,
+                m.start(),
+                f"one of {len(hexes)} hex digests in a file that hashes: {m.group(0)[:16]}...",
+            )
     ints = [(int(m.group(0)), m.start()) for m in _INT.finditer(text)]
     hits = [(v, off) for v, off in ints if v in know.values]
     if len({v for v, _ in hits}) >= 2:
         for v, off in hits:
             add(
-                "best_value_literal",
+                FindingKind.BEST_VALUE_LITERAL,
                 off,
                 f"{v} is a published best value or reference outcome of instance {know.values[v]}",
             )
@@ -192,7 +197,7 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
     for line, vals in sorted(by_line.items()):
         for (a, b), name in know.pairs.items():
             if a in vals and b in vals and a != b:
-                found.append({"kind": "size_key", "file": rel, "line": line,
+                found.append({"kind": FindingKind.SIZE_KEY, "file": rel, "line": line,
                               "detail": f"the sizes ({a}, {b}) of instance {name} on one line"})  # fmt: skip
     keys = []
     for m in _KEY.finditer(text):
@@ -201,24 +206,28 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
             keys.append((v, m.start()))
     if len({v for v, _ in keys}) >= 3:
         for v, off in keys:
-            add("size_key", off, f"instance size {v} (instance {know.sizes[v]}) used as a key or compared with")
+            add(
+                FindingKind.SIZE_KEY,
+                off,
+                f"instance size {v} (instance {know.sizes[v]}) used as a key or compared with",
+            )
     sizes = know.lengths
     for m in _BITS.finditer(text):
         k = len(m.group(0))
         if k >= LONG_BITS or k in sizes:
-            add("embedded_certificate", m.start(), f"a run of {k} 0/1 digits")
+            add(FindingKind.EMBEDDED_CERTIFICATE, m.start(), f"a run of {k} 0/1 digits")
     for m in _INT_LIST.finditer(text):
         values = [int(x) for x in re.findall(r"-?\d+", m.group(0))]
         shape = _certificate_shape(values, sizes, know.problem)
         if shape is not None:
             add(
-                "embedded_certificate",
+                FindingKind.EMBEDDED_CERTIFICATE,
                 m.start(),
                 f"a list of {len(values)} integers shaped like a certificate: {shape}",
             )
     for m in _BLOB.finditer(text):
         if not _BITS.fullmatch(m.group(0)):
-            add("encoded_blob", m.start(), f"an encoded string of {len(m.group(0))} characters")
+            add(FindingKind.ENCODED_BLOB, m.start(), f"an encoded string of {len(m.group(0))} characters")
     return found
 
 
@@ -246,7 +255,7 @@ def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | N
         except OSError:
             continue
         if b"\0" in data[:8192]:
-            findings.append({"kind": "opaque_file", "file": rel, "line": None,
+            findings.append({"kind": FindingKind.OPAQUE_FILE, "file": rel, "line": None,
                              "detail": f"a binary file of {path.stat().st_size} bytes (not readable by the scan)"})  # fmt: skip
             continue
         texts[rel] = data.decode("utf-8", "replace")

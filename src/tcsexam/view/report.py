@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.fileio import atomic_write_bytes, atomic_write_text
+from tcsexam.suites import BINARY_TRACKS
 from tcsexam.view.collect import RunData
 
 REPORT_FILES = ("leaderboard.html", "constructions.png", "proofs.png")
@@ -131,7 +132,7 @@ def constructions_figure(plt, run: RunData):
 def proofs_figure(plt, run: RunData):
     from matplotlib.colors import ListedColormap
 
-    items, models, cells = _items(run, ("theorem", "open_conjecture"))
+    items, models, cells = _items(run, BINARY_TRACKS)
     fig, ax = plt.subplots(figsize=(max(6.0, 4.0 + 1.7 * len(models)), max(3.0, 1.2 + 0.34 * len(items))))
     if not items:
         ax.text(0.5, 0.5, "no theorem or open-conjecture attempts in this run", ha="center", va="center")

@@ -7,18 +7,31 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.limits import Limits, MiB
 from tcsexam.records import Termination
 
-LIMITERS = ("auto", "light", "cgroup", "benchexec")
+
+class Limiter(StrEnum):
+    """What enforces a run's limits (docs/runner.md#limiters); `auto` picks the strongest that works."""
+
+    AUTO = "auto"
+    LIGHT = "light"
+    CGROUP = "cgroup"
+    BENCHEXEC = "benchexec"
+
+
+LIMITERS = tuple(x.value for x in Limiter)
 TAIL_BYTES = 4096
 
 
 #: the values a process outcome can carry (the others are set by the runner)
-PROCESS_TERMINATIONS = tuple(t for t in Termination if t not in ("launch", "candidate", "build", "input"))
+PROCESS_TERMINATIONS = tuple(
+    t for t in Termination if t not in (Termination.LAUNCH, Termination.CANDIDATE, Termination.BUILD, Termination.INPUT)
+)
 #: limits for a candidate's optional build step (compilers need more than an instance's limits)
 BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=1200.0, mem_mb=4096, output_bytes=64 * MiB, nproc=512)
 
@@ -80,7 +93,7 @@ class RunSpec:
 class ProcessOutcome:
     exit_code: int | None
     signal: int | None
-    termination: str
+    termination: Termination  #: decided by `classify` (one of PROCESS_TERMINATIONS)
     wall_s: float
     cpu_s: float | None
     peak_mem_mb: float | None
