@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes.base import Sandbox
 
-#: resubmissions after an infrastructure failure: the one retry policy (CLI, run_task, pools)
+#: resubmissions after an infrastructure failure: the one retry policy (CLI, run_job, pools)
 DEFAULT_MAX_RETRIES = 2
 #: the wall limit of a candidate's build step (`tcsexam run --build-timeout`)
 DEFAULT_BUILD_TIMEOUT_S = 600.0

@@ -1,7 +1,7 @@
 """The task-level run: one candidate on (a subset of) a task's instances, with resume.
 
-`run_job(TaskJob, RunOptions, RunHooks)` (`run_task(**keywords)`: the same by keywords) goes
-step by step (`_TaskRun`), through the batch engine (`tcsexam.runner.batch`) for reuse and runs:
+`run_job(TaskJob, RunOptions, RunHooks)` goes step by step (`_TaskRun`), through the batch engine
+(`tcsexam.runner.batch`) for reuse and runs:
 
 1. prepare: load the task and the candidate, check the sandbox once (an unavailable sandbox is
    one error at start, not a crash per instance);
@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
@@ -163,24 +163,6 @@ class RunHooks:
     log: Callable[[str], None] | None = None
     heartbeat: Heartbeat | None = None
     on_dispatch: Callable[[str, int, int], None] | None = None
-
-
-def run_task(**options: Any) -> RunSummary:
-    """`run_job` by keywords: the fields of `TaskJob`, `RunOptions`, `PoolOptions` (workers,
-    ray_address, ray_head, use_ray, max_retries) and `RunHooks`, each by its name."""
-    return run_job(*split_run_options(options))
-
-
-def split_run_options(options: dict[str, Any]) -> tuple[TaskJob, RunOptions, RunHooks]:
-    """The keywords of `run_task` as its three option objects (an unknown one: TypeError)."""
-    left = dict(options)
-
-    def take(cls):
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: left.pop(k) for k in list(left) if k in names and k != "pool"})
-
-    pool, job, hooks = take(PoolOptions), take(TaskJob), take(RunHooks)
-    return job, RunOptions(pool=pool, **left), hooks
 
 
 def run_job(job: TaskJob, options: RunOptions | None = None, hooks: RunHooks | None = None) -> RunSummary:

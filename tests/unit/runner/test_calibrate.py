@@ -46,7 +46,8 @@ def test_manifest_section_collects_every_job(tmp_path):
 
 
 def test_every_solver_job_writes_its_calibration(tmp_path):
-    from tcsexam.runner.orchestrate import run_task
+    from tcsexam.runner.batch import PoolOptions
+    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
 
     (tmp_path / "g.txt").write_text("3 2\n1 2 1\n2 3 1\n")
     (tmp_path / "task.yaml").write_text(
@@ -59,8 +60,11 @@ def test_every_solver_job_writes_its_calibration(tmp_path):
     (cand / "solver.yaml").write_text("command: [python3, -c, \"open('{solution}', 'w').write('0 1 0')\"]\n")
     out = tmp_path / "job" / "records.json"
     said = []
-    summary = run_task(task=tmp_path / "task.yaml", candidate_dir=cand, output=out, sandbox="local",
-                       use_ray=False, progress=False, log=said.append)  # fmt: skip
+    summary = run_job(
+        TaskJob(task=tmp_path / "task.yaml", candidate_dir=cand, output=out),
+        RunOptions(sandbox="local", progress=False, pool=PoolOptions(use_ray=False)),
+        RunHooks(log=said.append),
+    )
     assert summary.calibration == json.loads((out.parent / "calibration.json").read_text())
     # the job's summary line names the machine's speed beside its statuses
     assert f"ok=1; machine speed {summary.calibration['speed']:g}; records -> " in summary.line() in said

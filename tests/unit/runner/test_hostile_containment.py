@@ -401,7 +401,8 @@ def _tiny_task(folder: Path) -> Path:
 def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
     """The documented contract for an unusable solver.yaml: every instance `invalid` with the one
     line, nothing of the candidate ever runs (its `./bwrap` would leave a marker)."""
-    from tcsexam.runner.orchestrate import run_task
+    from tcsexam.runner.batch import PoolOptions
+    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"
@@ -412,8 +413,11 @@ def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
     (cand / "solver.yaml").write_text(
         'command: [sh, -c, "touch ' + str(marker) + '"]\nenv: {PATH: ".:/usr/bin:/bin"}\n'
     )
-    summary = run_task(task=task, candidate_dir=cand, output=reachable_tmp / "out" / "records.json",
-                       sandbox="bwrap", use_ray=False, progress=False, log=lambda m: None)  # fmt: skip
+    summary = run_job(
+        TaskJob(task=task, candidate_dir=cand, output=reachable_tmp / "out" / "records.json"),
+        RunOptions(sandbox="bwrap", progress=False, pool=PoolOptions(use_ray=False)),
+        RunHooks(log=lambda m: None),
+    )
     assert [r.status for r in summary.records] == ["invalid", "invalid"]
     assert all("PATH entry '.' is relative" in r.message and r.termination == "candidate" for r in summary.records)
     assert not marker.exists()
@@ -421,7 +425,8 @@ def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
 
 def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkeypatch):
     from tcsexam.runner import orchestrate
-    from tcsexam.runner.orchestrate import run_task
+    from tcsexam.runner.batch import PoolOptions
+    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"
@@ -432,8 +437,11 @@ def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkey
     )
     output = reachable_tmp / "out" / "records.json"
     with pytest.raises(InputError) as info:
-        run_task(task=task, candidate_dir=cand, output=output, sandbox="bwrap", use_ray=False, progress=False,
-                 log=lambda m: None)  # fmt: skip
+        run_job(
+            TaskJob(task=task, candidate_dir=cand, output=output),
+            RunOptions(sandbox="bwrap", progress=False, pool=PoolOptions(use_ray=False)),
+            RunHooks(log=lambda m: None),
+        )
     line = str(info.value)
     assert "\n" not in line and "tcsexam_missing_mod" in line and "nothing was run" in line
     assert not output.exists() and not list((reachable_tmp / "out" / "records").glob("*.json"))

@@ -234,7 +234,8 @@ def test_candidate_hash_never_opens_a_fifo_device_or_link(tmp_path):
 def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_path, harness_uid):
     """End to end under local: the candidate plants a FIFO (and a link to it) in its real folder;
     the end-of-run hash warns instead of hanging, and the next run copies the folder without it."""
-    from tcsexam.runner.orchestrate import run_task
+    from tcsexam.runner.batch import PoolOptions
+    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
 
     folder = tmp_path / "cand"
     folder.mkdir()
@@ -254,14 +255,10 @@ def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_pat
 
         def go(out=out):
             out.append(
-                run_task(
-                    task=task.source,
-                    candidate_dir=folder,
-                    output=tmp_path / "out" / "records.json",
-                    sandbox="local",
-                    use_ray=False,
-                    progress=False,
-                    log=said.append,
+                run_job(
+                    TaskJob(task=task.source, candidate_dir=folder, output=tmp_path / "out" / "records.json"),
+                    RunOptions(sandbox="local", progress=False, pool=PoolOptions(use_ray=False)),
+                    RunHooks(log=said.append),
                 )
             )
 

@@ -28,7 +28,8 @@ from tcsexam.cli import main
 from tcsexam.digest import record_digest
 from tcsexam.errors import InputError
 from tcsexam.recordkey import KEY_FILE, ensure_key, find_key
-from tcsexam.runner.orchestrate import run_task
+from tcsexam.runner.batch import PoolOptions
+from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.tasks import load_task
 
@@ -157,9 +158,14 @@ def test_a_second_run_on_the_same_output_or_records_folder_stops_with_one_line(t
     out = tmp_path / "results" / "records.json"
     first: list = []
 
-    def first_run():  # run_task itself: the CLI's SIGTERM handler needs the main thread
-        first.append(run_task(task=task, candidate_dir=cand, output=out, sandbox="local", use_ray=False,
-                              progress=False, log=lambda line: None))  # fmt: skip
+    def first_run():  # run_job itself: the CLI's SIGTERM handler needs the main thread
+        first.append(
+            run_job(
+                TaskJob(task=task, candidate_dir=cand, output=out),
+                RunOptions(sandbox="local", progress=False, pool=PoolOptions(use_ray=False)),
+                RunHooks(log=lambda line: None),
+            )
+        )
 
     worker = threading.Thread(target=first_run, daemon=True)
     worker.start()
