@@ -43,7 +43,7 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
 from tcsexam.runner.execute import RecordIdentity, RunOptions, run_instance
-from tcsexam.runner.limiter.owner import owner_token
+from tcsexam.runner.limiter.owner import adopt_owner_token, new_owner_token
 from tcsexam.runner.limiter.process import one_run_at_a_time
 from tcsexam.runner.ray_job import (
     alive,
@@ -250,7 +250,8 @@ def _actor_class():
         import ray
 
         class InstanceActor:
-            def __init__(self, ctx: BatchContext, pipeline: int = 1):
+            def __init__(self, ctx: BatchContext, pipeline: int, token: str):
+                adopt_owner_token(token)  # the driver's: it cleans up by it, heard from or not
                 self.ctx = ctx
                 self.gate = threading.Lock()  # one program at a time (see the module doc)
                 # `pipeline` runs in progress at once, in the order the calls handed them over
@@ -263,10 +264,9 @@ def _actor_class():
             def pid(self) -> int:
                 return os.getpid()
 
-            def where(self) -> tuple[str, int, str, int | None]:
-                """(host, pid, owner token, start time): what the driver kills and removes
-                by (the token) and waits on (the pid and its start time) once it is lost."""
-                return socket.gethostname(), os.getpid(), owner_token(), process_start(os.getpid())
+            def where(self) -> tuple[str, int, int | None]:
+                """(host, pid, start time): what the driver waits on once it is lost."""
+                return socket.gethostname(), os.getpid(), process_start(os.getpid())
 
             def run(self, names: list[str]) -> list[InstanceRecord]:
                 """The records of `names` (a batch), in order; each is run by the actor's run
@@ -353,18 +353,21 @@ class RayPool:
         self._scratch_root = ctx.scratch_root
         sweep_dead_scratch(self._scratch_root)  # what killed jobs and actors left
         self.actors: list = []
-        self._where: dict = {}  # actor -> ref of (hostname, pid, owner token, start time)
+        self._where: dict = {}  # actor -> ref of (hostname, pid, start time)
+        self._tokens: dict = {}  # actor -> the owner token it was given (`adopt_owner_token`)
         self.lost_actors = 0
         self.orphans_killed = 0
         self.calls = 0  #: calls made (batches), for benchmarks
         self._per_instance_s: float | None = None  #: an actor's time per instance, as measured
-        self._closed: list[tuple[int, str, int | None]] = []  #: this machine's actors at close()
+        self._closed: list[tuple[str, int | None, int | None]] = []  #: this machine's actors at close()
         self._interrupted = False  #: a run() ended with calls in flight (an exception, SIGTERM)
 
     def _new_actor(self):
         options = dict(num_cpus=self.threads, max_restarts=0, max_task_retries=0, max_concurrency=self.calls_per_actor)
-        actor = _actor_class().options(**options).remote(self._ctx_ref, self.pipeline)
+        token = new_owner_token()
+        actor = _actor_class().options(**options).remote(self._ctx_ref, self.pipeline, token)
         self.actors.append(actor)
+        self._tokens[actor] = token
         self._where[actor] = actor.where.remote()
         return actor
 
@@ -376,23 +379,28 @@ class RayPool:
         if actor in self.actors:
             self.actors.remove(actor)
         self._where.pop(actor, None)
+        self._tokens.pop(actor, None)
 
     def _lost(self, actor) -> None:
         """An actor died: drop it and kill what its runs left on this machine (a candidate
-        whose harness died with the actor is an orphan nobody would stop)."""
-        ref = self._where.get(actor)
+        whose harness died with the actor is an orphan nobody would stop). By the owner token
+        the driver gave it, never its pid, and whether or not it ever answered `where`: an actor
+        killed at once may have started runs before its answer was on its way."""
+        ref, token = self._where.get(actor), self._tokens.get(actor)
         self.lost_actors += 1
         self._drop(actor)
         try:
-            host, pid, token, start = self.ray.get(ref, timeout=2) if ref is not None else (None,) * 4
-        except Exception:  # the actor died before it ever answered: it started no run
-            return
-        if host == socket.gethostname():  # by its owner token: never another job's runs on its pid
-            self.orphans_killed += kill_run_orphans(token)
-            deadline = time.monotonic() + LOST_WAIT_S  # its folders' locks go with its process
-            while alive(pid, start) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            remove_run_scratch(token, self._scratch_root)  # its own cleanup died with it
+            host, pid, start = self.ray.get(ref, timeout=2) if ref is not None else (None,) * 3
+        except Exception:  # never answered: it may still have runs here
+            host, pid, start = None, None, None
+        if token is None or host not in (None, socket.gethostname()):
+            return  # on another node: what it left there is that node's
+        self.orphans_killed += kill_run_orphans(token)
+        deadline = time.monotonic() + LOST_WAIT_S
+        while pid is not None and alive(pid, start) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # its folders' locks go with its process; its own cleanup died with it
+        remove_run_scratch(token, self._scratch_root, wait_s=max(0.0, deadline - time.monotonic()))
 
     def _batch(self, queue: deque, actors: int) -> list[tuple[str, int]]:
         """The next call's instances: a retried one alone; else as many as an actor runs in
@@ -493,17 +501,19 @@ class RayPool:
                 self._drop(actor)
         self.actors.clear()
         self._where.clear()
+        self._tokens.clear()
 
-    def _local_actors(self) -> list[tuple[int, str, int | None]]:
-        """(pid, owner token, start time) of this machine's actors."""
+    def _local_actors(self) -> list[tuple[str, int | None, int | None]]:
+        """(owner token, pid, start time) of the actors on this machine, and of those never
+        heard from (pid None: they may have runs here all the same)."""
         found = []
-        for ref in self._where.values():
+        for actor, token in self._tokens.items():
             try:
-                host, pid, token, start = self.ray.get(ref, timeout=2)
-            except Exception:  # never answered: it started no run
-                continue
-            if host == socket.gethostname():
-                found.append((pid, token, start))
+                host, pid, start = self.ray.get(self._where[actor], timeout=2)
+            except Exception:
+                host, pid, start = None, None, None
+            if host in (None, socket.gethostname()):
+                found.append((token, pid, start))
         return found
 
     def reap_orphans(self, wait_s: float = 5.0) -> int:
@@ -517,11 +527,11 @@ class RayPool:
             self._closed = []
             return 0
         deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline and any(alive(pid, start) for pid, _, start in self._closed):
+        while time.monotonic() < deadline and any(pid and alive(pid, start) for _, pid, start in self._closed):
             time.sleep(0.05)
-        killed = sum(kill_run_orphans(token) for _, token, _ in self._closed)
-        for _, token, _ in self._closed:
-            remove_run_scratch(token, self._scratch_root)
+        killed = sum(kill_run_orphans(token) for token, _, _ in self._closed)
+        for token, _, _ in self._closed:
+            remove_run_scratch(token, self._scratch_root, wait_s=max(0.0, deadline - time.monotonic()))
         self._closed = []
         self.orphans_killed += killed
         return killed

@@ -9,9 +9,10 @@ it dies (SIGKILL, OOM kill). A folder is removed by anybody else only after taki
 
 - `sweep_dead_scratch(root)` (every pool at its start): every folder of this machine whose lock
   is free, i.e. whose owner is dead;
-- `remove_run_scratch(token, root)` (the driver, after an actor died; the actor itself when its
-  raylet died): the folders of that owner, again only those whose lock it can take (a folder of
-  this very process, whose descriptor it holds, is released directly).
+- `remove_run_scratch(token, root, wait_s)` (the driver, after an actor died; the actor itself
+  when its raylet died): the folders of that owner, again only those whose lock it can take,
+  waiting a little for the locks of a process still dying (a folder of this very process, whose
+  descriptor it holds, is released directly).
 
 A pid is never consulted, so a reused pid (the counter wrapped and another job's actor got the
 pid of one that just died) cannot make a live run's folder look dead. A folder is made under a
@@ -210,23 +211,32 @@ def _folders(root: str | None) -> Iterator[tuple[str, str, bool]]:
                     yield token, entry.path, staging
 
 
-def remove_run_scratch(token: str, root: str | None = None) -> int:
+def remove_run_scratch(token: str, root: str | None = None, wait_s: float = 0.0) -> int:
     """Remove the scratch folders of owner `token` (an actor that was killed: its own clean-up
     never ran) whose lock can be taken, i.e. whose owner is dead; this process's own are
-    released. Returns how many were removed."""
+    released. A folder still locked is tried again for up to `wait_s` seconds (its owner's
+    process may still be dying: the kernel drops its locks only once the process is gone).
+    Returns how many were removed."""
     gone = 0
     mine = token == owner_token()
-    for folder_token, path, _ in _folders(root):
-        if folder_token != token:
-            continue
-        if mine and os.path.realpath(path) in held_scratch():
-            release_scratch(path)
-            gone += 1
-            continue
-        fds = _try_take(path)
-        if fds is not None and _remove_taken(path, fds):
-            gone += 1
-    return gone
+    deadline = time.monotonic() + wait_s
+    while True:
+        locked = 0
+        for folder_token, path, _ in _folders(root):
+            if folder_token != token:
+                continue
+            if mine and os.path.realpath(path) in held_scratch():
+                release_scratch(path)
+                gone += 1
+                continue
+            fds = _try_take(path)
+            if fds is not None and _remove_taken(path, fds):
+                gone += 1
+            elif os.path.isdir(path):
+                locked += 1
+        if not locked or time.monotonic() >= deadline:
+            return gone
+        time.sleep(0.02)
 
 
 def sweep_dead_scratch(root: str | None = None) -> int:

@@ -333,6 +333,38 @@ def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
     remove_tree(tmp_path / "absent")  # nothing to do, no error
 
 
+def test_removing_a_dying_owners_scratch_waits_for_its_lock(tmp_path):
+    """The driver learns of a lost actor before the kernel has dropped the dead process's locks
+    (they go when its process is gone): `wait_s` tries again until they are free."""
+    proc = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path), "live", str(tmp_path / "x")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    folder = Path(proc.stdout.readline().strip())
+    token = folder.name[len(SCRATCH_PREFIX) :].split("-")[1]
+    try:
+        assert remove_run_scratch(token, str(tmp_path)) == 0 and folder.is_dir()  # alive: kept
+        threading.Timer(0.5, proc.stdin.close).start()  # the owner dies a moment later
+        assert remove_run_scratch(token, str(tmp_path), wait_s=120) == 1 and not folder.exists()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_an_actor_adopts_the_owner_token_its_driver_chose():
+    from tcsexam.runner.limiter import owner
+
+    code = (
+        "from tcsexam.runner.limiter import owner\n"
+        "t = owner.new_owner_token()\n"
+        "owner.adopt_owner_token(t); owner.adopt_owner_token(t)\n"
+        "assert owner.owner_token() == t\n"
+        "try:\n    owner.adopt_owner_token(owner.new_owner_token())\nexcept RuntimeError:\n    print('kept')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "kept", out.stderr
+    with pytest.raises(ValueError):
+        owner.adopt_owner_token("1234")  # a pid is never a token
+
+
 def _alive_with_arg(token: str) -> list[int]:
     import psutil
 

@@ -148,6 +148,38 @@ def test_ray_pool_replaces_a_killed_actor_and_retries(tmp_path, ray_2cpus):
     assert _log(tmp_path).count("victim") == 2
 
 
+def test_a_lost_actor_that_never_answered_is_cleaned_up_by_the_token_it_was_given(tmp_path, ray_2cpus):
+    """An actor killed at once may have started a run before its `where` answer reached the
+    driver (seen on a loaded CI machine): the driver still removes its scratch folder, by the
+    owner token it gave the actor, not one it had to ask for."""
+    import ray
+
+    @ray.remote
+    def never_answered():
+        raise RuntimeError("lost with its actor")
+
+    ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 60}])
+    root = tmp_path / "scratch-root"
+    root.mkdir()
+    ctx.scratch_root = str(root)
+    hook, kills = _killer(tmp_path / "exec.log", times=1)
+    got = {}
+    pool = RayPool(ctx, workers=1, max_retries=0, on_dispatch=hook)
+
+    def lose_answers(name, pid, tries):
+        for actor in pool._where:
+            pool._where[actor] = never_answered.remote()
+        hook(name, pid, tries)
+
+    pool.on_dispatch = lose_answers
+    try:
+        pool.run(["victim"], lambda n, r, t: got.setdefault(n, r))
+    finally:
+        pool.close()
+    assert len(kills) == 1 and got["victim"].status == "infrastructure_error"
+    assert list(root.iterdir()) == [], "the killed actor's scratch was left behind"
+
+
 def test_ray_pool_gives_up_after_max_retries(tmp_path, ray_2cpus):
     ctx = _ctx(tmp_path, [{"name": "victim", "sleep": 5}, {"name": "a", "sleep": 0.1}])
     hook, kills = _killer(tmp_path / "exec.log", times=99)

@@ -33,13 +33,31 @@ def _forget() -> None:
 os.register_at_fork(after_in_child=_forget)
 
 
+def new_owner_token() -> str:
+    """A fresh owner token (32 random hex digits)."""
+    return uuid.uuid4().hex
+
+
 def owner_token() -> str:
     """This process's owner token (32 hex digits), made once per process."""
     global _token
     with _lock:
         if _token is None:
-            _token = uuid.uuid4().hex
+            _token = new_owner_token()
         return _token
+
+
+def adopt_owner_token(token: str) -> None:
+    """Make `token` this process's owner token: a Ray actor takes the one its driver chose, so the
+    driver can kill and remove what the actor leaves without ever having heard from it. Raises
+    RuntimeError when this process already owns runs under another token."""
+    global _token
+    if not is_token(token):
+        raise ValueError(f"not an owner token: {token!r}")
+    with _lock:
+        if _token not in (None, token):
+            raise RuntimeError("this process already owns runs under another owner token")
+        _token = token
 
 
 def is_token(text: object) -> bool:
