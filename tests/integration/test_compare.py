@@ -288,6 +288,11 @@ def test_compare_report_and_bad_input(baseline, tmp_path):
     assert proc.stderr.count("\n") == 1 and "nothing" in proc.stderr
 
 
+#: the anytime tasks' wall limit in the demo-strong rerun test: long enough for demo-strong's
+#: searches to settle on these small instances (the tiny config's 60 s made the test 5 minutes)
+ANYTIME_WALL_S = 15
+
+
 def test_demo_strong_rerun_is_reproduced_or_differs_only_by_its_search_time(tmp_path):
     """demo-strong searches until 85% of each limit with a fixed seed, so a rerun finds the same or
     a better or worse cut depending on how much CPU it got: on an idle machine the values repeat
@@ -295,8 +300,8 @@ def test_demo_strong_rerun_is_reproduced_or_differs_only_by_its_search_time(tmp_
     the two runs every moved instance moves the same way, and the comparison rightly says so
     (differs). Either way no input differs, the deterministic tasks are unchanged, and only its
     anytime tasks can be named, by small value changes. Both runs: demo-strong alone on the tiny
-    config's instances, one per anytime task (each of those searches for 85% of its limit; the
-    deterministic tasks keep both)."""
+    config's instances, one per anytime task, under a wall limit of ANYTIME_WALL_S (each of those
+    searches for 85% of it; the deterministic tasks keep both instances and their limits)."""
     runs = []
     anytime = {"maxcut-mqlib", "tsp-tsplib", "coloring-dimacs"}
     for k in range(2):
@@ -305,6 +310,7 @@ def test_demo_strong_rerun_is_reproduced_or_differs_only_by_its_search_time(tmp_
             path = ws / "config/test/tasks" / f"{task}.yaml"
             spec = yaml.safe_load(path.read_text())
             spec["instances"] = spec["instances"][:1]
+            spec["limits"]["wall_s"] = ANYTIME_WALL_S
             path.write_text(yaml.safe_dump(spec, sort_keys=False))
         shutil.copytree(ROOT / "solvers" / "demo-strong", ws / "solvers" / "demo-strong")
         (ws / "strong.yaml").write_text("models:\n  - name: demo-strong\n")
