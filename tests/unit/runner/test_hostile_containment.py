@@ -459,6 +459,25 @@ def test_candidate_cannot_kill_the_harness(reachable_tmp, sandbox):
     assert os.getppid() > 0  # this process (the harness) still runs: we got here
 
 
+@pytest.mark.skipif(not ROOT, reason="only a root harness runs local candidates as another uid")
+def test_a_local_candidate_cannot_signal_or_see_other_runs_of_its_uid(reachable_tmp):
+    """Every root harness runs its candidates as the same uid by default: a local candidate's
+    `kill -9 -1` would kill every other run of that uid on the machine (other jobs' sandboxed
+    candidates and proof checks). In a pid namespace of its own it reaches none, nor sees them."""
+    from tcsexam.runner.sandboxes.runas import candidate_ids
+
+    uid, gid = candidate_ids()
+    bystander = subprocess.Popen(["sleep", "120"], user=uid, group=gid, extra_groups=[])
+    try:
+        out, _ = sh(get_sandbox("local"), f"ls /proc | grep -qx {bystander.pid} && echo seen; kill -9 -1; echo done",
+                    reachable_tmp)  # fmt: skip
+        assert out.split() == ["done"]
+        assert bystander.poll() is None, "the candidate killed another process of its uid"
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
 @pytest.mark.skipif(not ROOT, reason="only a root harness changes users")
 def test_a_uid_range_gives_each_harness_process_its_own_uid():
     code = "import sys, time\nfrom tcsexam.runner.sandboxes.runas import candidate_ids\nprint(candidate_ids(), flush=True)\n"

@@ -199,7 +199,10 @@ def test_the_program_dies_with_its_launcher(tmp_path, limiter):
     with _harness([PY, "-c", "import time; time.sleep(300)", token], tmp_path, limiter, token) as proc:
         assert _wait_for(lambda: len(_processes_with(token)) >= 3, 120), "the program never ran"
         (launcher_pid,) = [p for p in _processes_with(token) if psutil.Process(p).ppid() == proc.pid]
-        (program,) = [p for p in _processes_with(token) if p not in (launcher_pid, proc.pid)]
+        # the program: the leaf (a root harness's local run has the pid 1 of its namespace between)
+        (program,) = [
+            p for p in _processes_with(token) if p not in (launcher_pid, proc.pid) and not psutil.Process(p).children()
+        ]
         proc.send_signal(signal.SIGSTOP)  # a worker on its way out watches its runs no more
         psutil.Process(launcher_pid).kill()  # it kills its children (as Ray's worker does),
         proc.kill()  # then it exits

@@ -237,7 +237,11 @@ def test_serve_serves_the_site(tiny_runs, tmp_path):
             assert resp.read().startswith(b"TCSX.run({")
     finally:
         os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"--serve outlived its SIGINT by 60 s; its stderr: {proc.communicate()[1][-2000:]}")
 
 
 def test_a_results_folder_with_one_run_is_that_run(tiny_runs, tmp_path, capsys):

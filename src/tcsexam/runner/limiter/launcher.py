@@ -15,6 +15,11 @@ SIGKILL): a Ray worker that exits SIGKILLs its children, the launcher among them
 then kill the program itself. What the program's own children left behind is found by the run's
 environment marker (`tcsexam.runner.ray_job.kill_run_orphans`).
 
+A command it drops to another uid (a root harness's `local` run) also gets pid and mount
+namespaces of its own, with the launcher's child as their pid 1 (root: out of the command's reach):
+every candidate of a root harness shares one uid by default, and without them its `kill -9 -1`
+would kill every other run of that uid on the machine.
+
 It also keeps `subprocess` on its fast vfork path (a Python `preexec_fn` forces a full fork, ~2 ms
 more per run). Without a C compiler the limiter falls back to a `preexec_fn` (the harness itself is
 then the subreaper and recognises escaped processes by the run's environment marker).
@@ -64,6 +69,7 @@ LAUNCHER_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -81,6 +87,8 @@ static void lim(int which, long long soft, long long hard, const char *name) {
 }
 static volatile sig_atomic_t harness_gone = 0;
 static void forward(int sig) { if (child > 0) kill(child, sig); }
+static volatile pid_t command = -1; /* in the run's pid 1 (see run_init): the command */
+static void forward_in(int sig) { if (command > 0) kill(command, sig); }
 static void orphaned(int sig) { /* the harness died: the run must not outlive it */
   (void)sig;
   harness_gone = 1;
@@ -133,6 +141,59 @@ static char **read_env(int fd) { /* NUL-separated KEY=VALUE entries -> a NULL-te
   return env;
 }
 extern char **environ;
+/* The command's own process: drop to uid/gid, die with the parent `parent` (its pid as this
+   process sees it), exec. */
+static void run_command(pid_t parent, char **cmd, char **cmdenv, int uid, int gid, int nnp) {
+  if (uid >= 0) (void)unshare(CLONE_NEWIPC); /* nothing of its IPC outlives the run */
+  if (gid >= 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0)) fail("harness", "setresgid");
+  if (uid >= 0 && setresuid(uid, uid, uid) != 0) fail("harness", "setresuid");
+  /* after the credential change (which clears it): a launcher SIGKILLed (e.g. by a Ray worker
+     that kills its children as it exits) takes the command with it */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("harness", "PR_SET_PDEATHSIG");
+  if (getppid() != parent) _exit(126); /* it died before the kernel was told to tell us */
+  if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("harness", "PR_SET_NO_NEW_PRIVS");
+  environ = cmdenv; /* the command's own environment: its PATH finds the command */
+  execvp(cmd[0], cmd);
+  fail("exec", cmd[0]);
+}
+/* Pid 1 of the command's pid namespace (root, never the candidate's uid: the command cannot
+   signal it). It mounts that namespace's /proc in a mount namespace of its own (best effort),
+   forks the command (errors before its exec go to ERRFD as the launcher's do), forwards SIGTERM/SIGINT/SIGHUP to it, reaps whatever re-parents to it,
+   and once the command ended writes its wait status to `out` (after a first byte written at
+   start: a launcher already gone fails that write) and exits: the kernel then SIGKILLs
+   whatever is left in the namespace, reaped before this process is. */
+static void run_init(int out, char **cmd, char **cmdenv, int uid, int gid, int nnp) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("harness", "PR_SET_PDEATHSIG");
+  signal(SIGPIPE, SIG_IGN);
+  if (write(out, "1", 1) != 1) _exit(126); /* the launcher died before the kernel was told */
+  signal(SIGPIPE, SIG_DFL);
+  if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
+    (void)mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  pid_t c = fork();
+  if (c < 0) fail("harness", "fork");
+  if (c == 0) {
+    close(out);
+    run_command(1, cmd, cmdenv, uid, gid, nnp);
+  }
+  command = c;
+  close(errfd); /* the command's copy closes at its exec: the harness then reads end of file */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward_in;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  int status = 0;
+  for (;;) {
+    int st;
+    pid_t w = waitpid(-1, &st, 0);
+    if (w == c) { status = st; break; }
+    if (w < 0 && errno != EINTR) break;
+  }
+  ssize_t wrote = write(out, &status, sizeof status);
+  (void)wrote;
+  _exit(0);
+}
 int main(int argc, char **argv) {
   if (argc < 15) { fputs("tcsexam-launch: bad arguments\n", stderr); return 126; }
   errfd = atoi(argv[1]);
@@ -175,22 +236,22 @@ int main(int argc, char **argv) {
     if (got != 3 || memcmp(go, "go\n", 3) != 0) _exit(126);
     close(start);
   }
+  /* a uid of its own to drop to means a root harness running an unsandboxed (local) command:
+     it gets a pid namespace of its own (best effort: kept out when unshare is refused), so it
+     can signal nothing of the machine's, nor see it in /proc: `kill -9 -1` as the shared
+     candidate uid would otherwise kill every other run of that uid (other jobs' sandboxed
+     candidates and proof checks included). Its pid 1 is this launcher's child (run_init). */
+  int pidns = uid >= 0 && unshare(CLONE_NEWPID) == 0, report[2] = {-1, -1};
+  if (pidns && pipe2(report, O_CLOEXEC) != 0) fail("harness", "pipe2");
   pid_t launcher = getpid();
   pid_t c = fork();
   if (c < 0) fail("harness", "fork");
-  if (c == 0) {
-    if (uid >= 0) (void)unshare(CLONE_NEWIPC); /* nothing of its IPC outlives the run */
-    if (gid >= 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0)) fail("harness", "setresgid");
-    if (uid >= 0 && setresuid(uid, uid, uid) != 0) fail("harness", "setresuid");
-    /* after the credential change (which clears it): a launcher SIGKILLed (e.g. by a Ray worker
-       that kills its children as it exits) takes the command with it */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("harness", "PR_SET_PDEATHSIG");
-    if (getppid() != launcher) _exit(126); /* it died before the kernel was told to tell us */
-    if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("harness", "PR_SET_NO_NEW_PRIVS");
-    environ = cmdenv; /* the command's own environment: its PATH finds the command */
-    execvp(cmd[0], cmd);
-    fail("exec", cmd[0]);
+  if (c == 0 && pidns) {
+    close(report[0]);
+    run_init(report[1], cmd, cmdenv, uid, gid, nnp);
   }
+  if (c == 0) run_command(launcher, cmd, cmdenv, uid, gid, nnp);
+  if (pidns) close(report[1]);
   child = c;
   if (harness_gone) kill(c, SIGKILL); /* it died between our fork and `child` being set */
   close(errfd);
@@ -205,6 +266,12 @@ int main(int argc, char **argv) {
     pid_t w = waitpid(-1, &st, 0);
     if (w == c) { status = st; break; }
     if (w < 0 && errno != EINTR) break;
+  }
+  if (pidns) { /* the command's own status, as its pid 1 reported it (else pid 1's: killed) */
+    int st;
+    char hello;
+    if (read(report[0], &hello, 1) == 1 && read(report[0], &st, sizeof st) == (ssize_t)sizeof st) status = st;
+    close(report[0]);
   }
   for (;;) { /* then nothing of the run may stay: kill and reap until no child is left */
     int st;

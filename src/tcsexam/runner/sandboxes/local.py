@@ -2,7 +2,9 @@
 candidates only (`auto` never picks it unless told that candidates are trusted).
 
 When the harness is root the candidate runs as an unprivileged uid (`runas.candidate_ids`) that
-owns only its work folder, with PR_SET_NO_NEW_PRIVS, and the harness's Python through a
+owns only its work folder, with PR_SET_NO_NEW_PRIVS, in pid, mount (its own /proc) and IPC
+namespaces of its own (the launcher: it can signal or see no other run of that shared uid),
+and the harness's Python through a
 read-only view it can reach (`runas.python_dir`); what it left in /tmp, /dev/shm and /var/tmp is
 removed after the run. As any other user it runs as that user: see docs/runner.md, Security.
 """
