@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+from tcsexam.reproduce.compare_speed import machine_speed, speed_lines
 from tcsexam.runner import calibrate
-from tcsexam.scoring.compare_speed import machine_speed, speed_lines
 
 
 def _cal(speed):
