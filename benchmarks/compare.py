@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcsexam.reproduce.compare import compare_runs, model_deltas
+from tcsexam.reproduce.compare_run import load_run
 from tcsexam.scoring.bootstrap import (
     DEFAULT_SEED,
     add_confidence_intervals,
@@ -34,8 +36,6 @@ from tcsexam.scoring.bootstrap import (
     task_replicates,
     task_rng,
 )
-from tcsexam.scoring.compare import compare_runs, model_deltas
-from tcsexam.scoring.compare_run import load_run
 from tcsexam.scoring.index import score_files
 from tcsexam.suites import load_suite
 

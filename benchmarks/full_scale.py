@@ -33,9 +33,9 @@ import numpy as np
 from scipy.stats import norm
 
 from tcsexam.attempts.plots import make_plots
-from tcsexam.digest import DIGEST_FIELD, record_digest
 from tcsexam.paths import project_root
-from tcsexam.recordkey import ensure_key
+from tcsexam.records.digest import DIGEST_FIELD, record_digest
+from tcsexam.records.key import ensure_key
 from tcsexam.scoring.index import score_files
 from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.solver_score import solver_score_files

@@ -8,7 +8,7 @@ Prints, each against its baseline run in this same process (alternating, best of
    and a 1 MiB certificate;
 2. a record's digest: the HMAC-SHA256 under the tree's key (`digest.record_digest`) vs the plain
    sha256 of the same canonical JSON (the digest before), and a whole `to_dict(key)`;
-3. `recordkey.find_key` from a records folder five levels below the key (once per store, per
+3. `records.key.find_key` from a records folder five levels below the key (once per store, per
    records.json, per sealed file).
 """
 
@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcsexam.digest import record_digest
 from tcsexam.fileio import read_untrusted
-from tcsexam.recordkey import ensure_key, find_key
 from tcsexam.records import InstanceRecord
+from tcsexam.records.digest import record_digest
+from tcsexam.records.key import ensure_key, find_key
 
 
 def best(fn, n: int, rounds: int = 5) -> float:

@@ -36,12 +36,12 @@ import time
 from pathlib import Path
 
 from tcsexam.errors import InputError
+from tcsexam.records.store import RecordStore
 from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.pool import RayPool, RunContext
 from tcsexam.runner.ray_job import job_cpus, start_ray
 from tcsexam.runner.sandboxes import get_sandbox
-from tcsexam.runner.store import RecordStore
 from tcsexam.tasks import load_task
 
 

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ndtr
 
-from tcsexam.digest import record_digest
-from tcsexam.recordkey import ensure_key
+from tcsexam.records.digest import record_digest
+from tcsexam.records.key import ensure_key
 from tcsexam.scoring.index import score_files
 from tcsexam.suites import load_suite
 from tcsexam.view.collect import collect_run

@@ -28,7 +28,7 @@ COMMAND_MODULES = (
     "tcsexam.proofs.cli",  # proof check
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
-    "tcsexam.provenance.cli",  # manifest, compare
+    "tcsexam.reproduce.cli",  # manifest, compare
     "tcsexam.status",  # status
     "tcsexam.view.cli",  # view (the static results explorer)
     "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)

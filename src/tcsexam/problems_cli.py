@@ -188,9 +188,9 @@ def generate_main(args) -> int:
 def _generate_task(args) -> int:
     """Write a task's generated instances (checked against the recorded sha256 before any file is
     written: a mismatch names the instance and writes nothing)."""
-    from tcsexam.digest import hash_text
     from tcsexam.fileio import atomic_write_json, atomic_write_text
     from tcsexam.problems.generate import generate_text
+    from tcsexam.records.digest import hash_text
     from tcsexam.tasks import load_task
 
     task = load_task(args.task)

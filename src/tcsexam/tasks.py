@@ -34,13 +34,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from tcsexam.digest import hash_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits
 from tcsexam.paths import config_file, project_root
 from tcsexam.problems import get_problem
 from tcsexam.problems.generate import generated_name
+from tcsexam.records.digest import hash_file
 from tcsexam.schemas import check
 from tcsexam.suites import BINARY_TRACKS
 

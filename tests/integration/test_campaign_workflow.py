@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from test_workflow import CONFIG, OUT, copy_of_finished_run, index_of, snakemake, stop_ray_head
 
-from tcsexam.digest import record_digest
-from tcsexam.recordkey import find_key
+from tcsexam.records.digest import record_digest
+from tcsexam.records.key import find_key
 
 pytestmark = pytest.mark.slow
 ONLINE_OUT = "results/test/lite/online"

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tcsexam.digest import record_digest
-from tcsexam.recordkey import find_key
+from tcsexam.records.digest import record_digest
+from tcsexam.records.key import find_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_workflow import (  # noqa: E402

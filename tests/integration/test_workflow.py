@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.digest import record_digest
-from tcsexam.recordkey import find_key
+from tcsexam.records.digest import record_digest
+from tcsexam.records.key import find_key
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

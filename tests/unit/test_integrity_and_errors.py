@@ -23,11 +23,11 @@ import pytest
 
 from tcsexam import fileio
 from tcsexam.cli import main
-from tcsexam.digest import digest_problem, record_digest
 from tcsexam.errors import InputError
-from tcsexam.integrity import file_sha256, seal, seal_problem
-from tcsexam.recordkey import KEY_FILE, ensure_key
 from tcsexam.records import InstanceRecord
+from tcsexam.records.digest import digest_problem, record_digest
+from tcsexam.records.integrity import file_sha256, seal, seal_problem
+from tcsexam.records.key import KEY_FILE, ensure_key
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_REF = ROOT / "config" / "test" / "reference.json"

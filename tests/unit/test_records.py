@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.digest import digest_problem, record_digest
 from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.record import WorkspaceRecord
-from tcsexam.recordkey import RecordKey
 from tcsexam.records import InstanceRecord, Status, Termination
-from tcsexam.runner.store import RecordStore
+from tcsexam.records.digest import digest_problem, record_digest
+from tcsexam.records.key import RecordKey
+from tcsexam.records.store import RecordStore
 
 KEY = RecordKey(Path("/nonexistent/.tcsexam-key"), bytes(range(32)))
 #: digests the records below had when their fields were plain strings

@@ -107,7 +107,7 @@ def test_the_package_types_its_vocabularies(vocabularies):
         "tcsexam.limits.UnsatProof",
         "tcsexam.proofs.ProofStatus",
         "tcsexam.attempts.verdicts.VerdictStatus",
-        "tcsexam.scoring.compare.Verdict",
+        "tcsexam.reproduce.compare.Verdict",
         "tcsexam.orspace.release.Mode",
         "tcsexam.orspace.solvers.Solver",
         "tcsexam.orspace.conditions.Context",

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow, failed_row, write_row
-from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
-from tcsexam.integrity import seal
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.problems.constructions._base import checker_id
-from tcsexam.recordkey import find_key
 from tcsexam.records import FAILURE_STATUSES, STATUSES
+from tcsexam.records.digest import digest_problem
+from tcsexam.records.integrity import seal
+from tcsexam.records.key import find_key
 from tcsexam.runner.construction import load_construction_task
 
 TRACK = "construction"

@@ -32,9 +32,9 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
-from tcsexam.integrity import file_sha256, seal
-from tcsexam.recordkey import ensure_key
 from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
+from tcsexam.records.integrity import file_sha256, seal
+from tcsexam.records.key import ensure_key
 from tcsexam.scoring.outcomes import _solve_value
 
 #: extra field of an ingested record: the sha256 of the online input file it came from

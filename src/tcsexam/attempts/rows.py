@@ -31,7 +31,7 @@ from tcsexam.attempts.adoption import TABLE_COLUMNS, apply_adoption
 from tcsexam.attempts.online import records_source
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
-from tcsexam.integrity import require_sound, seal
+from tcsexam.records.integrity import require_sound, seal
 from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.solver_score import solver_score
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES

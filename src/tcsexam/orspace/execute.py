@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
-from tcsexam.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.errors import InputError
 from tcsexam.fileio import (
     UntrustedFileError,
@@ -62,13 +61,14 @@ from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
 from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
-from tcsexam.recordkey import ensure_key
+from tcsexam.records.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
+from tcsexam.records.key import ensure_key
+from tcsexam.records.store import RecordStore
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.execute import program_env
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
 from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
-from tcsexam.runner.store import RecordStore
 
 if TYPE_CHECKING:
     from tcsexam.runner.limiter import Limits

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcsexam.orspace.objectives import FailureMode, status_failure_mode
-from tcsexam.recordkey import RecordKey
 from tcsexam.records import StoredRecord, Termination, VocabularyField
+from tcsexam.records.key import RecordKey
 
 SCHEMA_VERSION = 1
 #: the fields of a record that make its line of predictions.jsonl, in order

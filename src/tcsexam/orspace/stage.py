@@ -32,12 +32,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tcsexam.digest import hash_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
 from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, artifact_kind
 from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
+from tcsexam.records.digest import hash_file
 
 MANIFEST_VERSION = 2
 

@@ -34,7 +34,7 @@ from tcsexam.runner.ray_head import join
 from tcsexam.runner.ray_job import cancel_ray_abort_alarm, job_cpus, start_ray
 
 if TYPE_CHECKING:
-    from tcsexam.runner.store import RecordStore
+    from tcsexam.records.store import RecordStore
 
 RAY_HEAD_WAIT_S = 120.0  #: how long a job waits for a shared Ray head that is still starting
 

@@ -137,7 +137,7 @@ def _repair(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tcsexam.fileio import aside_dir, move_aside
-    from tcsexam.runner.store import REPAIRED_DIR, records_file_problem, repair
+    from tcsexam.records.store import REPAIRED_DIR, records_file_problem, repair
 
     result = repair(args.records_dir, statuses=args.status, instances=args.instances, dry_run=args.dry_run)
     for name in result.unknown_instances:

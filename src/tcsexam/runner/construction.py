@@ -24,16 +24,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
-from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.constructions._base import checker_id
-from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.records.digest import hash_candidate, hash_file, record_key
+from tcsexam.records.key import run_key
+from tcsexam.records.store import RecordStore
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.orchestrate import RunOptions, TaskJob, run_job
-from tcsexam.runner.store import RecordStore
 from tcsexam.tasks import load_task
 
 if TYPE_CHECKING:

@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.logs import say_for
-from tcsexam.recordkey import run_key
 from tcsexam.records import InstanceRecord, Status, Termination
+from tcsexam.records.digest import hash_candidate, hash_file, record_key
+from tcsexam.records.key import run_key
+from tcsexam.records.store import RecordStore
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
@@ -44,7 +45,6 @@ from tcsexam.runner.execute import build_candidate, load_candidate
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
 from tcsexam.runner.pool import RunContext
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
-from tcsexam.runner.store import RecordStore
 from tcsexam.tasks import load_task, verify_instance_files
 
 if TYPE_CHECKING:

@@ -147,7 +147,7 @@ def profile(
 ) -> dict[str, Any]:
     """Relative score against time limit for each run (name -> decoded records list). `sources`
     (name -> the records file) names each run's file in messages and is where its sealed records'
-    key is looked up (`tcsexam.recordkey.find_key`); a run without one is named by its name."""
+    key is looked up (`tcsexam.records.key.find_key`); a run without one is named by its name."""
     if not runs:
         raise InputError("solver-profile: give at least one --run NAME=RECORDS")
     ref = reference.task(task)

@@ -209,7 +209,7 @@ def _score(args: argparse.Namespace) -> int:
 
     Validate an attempt table against a cohort and a suite and compute each model's track means and Index (30P +
     30S + 30C + 10O). Incomplete models get index null."""
-    from tcsexam.integrity import seal
+    from tcsexam.records.integrity import seal
     from tcsexam.scoring.index import score_files
     from tcsexam.scoring.sandbox_use import add_sandbox_use
     from tcsexam.suites import load_suite

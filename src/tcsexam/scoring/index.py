@@ -24,8 +24,8 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_csv, read_json
-from tcsexam.integrity import require_sound
 from tcsexam.layout import ResultsLayout
+from tcsexam.records.integrity import require_sound
 from tcsexam.schemas import check
 from tcsexam.scoring.campaign import adoption_report, issue_detail, records_source_problem
 from tcsexam.scoring.proof_issues import statement_mismatches, unverified_proofs

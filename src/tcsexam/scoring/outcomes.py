@@ -13,7 +13,7 @@ Rules (the spec's "From instance records to a task score"):
 - `reward` (the checker's original reward) is kept when it is a finite number; null or absent
   means the record carries no reward; anything else is refused.
 - a record carrying a `digest` (every record `tcsexam run` writes) must match it under the record
-  key of the tree the file is in (`source` is the file's path; `tcsexam.recordkey`): an edited
+  key of the tree the file is in (`source` is the file's path; `tcsexam.records.key`): an edited
   record is never scored. With `require_digest` (the workflow) a record without one is refused too.
 """
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcsexam.digest import DIGEST_FIELD, digest_problem
 from tcsexam.errors import InputError
 from tcsexam.fileio import is_finite_number
-from tcsexam.recordkey import RecordKey, find_key
 from tcsexam.records import FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, Status
+from tcsexam.records.digest import DIGEST_FIELD, digest_problem
+from tcsexam.records.key import RecordKey, find_key
 
 _KNOWN = ", ".join(sorted(STATUSES))
 

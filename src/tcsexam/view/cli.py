@@ -62,8 +62,8 @@ def _view(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else shown / "view"
     comparison = None
     if args.candidate:
+        from tcsexam.reproduce.compare import compare_runs
         from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-        from tcsexam.scoring.compare import compare_runs
 
         resamples = at_least(args.resamples, 1, "--resamples", default=DEFAULT_RESAMPLES)
         seed = at_least(args.seed, 0, "--seed", default=DEFAULT_SEED)

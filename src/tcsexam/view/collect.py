@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import __version__
-from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_csv, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
-from tcsexam.recordkey import find_key
+from tcsexam.records.digest import digest_problem
+from tcsexam.records.key import find_key
 from tcsexam.suites import TRACKS, load_suite
 
 #: the per-record columns of a task's data file, in order

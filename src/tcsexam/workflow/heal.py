@@ -30,12 +30,12 @@ from tcsexam.attempts.cohort import build_cohort, parse_model_plans
 from tcsexam.attempts.online import ONLINE_MARK, SIDECAR
 from tcsexam.attempts.rows import read_rows, table_of
 from tcsexam.attempts.verdicts import verdict_row_file
-from tcsexam.digest import digest_problem, hash_candidate
 from tcsexam.errors import InputError
 from tcsexam.fileio import aside_dir, move_aside, read_json
-from tcsexam.integrity import file_sha256, seal_problem
-from tcsexam.recordkey import find_key
-from tcsexam.runner.store import records_file_problem
+from tcsexam.records.digest import digest_problem, hash_candidate
+from tcsexam.records.integrity import file_sha256, seal_problem
+from tcsexam.records.key import find_key
+from tcsexam.records.store import records_file_problem
 from tcsexam.scoring.reference import load_reference
 
 

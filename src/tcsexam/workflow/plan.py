@@ -18,11 +18,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from tcsexam.digest import candidate_files
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.layout import ResultsLayout
 from tcsexam.proofs.task import is_proof_task_data, load_proof_task
+from tcsexam.records.digest import candidate_files
 from tcsexam.scoring.reference import load_reference, resolve_reference_path
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
 from tcsexam.suites import TRACKS, VERDICT_TRACKS, load_suite
@@ -286,7 +286,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
 
     def candidate_files(self, candidate: str) -> list[str]:
         """Every file of a candidate folder, by the same rule as the record key's candidate hash
-        (`tcsexam.digest.candidate_files`): a changed source reruns its job, and `tcsexam run`
+        (`tcsexam.records.digest.candidate_files`): a changed source reruns its job, and `tcsexam run`
         then reruns the instances; a file the hash ignores never reruns a job."""
         folder = candidate if os.path.isabs(candidate) else os.path.join(self.root, candidate)
         if not os.path.isdir(folder):

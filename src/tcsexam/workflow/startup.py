@@ -6,7 +6,7 @@
    first on PATH; when there is none, one clear line says to activate the venv.
 2. The config is checked (`Plan.check`): a typo in a model name, `solvers_dir`, `verdicts_dir` or
    the reference stops here, so `snakemake -n` shows it.
-3. The evaluation tree's record key (`tcsexam.recordkey`, `<results>/<suite>/<protocol>/.tcsexam-key`)
+3. The evaluation tree's record key (`tcsexam.records.key`, `<results>/<suite>/<protocol>/.tcsexam-key`)
    is created when it has none, so every job of the run seals its records with the one key, and
    the tree copied (e.g. for `tcsexam compare`) carries it.
 4. A sandbox for the candidates works here (`check_sandbox`: the config's `run.sandbox`, `auto`
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from tcsexam.errors import InputError
-from tcsexam.recordkey import ensure_key
+from tcsexam.records.key import ensure_key
 from tcsexam.runner.sandboxes import choose_sandbox
 from tcsexam.workflow.heal import heal
 from tcsexam.workflow.plan import Plan

@@ -14,10 +14,10 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.attempts.online import ONLINE_MARK, SIDECAR, check_online_records, ingest_online, records_source
 from tcsexam.attempts.rows import solver_row
 from tcsexam.cli import main
-from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
-from tcsexam.integrity import file_sha256
-from tcsexam.recordkey import find_key
+from tcsexam.records.digest import digest_problem
+from tcsexam.records.integrity import file_sha256
+from tcsexam.records.key import find_key
 from tcsexam.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -206,8 +206,8 @@ def test_an_empty_judged_file_is_still_online_input(tmp_path, task):
 
 
 def test_unmarked_records_are_never_scored(tmp_path):
-    from tcsexam.digest import record_digest
-    from tcsexam.recordkey import ensure_key
+    from tcsexam.records.digest import record_digest
+    from tcsexam.records.key import ensure_key
 
     recs = [{"instance": "G11", "status": "ok", "A": 556}, {"instance": "G14", "status": "ok", "A": 3048}]
     path = tmp_path / "records.json"

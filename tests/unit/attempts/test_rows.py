@@ -36,8 +36,8 @@ def _records(tmp_path, records, seal=True):
     """A records.json as `tcsexam run` writes it: each record with the harness version and the
     digest of its content."""
     from tcsexam import HARNESS_VERSION
-    from tcsexam.digest import record_digest
-    from tcsexam.recordkey import ensure_key
+    from tcsexam.records.digest import record_digest
+    from tcsexam.records.key import ensure_key
 
     records = [{"harness_version": HARNESS_VERSION, **r} for r in records]
     if seal:

@@ -225,8 +225,8 @@ def test_rows_from_records(tmp_path, text, status, score):
 
 def test_a_failed_run_keeps_reward_zero(tmp_path):
     """A timeout's record carries no reward (no object was checked); its checker output says 0.0."""
-    from tcsexam.recordkey import ensure_key
     from tcsexam.records import InstanceRecord
+    from tcsexam.records.key import ensure_key
 
     rec = InstanceRecord(instance="golomb-ruler-14", status="timeout", message="walltime limit", attempt="1")
     out = tmp_path / "records.json"
@@ -243,8 +243,8 @@ def test_rows_without_or_with_bad_records(tmp_path):
                            checker_output=tmp_path / "c.json", output=tmp_path / "row.json")  # fmt: skip
     assert row.score_status == "not_finished" and row.score is None
     rec = {"instance": "golomb-ruler-14", "status": "infrastructure_error", "message": "sandbox died"}
-    from tcsexam.recordkey import ensure_key
     from tcsexam.records import InstanceRecord
+    from tcsexam.records.key import ensure_key
 
     key = ensure_key(tmp_path)
     bad = tmp_path / "bad.json"

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
 from tcsexam.orspace import execute as orspace_execute
 from tcsexam.orspace.execute import ExecuteSettings, WorkspaceContext, execute
 from tcsexam.orspace.record import WorkspaceRecord
-from tcsexam.recordkey import KEY_FILE, find_key
+from tcsexam.records.digest import digest_problem
+from tcsexam.records.key import KEY_FILE, find_key
+from tcsexam.records.store import SET_ASIDE_DIR
 from tcsexam.runner.limiter import LaunchError
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
-from tcsexam.runner.store import SET_ASIDE_DIR
 
 PROGRAM = "print('Status: Optimal')\nprint('OBJECTIVE_VALUE: {value}')\n"
 SETTINGS = ExecuteSettings(time_limit_s=60.0, sandbox="local")

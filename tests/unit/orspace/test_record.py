@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from tcsexam.digest import digest_problem
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
-from tcsexam.recordkey import ensure_key
 from tcsexam.records import Termination
+from tcsexam.records.digest import digest_problem
+from tcsexam.records.key import ensure_key
 
 FIELDS = [
     "schema_version",

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from tcsexam.cli import main
-from tcsexam.digest import hash_file
 from tcsexam.problems.generate import generated_name
+from tcsexam.records.digest import hash_file
 from tcsexam.suites import load_suite
 from tcsexam.tasks import load_task, verify_instance_files
 

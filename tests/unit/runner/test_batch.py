@@ -12,10 +12,10 @@ import pytest
 
 from tcsexam.errors import UsageError
 from tcsexam.records import InstanceRecord
+from tcsexam.records.store import RecordStore
 from tcsexam.runner import batch as engine
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch, watchdog_s
 from tcsexam.runner.context import BatchContext, BatchRecord
-from tcsexam.runner.store import RecordStore
 
 
 @dataclass

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.digest import hash_candidate
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
+from tcsexam.records.digest import hash_candidate
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.ray_job import (

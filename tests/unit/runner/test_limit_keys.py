@@ -3,7 +3,7 @@ a changed key would rerun every record on resume. The literals were computed on 
 
 from __future__ import annotations
 
-from tcsexam.digest import record_key
+from tcsexam.records.digest import record_key
 from tcsexam.runner.limiter import Limits
 from tcsexam.tasks import parse_limits
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from tcsexam.cli import main
-from tcsexam.digest import record_digest
 from tcsexam.errors import InputError
-from tcsexam.recordkey import KEY_FILE, ensure_key, find_key
+from tcsexam.records.digest import record_digest
+from tcsexam.records.key import KEY_FILE, ensure_key, find_key
 from tcsexam.runner.batch import PoolOptions
 from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
 from tcsexam.scoring.outcomes import parse_outcomes

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam.cli import main
-from tcsexam.runner.store import RecordStore
+from tcsexam.records.store import RecordStore
 
 SOLVE = """\
 import sys, time

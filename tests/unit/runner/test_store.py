@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcsexam.cli import main
-from tcsexam.digest import hash_candidate, hash_file, record_key
 from tcsexam.errors import InputError
 from tcsexam.records import InstanceRecord
-from tcsexam.runner.store import RecordStore, record_filename, repair
+from tcsexam.records.digest import hash_candidate, hash_file, record_key
+from tcsexam.records.store import RecordStore, record_filename, repair
 
 
 def test_record_filename_keeps_plain_names_and_escapes_the_rest():

@@ -153,8 +153,8 @@ def test_crossings_ignore_differences_below_the_tie():
 def test_solver_profile_reads_sealed_records_from_any_folder(h, tmp_path, monkeypatch):
     """`--run NAME=PATH`: the run's records are checked with the key found from PATH (the one
     `tcsexam run` keeps beside them), not from NAME or the working folder."""
-    from tcsexam.recordkey import ensure_key
     from tcsexam.records import InstanceRecord
+    from tcsexam.records.key import ensure_key
 
     refp = h.write_json(tmp_path / "ref.json", h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
     job = tmp_path / "solver" / "m" / "t" / "1"

@@ -227,7 +227,7 @@ def test_harness_records_cannot_be_scored_as_online(campaign, capsys):
         InstanceRecord("G11", "ok", A=14.0, key="sha256:k1", harness_version=HARNESS_VERSION, task="maxcut-mqlib", attempt="2"),
         InstanceRecord("G14", "ok", A=100.0, key="sha256:k2", harness_version=HARNESS_VERSION, task="maxcut-mqlib", attempt="2"),
     ]  # fmt: skip
-    from tcsexam.recordkey import ensure_key
+    from tcsexam.records.key import ensure_key
 
     key = ensure_key(base)
     (base / "records.json").write_text(json.dumps([r.to_dict(key) for r in recs]))

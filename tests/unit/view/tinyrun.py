@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from tcsexam.attempts.online import records_source
-from tcsexam.recordkey import ensure_key
 from tcsexam.records import InstanceRecord
+from tcsexam.records.key import ensure_key
 from tcsexam.scoring.bootstrap import add_confidence_intervals
 from tcsexam.scoring.index import score_files
 from tcsexam.scoring.reference import reference_from_dict

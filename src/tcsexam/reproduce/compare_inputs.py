@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tcsexam.scoring.compare_run import Run
+from tcsexam.reproduce.compare_run import Run
 
 INCOMPARABLE_INPUTS = (
     "suite",
@@ -18,7 +18,7 @@ INCOMPARABLE_INPUTS = (
     "proof_statements",
     "models_in_common",
 )
-#: the fields of a proof verdict (the manifest's `proofs`, tcsexam.provenance.manifest.PROOF_FIELDS)
+#: the fields of a proof verdict (the manifest's `proofs`, tcsexam.reproduce.manifest.PROOF_FIELDS)
 #: compared between runs; its wall time, reason text, sandbox and limiter are not (the execution
 #: section names those)
 PROOF_COMPARED = ("status", "complete", "resolution", "checker", "checker_version", "statement_sha256",

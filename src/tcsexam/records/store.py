@@ -7,8 +7,8 @@ limits, the harness version, the sandbox, the seed, the instance's checker metad
 reuses a record only if its key matches and its status is not `infrastructure_error`; everything
 else is run again and replaced.
 
-Every record also carries a digest of its own content (`tcsexam.digest.record_digest`, an HMAC
-under the results tree's key, `tcsexam.recordkey`). A record
+Every record also carries a digest of its own content (`tcsexam.records.digest.record_digest`, an HMAC
+under the results tree's key, `tcsexam.records.key`). A record
 that does not parse, fails its digest, names another instance or was made under another key is
 never reused: it is set aside into `<records-dir>/.set-aside/<timestamp>/` (kept, with the reason
 in `reasons.txt` there, never deleted) and its instance runs again.
@@ -26,11 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcsexam.digest import digest_problem
 from tcsexam.errors import InputError
 from tcsexam.fileio import aside_dir, atomic_write_json, exclusive_use, move_aside, read_json
-from tcsexam.recordkey import RecordKey, ensure_key, find_key
 from tcsexam.records import STATUSES, InstanceRecord, Status, StoredRecord
+from tcsexam.records.digest import digest_problem
+from tcsexam.records.key import RecordKey, ensure_key, find_key
 
 REPAIRED_DIR = ".repaired"
 SET_ASIDE_DIR = ".set-aside"
@@ -90,7 +90,7 @@ class RecordStore:
 
     @property
     def key(self) -> RecordKey | None:
-        """The key its records are sealed with (given, or the tree's: `tcsexam.recordkey.find_key`)."""
+        """The key its records are sealed with (given, or the tree's: `tcsexam.records.key.find_key`)."""
         if self._key is None and not self._looked:
             self._key, self._looked = find_key(self.dir), True
         return self._key

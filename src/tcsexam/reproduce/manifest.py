@@ -30,11 +30,11 @@ from typing import Any
 from tcsexam import __version__
 from tcsexam.attempts.construction import checker_outputs
 from tcsexam.attempts.online import SIDECAR, records_source
-from tcsexam.digest import hash_candidate, hash_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.paths import project_root
+from tcsexam.records.digest import hash_candidate, hash_file
 from tcsexam.runner.calibrate import collect as collect_calibration
 from tcsexam.scoring.reference import resolve_reference_path
 from tcsexam.suites import VERDICT_TRACKS, load_suite

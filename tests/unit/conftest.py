@@ -1,4 +1,5 @@
-"""Fixtures for the scoring tests: small references, records, suites, cohorts and attempt tables."""
+"""Fixtures for the unit tests of scoring and reproducing: small references, records, suites, cohorts
+and attempt tables."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Self-checking result files: a digest of their own content and the sha256 of their inputs.
 
-Instance records carry `digest` (see `tcsexam.digest.record_digest`: an HMAC under the results
-tree's key, `tcsexam.recordkey`). The derived JSON files the workflow reads back (relative.json,
+Instance records carry `digest` (see `tcsexam.records.digest.record_digest`: an HMAC under the results
+tree's key, `tcsexam.records.key`). The derived JSON files the workflow reads back (relative.json,
 attempt rows, index.json's checksums) carry the same kind of `digest`, under the key of the tree
 the file is in (`at`: the file's path), and,
 where they are computed from other files, `inputs_sha256`: {name: sha256 of that file's bytes}.
@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tcsexam.digest import DIGEST_FIELD, digest_problem, hash_file, record_digest
 from tcsexam.errors import InputError
-from tcsexam.recordkey import ensure_key, find_key
+from tcsexam.records.digest import DIGEST_FIELD, digest_problem, hash_file, record_digest
+from tcsexam.records.key import ensure_key, find_key
 
 INPUTS_FIELD = "inputs_sha256"
 

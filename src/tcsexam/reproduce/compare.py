@@ -43,6 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from tcsexam.reproduce.compare_inputs import compare_inputs, incomparable_reasons, proof_change_text
+from tcsexam.reproduce.compare_run import Run, load_run, outcomes
+from tcsexam.reproduce.compare_speed import machine_speed
 from tcsexam.scoring.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -53,9 +56,6 @@ from tcsexam.scoring.bootstrap import (
     intervals,
     task_replicates,
 )
-from tcsexam.scoring.compare_inputs import compare_inputs, incomparable_reasons, proof_change_text
-from tcsexam.scoring.compare_run import Run, load_run, outcomes
-from tcsexam.scoring.compare_speed import machine_speed
 from tcsexam.suites import TRACKS, load_suite
 
 SCHEMA_VERSION = 1
@@ -308,7 +308,7 @@ def compare_runs(
     result["models"], flagged = model_deltas(base, cand, suite, seed, resamples)
     result["instances"], result["status_changes"] = instance_changes(base, cand)
     result["differs_on"] = flagged
-    result["machine_speed"] = machine_speed(base, cand, flagged, seed, resamples)  # scoring/compare_speed.py
+    result["machine_speed"] = machine_speed(base, cand, flagged, seed, resamples)  # reproduce/compare_speed.py
     if identical:
         result["verdict"] = "identical"
         result["reasons"] = ["every score is equal bit for bit"]

@@ -8,7 +8,7 @@ of them): file hashes, text hashes, candidate hashes, record keys and record dig
 - `record_key`: the key of one (candidate, instance, limits, harness, sandbox, seed) combination
   that decides whether a stored record may be reused.
 - `record_digest` / `digest_problem`: the HMAC a record (or a sealed derived file) carries of its
-  own canonical content, under the results tree's key (`tcsexam.recordkey`).
+  own canonical content, under the results tree's key (`tcsexam.records.key`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import file_kind
-from tcsexam.recordkey import DIGEST_PREFIX, KEY_FILE, RecordKey
+from tcsexam.records.key import DIGEST_PREFIX, KEY_FILE, RecordKey
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
 IGNORED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".mypy_cache"})
@@ -150,7 +150,7 @@ def _canonical_bytes(data: dict[str, Any]) -> bytes:
 def record_digest(data: dict[str, Any], key: RecordKey) -> str:
     """The digest of a record's (or sealed file's) canonical content: every field but `digest`,
     keys sorted, compact JSON, HMAC-SHA256 under the results tree's key
-    (`hmac-sha256:<key id>:<hex>`, see `tcsexam.recordkey`): the one digest of the project.
+    (`hmac-sha256:<key id>:<hex>`, see `tcsexam.records.key`): the one digest of the project.
 
     A record read back from its file gives the same digest (JSON floats round-trip exactly), so a
     mismatch means the record was edited (or damaged) after it was written; without the key

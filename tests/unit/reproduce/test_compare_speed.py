@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+from tcsexam.reproduce.compare_speed import machine_speed, speed_lines
 from tcsexam.runner import calibrate
-from tcsexam.scoring.compare_speed import machine_speed, speed_lines
 
 
 def _cal(speed):
@@ -22,8 +22,8 @@ def _run_dir(root: Path, speed: float, records, ref_path: Path, sealed: bool = F
     d = root / "solver" / "m" / "t" / "1"
     d.mkdir(parents=True)
     if sealed:  # as `tcsexam run` writes them: each record's digest under the key in its job's folder
-        from tcsexam.recordkey import ensure_key
         from tcsexam.records import InstanceRecord
+        from tcsexam.records.key import ensure_key
 
         key = ensure_key(d)
         records = [InstanceRecord.from_dict(r).to_dict(key) for r in records]

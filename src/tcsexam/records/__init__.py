@@ -18,8 +18,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from tcsexam.digest import DIGEST_FIELD, record_digest
-from tcsexam.recordkey import RecordKey
+from tcsexam.records.digest import DIGEST_FIELD, record_digest
+from tcsexam.records.key import RecordKey
 
 SCHEMA_VERSION = 1
 
@@ -182,7 +182,7 @@ class InstanceRecord(StoredRecord):
     sandbox: str | None = None  #: the sandbox it ran in (`tcsexam.runner.sandboxes`)
     limiter: str | None = None  #: the limiter that enforced the limits (`tcsexam.runner.limiter`)
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
-    key: str | None = None  #: the record key (`tcsexam.digest.record_key`): reused only under the same one
+    key: str | None = None  #: the record key (`tcsexam.records.digest.record_key`): reused only under the same one
     candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in `key` (provenance)
     task: str | None = None
     attempt: str | None = None
@@ -209,7 +209,7 @@ class InstanceRecord(StoredRecord):
 
     def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
         """The record as written: every field plus `digest`, the HMAC of the rest under `key` (the
-        results tree's `tcsexam.recordkey`); without a key, the fields alone (no digest)."""
+        results tree's `tcsexam.records.key`); without a key, the fields alone (no digest)."""
         # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
         # its recursion over every field (a third of the cost of writing a record)
         data = {name: getattr(self, name) for name in self.field_names()}

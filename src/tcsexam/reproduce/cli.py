@@ -47,7 +47,7 @@ def _manifest(args: argparse.Namespace) -> int:
     run's previous manifest recorded."""
     from pathlib import Path
 
-    from tcsexam.provenance.manifest import Sources, sources_from_manifest, write_manifest
+    from tcsexam.reproduce.manifest import Sources, sources_from_manifest, write_manifest
 
     base = sources_from_manifest(Path(args.run_dir)) or Sources()
     task_files = dict(base.task_files)
@@ -76,19 +76,19 @@ def _compare(args: argparse.Namespace) -> int:
     identical/reproduced, 3 differs, 4 incomparable."""
     from tcsexam.errors import InputError
     from tcsexam.fileio import atomic_write_json, atomic_write_text
+    from tcsexam.reproduce.compare import EXIT_CODES, compare_runs
     from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-    from tcsexam.scoring.compare import EXIT_CODES, compare_runs
 
     resamples = at_least(args.resamples, 1, "--resamples", default=DEFAULT_RESAMPLES)
     seed = at_least(args.seed, 0, "--seed", default=DEFAULT_SEED)
     result = compare_runs(args.baseline, args.candidate, seed=seed, resamples=resamples)
     html = plot = None
     if args.report:
-        from tcsexam.scoring.compare_report import render_html
+        from tcsexam.reproduce.compare_report import render_html
 
         html = render_html(result)
     if args.plot:
-        from tcsexam.scoring.compare_report import render_png
+        from tcsexam.reproduce.compare_report import render_png
 
         plot = render_png(result)
     try:
@@ -113,7 +113,7 @@ def _compare(args: argparse.Namespace) -> int:
     if result["inputs"]["differ"]:
         print(f"inputs that differ: {', '.join(result['inputs']['differ'])}")
     if "machine_speed" in result:
-        from tcsexam.scoring.compare_speed import speed_lines
+        from tcsexam.reproduce.compare_speed import speed_lines
 
         print("\n".join(speed_lines(result["machine_speed"])))
     print(f"-> {args.output}")

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from tcsexam.cli import main
-from tcsexam.scoring.compare import compare_runs
-from tcsexam.scoring.compare_inputs import PROOF_COMPARED, proof_changes, statement_changes
+from tcsexam.reproduce.compare import compare_runs
+from tcsexam.reproduce.compare_inputs import PROOF_COMPARED, proof_changes, statement_changes
 
 HEADER = "model,track,item,attempt,score,adoption_status,score_status,score_type,solver_protocol\n"
 ITEM = "theorem-sum-odds-square"

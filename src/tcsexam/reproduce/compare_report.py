@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tcsexam.scoring.compare_inputs import proof_change_text
+from tcsexam.reproduce.compare_inputs import proof_change_text
 from tcsexam.suites import TRACKS
 
 

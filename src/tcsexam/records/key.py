@@ -1,6 +1,6 @@
 """The secret that seals a results tree's records: their digests are HMACs under it.
 
-A record's `digest` (and a derived file's, see `tcsexam.integrity`) is
+A record's `digest` (and a derived file's, see `tcsexam.records.integrity`) is
 `hmac-sha256:<key id>:<HMAC-SHA256 of its canonical content>` under the key of the tree it lives
 in, so a record edited with its digest recomputed is only accepted by whoever holds the key: the
 harness, never a candidate (bwrap hides the folder holding it, docker and apptainer never mount it,
