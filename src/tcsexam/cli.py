@@ -21,10 +21,10 @@ from tcsexam.logs import setup_logging
 
 COMMAND_MODULES = (
     "tcsexam.scoring.cli",  # solver-score, score, reference build|check
-    "tcsexam.problems_cli",  # check, generate
+    "tcsexam.problems.cli",  # check, generate
     "tcsexam.runner.cli",  # run, repair
     "tcsexam.runner.head_cli",  # runner ray-head
-    "tcsexam.attempts.construction_cli",  # construction run|row
+    "tcsexam.problems.constructions.cli",  # construction run|row
     "tcsexam.proofs.cli",  # proof check
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score

@@ -23,7 +23,7 @@ from tcsexam.attempts.rows import AttemptRow, failed_row, write_row
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
-from tcsexam.problems.constructions._base import checker_id
+from tcsexam.problems.constructions import checker_id
 from tcsexam.records import FAILURE_STATUSES, STATUSES
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.integrity import seal

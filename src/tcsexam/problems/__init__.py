@@ -17,9 +17,12 @@ from tcsexam.problems.base import CheckResult, Problem
 
 #: the Solver track's problems: one module each, `tcsexam.problems.<name>`
 SOLVER_PROBLEMS: tuple[str, ...] = ("maxcut", "sat", "tsp", "coloring", "maxsat")
-#: the construction kinds: every public module of tcsexam.problems.constructions (docs/constructions.md)
+#: the construction kinds: every public module of tcsexam.problems.constructions but its command
+#: module `cli` (docs/constructions.md)
 CONSTRUCTIONS: tuple[str, ...] = tuple(
-    m.name for m in pkgutil.iter_modules([str(Path(__file__).parent / "constructions")]) if not m.name.startswith("_")
+    m.name
+    for m in pkgutil.iter_modules([str(Path(__file__).parent / "constructions")])
+    if not m.name.startswith("_") and m.name != "cli"
 )
 #: problem name -> its module; the module defines one concrete `Problem` subclass, named by the module
 PROBLEMS: dict[str, str] = {

@@ -27,7 +27,7 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.problems import CONSTRUCTIONS
-from tcsexam.problems.constructions._base import checker_id
+from tcsexam.problems.constructions import checker_id
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key

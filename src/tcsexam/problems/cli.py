@@ -117,7 +117,7 @@ def check_main(args) -> int:
     if proof is not None:
         out["unsat_proof"] = proof
     if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
-        from tcsexam.problems.constructions._base import checker_id
+        from tcsexam.problems.constructions import checker_id
 
         out["checker"] = checker_id(problem)
     if args.json:
