@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -90,8 +90,6 @@ class RunContext:
     certificates_dir: str | None = None
     #: the chosen sandbox's `options()` (bwrap: the executable `check_available` found working)
     sandbox_options: dict[str, str] = field(default_factory=dict)
-    #: stand-in for `tcsexam.runner.execute.run_instance` (same signature; tests of the pool only)
-    executor: Callable[..., InstanceRecord] | None = None
     _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
     _sandbox_obj: Sandbox | None = field(default=None, repr=False, compare=False)
 
@@ -132,6 +130,26 @@ class RunContext:
         """What a pool runs for each name (never raises)."""
         return execute_instance(self, name)
 
+    def run_one(self, name: str, scratch: str) -> InstanceRecord:
+        """Run instance `name` with `scratch` as its scratch folder: `run_instance` under the
+        attempt's sandbox, limits, seed and record identity. May raise (`execute_instance` turns
+        that into a record)."""
+        identity = self.identity(name)
+        del identity["task"]  # run_instance takes it from the task
+        return run_instance(
+            self.task,
+            self.instance(name),
+            self.candidate,
+            sandbox=self.sandbox_obj(),
+            limits=self.limits,
+            seed=self.seed,
+            scratch_dir=scratch,
+            identity=RecordIdentity(instance_sha256=self.instance_hashes.get(name), **identity),
+            options=RunOptions(
+                limiter=self.limiter, hidden_paths=self.hidden_paths, certificates_dir=self.certificates_dir
+            ),
+        )
+
     def infrastructure_record(self, name: str, message: str) -> InstanceRecord:
         """The record of a name whose run the harness lost."""
         return infrastructure_record(self, name, message)
@@ -151,30 +169,8 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
     """Run one instance under the task's limits and return its complete record. Never raises."""
     scratch = None
     try:
-        protect: dict[str, Any] = {}
-        if ctx.executor is not None:
-            run, sandbox = ctx.executor, ctx.sandbox
-        else:
-            run, sandbox = run_instance, ctx.sandbox_obj()
-            identity = ctx.identity(name)
-            del identity["task"]  # run_instance takes it from the task
-            protect = {
-                "identity": RecordIdentity(instance_sha256=ctx.instance_hashes.get(name), **identity),
-                "options": RunOptions(
-                    limiter=ctx.limiter, hidden_paths=ctx.hidden_paths, certificates_dir=ctx.certificates_dir
-                ),
-            }
         scratch = make_scratch(ctx.scratch_root)
-        record = run(
-            ctx.task,
-            ctx.instance(name),
-            ctx.candidate,
-            sandbox=sandbox,
-            limits=ctx.limits,
-            seed=ctx.seed,
-            scratch_dir=scratch,
-            **(protect or {"attempt": ctx.attempt}),
-        )
+        record = ctx.run_one(name, scratch)
         if isinstance(record, InstanceRecord):
             return record
         return infrastructure_record(ctx, name, f"harness error: run_instance returned {type(record)}")

@@ -1,6 +1,6 @@
 """The pool: in-process and Ray fan-out, retries, lost actors (killed for real), the watchdog.
 
-The executor here is a small stand-in for `run_instance` (it sleeps and logs), so these tests
+The context here runs a small stand-in for `run_instance` (it sleeps and logs), so these tests
 isolate the pool's own behaviour; the real executor runs in test_run_cli.py and the
 integration tests.
 """
@@ -24,20 +24,23 @@ from tcsexam.runner.ray_job import start_ray
 from tcsexam.tasks import load_task
 
 
-def fake_run_instance(task, instance, candidate, *, sandbox, limits, seed, scratch_dir, attempt=None):
-    """Sleeps `meta.sleep` seconds, logs the call, returns `meta.status` (default ok)."""
-    assert Path(scratch_dir).is_dir()
-    with open(candidate["log"], "a") as fh:
-        fh.write(f"{instance.name} {os.getpid()}\n")
-    time.sleep(float(instance.meta.get("sleep", 0)))
-    if instance.meta.get("raise"):
-        raise RuntimeError("boom in the harness")
-    return InstanceRecord(
-        instance=instance.name, status=instance.meta.get("status", "ok"), A=float(len(instance.name)), sandbox=sandbox
-    )
+class StandInContext(RunContext):
+    """Runs a stand-in for each instance: sleeps `meta.sleep` seconds, logs the call, returns
+    `meta.status` (default ok), raises where `meta.raise` says so."""
+
+    def run_one(self, name, scratch):
+        assert Path(scratch).is_dir()
+        instance = self.instance(name)
+        with open(self.candidate["log"], "a") as fh:
+            fh.write(f"{instance.name} {os.getpid()}\n")
+        time.sleep(float(instance.meta.get("sleep", 0)))
+        if instance.meta.get("raise"):
+            raise RuntimeError("boom in the harness")
+        status = instance.meta.get("status", "ok")
+        return InstanceRecord(instance=instance.name, status=status, A=float(len(instance.name)), sandbox=self.sandbox)
 
 
-def _ctx(tmp_path, rows) -> RunContext:
+def _ctx(tmp_path, rows, context: type[RunContext] = StandInContext) -> RunContext:
     inst = tmp_path / "g.txt"
     inst.write_text("2 1\n1 2 1\n")
     lines = [
@@ -49,13 +52,7 @@ def _ctx(tmp_path, rows) -> RunContext:
         lines.append(f"- {{name: {row['name']}, file: g.txt{extra}}}")
     (tmp_path / "t.yaml").write_text("\n".join(lines) + "\n")
     task = load_task(tmp_path / "t.yaml")
-    return RunContext(
-        task=task,
-        candidate={"log": str(tmp_path / "exec.log")},
-        sandbox="local",
-        limits=None,
-        executor=fake_run_instance,
-    )
+    return context(task=task, candidate={"log": str(tmp_path / "exec.log")}, sandbox="local", limits=None)
 
 
 def _log(tmp_path) -> list[str]:
@@ -229,12 +226,12 @@ def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     from tcsexam.runner.execute import load_candidate
     from tcsexam.runner.limiter import Limits
 
-    ctx = _ctx(tmp_path, [{"name": "victim"}])
+    ctx = _ctx(tmp_path, [{"name": "victim"}], RunContext)
     token = f"{time.time_ns() % 10**9}.5"  # a unique sleep argument to find the candidate by
     cand = tmp_path / "cand"
     cand.mkdir()
     (cand / "solver.yaml").write_text(f'command: ["sleep", "{token}"]\n')
-    ctx.candidate, ctx.executor = load_candidate(cand), None
+    ctx.candidate = load_candidate(cand)
     ctx.limits = Limits(wall_s=60, mem_mb=512)
     seen_running = []
 
@@ -275,7 +272,7 @@ def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_o
     from tcsexam.runner.limiter import Limits
 
     names = [f"i{k}" for k in range(8)]
-    ctx = _ctx(tmp_path, [{"name": n} for n in names])
+    ctx = _ctx(tmp_path, [{"name": n} for n in names], RunContext)
     log = reachable_tmp / "programs.log"  # shared by the runs: writable for a root harness's candidate uid too
     log.touch(mode=0o666)
     log.chmod(0o666)
@@ -287,7 +284,7 @@ def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_o
         f'echo "end $$" >> {log}; echo 0 1 > "$1"'
     )
     (cand / "solver.yaml").write_text(json.dumps({"command": ["sh", "-c", script, "x", "{solution}"]}))
-    ctx.candidate, ctx.executor = load_candidate(cand), None
+    ctx.candidate = load_candidate(cand)
     ctx.limits = Limits(wall_s=60, mem_mb=512)
     calls = []
     pool = RayPool(ctx, workers=1, max_retries=0)
