@@ -1,14 +1,17 @@
 """The harness reads what a candidate controls without following, waiting or leaking (issue 19.3).
 
 Each hostile candidate puts something else where its certificate should be (a link to a secret
-host file, a FIFO, a link to a device or a huge file, a folder, a hard link, its work folder
-swapped for a link), under every sandbox that runs here (local, bwrap, docker). What is asserted
-is what the candidate achieved: the secret's text appears nowhere in the record, the harness came
-back (a generous deadline that only a real stall misses; no timing is asserted), and the record
-is the candidate's own failure (`invalid`). The same for the candidate hash (a FIFO planted in
-the candidate folder under `local`) and for a killed actor's scratch folder (removed by the
-driver; a dead run's leftovers are swept at the next start). Run as root and as an unprivileged
-user (`su tester -c '... pytest tests/unit/runner/test_hostile_reads.py'`): nothing here needs root.
+host file, a chain of links, a relative link, a link to /proc/PPID/environ, a FIFO, a Unix socket,
+a link to a device or a huge file, a sparse file far over the output cap, a folder, a hard link,
+its work folder swapped for a link), under every sandbox that runs here (local, bwrap, docker).
+What is asserted is what the candidate achieved: the secret's text appears nowhere in the record,
+the harness came back (a generous deadline that only a real stall misses; no timing is asserted),
+and the record is the candidate's own failure (`invalid`; over the output cap a `crash`). The same
+for the candidate hash (a FIFO planted in the candidate folder under `local`), for a work folder
+relocated to another file system (a FIFO left in it), and for a killed actor's scratch folder
+(removed by the driver; a dead run's leftovers are swept at the next start, and `remove_tree`
+never follows a link). Run as root and as an unprivileged user (`.ci/run` does both):
+``pytest -m hostile tests/unit/runner``; the few tests that need root skip as a user.
 """
 
 from __future__ import annotations
@@ -39,20 +42,19 @@ from tcsexam.runner.ray_job import (
     scratch_prefix,
     sweep_dead_scratch,
 )
-from tcsexam.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_escapes import sandbox_or_skip  # noqa: E402
+from hostile_support import ROOT, SANDBOXES, sandbox_or_skip, tiny_maxcut  # noqa: E402
 
-pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
+pytestmark = pytest.mark.hostile
 
-GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"
+
 STALL_S = 300  #: only a harness that never comes back misses this
-SANDBOXES = ["local", "bwrap", "docker"]
+
 
 #: The hostile candidate: `solve.py INSTANCE SOLUTION HOW TARGET` puts something at SOLUTION.
 SOLVE = r"""
-import os, sys
+import os, socket, sys
 
 instance, solution, how, target = sys.argv[1:5]
 work = os.path.dirname(solution)
@@ -69,6 +71,21 @@ elif how == "hardlink":         # the secret's own inode under the certificate's
 elif how == "swap_work":        # the work folder itself replaced by a link to a folder of secrets
     os.rename(work, work + ".old")
     os.symlink(target, work)
+elif how == "chain":            # a link to a link to a link to the secret
+    os.symlink(target, work + "/l1"); os.symlink(work + "/l1", work + "/l2"); os.symlink("l2", solution)
+elif how == "relative":         # a relative link climbing out of the work folder
+    os.symlink(os.path.relpath(target, work), solution)
+elif how == "socket":           # a Unix socket nobody answers
+    s = socket.socket(socket.AF_UNIX); s.bind(solution)
+elif how == "sparse":           # 1 TiB if RLIMIT_FSIZE lets it, else one byte over the cap (target)
+    with open(solution, "wb") as fh:
+        fh.write(b"0 1 0 1 0\n")
+        try:
+            fh.truncate(1 << 40)
+        except OSError:
+            fh.truncate(int(target))
+elif how == "proc":             # a link to the harness's environment as the candidate sees it
+    os.symlink("/proc/%d/environ" % os.getppid(), solution)
 elif how == "good":
     open(solution, "w").write("0 1 0 1 0\nvalue 4\n")
 """
@@ -76,14 +93,9 @@ elif how == "good":
 
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
-    root = tmp_path_factory.mktemp("reads-task")
-    (root / "g.txt").write_text(GRAPH)
-    (root / "task.yaml").write_text(
-        "id: tiny-maxcut\nproblem: maxcut\nkind: objective\ndirection: maximize\n"
-        "limits: {wall_s: 5, cpu_s: 10, mem_mb: 300, output_mb: 1, nproc: 64}\n"
-        f"instance_dir: {root}\ninstances:\n  - {{name: g, file: g.txt, best_known: 5}}\n"
-    )
-    return load_task(root / "task.yaml")
+    """The tiny MaxCut task with time to spare (wall_s 5): only a stall misses it, under docker too."""
+    limits = "{wall_s: 5, cpu_s: 10, mem_mb: 300, output_mb: 1, nproc: 64}"
+    return tiny_maxcut(tmp_path_factory.mktemp("reads-task"), limits)
 
 
 @pytest.fixture
@@ -134,6 +146,9 @@ def record_text(record) -> str:
     return json.dumps(dataclasses.asdict(record), default=str)
 
 
+# -- certificates that are not the candidate's own regular file --------------------------------
+
+
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 @pytest.mark.parametrize("how", ["symlink", "fifo", "device", "folder"])
 def test_certificate_that_is_not_a_regular_file_is_the_candidates_failure(task, tmp_path, secret, sandbox, how):
@@ -149,6 +164,42 @@ def test_certificate_that_is_not_a_regular_file_is_the_candidates_failure(task, 
 def test_a_good_certificate_still_reads(task, tmp_path, sandbox):
     record = run_or_stall(task, candidate(tmp_path, "good"), tmp_path, sandbox)
     assert record.status == "ok" and record.A == 4.0, record.message
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap", "docker"])
+@pytest.mark.parametrize("how", ["chain", "relative", "socket", "sparse", "proc"])
+def test_more_certificates_that_are_not_the_candidates_file(task, tmp_path, sandbox, how):
+    box = sandbox_or_skip(sandbox)
+    token = f"SECRET-{uuid.uuid4().hex}"
+    secret = tmp_path / "secret.txt"
+    secret.write_text(("0 1 0 1 0\n# " + token + "\n") * 20)
+    secret.chmod(0o600)
+    folder = tmp_path / "cand"
+    folder.mkdir()
+    (folder / "solve.py").write_text(SOLVE)
+    limits = task.limits.for_threads(1, grace_s=0.3)
+    target = limits.output_bytes + 1 if how == "sparse" else secret
+    (folder / "solver.yaml").write_text(
+        f'command: ["python3", "solve.py", "{{instance}}", "{{solution}}", "{how}", "{target}"]\n'
+    )
+    cand = load_candidate(folder)
+    out: list = []
+
+    def go():
+        out.append(run_instance(task, task.instances[0], cand, sandbox=box, limits=limits, seed=1,
+                                scratch_dir=tmp_path / "scratch"))  # fmt: skip
+
+    worker = threading.Thread(target=go, daemon=True)
+    worker.start()
+    worker.join(STALL_S)
+    assert out, f"the harness stalled on a {how} certificate under {sandbox}"
+    record = out[0]
+    text = json.dumps(dataclasses.asdict(record), default=str)
+    if how == "sparse":  # the cap holds: never read past it, the run is over the output limit
+        assert (record.status, record.termination) == ("crash", "output"), (record.status, record.message)
+    else:
+        assert record.status == "invalid", (record.status, record.message)
+    assert token not in text and str(secret) not in record.message and record.A is None
 
 
 def test_hard_link_to_a_host_file_is_refused(task, tmp_path, secret):
@@ -171,7 +222,39 @@ def test_work_folder_swapped_for_a_link_is_refused(task, tmp_path, secret, harne
     assert path.read_text().count(token) == 20  # the secrets were not touched either
 
 
-# ---- the helper itself ------------------------------------------------------------------------
+@pytest.mark.skipif(not ROOT, reason="only a root harness relocates the work folder for the candidate's uid")
+def test_relocated_work_folder_with_a_fifo_is_read_in_place(task, tmp_path):
+    """Under local as root a scratch folder out of the candidate uid's reach runs in a folder
+    under /tmp; on another file system than /tmp (here /dev/shm) the work folder used to be
+    copied back, and a FIFO the candidate left there made the record `infrastructure_error`."""
+    import glob
+    import shutil
+    import tempfile
+
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat("/tmp").st_dev:
+        pytest.skip("needs /dev/shm on another file system than /tmp")
+    box = sandbox_or_skip("local")
+    token = f"fifo-{uuid.uuid4().hex}"
+    root = Path(tempfile.mkdtemp(prefix="tcsexam-test-", dir="/dev/shm"))  # 0700: out of the uid's reach
+    try:
+        folder = tmp_path / "cand"
+        folder.mkdir()
+        folder.chmod(0o755)
+        (folder / "solver.yaml").write_text(
+            f"command: [sh, -c, 'mkfifo {{workdir}}/{token}; ln -s /etc/shadow {{workdir}}/link; "
+            'printf "0 1 0 1 0\\\\n" > {solution}\']\n'
+        )
+        cand = load_candidate(folder)
+        limits = task.limits.for_threads(1, grace_s=0.3)
+        record = run_instance(task, task.instances[0], cand, sandbox=box, limits=limits, seed=1,
+                              scratch_dir=root / "scratch")  # fmt: skip
+        assert (record.status, record.A) == ("ok", 4.0), (record.status, record.message)
+        assert not glob.glob(f"/tmp/tcsexam-run-*/work/{token}")  # its run folder went with it
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# -- the helper itself -------------------------------------------------------------------------
 
 
 def test_read_untrusted_refuses_every_kind_but_a_regular_file(tmp_path):
@@ -203,7 +286,7 @@ def test_read_untrusted_refuses_every_kind_but_a_regular_file(tmp_path):
     assert read_untrusted(tmp_path / "hard", 1000, one_link=False) == b"x" * 100
 
 
-# ---- the candidate hash under local ------------------------------------------------------------
+# -- the candidate hash under local ------------------------------------------------------------
 
 
 def test_candidate_hash_never_opens_a_fifo_device_or_link(tmp_path):
@@ -271,7 +354,7 @@ def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_pat
     assert any("changed during the run" in line for line in said)
 
 
-# ---- scratch: removed when an actor is killed, swept at the next start -------------------------
+# -- scratch: removed when an actor is killed, swept at the next start -------------------------
 
 
 #: a process that makes a scratch folder under argv[1], fills it and dies (or waits: argv[2] == "live")

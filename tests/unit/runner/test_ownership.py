@@ -30,7 +30,7 @@ from tcsexam.runner.scratch import make_scratch, release_scratch
 from tcsexam.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_escapes import sandbox_or_skip  # noqa: E402
+from hostile_support import sandbox_or_skip  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
 GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"

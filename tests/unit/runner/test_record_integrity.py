@@ -36,7 +36,7 @@ from tcsexam.tasks import load_task
 pytestmark = pytest.mark.hostile  # CI runs these as root and as an unprivileged user
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_escapes import sandbox_or_skip  # noqa: E402
+from hostile_support import sandbox_or_skip  # noqa: E402
 from test_run_cli import write_task  # noqa: E402
 
 STALL_S = 300
