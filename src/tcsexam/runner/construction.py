@@ -107,9 +107,6 @@ class ObjectCheck:
     limits: None = None
     scratch_root: str | None = None
 
-    def sandbox_obj(self) -> None:
-        return None
-
     def blank_record(self, name: str, status: Status, message: str = "", **fields: Any) -> InstanceRecord:
         return InstanceRecord(
             instance=name,

@@ -209,7 +209,7 @@ class _TaskRun:
         ctx = RunContext(
             task=prep.task,
             candidate=prep.candidate,
-            sandbox=prep.sandbox.name,
+            sandbox=prep.sandbox,
             limits=prep.limits,
             limiter=self.options.limiter,
             seed=self.job.seed,
@@ -217,7 +217,6 @@ class _TaskRun:
             keys=keys,
             candidate_hash=candidate_hash,
             sandbox_image=prep.sandbox.image_id(),
-            sandbox_options=prep.sandbox.options(),
             instance_hashes=instance_hashes,
             hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
             certificates_dir=str(self.output.parent / "certificates"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
+from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
@@ -62,7 +62,7 @@ def run(task, name, tmp_path, *, limiter="auto", sandbox="local", grace_s=0.3, p
     started = time.monotonic()
     record = run_instance(
         task, task.instances[0], candidate, sandbox=box, limits=limits, seed=seed, scratch_dir=scratch,
-        options=RunOptions(limiter=limiter),
+        options=InstanceOptions(limiter=limiter),
     )  # fmt: skip
     elapsed = time.monotonic() - started
     left = leftovers(f"hostile-{seed}")

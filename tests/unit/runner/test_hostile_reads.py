@@ -39,6 +39,7 @@ from tcsexam.runner.ray_job import (
     scratch_prefix,
     sweep_dead_scratch,
 )
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -402,7 +403,7 @@ def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
     ctx = RunContext(
         task=task,
         candidate=load_candidate(cand),
-        sandbox="local",
+        sandbox=get_sandbox("local"),
         limits=Limits(wall_s=60, mem_mb=512),
         scratch_root=str(root),
     )
