@@ -64,7 +64,7 @@ from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, lice
 from tcsexam.records.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.records.key import ensure_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
 from tcsexam.runner.execute import program_env
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
@@ -74,6 +74,8 @@ from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identi
 DEFAULT_TIME_LIMIT_S = 180.0
 #: every program's limits unless told: the wall-clock time limit and memory (`--time-limit`, `--mem-mb`)
 DEFAULT_LIMITS = Limits(wall_s=DEFAULT_TIME_LIMIT_S, mem_mb=4096)
+#: how the programs run unless told: one at a time in this process, no progress bar (a line each)
+DEFAULT_RUN = RunOptions(progress=False, pool=PoolOptions(workers=1))
 #: the OR-Space sandbox image (envs/orspace.Dockerfile, `make orspace-image`)
 DEFAULT_ORSPACE_IMAGE = "tcsexam-orspace:latest"
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
@@ -88,11 +90,11 @@ OUTCOME_FIELDS = (
 @dataclass
 class ExecuteSettings:
     """How the programs run: every program's limits (its time limit is `limits.wall_s`), the
-    sandbox and limiter, the interpreter, the workers, licences and the docker image."""
+    run options of every command that runs programs (sandbox, limiter, pool: `pool.workers`
+    programs at once, on Ray actors when more than one), the interpreter, licences, the image."""
 
     limits: Limits = DEFAULT_LIMITS
-    sandbox: str = "auto"
-    limiter: str = "auto"
+    run: RunOptions = DEFAULT_RUN
     #: the programs' interpreter: None = this one, or under docker the image's `python3` (a bare
     #: name is looked up on the sandbox's PATH; a path is mounted read-only with its prefix)
     python: str | None = None
@@ -150,7 +152,7 @@ def workspace_key(
         candidate_hash=hash_candidate(workspace),
         instance_hash="",
         limits=settings.limits.as_dict(),
-        sandbox=settings.sandbox,
+        sandbox=settings.run.sandbox,
         seed=0,
         meta={
             "python": settings.python,
@@ -178,7 +180,7 @@ class WorkspaceContext:
     workspaces: dict[str, Path]
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
-    #: the sandbox `settings.sandbox` names, checked to work here (it travels as its own small state)
+    #: the sandbox `settings.run.sandbox` names, checked to work here (it travels as its own small state)
     sandbox: Sandbox
     condition: str | None = None  #: the stage condition's slug, recorded in every record
     hidden_paths: tuple[str, ...] = ()  #: hidden from the programs: the output folder, the record key's
@@ -197,7 +199,7 @@ class WorkspaceContext:
             mode=parse_workspace_id(wid)[1],
             workspace=str(self.workspaces[wid]),
             limits=s.limits.as_dict(),
-            sandbox=s.sandbox,
+            sandbox=s.run.sandbox,
             harness_version=HARNESS_VERSION,
             key=self.keys.get(wid),
             entry_point=self.entries[wid][1],
@@ -299,7 +301,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 hidden_paths=ctx.hidden_paths,
             )
             cwd = str(src if src.is_dir() else root)
-            outcome = ctx.sandbox.run(RunSpec(argv, cwd, limits, env, paths, settings.limiter))
+            outcome = ctx.sandbox.run(RunSpec(argv, cwd, limits, env, paths, settings.run.limiter))
         except LaunchError as exc:
             if not exc.candidate_fault:
                 return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
@@ -358,12 +360,12 @@ def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None,
     return entries
 
 
-def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Sandbox, str]:
+def orspace_sandbox(name: str, docker_image: str | None = None, allow_unsandboxed: bool = False) -> tuple[Sandbox, str]:
     """`choose_sandbox`, with the OR-Space image for a sandbox that runs an image (docker; see
     ExecuteSettings.docker_image): the one asked for, else the OR-Space image when present, else
     the sandbox's own default (the Solver track's candidate image)."""
     if name not in NAMES or get_sandbox(name).image_name is None:  # `auto`, or a sandbox without images
-        return choose_sandbox(name)
+        return choose_sandbox(name, allow_unsandboxed=allow_unsandboxed)
     wanted = docker_image or os.environ.get("TCSEXAM_ORSPACE_IMAGE")
     if wanted:
         box, why = choose_sandbox(name, image=wanted)
@@ -415,9 +417,16 @@ def _execute(
         batch.on_write = _progress_lines(progress, len(batch.pending), batch)
     hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
     ctx = WorkspaceContext(settings, found, keys, entries, sandbox, condition=condition, hidden_paths=hidden)
-    # one worker asked for, or one workspace left: in this process (no Ray start)
-    pool = PoolOptions(workers=settings.workers, use_ray=settings.workers > 1 and len(batch.pending) > 1)
-    run_batch(ctx, batch, pool, BatchHooks(label="orspace execute", log=progress))
+    pool = settings.run.pool
+    if pool.workers == 1 or len(batch.pending) <= 1:  # one at a time: in this process (no Ray start)
+        pool = dataclasses.replace(pool, workers=1, use_ray=False, ray_address=None, ray_head=None)
+    hooks = BatchHooks(
+        label="orspace execute",
+        log=progress,
+        progress=settings.run.progress,
+        failed=lambda record: record.failure_mode is not None,
+    )
+    run_batch(ctx, batch, pool, hooks)
     return _summary(batch, out_dir, condition)
 
 
@@ -445,12 +454,13 @@ def _resolved(
 ) -> tuple[ExecuteSettings, str | None, Sandbox]:
     """(the settings with the sandbox chosen, its image and the programs' interpreter; the id of
     the image it runs, None without one: a new image reruns; the sandbox, checked to work here)."""
-    sandbox, why = orspace_sandbox(settings.sandbox, settings.docker_image)
+    sandbox, why = orspace_sandbox(settings.run.sandbox, settings.docker_image, settings.run.allow_unsandboxed)
     if progress is not None:
         progress(why)
     # `auto` resolved: keys name the real one; a sandbox with its own Python runs its python3 by default
     python = settings.python or sandbox.candidate_python
-    resolved = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=sandbox.image_name)
+    run = dataclasses.replace(settings.run, sandbox=sandbox.name)
+    resolved = dataclasses.replace(settings, run=run, python=python, docker_image=sandbox.image_name)
     return resolved, sandbox.image_id(), sandbox
 
 

@@ -14,7 +14,7 @@ from tcsexam.runner.ray_job import sigterm_as_exit
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 if TYPE_CHECKING:
-    from tcsexam.runner.orchestrate import RunOptions
+    from tcsexam.runner.batch import RunOptions
 
 #: the help lines of the options that say how a candidate runs (`tcsexam run`, `tcsexam construction run`)
 RUN_HELP = {
@@ -71,8 +71,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     """The `RunOptions` of the options `add_run_options` declared."""
-    from tcsexam.runner.batch import PoolOptions
-    from tcsexam.runner.orchestrate import RunOptions
+    from tcsexam.runner.batch import PoolOptions, RunOptions
 
     pool = PoolOptions(
         workers=args.workers,

@@ -38,9 +38,8 @@ from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
-from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S
 from tcsexam.runner.execute import build_candidate, load_candidate
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
 from tcsexam.runner.pool import RunContext
@@ -142,18 +141,6 @@ class TaskJob:
         """(records.json, the records folder)."""
         output = Path(self.output)
         return output, Path(self.records_dir) if self.records_dir is not None else output.parent / "records"
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How the candidate runs: sandbox, limiter, build step, the pool, a progress bar."""
-
-    sandbox: str = "auto"
-    limiter: str = "auto"
-    allow_unsandboxed: bool = False
-    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
-    progress: bool = True
-    pool: PoolOptions = field(default_factory=PoolOptions)
 
 
 @dataclass(frozen=True)

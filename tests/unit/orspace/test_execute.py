@@ -9,9 +9,10 @@ from dataclasses import replace
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.orspace.execute import DEFAULT_LIMITS, ExecuteSettings, execute, find_entry
+from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute, find_entry
 from tcsexam.orspace.objectives import load_predictions, score_objectives
 from tcsexam.orspace.release import load_release
+from tcsexam.runner.batch import PoolOptions
 
 EXPECTED = {
     "or_space_101_build": None,
@@ -31,7 +32,13 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def demo_run(demo, tmp_path_factory):
     out = tmp_path_factory.mktemp("exec")
-    summary = execute(demo["workspaces"], out, ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=3.0), workers=2))
+    summary = execute(
+        demo["workspaces"],
+        out,
+        ExecuteSettings(
+            limits=replace(DEFAULT_LIMITS, wall_s=3.0), run=replace(DEFAULT_RUN, pool=PoolOptions(workers=2))
+        ),
+    )
     return out, summary
 
 

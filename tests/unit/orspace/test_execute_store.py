@@ -17,7 +17,7 @@ import pytest
 
 from tcsexam.errors import InputError
 from tcsexam.orspace import execute as orspace_execute
-from tcsexam.orspace.execute import DEFAULT_LIMITS, ExecuteSettings, execute
+from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute
 from tcsexam.orspace.record import WorkspaceRecord
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import KEY_FILE, find_key
@@ -26,7 +26,7 @@ from tcsexam.runner.limiter import LaunchError
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 
 PROGRAM = "print('Status: Optimal')\nprint('OBJECTIVE_VALUE: {value}')\n"
-SETTINGS = ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=60.0), sandbox="local")
+SETTINGS = ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=60.0), run=replace(DEFAULT_RUN, sandbox="local"))
 
 
 def workspaces(root: Path, values: dict[str, float]) -> Path:

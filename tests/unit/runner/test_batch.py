@@ -105,7 +105,7 @@ def test_every_tracks_context_satisfies_the_protocol(tmp_path):
     from tcsexam.runner.pool import RunContext
 
     run = RunContext(task=None, candidate=None, sandbox=get_sandbox("local"), limits=None)
-    workspace = WorkspaceContext(ExecuteSettings(sandbox="local"), {}, {}, {}, get_sandbox("local"))
+    workspace = WorkspaceContext(ExecuteSettings(), {}, {}, {}, get_sandbox("local"))
     check = ObjectCheck(task=None, folder=tmp_path, key="k", candidate_hash="h")
     for ctx in (run, workspace, check, _Context({})):
         assert isinstance(ctx, BatchContext), type(ctx)
