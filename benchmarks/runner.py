@@ -37,7 +37,7 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
+from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.pool import RayPool, RunContext
 from tcsexam.runner.ray_job import job_cpus, start_ray
@@ -68,12 +68,14 @@ def _setup(root: Path, runs: int, wall_s: float) -> tuple[Path, dict[str, Path]]
     return task, cands
 
 
-def timed_run_instance(*args, **kwargs):
-    """run_instance, with the time it took inside the actor in the record (benchmark only)."""
-    t0 = time.perf_counter()
-    record = run_instance(*args, **kwargs)
-    record.extra["bench_inside_s"] = time.perf_counter() - t0
-    return record
+class TimedContext(RunContext):
+    """A RunContext whose records carry the time each run took inside the actor (benchmark only)."""
+
+    def run_one(self, name, scratch):
+        t0 = time.perf_counter()
+        record = super().run_one(name, scratch)
+        record.extra["bench_inside_s"] = time.perf_counter() - t0
+        return record
 
 
 def _ms(x: float) -> str:
@@ -107,7 +109,7 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
         t0 = time.perf_counter()
         scratch = tempfile.mkdtemp(dir=scratch_root)
         rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch,
-                           options=RunOptions(limiter=limiter))  # fmt: skip
+                           options=InstanceOptions(limiter=limiter))  # fmt: skip
         store.write(rec)
         inproc.append(time.perf_counter() - t0)
         statuses.add(rec.status)
@@ -122,7 +124,7 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
     t0 = time.perf_counter()
     handle = start_ray(num_cpus=workers)
     ray_s = time.perf_counter() - t0
-    ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits, executor=timed_run_instance)
+    ctx = TimedContext(task=task_obj, candidate=cand, sandbox=get_sandbox("local"), limits=limits)
     pool = RayPool(ctx, workers=workers, max_retries=0)
     try:
         names = [inst.name for inst in task_obj.instances[:runs]]
@@ -183,7 +185,7 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) ->
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
             rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch,
-                           options=RunOptions(limiter=limiter))  # fmt: skip
+                           options=InstanceOptions(limiter=limiter))  # fmt: skip
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         note = "target < 0.2 s" if name == "sleep" else f"ignores SIGTERM: pays the {limits.grace_s:g} s grace"
@@ -197,7 +199,7 @@ def bench_efficiency(pool: RayPool, task, cands, n: int, t: float, workers: int,
     task_obj = load_task(task)
     cand = load_candidate(cands["sleep"])
     limits = Limits(wall_s=t, cpu_s=t * 10, mem_mb=1024)
-    pool.ctx = RunContext(task=task_obj, candidate=cand, sandbox="local", limits=limits, limiter=limiter)
+    pool.ctx = RunContext(task=task_obj, candidate=cand, sandbox=get_sandbox("local"), limits=limits, limiter=limiter)
     pool._ctx_ref = pool.ray.put(pool.ctx)
     for actor in list(pool.actors):  # fresh actors carry the new context
         pool._drop(actor)
@@ -257,7 +259,7 @@ def bench_sandboxes(task, cands, root: Path, runs: int, t: float, reps: int, lim
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
             rec = run_instance(task_obj, inst, sleep, sandbox=box, limits=tl, seed=0, scratch_dir=scratch,
-                               options=RunOptions(limiter=limiter))  # fmt: skip
+                               options=InstanceOptions(limiter=limiter))  # fmt: skip
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         print(

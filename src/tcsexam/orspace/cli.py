@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from tcsexam.errors import InputError, UsageError
 from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
 from tcsexam.orspace.release import MODES, OBJECTIVE_MODES
 from tcsexam.orspace.solvers import LICENSED
-from tcsexam.runner.limiter.types import LIMITERS
+from tcsexam.runner.cli import RUN_HELP
+from tcsexam.runner.context import DEFAULT_MAX_RETRIES
+from tcsexam.runner.limiter.types import LIMITER_OPTION
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 
@@ -68,8 +71,12 @@ def _register_execute(sub) -> None:
     p.add_argument("--time-limit", type=float, help="wall-clock seconds per program (default 180)")
     p.add_argument("--mem-mb", type=int, help="memory limit per program (default 4096)")
     p.add_argument("--sandbox", **SANDBOX_OPTION)
-    p.add_argument("--limiter", default="auto", choices=LIMITERS, help="(default auto)")
-    p.add_argument("--workers", type=int, default=1, help="programs run at once (default 1)")
+    p.add_argument("--allow-unsandboxed", action="store_true", help=RUN_HELP["allow_unsandboxed"])
+    p.add_argument("--limiter", **LIMITER_OPTION)
+    p.add_argument(
+        "--workers", type=int, default=1, help="programs run at once, on Ray actors when more than one (default 1)"
+    )
+    p.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="K", help=RUN_HELP["max_retries"])
     p.add_argument(
         "--python",
         default=None,
@@ -234,15 +241,18 @@ def _licences(values: list[str]) -> dict[str, str]:
 
 
 def _execute(args) -> int:
-    from tcsexam.orspace.execute import ExecuteSettings, execute
+    from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute
+    from tcsexam.runner.batch import PoolOptions
 
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
     if args.time_limit is not None and args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
-    chosen = pick(args, "mem_mb", "sandbox", "limiter", "python", "workers", "docker_image", time_limit_s="time_limit")
-    given = {k: v for k, v in chosen.items() if v is not None}  # an option not given: ExecuteSettings' default
-    settings = ExecuteSettings(**given, licences=_licences(args.licence))
+    pool = PoolOptions(workers=args.workers, max_retries=args.max_retries)
+    pool.check()
+    run = dataclasses.replace(DEFAULT_RUN, **pick(args, "sandbox", "limiter", "allow_unsandboxed"), pool=pool)
+    limits = dict(wall_s=args.time_limit, mem_mb=args.mem_mb)
+    limits = dataclasses.replace(DEFAULT_LIMITS, **{k: v for k, v in limits.items() if v is not None})
+    given = {k: v for k, v in pick(args, "python", "docker_image").items() if v is not None}  # else the default
+    settings = ExecuteSettings(limits=limits, run=run, **given, licences=_licences(args.licence))
     from tcsexam.runner.ray_job import sigterm_as_exit
 
     with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
@@ -64,16 +64,18 @@ from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, lice
 from tcsexam.records.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.records.key import ensure_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
 from tcsexam.runner.execute import program_env
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
+from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 
-if TYPE_CHECKING:
-    from tcsexam.runner.limiter import Limits
-
 DEFAULT_TIME_LIMIT_S = 180.0
+#: every program's limits unless told: the wall-clock time limit and memory (`--time-limit`, `--mem-mb`)
+DEFAULT_LIMITS = Limits(wall_s=DEFAULT_TIME_LIMIT_S, mem_mb=4096)
+#: how the programs run unless told: one at a time in this process, no progress bar (a line each)
+DEFAULT_RUN = RunOptions(progress=False, pool=PoolOptions(workers=1))
 #: the OR-Space sandbox image (envs/orspace.Dockerfile, `make orspace-image`)
 DEFAULT_ORSPACE_IMAGE = "tcsexam-orspace:latest"
 ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "current_heuristic.py")
@@ -87,10 +89,12 @@ OUTCOME_FIELDS = (
 
 @dataclass
 class ExecuteSettings:
-    time_limit_s: float = DEFAULT_TIME_LIMIT_S
-    mem_mb: int | None = 4096
-    sandbox: str = "auto"
-    limiter: str = "auto"
+    """How the programs run: every program's limits (its time limit is `limits.wall_s`), the
+    run options of every command that runs programs (sandbox, limiter, pool: `pool.workers`
+    programs at once, on Ray actors when more than one), the interpreter, licences, the image."""
+
+    limits: Limits = DEFAULT_LIMITS
+    run: RunOptions = DEFAULT_RUN
     #: the programs' interpreter: None = this one, or under docker the image's `python3` (a bare
     #: name is looked up on the sandbox's PATH; a path is mounted read-only with its prefix)
     python: str | None = None
@@ -138,7 +142,6 @@ def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
 def workspace_key(
     workspace: Path,
     settings: ExecuteSettings,
-    limits: dict[str, Any],
     condition: str | None = None,
     image: str | None = None,
 ) -> str:
@@ -148,8 +151,8 @@ def workspace_key(
     return record_key(
         candidate_hash=hash_candidate(workspace),
         instance_hash="",
-        limits=limits,
-        sandbox=settings.sandbox,
+        limits=settings.limits.as_dict(),
+        sandbox=settings.run.sandbox,
         seed=0,
         meta={
             "python": settings.python,
@@ -177,20 +180,16 @@ class WorkspaceContext:
     workspaces: dict[str, Path]
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
-    limits: Limits | None = None  #: every program's (`settings_limits`)
+    #: the sandbox `settings.run.sandbox` names, checked to work here (it travels as its own small state)
+    sandbox: Sandbox
     condition: str | None = None  #: the stage condition's slug, recorded in every record
     hidden_paths: tuple[str, ...] = ()  #: hidden from the programs: the output folder, the record key's
     scratch_root: str | None = None  #: parent of the scratch folders (None: $TMPDIR)
-    #: the chosen sandbox's `options()` (bwrap: the executable `check_available` found working)
-    sandbox_options: dict[str, str] = field(default_factory=dict)
-    _sandbox_obj: Any = field(default=None, repr=False, compare=False)
 
-    def sandbox_obj(self) -> Any:
-        if self._sandbox_obj is None:
-            image = self.settings.docker_image  # the image the chosen sandbox runs (None: it runs none)
-            options = {**self.sandbox_options, **({"image": image} if image else {})}
-            self._sandbox_obj = get_sandbox(self.settings.sandbox, **options)
-        return self._sandbox_obj
+    @property
+    def limits(self) -> Limits:
+        """Every program's limits (the batch engine's watchdog reads them)."""
+        return self.settings.limits
 
     def blank_record(self, wid: str, **fields: Any) -> WorkspaceRecord:
         """A record of `wid` with its identity fields (nothing run yet)."""
@@ -199,9 +198,8 @@ class WorkspaceContext:
             workspace_id=wid,
             mode=parse_workspace_id(wid)[1],
             workspace=str(self.workspaces[wid]),
-            time_limit_s=s.time_limit_s,
-            limits=self.limits.as_dict(),
-            sandbox=s.sandbox,
+            limits=s.limits.as_dict(),
+            sandbox=s.run.sandbox,
             harness_version=HARNESS_VERSION,
             key=self.keys.get(wid),
             entry_point=self.entries[wid][1],
@@ -218,11 +216,6 @@ class WorkspaceContext:
             return run_workspace(self, wid)
         except Exception as exc:  # the harness failed, not the program
             return self.infrastructure_record(wid, " ".join(f"harness error: {type(exc).__name__}: {exc}".split()))
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_sandbox_obj"] = None
-        return state
 
 
 def helper_library(scratch: Path) -> Path:
@@ -248,7 +241,7 @@ def program_environment(
     host_python = os.sep in settings.python
     path = ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
     fixed = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
-             RESULT_ENV: str(result_file), "TCSEXAM_TIME_LIMIT": f"{settings.time_limit_s:g}",
+             RESULT_ENV: str(result_file), "TCSEXAM_TIME_LIMIT": f"{settings.limits.wall_s:g}",
              "PYTHONPATH": str(helper_library(scratch))}  # fmt: skip
     env = program_env(str(scratch), path=path, inherit=False, **fixed)
     licence_env, licence_paths = licence_mounts(settings.licences)
@@ -264,7 +257,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
     """Execute one submission and return its record (never raises for program faults)."""
     settings, workspace = ctx.settings, ctx.workspaces[wid]
     mode = parse_workspace_id(wid)[1]
-    limits = ctx.limits
+    limits = settings.limits
     template, entry = ctx.entries[wid]
     not_run = dict(wall_s=0.0, objective=None)
     if template is None:
@@ -294,7 +287,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             "src": str(src),
             "root": str(root),
             "result_file": str(result_file),
-            "time_limit": f"{settings.time_limit_s:g}",
+            "time_limit": f"{limits.wall_s:g}",
         }
         argv = _argv(template, values, workspace, entry)
         env, readonly = program_environment(settings, scratch, result_file, root)
@@ -308,7 +301,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 hidden_paths=ctx.hidden_paths,
             )
             cwd = str(src if src.is_dir() else root)
-            outcome = ctx.sandbox_obj().run(RunSpec(argv, cwd, limits, env, paths, settings.limiter))
+            outcome = ctx.sandbox.run(RunSpec(argv, cwd, limits, env, paths, settings.run.limiter))
         except LaunchError as exc:
             if not exc.candidate_fault:
                 return ctx.infrastructure_record(wid, f"harness could not start the program: {exc}")
@@ -331,7 +324,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         solver = detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src)
         derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok, solver)
         verdict = outcome_verdict(
-            outcome.termination, outcome.exit_code, outcome.signal, derived, settings.time_limit_s, solver
+            outcome.termination, outcome.exit_code, outcome.signal, derived, limits.wall_s, solver
         )
         return ctx.blank_record(
             wid,
@@ -367,17 +360,12 @@ def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None,
     return entries
 
 
-def settings_limits(settings: ExecuteSettings) -> Limits:
-    """Every program's limits: the wall-clock time limit, the memory limit, the limiter."""
-    return Limits(wall_s=float(settings.time_limit_s), mem_mb=settings.mem_mb)
-
-
-def orspace_sandbox(name: str, docker_image: str | None = None) -> tuple[Any, str]:
+def orspace_sandbox(name: str, docker_image: str | None = None, allow_unsandboxed: bool = False) -> tuple[Sandbox, str]:
     """`choose_sandbox`, with the OR-Space image for a sandbox that runs an image (docker; see
     ExecuteSettings.docker_image): the one asked for, else the OR-Space image when present, else
     the sandbox's own default (the Solver track's candidate image)."""
     if name not in NAMES or get_sandbox(name).image_name is None:  # `auto`, or a sandbox without images
-        return choose_sandbox(name)
+        return choose_sandbox(name, allow_unsandboxed=allow_unsandboxed)
     wanted = docker_image or os.environ.get("TCSEXAM_ORSPACE_IMAGE")
     if wanted:
         box, why = choose_sandbox(name, image=wanted)
@@ -417,10 +405,9 @@ def _execute(
     found = _selected(workspaces_root, modes, workspace_ids)
     _check_settings(settings)
     entries = checked_entries(found)
-    settings, image, sandbox_options = _resolved(settings, progress)
-    limits = settings_limits(settings)
+    settings, image, sandbox = _resolved(settings, progress)
     condition = staged_condition(workspaces_root, condition)
-    keys = {wid: workspace_key(path, settings, limits.as_dict(), condition, image) for wid, path in found.items()}
+    keys = {wid: workspace_key(path, settings, condition, image) for wid, path in found.items()}
     hold.enter_context(exclusive_use([(out_dir / "records", True)]))
     seal_key = ensure_key(out_dir, near=out_dir / "records")
     batch = KeyedBatch.open(RecordStore(out_dir / "records", WorkspaceRecord, key=seal_key), keys)
@@ -429,11 +416,17 @@ def _execute(
             progress(f"{wid}: record set aside ({reason}: {detail}) into {batch.store.set_aside_dir}; it runs again")
         batch.on_write = _progress_lines(progress, len(batch.pending), batch)
     hidden = tuple(sorted({str(Path(out_dir).resolve()), str(seal_key.path.parent)}))
-    ctx = WorkspaceContext(settings, found, keys, entries, limits, condition=condition, hidden_paths=hidden,
-                           sandbox_options=sandbox_options)  # fmt: skip
-    # one worker asked for, or one workspace left: in this process (no Ray start)
-    pool = PoolOptions(workers=settings.workers, use_ray=settings.workers > 1 and len(batch.pending) > 1)
-    run_batch(ctx, batch, pool, BatchHooks(label="orspace execute", log=progress))
+    ctx = WorkspaceContext(settings, found, keys, entries, sandbox, condition=condition, hidden_paths=hidden)
+    pool = settings.run.pool
+    if pool.workers == 1 or len(batch.pending) <= 1:  # one at a time: in this process (no Ray start)
+        pool = dataclasses.replace(pool, workers=1, use_ray=False, ray_address=None, ray_head=None)
+    hooks = BatchHooks(
+        label="orspace execute",
+        log=progress,
+        progress=settings.run.progress,
+        failed=lambda record: record.failure_mode is not None,
+    )
+    run_batch(ctx, batch, pool, hooks)
     return _summary(batch, out_dir, condition)
 
 
@@ -450,8 +443,6 @@ def _selected(workspaces_root: Path, modes: tuple[str, ...], workspace_ids: list
 
 
 def _check_settings(settings: ExecuteSettings) -> None:
-    if settings.time_limit_s <= 0:
-        raise InputError(f"time limit must be positive, not {settings.time_limit_s}")
     try:
         licence_mounts(settings.licences)
     except (ValueError, FileNotFoundError) as exc:
@@ -460,16 +451,17 @@ def _check_settings(settings: ExecuteSettings) -> None:
 
 def _resolved(
     settings: ExecuteSettings, progress: Callable[[str], None] | None
-) -> tuple[ExecuteSettings, str | None, dict[str, str]]:
+) -> tuple[ExecuteSettings, str | None, Sandbox]:
     """(the settings with the sandbox chosen, its image and the programs' interpreter; the id of
-    the image it runs, None without one: a new image reruns; the sandbox's `options()`)."""
-    sandbox, why = orspace_sandbox(settings.sandbox, settings.docker_image)
+    the image it runs, None without one: a new image reruns; the sandbox, checked to work here)."""
+    sandbox, why = orspace_sandbox(settings.run.sandbox, settings.docker_image, settings.run.allow_unsandboxed)
     if progress is not None:
         progress(why)
     # `auto` resolved: keys name the real one; a sandbox with its own Python runs its python3 by default
     python = settings.python or sandbox.candidate_python
-    resolved = dataclasses.replace(settings, sandbox=sandbox.name, python=python, docker_image=sandbox.image_name)
-    return resolved, sandbox.image_id(), sandbox.options()
+    run = dataclasses.replace(settings.run, sandbox=sandbox.name)
+    resolved = dataclasses.replace(settings, run=run, python=python, docker_image=sandbox.image_name)
+    return resolved, sandbox.image_id(), sandbox
 
 
 def _progress_lines(progress: Callable[[str], None], todo: int, batch: KeyedBatch) -> Callable[[str, Any], None]:

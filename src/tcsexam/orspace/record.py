@@ -44,8 +44,7 @@ class WorkspaceRecord(StoredRecord):
     workspace_id: str
     mode: str | None = None
     workspace: str | None = None
-    time_limit_s: float | None = None
-    limits: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None  #: `Limits.as_dict()`: the time limit is its `wall_s`
     sandbox: str | None = None
     harness_version: str | None = None
     key: str | None = None
@@ -92,6 +91,8 @@ class WorkspaceRecord(StoredRecord):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
+        if LEGACY_TIME_LIMIT in data and data[LEGACY_TIME_LIMIT] == (data.get("limits") or {}).get("wall_s"):
+            data = {k: v for k, v in data.items() if k != LEGACY_TIME_LIMIT}
         unknown = sorted(set(data) - cls._field_set())
         if unknown:
             raise TypeError(f"unknown field {unknown[0]!r}")
@@ -107,6 +108,8 @@ class WorkspaceRecord(StoredRecord):
         return None
 
 
+#: what earlier workspace records held beside `limits`: its `wall_s` again (read, then dropped)
+LEGACY_TIME_LIMIT = "time_limit_s"
 _NOT_IN_BODY = frozenset({"schema_version", "tries", "digest"})
 
 

@@ -8,7 +8,7 @@ from tcsexam.cliutil import actions, command, required
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from tcsexam.runner.limiter.types import LIMITERS
+    from tcsexam.runner.limiter.types import LIMITER_OPTION
     from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
     top = actions(
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--allow-unsandboxed", action="store_true", help="the proofs are trusted: auto may fall back to local"
     )
-    p.add_argument("--limiter", default="auto", choices=LIMITERS)
+    p.add_argument("--limiter", **LIMITER_OPTION)
 
 
 def _check(args: argparse.Namespace) -> int:

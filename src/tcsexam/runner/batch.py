@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam.errors import InputError, UsageError
-from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
+from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S, DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
 from tcsexam.runner.pool import InProcessPool, RayPool
 from tcsexam.runner.ray_head import join
 from tcsexam.runner.ray_job import cancel_ray_abort_alarm, job_cpus, start_ray
@@ -128,6 +128,20 @@ class PoolOptions:
             raise UsageError("--no-ray and --ray-address/--ray-head exclude each other")
         if self.ray_address and self.ray_head:
             raise UsageError("--ray-address and --ray-head exclude each other")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How programs run, for every command that runs them (`tcsexam run`, `construction run`,
+    `orspace execute`): the sandbox and whether `auto` may fall back to local, the limiter, the
+    pool (workers, Ray, retries), a progress bar, and the candidate's build step."""
+
+    sandbox: str = "auto"
+    limiter: str = "auto"
+    allow_unsandboxed: bool = False
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    progress: bool = True
+    pool: PoolOptions = field(default_factory=PoolOptions)
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from tcsexam.cliutil import command, pick
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
 from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S, DEFAULT_MAX_RETRIES
-from tcsexam.runner.limiter.types import LIMITERS
+from tcsexam.runner.limiter.types import LIMITER_OPTION
 from tcsexam.runner.ray_job import sigterm_as_exit
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 if TYPE_CHECKING:
-    from tcsexam.runner.orchestrate import RunOptions
+    from tcsexam.runner.batch import RunOptions
 
 #: the help lines of the options that say how a candidate runs (`tcsexam run`, `tcsexam construction run`)
 RUN_HELP = {
@@ -29,7 +29,6 @@ RUN_HELP = {
     "seed": "seed passed to the candidate ({seed})",
     "max_retries": "resubmissions after an infrastructure failure (lost actor, ...); default %(default)s",
     "build_timeout": "wall limit of the candidate's build step (default 600)",
-    "limiter": "process limiter (default auto: cgroups where allowed, else light)",
     "no_progress": "no progress bar on stderr",
 }
 
@@ -66,14 +65,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="K", help=h["max_retries"])
     timeout = DEFAULT_BUILD_TIMEOUT_S
     parser.add_argument("--build-timeout", type=float, default=timeout, metavar="SECONDS", help=h["build_timeout"])
-    parser.add_argument("--limiter", default="auto", choices=LIMITERS, help=h["limiter"])
+    parser.add_argument("--limiter", **LIMITER_OPTION)
     parser.add_argument("--no-progress", action="store_true", help=h["no_progress"])
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     """The `RunOptions` of the options `add_run_options` declared."""
-    from tcsexam.runner.batch import PoolOptions
-    from tcsexam.runner.orchestrate import RunOptions
+    from tcsexam.runner.batch import PoolOptions, RunOptions
 
     pool = PoolOptions(
         workers=args.workers,

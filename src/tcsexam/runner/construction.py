@@ -32,12 +32,11 @@ from tcsexam.records import InstanceRecord, Status
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
-from tcsexam.runner.orchestrate import RunOptions, TaskJob, run_job
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
+from tcsexam.runner.orchestrate import TaskJob, run_job
 from tcsexam.tasks import load_task
 
 if TYPE_CHECKING:
-    from tcsexam.runner.orchestrate import RunOptions, TaskJob
     from tcsexam.tasks import Task
 
 STATIC_NAME = "construction.txt"
@@ -74,7 +73,7 @@ def judge_submission(
     options: RunOptions | None = None,
 ) -> dict[str, Any]:
     """Run or check the submission; write records.json (`output`); return its one record. A
-    program runs with `options` (`orchestrate.RunOptions`; None: the defaults)."""
+    program runs with `options` (`batch.RunOptions`; None: the defaults)."""
     t = load_construction_task(task)
     folder = Path(submission)
     if not folder.is_dir():
@@ -106,9 +105,6 @@ class ObjectCheck:
     attempt: str | None = None
     limits: None = None
     scratch_root: str | None = None
-
-    def sandbox_obj(self) -> None:
-        return None
 
     def blank_record(self, name: str, status: Status, message: str = "", **fields: Any) -> InstanceRecord:
         return InstanceRecord(

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from tcsexam.runner.limiter import Limits
-    from tcsexam.runner.sandboxes.base import Sandbox
 
 #: resubmissions after an infrastructure failure: the one retry policy (CLI, run_job, pools)
 DEFAULT_MAX_RETRIES = 2
@@ -42,13 +41,11 @@ class BatchRecord(Protocol):
 
 @runtime_checkable
 class BatchContext(Protocol):
-    """What every run of one batch shares; sent once to each actor (so it pickles without the
-    sandbox object it caches). `execute(name)` never raises: a harness failure is a record."""
+    """What every run of one batch shares; sent once to each actor (it pickles: its sandbox
+    travels as its own small state). `execute(name)` never raises: a harness failure is a record."""
 
     limits: Limits | None
     scratch_root: str | None  #: parent of the per-run scratch folders (None: $TMPDIR)
-
-    def sandbox_obj(self) -> Sandbox | None: ...
 
     def execute(self, name: str) -> BatchRecord: ...
 

@@ -297,7 +297,7 @@ def build_candidate(
 
 
 @dataclass(frozen=True)
-class RunOptions:
+class InstanceOptions:
     """How an instance runs besides its limits: the limiter that enforces them and the folders
     the sandbox hides from the candidate (see `orchestrate.hidden_paths`)."""
 
@@ -332,7 +332,7 @@ class _Job:
     limits: Limits
     seed: int
     scratch: Path
-    options: RunOptions
+    options: InstanceOptions
     instance_sha256: str | None
     #: (path, (st_dev, st_ino)) of the run's own folders as made: checked after the run
     folders: tuple[tuple[Path, tuple[int, int]], ...] = ()
@@ -350,7 +350,7 @@ def run_instance(
     seed: int,
     scratch_dir: str | os.PathLike,
     identity: RecordIdentity | None = None,
-    options: RunOptions | None = None,
+    options: InstanceOptions | None = None,
 ) -> InstanceRecord:
     """Run `candidate` on `instance` (a TaskInstance or its name) of `task` in `sandbox`; never
     raises for solver failures. An unexpected harness failure becomes an `infrastructure_error`
@@ -379,7 +379,7 @@ def run_instance(
     try:
         if isinstance(instance, str):
             instance = task.instance(instance)
-        job = _Job(task, instance, candidate, sandbox, limits, seed, Path(scratch_dir), options or RunOptions(),
+        job = _Job(task, instance, candidate, sandbox, limits, seed, Path(scratch_dir), options or InstanceOptions(),
                    identity.instance_sha256)  # fmt: skip
         _run(record, job)
     except Exception as exc:  # the harness failed, not the solver

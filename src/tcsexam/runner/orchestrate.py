@@ -38,9 +38,8 @@ from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch
+from tcsexam.runner.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
-from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S
 from tcsexam.runner.execute import build_candidate, load_candidate
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
 from tcsexam.runner.pool import RunContext
@@ -145,18 +144,6 @@ class TaskJob:
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """How the candidate runs: sandbox, limiter, build step, the pool, a progress bar."""
-
-    sandbox: str = "auto"
-    limiter: str = "auto"
-    allow_unsandboxed: bool = False
-    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
-    progress: bool = True
-    pool: PoolOptions = field(default_factory=PoolOptions)
-
-
-@dataclass(frozen=True)
 class RunHooks:
     """Whom the run tells: its log, the job's heartbeat, each dispatch (tests)."""
 
@@ -209,7 +196,7 @@ class _TaskRun:
         ctx = RunContext(
             task=prep.task,
             candidate=prep.candidate,
-            sandbox=prep.sandbox.name,
+            sandbox=prep.sandbox,
             limits=prep.limits,
             limiter=self.options.limiter,
             seed=self.job.seed,
@@ -217,7 +204,6 @@ class _TaskRun:
             keys=keys,
             candidate_hash=candidate_hash,
             sandbox_image=prep.sandbox.image_id(),
-            sandbox_options=prep.sandbox.options(),
             instance_hashes=instance_hashes,
             hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
             certificates_dir=str(self.output.parent / "certificates"),

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
-from tcsexam.runner.execute import RecordIdentity, RunOptions, run_instance
+from tcsexam.runner.execute import InstanceOptions, RecordIdentity, run_instance
 from tcsexam.runner.limiter.owner import adopt_owner_token, new_owner_token
 from tcsexam.runner.limiter.process import one_run_at_a_time
 from tcsexam.runner.ray_job import (
@@ -55,7 +55,6 @@ from tcsexam.runner.ray_job import (
     remove_run_scratch,
     sweep_dead_scratch,
 )
-from tcsexam.runner.sandboxes import get_sandbox
 
 if TYPE_CHECKING:
     from tcsexam.runner.execute import Candidate
@@ -72,7 +71,7 @@ class RunContext:
 
     task: Task
     candidate: Candidate | None  #: built, when it has a build step
-    sandbox: str  #: the sandbox's name (resolved: never `auto`)
+    sandbox: Sandbox  #: the chosen one, checked to work here (it travels as its own small state)
     limits: Limits | None
     limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
     seed: int = 0
@@ -88,20 +87,12 @@ class RunContext:
     hidden_paths: tuple[str, ...] = ()
     #: where each run's final certificate is kept (<attempt>/certificates; None: not kept)
     certificates_dir: str | None = None
-    #: the chosen sandbox's `options()` (bwrap: the executable `check_available` found working)
-    sandbox_options: dict[str, str] = field(default_factory=dict)
     _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
-    _sandbox_obj: Sandbox | None = field(default=None, repr=False, compare=False)
 
     def instance(self, name: str) -> TaskInstance:
         if not self._instances:
             self._instances = {inst.name: inst for inst in self.task.instances}
         return self._instances[name]
-
-    def sandbox_obj(self) -> Sandbox:
-        if self._sandbox_obj is None:
-            self._sandbox_obj = get_sandbox(self.sandbox, **self.sandbox_options)
-        return self._sandbox_obj
 
     def identity(self, name: str) -> dict[str, Any]:
         """The fields every record of instance `name` in this attempt carries (its identity)."""
@@ -120,7 +111,7 @@ class RunContext:
             instance=name,
             status=status,
             message=message,
-            sandbox=self.sandbox,
+            sandbox=self.sandbox.name,
             harness_version=HARNESS_VERSION,
             **self.identity(name),
             **fields,
@@ -140,12 +131,12 @@ class RunContext:
             self.task,
             self.instance(name),
             self.candidate,
-            sandbox=self.sandbox_obj(),
+            sandbox=self.sandbox,
             limits=self.limits,
             seed=self.seed,
             scratch_dir=scratch,
             identity=RecordIdentity(instance_sha256=self.instance_hashes.get(name), **identity),
-            options=RunOptions(
+            options=InstanceOptions(
                 limiter=self.limiter, hidden_paths=self.hidden_paths, certificates_dir=self.certificates_dir
             ),
         )
@@ -157,7 +148,6 @@ class RunContext:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_instances"] = {}
-        state["_sandbox_obj"] = None
         return state
 
 

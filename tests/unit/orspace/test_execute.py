@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.orspace.execute import ExecuteSettings, execute, find_entry
+from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute, find_entry
 from tcsexam.orspace.objectives import load_predictions, score_objectives
 from tcsexam.orspace.release import load_release
+from tcsexam.runner.batch import PoolOptions
 
 EXPECTED = {
     "or_space_101_build": None,
@@ -30,7 +32,13 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def demo_run(demo, tmp_path_factory):
     out = tmp_path_factory.mktemp("exec")
-    summary = execute(demo["workspaces"], out, ExecuteSettings(time_limit_s=3.0, workers=2))
+    summary = execute(
+        demo["workspaces"],
+        out,
+        ExecuteSettings(
+            limits=replace(DEFAULT_LIMITS, wall_s=3.0), run=replace(DEFAULT_RUN, pool=PoolOptions(workers=2))
+        ),
+    )
     return out, summary
 
 
@@ -40,7 +48,7 @@ def test_every_failure_mode_of_the_demo(demo, demo_run):
     preds = [json.loads(l) for l in (out / "predictions.jsonl").read_text().splitlines()]
     assert {p["workspace_id"]: p["failure_mode"] for p in preds} == EXPECTED
     timeout = json.loads((out / "records" / "or_space_106_build.json").read_text())
-    assert timeout["termination"] == "walltime" and timeout["time_limit_s"] == 3.0
+    assert timeout["termination"] == "walltime" and timeout["limits"]["wall_s"] == 3.0
     crash = json.loads((out / "records" / "or_space_105_build.json").read_text())
     assert crash["exit_code"] != 0 and "KeyError" in crash["stderr_tail"]
     nopt = json.loads((out / "records" / "or_space_103_revise.json").read_text())
@@ -56,7 +64,7 @@ def test_rerun_reuses_records_and_a_changed_submission_runs_again(demo, demo_run
     again = execute(
         demo["workspaces"],
         out,
-        ExecuteSettings(time_limit_s=3.0),
+        ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=3.0)),
         workspace_ids=["or_space_101_build", "or_space_105_build"],
     )
     assert again["executed"] == 0 and again["reused"] == 2
@@ -68,7 +76,7 @@ def test_rerun_reuses_records_and_a_changed_submission_runs_again(demo, demo_run
     shutil.copytree(out / "records", tmp_path / "out" / "records")
     prog = copy / "Workspace_OR" / "build_workspaces" / "instance_101" / "src" / "solve.py"
     prog.write_text(prog.read_text() + "\nraise SystemExit(3)\n")
-    changed = execute(copy, tmp_path / "out", ExecuteSettings(time_limit_s=3.0))
+    changed = execute(copy, tmp_path / "out", ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=3.0)))
     assert changed["executed"] == 1 and changed["failure_modes"] == {"execution_error": 1}
 
 
@@ -91,7 +99,7 @@ def test_entry_points(tmp_path):
 def test_empty_submission_is_missing_output(tmp_path):
     ws = tmp_path / "or_space_001_build"
     (ws / "src").mkdir(parents=True)
-    execute(tmp_path, tmp_path / "out", ExecuteSettings(time_limit_s=2.0))
+    execute(tmp_path, tmp_path / "out", ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=2.0)))
     pred = json.loads((tmp_path / "out" / "predictions.jsonl").read_text())
     assert pred["failure_mode"] == "missing_output" and pred["status"] == "Missing"
     with pytest.raises(InputError, match="no workspace or_space_002_build"):

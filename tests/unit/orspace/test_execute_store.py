@@ -10,13 +10,14 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tcsexam.errors import InputError
 from tcsexam.orspace import execute as orspace_execute
-from tcsexam.orspace.execute import ExecuteSettings, WorkspaceContext, execute
+from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute
 from tcsexam.orspace.record import WorkspaceRecord
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import KEY_FILE, find_key
@@ -25,7 +26,7 @@ from tcsexam.runner.limiter import LaunchError
 from tcsexam.runner.pool import DEFAULT_MAX_RETRIES
 
 PROGRAM = "print('Status: Optimal')\nprint('OBJECTIVE_VALUE: {value}')\n"
-SETTINGS = ExecuteSettings(time_limit_s=60.0, sandbox="local")
+SETTINGS = ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=60.0), run=replace(DEFAULT_RUN, sandbox="local"))
 
 
 def workspaces(root: Path, values: dict[str, float]) -> Path:
@@ -98,16 +99,18 @@ class FlakySandbox:
 
 @pytest.fixture
 def flaky(monkeypatch):
+    """`install(failures)`: every later `execute` runs its programs in a FlakySandbox around the
+    sandbox it chose (appended to the list returned)."""
     boxes = []
-    original = WorkspaceContext.sandbox_obj
+    original = orspace_execute._resolved
 
     def install(failures: int):
-        def sandbox_obj(self):
-            if not boxes:
-                boxes.append(FlakySandbox(original(self), failures))
-            return boxes[0]
+        def resolved(settings, progress):
+            settings, image, box = original(settings, progress)
+            boxes.append(FlakySandbox(box, failures))
+            return settings, image, boxes[-1]
 
-        monkeypatch.setattr(WorkspaceContext, "sandbox_obj", sandbox_obj)
+        monkeypatch.setattr(orspace_execute, "_resolved", resolved)
         return boxes
 
     return install

@@ -17,7 +17,6 @@ FIELDS = [
     "workspace_id",
     "mode",
     "workspace",
-    "time_limit_s",
     "limits",
     "sandbox",
     "harness_version",
@@ -47,7 +46,6 @@ def sample(**fields) -> WorkspaceRecord:
         workspace_id="or_space_007_revise",
         mode="revise",
         workspace="/w/or_space_007_revise",
-        time_limit_s=3.0,
         limits={"wall_s": 3.0, "mem_mb": 4096},
         sandbox="local",
         harness_version="1",
@@ -90,6 +88,19 @@ def test_round_trip_through_json_keeps_every_field_and_the_digest(tmp_path):
         "solver": None,
         "condition": None,
     }
+
+
+def test_an_earlier_record_with_its_time_limit_beside_its_limits_still_reads(tmp_path):
+    """Workspace records once held the time limit twice (`time_limit_s` beside `limits`): such a
+    record passes its digest and reads as the same record; a differing one is not silently dropped."""
+    key = ensure_key(tmp_path)
+    record = sample()
+    earlier = {**record.to_dict(), "time_limit_s": 3.0}
+    earlier = record._written(earlier, key)
+    assert digest_problem(earlier, key) is None
+    assert dataclasses.replace(WorkspaceRecord.from_dict(earlier), digest=None) == record
+    with pytest.raises(TypeError, match="time_limit_s"):
+        WorkspaceRecord.from_dict({**earlier, "time_limit_s": 5.0})
 
 
 def test_a_record_of_no_run_has_no_limiter_field(tmp_path):

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
+from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits, cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
 from tcsexam.tasks import load_task, parse_limits
@@ -129,7 +129,7 @@ def run(task, name, tmp_path, *, limiter="auto", sandbox="local", grace_s=0.3, p
     started = time.monotonic()
     record = run_instance(
         task, task.instances[0], candidate, sandbox=box, limits=limits, seed=seed, scratch_dir=scratch,
-        options=RunOptions(limiter=limiter),
+        options=InstanceOptions(limiter=limiter),
     )  # fmt: skip
     elapsed = time.monotonic() - started
     left = leftovers(f"hostile-{seed}")

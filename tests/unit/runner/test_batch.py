@@ -16,6 +16,7 @@ from tcsexam.records.store import RecordStore
 from tcsexam.runner import batch as engine
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch, watchdog_s
 from tcsexam.runner.context import BatchContext, BatchRecord
+from tcsexam.runner.sandboxes import get_sandbox
 
 
 @dataclass
@@ -26,9 +27,6 @@ class _Context:
     calls: list[str] = field(default_factory=list)
     limits: None = None
     scratch_root: str | None = None
-
-    def sandbox_obj(self):
-        return None
 
     def blank_record(self, name: str, status: str, message: str = "", **fields) -> InstanceRecord:
         return InstanceRecord(instance=name, status=status, message=message, key=f"k-{name}", **fields)
@@ -106,8 +104,8 @@ def test_every_tracks_context_satisfies_the_protocol(tmp_path):
     from tcsexam.runner.construction import ObjectCheck
     from tcsexam.runner.pool import RunContext
 
-    run = RunContext(task=None, candidate=None, sandbox="local", limits=None)
-    workspace = WorkspaceContext(ExecuteSettings(sandbox="local"), {}, {}, {})
+    run = RunContext(task=None, candidate=None, sandbox=get_sandbox("local"), limits=None)
+    workspace = WorkspaceContext(ExecuteSettings(), {}, {}, {}, get_sandbox("local"))
     check = ObjectCheck(task=None, folder=tmp_path, key="k", candidate_hash="h")
     for ctx in (run, workspace, check, _Context({})):
         assert isinstance(ctx, BatchContext), type(ctx)

@@ -174,8 +174,8 @@ def _tiny_task(folder: Path) -> Path:
 def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
     """The documented contract for an unusable solver.yaml: every instance `invalid` with the one
     line, nothing of the candidate ever runs (its `./bwrap` would leave a marker)."""
-    from tcsexam.runner.batch import PoolOptions
-    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
+    from tcsexam.runner.batch import PoolOptions, RunOptions
+    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"
@@ -246,8 +246,8 @@ def test_a_failed_probe_is_one_line(sandbox):
 
 def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkeypatch):
     from tcsexam.runner import orchestrate
-    from tcsexam.runner.batch import PoolOptions
-    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
+    from tcsexam.runner.batch import PoolOptions, RunOptions
+    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"

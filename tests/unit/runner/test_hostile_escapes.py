@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
+from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import cgroup_support
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -75,7 +75,7 @@ def run(task, folder: Path, tmp_path: Path, sandbox: str, limiter: str):
     limits = task.limits.for_threads(candidate.threads, grace_s=0.3)
     return run_instance(
         task, task.instances[0], candidate, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch",
-        options=RunOptions(limiter=limiter),
+        options=InstanceOptions(limiter=limiter),
     )  # fmt: skip
 
 

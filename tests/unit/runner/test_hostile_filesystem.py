@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import RunOptions, load_candidate, run_instance
+from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
 
@@ -65,7 +65,7 @@ def test_local_candidate_gets_a_private_copy(task, tmp_path):
     candidate = load_candidate(folder)
     limits = task.limits.for_threads(1)
     run_instance(task, task.instances[0], candidate, sandbox=get_sandbox("local"), limits=limits, seed=0,
-                 scratch_dir=tmp_path / "s", options=RunOptions(limiter="light"))  # fmt: skip
+                 scratch_dir=tmp_path / "s", options=InstanceOptions(limiter="light"))  # fmt: skip
     seen = (tmp_path / "s" / "work" / "seen").read_text().strip()
     assert seen != str(Path(task.instances[0].path).resolve()) and Path(seen).name == "g.txt"
 
@@ -287,7 +287,7 @@ def test_candidate_folder_and_hidden_paths_are_out_of_reach(task, tmp_path, sand
     execute._execute = spy
     try:
         record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0,
-                              scratch_dir=scratch, options=RunOptions(hidden_paths=(str(secret),)))  # fmt: skip
+                              scratch_dir=scratch, options=InstanceOptions(hidden_paths=(str(secret),)))  # fmt: skip
     finally:
         execute._execute = real
     assert record.exit_code == 5, record.message

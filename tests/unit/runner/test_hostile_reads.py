@@ -42,6 +42,7 @@ from tcsexam.runner.ray_job import (
     scratch_prefix,
     sweep_dead_scratch,
 )
+from tcsexam.runner.sandboxes import get_sandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import ROOT, SANDBOXES, sandbox_or_skip, tiny_maxcut  # noqa: E402
@@ -317,8 +318,8 @@ def test_candidate_hash_never_opens_a_fifo_device_or_link(tmp_path):
 def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_path, harness_uid):
     """End to end under local: the candidate plants a FIFO (and a link to it) in its real folder;
     the end-of-run hash warns instead of hanging, and the next run copies the folder without it."""
-    from tcsexam.runner.batch import PoolOptions
-    from tcsexam.runner.orchestrate import RunHooks, RunOptions, TaskJob, run_job
+    from tcsexam.runner.batch import PoolOptions, RunOptions
+    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
 
     folder = tmp_path / "cand"
     folder.mkdir()
@@ -485,7 +486,7 @@ def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
     ctx = RunContext(
         task=task,
         candidate=load_candidate(cand),
-        sandbox="local",
+        sandbox=get_sandbox("local"),
         limits=Limits(wall_s=60, mem_mb=512),
         scratch_root=str(root),
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.runner.scratch import make_scratch, release_scratch
 from tcsexam.tasks import load_task
 
@@ -84,9 +85,10 @@ runas.RUN_DIR = Path(sys.argv[4])  # a private interpreter view: its mounts die 
 from tcsexam.runner.execute import load_candidate
 from tcsexam.runner.limiter.owner import owner_token
 from tcsexam.runner.pool import RunContext, execute_instance
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 task = load_task(sys.argv[1])
-ctx = RunContext(task=task, candidate=load_candidate(sys.argv[2]), sandbox="local",
+ctx = RunContext(task=task, candidate=load_candidate(sys.argv[2]), sandbox=get_sandbox("local"),
                  limits=task.limits.for_threads(1), scratch_root=sys.argv[3])
 print(owner_token(), flush=True)
 record = execute_instance(ctx, "g")
@@ -262,7 +264,7 @@ def test_the_pool_retries_a_run_whose_scratch_vanished(tmp_path, reachable_tmp):
     root = reachable_tmp / "scratch"
     root.mkdir()
     ctx = RunContext(
-        task=task, candidate=load_candidate(cand_dir), sandbox="local", limits=task.limits.for_threads(1),
+        task=task, candidate=load_candidate(cand_dir), sandbox=get_sandbox("local"), limits=task.limits.for_threads(1),
         scratch_root=str(root),
     )  # fmt: skip
 

@@ -21,6 +21,7 @@ import pytest
 from tcsexam.records import InstanceRecord
 from tcsexam.runner.pool import InProcessPool, RayPool, RayTuning, RunContext, execute_instance
 from tcsexam.runner.ray_job import start_ray
+from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
 
@@ -37,7 +38,9 @@ class StandInContext(RunContext):
         if instance.meta.get("raise"):
             raise RuntimeError("boom in the harness")
         status = instance.meta.get("status", "ok")
-        return InstanceRecord(instance=instance.name, status=status, A=float(len(instance.name)), sandbox=self.sandbox)
+        return InstanceRecord(
+            instance=instance.name, status=status, A=float(len(instance.name)), sandbox=self.sandbox.name
+        )
 
 
 def _ctx(tmp_path, rows, context: type[RunContext] = StandInContext) -> RunContext:
@@ -52,7 +55,7 @@ def _ctx(tmp_path, rows, context: type[RunContext] = StandInContext) -> RunConte
         lines.append(f"- {{name: {row['name']}, file: g.txt{extra}}}")
     (tmp_path / "t.yaml").write_text("\n".join(lines) + "\n")
     task = load_task(tmp_path / "t.yaml")
-    return context(task=task, candidate={"log": str(tmp_path / "exec.log")}, sandbox="local", limits=None)
+    return context(task=task, candidate={"log": str(tmp_path / "exec.log")}, sandbox=get_sandbox("local"), limits=None)
 
 
 def _log(tmp_path) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import threading
 
@@ -199,6 +200,19 @@ class _EngineLikeContainer:
         self.killed.set()
         self.kill_saw_drained = self.drained.wait(timeout=120)
         self.kill_returned.set()
+
+
+def test_every_sandbox_travels_to_an_actor_as_it_was_chosen():
+    """A run context carries its sandbox object to each Ray actor: it pickles as its own state
+    (docker without its engine client, which the copy opens itself), never rebuilt by name."""
+    for name in NAMES:
+        box = get_sandbox(name, **({"image": "img:1"} if name == "docker" else {}))
+        if name == "docker":
+            box._client = threading.Lock()  # stands for the engine client: it does not pickle
+        copy = pickle.loads(pickle.dumps(box))
+        assert type(copy) is type(box) and copy.name == name
+        expected = {**vars(box), "_client": None} if name == "docker" else vars(box)
+        assert vars(copy) == expected
 
 
 def test_docker_stream_follower_keeps_reading_while_the_kill_waits():

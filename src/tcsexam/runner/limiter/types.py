@@ -25,6 +25,12 @@ class Limiter(StrEnum):
 
 
 LIMITERS = tuple(x.value for x in Limiter)
+#: the `--limiter` option of every command that runs programs, beside `sandboxes.SANDBOX_OPTION`
+LIMITER_OPTION = {
+    "default": "auto",
+    "choices": LIMITERS,
+    "help": "process limiter (default auto: cgroups where allowed, else light; docs/runner.md#limiters)",
+}
 TAIL_BYTES = 4096
 
 

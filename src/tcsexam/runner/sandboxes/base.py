@@ -20,7 +20,11 @@ class Sandbox(ABC):
     answers what callers would otherwise decide by comparing sandbox names: whether it confines
     the candidate's writes (`isolates_files`), which interpreter the candidates call
     (`candidate_python`, `uses_harness_python`), which image it runs (`image_name`, `image_id`)
-    and how a program that could not be started looks in its outcome (`not_started`)."""
+    and how a program that could not be started looks in its outcome (`not_started`).
+
+    A sandbox pickles as its own small state, as `check_available` resolved it (bwrap: the
+    executable found working; docker: the image, without its engine client): a run context sends
+    the one chosen at the start of a run to every Ray actor, never rebuilt by name."""
 
     name: str = ""
     #: the candidate can write only its writable folders (False: wherever its uid can, e.g. its
@@ -59,11 +63,6 @@ class Sandbox(ABC):
         program could not be executed (missing, not executable): the record is then `invalid`,
         not a crash. Without a starter of its own a sandbox raises `LaunchError` instead: False."""
         return False
-
-    def options(self) -> dict[str, str]:
-        """The keyword options that make `get_sandbox(self.name, **options)` this same sandbox,
-        as `check_available` resolved it (an actor's copy runs the same program); none by default."""
-        return {}
 
     def describe(self) -> dict[str, str | None]:
         """What runs the sandbox, for the job's log, the records (`extra.sandbox_info`) and the

@@ -196,10 +196,6 @@ class BwrapSandbox(WrappingSandbox):
         system = shutil.which(SYSTEM_BWRAP)
         return [(p, o) for p, o in ((system, SYSTEM), (bundled, BUNDLED)) if p is not None]
 
-    def options(self) -> dict[str, str]:
-        """What `get_sandbox("bwrap", **options)` needs to build this same sandbox (an actor's)."""
-        return {"executable": self.exe} if self.exe else {}
-
     def describe(self) -> dict[str, str | None]:
         """The bwrap that runs: its path, version and origin (system or bundled)."""
         if self.exe is None:

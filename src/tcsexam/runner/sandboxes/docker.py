@@ -132,6 +132,10 @@ class DockerSandbox(Sandbox):
         self.image = image or os.environ.get("TCSEXAM_DOCKER_IMAGE") or DEFAULT_IMAGE
         self._client = client
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The sandbox as it travels to an actor: without its engine client (the copy opens its own)."""
+        return {**self.__dict__, "_client": None}
+
     def client(self):
         if self._client is None:
             import docker
