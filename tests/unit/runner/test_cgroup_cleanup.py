@@ -162,7 +162,8 @@ def test_a_sweep_leaves_live_runs_alone():
             Path(f).write_text(str(child.pid))
         (group.dirs["freezer"] / "freezer.state").write_text("FROZEN")  # mid-kill in a live run
         cg.sweep_stale_cgroups()
-        assert child.poll() is None and _state(group.dirs["freezer"]) == "FROZEN"
+        # not thawed: on a busy machine the kernel may still be FREEZING it (v1 freezes in steps)
+        assert child.poll() is None and _state(group.dirs["freezer"]) in ("FREEZING", "FROZEN")
         group.kill_all(signal.SIGKILL)
         child.wait(timeout=10)
     finally:
