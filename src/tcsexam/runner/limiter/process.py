@@ -252,15 +252,17 @@ class LimitedProcess:
             self.gate.release()
 
     def _go(self) -> float:
-        """Let the run's program start (the gate held); the wall clock starts now."""
+        """Let the run's program start (the gate held); the wall clock starts now. The reading is
+        taken before the go is written: the program cannot begin before it (a thread descheduled
+        after the write would otherwise start the clock, and the anytime stamps, late)."""
         self._hold()
+        t = time.monotonic()
         start_fd = self.start_fd
         if start_fd is not None:
             try:
                 os.write(start_fd, b"go\n")
             except OSError:  # the wrapper is gone already: its outcome says why
                 pass
-        t = time.monotonic()
         note_go(t)  # an anytime trace's clock (tcsexam.runner.anytime)
         return t
 
