@@ -147,7 +147,9 @@ def test_the_orphan_killer_thaws_the_frozen_cgroup_of_what_it_kills():
     name, pid, _, token, owner = _dead_run("frozen")
     assert not _gone(pid, 0.3)
     _let_die(owner)
-    assert kill_run_orphans(token) == 1
+    # 1, or 0 when another tcsexam run's sweep (another xdist worker's) killed the dead run's
+    # process first: either way it must be gone, frozen as it was
+    assert kill_run_orphans(token) in (0, 1)
     assert _gone(pid)
     cg.sweep_stale_cgroups()
     assert not _dirs(name)
