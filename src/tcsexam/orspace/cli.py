@@ -249,8 +249,8 @@ def _execute(args) -> int:
     pool = PoolOptions(workers=args.workers, max_retries=args.max_retries)
     pool.check()
     run = dataclasses.replace(DEFAULT_RUN, **pick(args, "sandbox", "limiter", "allow_unsandboxed"), pool=pool)
-    limits = dict(wall_s=args.time_limit, mem_mb=args.mem_mb)
-    limits = dataclasses.replace(DEFAULT_LIMITS, **{k: v for k, v in limits.items() if v is not None})
+    asked = {"wall_s": args.time_limit, "mem_mb": args.mem_mb}  # an option not given: DEFAULT_LIMITS'
+    limits = dataclasses.replace(DEFAULT_LIMITS, **{k: v for k, v in asked.items() if v is not None})
     given = {k: v for k, v in pick(args, "python", "docker_image").items() if v is not None}  # else the default
     settings = ExecuteSettings(limits=limits, run=run, **given, licences=_licences(args.licence))
     from tcsexam.runner.ray_job import sigterm_as_exit
