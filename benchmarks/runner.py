@@ -37,10 +37,11 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.records.store import RecordStore
+from tcsexam.runner.attempt import RunContext
 from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
-from tcsexam.runner.pool import RayPool, RunContext
-from tcsexam.runner.ray_job import job_cpus, start_ray
+from tcsexam.runner.ray.job import job_cpus, start_ray
+from tcsexam.runner.ray.pool import RayPool
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 

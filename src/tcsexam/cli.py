@@ -23,7 +23,7 @@ COMMAND_MODULES = (
     "tcsexam.scoring.cli",  # solver-score, score, reference build|check
     "tcsexam.problems.cli",  # check, generate
     "tcsexam.runner.cli",  # run, repair
-    "tcsexam.runner.head_cli",  # runner ray-head
+    "tcsexam.runner.ray.cli",  # runner ray-head
     "tcsexam.problems.constructions.cli",  # construction run|row
     "tcsexam.proofs.cli",  # proof check
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)

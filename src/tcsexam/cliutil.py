@@ -1,16 +1,19 @@
 """What the subcommand modules' `register`/handlers share: declaring a command or a group of
 actions, required options, `KEY=VALUE` option values, bounded numbers, handing parsed options on,
-and writing an output (an unwritable path is bad input: one line, exit 1).
+writing an output (an unwritable path is bad input: one line, exit 1), and SIGTERM as an exit
+for the commands that run programs (`sigterm_as_exit`).
 
-It imports only the standard library and `tcsexam.errors` (`tcsexam.fileio` inside `write_json`),
-so any `cli` module may use it without an import cycle.
+It imports only the standard library, `tcsexam.errors` and `tcsexam.fileio`, so any `cli` module
+may use it without an import cycle.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from tcsexam.errors import InputError, UsageError
@@ -84,3 +87,19 @@ def write_json(path: str, data) -> None:
         atomic_write_json(path, data)
     except OSError as exc:
         raise InputError(f"{path}: cannot write the output: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def sigterm_as_exit() -> Iterator[None]:
+    """While inside (in the main thread), SIGTERM (a cancelled Snakemake or SLURM job) raises
+    SystemExit(143), so the pool's `finally` blocks stop Ray and the actors; the records already
+    written stay."""
+
+    def to_exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, to_exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -2,8 +2,8 @@
 packages (`tcsexam.X`: a subpackage, or a top-level module on its own), nor between a subpackage
 and the package above it (`tcsexam.runner.limiter` and `tcsexam.runner`), function-level imports
 counted like module-level ones, the command modules (`cli.py`, `*_cli.py`: composition roots that
-only other command modules import) left out; no module over 600 lines, no function over 100 lines or with 10
-or more parameters."""
+only other command modules import) left out; Ray spoken to only in `tcsexam.runner.ray`; no module
+over 600 lines, no function over 100 lines or with 10 or more parameters."""
 
 from __future__ import annotations
 
@@ -206,6 +206,41 @@ def test_only_command_modules_import_a_command_module():
         if not is_command_module(name) and name != "tcsexam.__main__" and any(is_command_module(e) for e in edges)
     }
     assert not wrong, f"library modules importing a command module: {wrong}"
+
+
+def third_party_importers(modules: dict[str, Path], package: str) -> set[str]:
+    """The modules of `modules` that import the third-party `package` (at any depth)."""
+    found = set()
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            if package in roots:
+                found.add(name)
+    return found
+
+
+def test_third_party_importers_sees_late_and_dotted_imports(tmp_path):
+    modules = _write_package(
+        tmp_path,
+        {
+            "a.py": "def f():\n    import ray\n",
+            "b.py": "from ray.exceptions import RayError\n",
+            "c.py": "import rays\n",
+        },
+    )
+    assert third_party_importers(modules, "ray") == {"tcsexam.a", "tcsexam.b"}
+
+
+def test_ray_is_used_only_in_its_own_folder():
+    """Everything that speaks to Ray (the pools, a job's Ray, the shared head) is in
+    `tcsexam.runner.ray`; the rest of the tree runs a batch through `runner.batch`."""
+    outside = {m for m in third_party_importers(_modules(), "ray") if not m.startswith("tcsexam.runner.ray.")}
+    assert not outside, f"modules importing Ray outside tcsexam.runner.ray: {sorted(outside)}"
 
 
 def test_no_module_over_600_lines():

@@ -18,7 +18,7 @@ import argparse
 from tcsexam.cliutil import actions, command, count_text, key_value, required
 from tcsexam.errors import InputError, UsageError
 from tcsexam.logs import say_for
-from tcsexam.runner.head_cli import add_ray_head_parser
+from tcsexam.runner.ray.cli import add_ray_head_parser
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS, UNSCORED
 
 #: the fields naming one attempt (an attempt row's identity)

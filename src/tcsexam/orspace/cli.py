@@ -12,8 +12,8 @@ from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
 from tcsexam.orspace.release import MODES, OBJECTIVE_MODES
 from tcsexam.orspace.solvers import LICENSED
 from tcsexam.runner.cli import RUN_HELP
-from tcsexam.runner.context import DEFAULT_MAX_RETRIES
 from tcsexam.runner.limiter.types import LIMITER_OPTION
+from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 
@@ -253,7 +253,7 @@ def _execute(args) -> int:
     limits = dataclasses.replace(DEFAULT_LIMITS, **{k: v for k, v in asked.items() if v is not None})
     given = {k: v for k, v in pick(args, "python", "docker_image").items() if v is not None}  # else the default
     settings = ExecuteSettings(limits=limits, run=run, **given, licences=_licences(args.licence))
-    from tcsexam.runner.ray_job import sigterm_as_exit
+    from tcsexam.cliutil import sigterm_as_exit
 
     with sigterm_as_exit():  # Ray and the actors are stopped; the records written stay
         options = dict(modes=tuple(args.modes), workspace_ids=args.ids, progress=_progress, condition=args.condition)

@@ -67,9 +67,9 @@ from tcsexam.records.store import RecordStore
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
 from tcsexam.runner.execute import program_env
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
+from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
 from tcsexam.runner.sandboxes.base import Sandbox
-from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 
 DEFAULT_TIME_LIMIT_S = 180.0
 #: every program's limits unless told: the wall-clock time limit and memory (`--time-limit`, `--mem-mb`)

@@ -46,7 +46,7 @@ from tcsexam.proofs.scan import scan
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec, resolve_limiter
-from tcsexam.runner.ray_job import make_scratch
+from tcsexam.runner.limiter.scratch import make_scratch
 from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, unsandboxed_allowed
 
 PROOF_NAME = "proof.v"

@@ -38,9 +38,9 @@ def _check(args: argparse.Namespace) -> int:
     infrastructure_error); 1 on bad input (task file, folder, no coqc of the task's version)."""
     from pathlib import Path
 
+    from tcsexam.cliutil import sigterm_as_exit
     from tcsexam.proofs.check import check_proof, write_verdict
     from tcsexam.runner.orchestrate import hidden_paths
-    from tcsexam.runner.ray_job import sigterm_as_exit
 
     out = Path(args.output)
     with sigterm_as_exit():

@@ -7,14 +7,14 @@ construction run` (a program through `run_job`; a `construction.txt` checked in 
 1. keys: the caller computes one record key per name (`digest.record_key`), in the output's order;
 2. reuse (`KeyedBatch.open`): each stored record whose key matches is reused (never an
    `infrastructure_error`); a damaged or outdated one is set aside by the store; the rest is pending;
-3. batch (`run_batch`): the pending names run in a pool (`runner.pool`: in this process, or Ray
+3. batch (`run_batch`): the pending names run in a pool (`runner.ray.pool`: in this process, or Ray
    actors, a local Ray or a shared head), each record written to the store the moment it arrives
    (`KeyedBatch.write`, the resume point), infrastructure failures retried, the watchdog
    (`watchdog_s`, written here only) killing an actor whose run outlives its deadline; then the
    pool is closed, Ray shut down, and what killed actors left is reaped;
 4. summary: `KeyedBatch.ordered()`, the records in key order, for the caller's output.
 
-What a pool runs is a `BatchContext` (`pool.RunContext`, `orspace.execute.WorkspaceContext`,
+What a pool runs is a `BatchContext` (`attempt.RunContext`, `orspace.execute.WorkspaceContext`,
 `construction.ObjectCheck`): picklable, sent once to each actor.
 """
 
@@ -28,14 +28,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam.errors import InputError, UsageError
-from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S, DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
-from tcsexam.runner.pool import InProcessPool, RayPool
-from tcsexam.runner.ray_head import join
-from tcsexam.runner.ray_job import cancel_ray_abort_alarm, job_cpus, start_ray
+from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
+from tcsexam.runner.ray.head import join
+from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
+from tcsexam.runner.ray.pool import InProcessPool, RayPool
 
 if TYPE_CHECKING:
     from tcsexam.records.store import RecordStore
 
+#: the wall limit of a candidate's build step (`tcsexam run --build-timeout`)
+DEFAULT_BUILD_TIMEOUT_S = 600.0
 RAY_HEAD_WAIT_S = 120.0  #: how long a job waits for a shared Ray head that is still starting
 
 

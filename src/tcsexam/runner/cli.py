@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tcsexam.cliutil import command, pick
+from tcsexam.cliutil import command, pick, sigterm_as_exit
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
-from tcsexam.runner.context import DEFAULT_BUILD_TIMEOUT_S, DEFAULT_MAX_RETRIES
+from tcsexam.runner.batch import DEFAULT_BUILD_TIMEOUT_S
 from tcsexam.runner.limiter.types import LIMITER_OPTION
-from tcsexam.runner.ray_job import sigterm_as_exit
+from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 if TYPE_CHECKING:

@@ -34,9 +34,9 @@ from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLim
 from tcsexam.problems.base import CheckResult
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits
+from tcsexam.runner.limiter.scratch import RELOCATED_ROOT, make_scratch
 from tcsexam.runner.sandboxes import run_limited
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids
-from tcsexam.runner.scratch import RELOCATED_ROOT, make_scratch
 
 #: the proof's file name in the run's work folder (`{proof}`, `TCSEXAM_PROOF`)
 PROOF_NAME = "proof"

@@ -49,12 +49,12 @@ from tcsexam.errors import InputError, MisspeltKeyError
 from tcsexam.fileio import UntrustedFileError, read_untrusted, read_yaml, special_files
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
-from tcsexam.runner import scratch as scratch_folders
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
+from tcsexam.runner.limiter import scratch as scratch_folders
+from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity
 from tcsexam.runner.run_outputs import folders_lost, keep_certificate, parsed_instance, record_outcome
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
-from tcsexam.runner.scratch import make_scratch, release_scratch, scratch_identity
 from tcsexam.runner.verdict import (
     SOLUTION_NAME,
     Certificate,

@@ -38,11 +38,11 @@ from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
 from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
+from tcsexam.runner.attempt import RunContext
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.execute import build_candidate, load_candidate
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
-from tcsexam.runner.pool import RunContext
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 from tcsexam.tasks import load_task, verify_instance_files
 

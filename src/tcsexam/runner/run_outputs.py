@@ -10,7 +10,7 @@ from typing import Any
 from tcsexam.fileio import UntrustedFileError, atomic_write_bytes, read_untrusted
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.limiter import ProcessOutcome
-from tcsexam.runner.scratch import scratch_intact
+from tcsexam.runner.limiter.scratch import scratch_intact
 from tcsexam.runner.verdict import Decision
 
 

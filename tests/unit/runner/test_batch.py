@@ -15,7 +15,7 @@ from tcsexam.records import InstanceRecord
 from tcsexam.records.store import RecordStore
 from tcsexam.runner import batch as engine
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch, watchdog_s
-from tcsexam.runner.context import BatchContext, BatchRecord
+from tcsexam.runner.ray.contract import BatchContext, BatchRecord
 from tcsexam.runner.sandboxes import get_sandbox
 
 
@@ -101,8 +101,8 @@ def test_pool_options_that_cannot_go_together_are_usage_errors(options, message)
 
 def test_every_tracks_context_satisfies_the_protocol(tmp_path):
     from tcsexam.orspace.execute import ExecuteSettings, WorkspaceContext
+    from tcsexam.runner.attempt import RunContext
     from tcsexam.runner.construction import ObjectCheck
-    from tcsexam.runner.pool import RunContext
 
     run = RunContext(task=None, candidate=None, sandbox=get_sandbox("local"), limits=None)
     workspace = WorkspaceContext(ExecuteSettings(), {}, {}, {}, get_sandbox("local"))

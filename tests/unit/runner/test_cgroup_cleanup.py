@@ -16,8 +16,8 @@ import pytest
 
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.limiter import cgroup as cg
+from tcsexam.runner.limiter.owner import kill_run_orphans
 from tcsexam.runner.limiter.proctable import read_stat
-from tcsexam.runner.ray_job import kill_run_orphans
 
 needs_v1 = pytest.mark.skipif(
     cg.cgroup_support() != "v1", reason=f"needs cgroup v1 with a freezer (here: {cg.cgroup_probe_error() or 'v2'})"

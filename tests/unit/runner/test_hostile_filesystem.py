@@ -149,7 +149,7 @@ def test_ray_temp_folder_is_out_of_a_candidates_reach(reachable_tmp, sandbox):
     nor replace anything there (the raylet's socket, the token)."""
     import shutil
 
-    from tcsexam.runner.ray_job import private_ray_temp
+    from tcsexam.runner.ray.job import private_ray_temp
 
     box = sandbox_or_skip(sandbox)
     trusted_local(sandbox)
@@ -171,7 +171,7 @@ def test_ray_temp_folder_is_out_of_a_candidates_reach(reachable_tmp, sandbox):
 
 @pytest.mark.skipif(not ROOT, reason="Ray's node start as an unprivileged user times out here (test_hostile_reads)")
 def test_a_jobs_own_ray_lives_in_a_private_folder():
-    from tcsexam.runner.ray_job import start_ray
+    from tcsexam.runner.ray.job import start_ray
 
     handle = start_ray(num_cpus=1)
     try:

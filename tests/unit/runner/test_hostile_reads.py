@@ -35,7 +35,7 @@ from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
 from tcsexam.records.digest import hash_candidate
 from tcsexam.runner.execute import load_candidate, run_instance
 from tcsexam.runner.limiter import Limits
-from tcsexam.runner.ray_job import (
+from tcsexam.runner.limiter.scratch import (
     SCRATCH_PREFIX,
     make_scratch,
     remove_run_scratch,
@@ -362,7 +362,7 @@ def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_pat
 #: without releasing it: what a SIGKILLed actor leaves, or another job's live run
 OWNER = """
 import os, sys
-from tcsexam.runner.scratch import make_scratch
+from tcsexam.runner.limiter.scratch import make_scratch
 path = make_scratch(sys.argv[1])
 os.makedirs(os.path.join(path, "work", "locked"))
 open(os.path.join(path, "work", "big"), "wb").write(b"\\0" * 4096)
@@ -379,7 +379,7 @@ os._exit(0)
 
 def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
     # the sweep also looks in RELOCATED_ROOT (/tmp), which holds whatever other runs left there
-    from tcsexam.runner import scratch
+    from tcsexam.runner.limiter import scratch
 
     monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
     outside = tmp_path / "outside.txt"
@@ -457,7 +457,7 @@ def _alive_with_arg(token: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def ray_2cpus():
-    from tcsexam.runner.ray_job import start_ray
+    from tcsexam.runner.ray.job import start_ray
 
     handle = start_ray(num_cpus=2)
     yield handle
@@ -472,7 +472,8 @@ def ray_2cpus():
 def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
     """A candidate fills its scratch and plants a FIFO there, then its actor is SIGKILLed: the
     driver kills the orphan and removes the scratch folder the actor could not clean."""
-    from tcsexam.runner.pool import RayPool, RunContext
+    from tcsexam.runner.attempt import RunContext
+    from tcsexam.runner.ray.pool import RayPool
 
     root = tmp_path / "scratch-root"
     root.mkdir()

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from tcsexam.records import InstanceRecord
-from tcsexam.runner.pool import InProcessPool, RayPool, RayTuning, RunContext, execute_instance
-from tcsexam.runner.ray_job import start_ray
+from tcsexam.runner.attempt import RunContext, execute_instance
+from tcsexam.runner.ray.job import start_ray
+from tcsexam.runner.ray.pool import InProcessPool, RayPool, RayTuning
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -334,7 +335,7 @@ def test_a_ray_driver_cleans_up_after_sigterm_for_longer_than_3_s(tmp_path, canc
     cleanup cancels it, or a slow cleanup (stop Ray, reap the runs) is aborted half-way."""
     driver = (
         "import os, signal, sys, time\n"
-        "from tcsexam.runner.ray_job import cancel_ray_abort_alarm, start_ray\n"
+        "from tcsexam.runner.ray.job import cancel_ray_abort_alarm, start_ray\n"
         "handle = start_ray(num_cpus=1)\n"
         "try:\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"

@@ -7,7 +7,7 @@ import time
 import psutil
 import pytest
 
-from tcsexam.runner import ray_head
+from tcsexam.runner.ray import head as ray_head
 
 
 @pytest.mark.slow

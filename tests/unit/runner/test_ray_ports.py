@@ -15,7 +15,7 @@ JOB = textwrap.dedent(
     """
     import json, os, sys
     import psutil
-    from tcsexam.runner.ray_job import start_ray
+    from tcsexam.runner.ray.job import start_ray
     handle = start_ray(num_cpus=1)
     import ray
 

@@ -321,7 +321,7 @@ def test_console_script_on_ray_exits_with_its_code_and_output_flushed(setup):
 def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
     import subprocess
 
-    from tcsexam.runner import ray_head
+    from tcsexam.runner.ray import head as ray_head
 
     root, task, cand = setup
     state = root / "head"

@@ -37,8 +37,8 @@ def _run(args: argparse.Namespace) -> int:
     Write records.json with the submission's one record (status, value A, reward, message). A
     solver.yaml program runs through tcsexam run's runner (limits, sandbox, records, resume);
     construction.txt is checked in this process. Exit 0 whatever the verdict; 1 on bad input."""
+    from tcsexam.cliutil import sigterm_as_exit
     from tcsexam.runner.construction import judge_submission
-    from tcsexam.runner.ray_job import sigterm_as_exit
 
     with sigterm_as_exit():
         judge_submission(

@@ -15,6 +15,10 @@ machine lets us create cgroups, else ``light``.
 How a run ended (`tcsexam.records.Termination`) is decided by one function, `classify`, for every limiter and
 sandbox: ``exit``, ``walltime``, ``cputime``, ``memory``, ``output``, ``nproc``, ``signal`` (see
 `tcsexam.runner.limiter.classify` for the rules and their order).
+
+What a run owns goes by its harness process's owner token, never a pid (`owner`): its processes
+carry the token in their run marker (`owner.kill_run_orphans` finds them after their harness
+died) and its scratch folders in their names, locked while their owner lives (`scratch`).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def add_ray_head_parser(sub, help: str) -> argparse.ArgumentParser:
 
 
 def _ray_head(args: argparse.Namespace) -> int:
-    from tcsexam.runner import ray_head
+    from tcsexam.runner.ray import head as ray_head
 
     if args.action == "start":
         cpus = args.num_cpus or len(os.sched_getaffinity(0))

@@ -1,8 +1,8 @@
-"""Fan-out of one attempt's instances over Ray actors (or in-process, for debugging).
+"""The pools: a batch's names fanned out over Ray actors (or run in this process, for debugging).
 
 Each actor reserves the candidate's `threads` CPUs and runs `ctx.execute(name)` (the same call
-the in-process pool makes) for each name. The context is a `context.BatchContext`: a `RunContext`
-(a Solver attempt: `execute_instance`), an OR-Space `WorkspaceContext`, a construction's
+the in-process pool makes) for each name. The context is a `contract.BatchContext`: a `RunContext`
+(a Solver attempt: `runner.attempt`), an OR-Space `WorkspaceContext`, a construction's
 `ObjectCheck`, so one retry and `infrastructure_error` policy serves the whole project. The batch
 engine (`tcsexam.runner.batch`) starts, feeds and closes the pools.
 
@@ -22,8 +22,9 @@ executor, an `infrastructure_error` record, or an instance that outlives its wat
 (the actor is then killed). A lost actor is replaced by a fresh one. What still fails after the
 retries is recorded as `infrastructure_error` with the reason.
 
-How a job gets its Ray (`start_ray`) and cleans up after a killed actor (`kill_run_orphans`,
-`remove_run_scratch`, both by the actor's owner token, never its pid): `tcsexam.runner.ray_job`.
+How a job gets its Ray (`start_ray`): `runner.ray.job`. The driver cleans up after a killed actor
+by the actor's owner token, never its pid: `limiter.owner.kill_run_orphans` and
+`limiter.scratch.remove_run_scratch`.
 """
 
 from __future__ import annotations
@@ -36,141 +37,15 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from tcsexam import HARNESS_VERSION
-from tcsexam.records import InstanceRecord, Status
-from tcsexam.runner.context import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
-from tcsexam.runner.execute import InstanceOptions, RecordIdentity, run_instance
-from tcsexam.runner.limiter.owner import adopt_owner_token, new_owner_token
+from tcsexam.records import InstanceRecord
+from tcsexam.runner.limiter.owner import adopt_owner_token, alive, kill_run_orphans, new_owner_token, process_start
 from tcsexam.runner.limiter.process import one_run_at_a_time
-from tcsexam.runner.ray_job import (
-    alive,
-    exit_with_parent,
-    kill_run_orphans,
-    make_scratch,
-    process_start,
-    release_scratch,
-    remove_run_scratch,
-    sweep_dead_scratch,
-)
-
-if TYPE_CHECKING:
-    from tcsexam.runner.execute import Candidate
-    from tcsexam.runner.limiter import Limits
-    from tcsexam.runner.sandboxes.base import Sandbox
-    from tcsexam.tasks import Task, TaskInstance
-
-
-@dataclass
-class RunContext:
-    """What every execution of one attempt shares; sent once to each actor. It carries what a
-    record names besides the run's outcome (keys, candidate hash, image), so the executor returns
-    the complete record."""
-
-    task: Task
-    candidate: Candidate | None  #: built, when it has a build step
-    sandbox: Sandbox  #: the chosen one, checked to work here (it travels as its own small state)
-    limits: Limits | None
-    limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
-    seed: int = 0
-    attempt: str | None = None
-    #: instance name -> its record key (`digest.record_key`); None for an instance not named here
-    keys: dict[str, str] = field(default_factory=dict)
-    candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in the keys
-    sandbox_image: str | None = None  #: the container image id (docker), part of the keys
-    scratch_root: str | None = None  #: parent of the per-instance scratch dirs (None: $TMPDIR)
-    #: instance name -> sha256 of its file (the one in the record key): checked after every run
-    instance_hashes: dict[str, str] = field(default_factory=dict)
-    #: paths a sandbox hides from the candidate (the results tree, the project folder)
-    hidden_paths: tuple[str, ...] = ()
-    #: where each run's final certificate is kept (<attempt>/certificates; None: not kept)
-    certificates_dir: str | None = None
-    _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
-
-    def instance(self, name: str) -> TaskInstance:
-        if not self._instances:
-            self._instances = {inst.name: inst for inst in self.task.instances}
-        return self._instances[name]
-
-    def identity(self, name: str) -> dict[str, Any]:
-        """The fields every record of instance `name` in this attempt carries (its identity)."""
-        return {
-            "task": getattr(self.task, "id", None),
-            "attempt": self.attempt,
-            "key": self.keys.get(name),
-            "candidate_hash": self.candidate_hash,
-            "sandbox_image": self.sandbox_image,
-        }
-
-    def blank_record(self, name: str, status: str, message: str = "", **fields: Any) -> InstanceRecord:
-        """A record of `name` decided without running it (an infrastructure failure, a candidate
-        that cannot start), with the attempt's identity fields."""
-        return InstanceRecord(
-            instance=name,
-            status=status,
-            message=message,
-            sandbox=self.sandbox.name,
-            harness_version=HARNESS_VERSION,
-            **self.identity(name),
-            **fields,
-        )
-
-    def execute(self, name: str) -> InstanceRecord:
-        """What a pool runs for each name (never raises)."""
-        return execute_instance(self, name)
-
-    def run_one(self, name: str, scratch: str) -> InstanceRecord:
-        """Run instance `name` with `scratch` as its scratch folder: `run_instance` under the
-        attempt's sandbox, limits, seed and record identity. May raise (`execute_instance` turns
-        that into a record)."""
-        identity = self.identity(name)
-        del identity["task"]  # run_instance takes it from the task
-        return run_instance(
-            self.task,
-            self.instance(name),
-            self.candidate,
-            sandbox=self.sandbox,
-            limits=self.limits,
-            seed=self.seed,
-            scratch_dir=scratch,
-            identity=RecordIdentity(instance_sha256=self.instance_hashes.get(name), **identity),
-            options=InstanceOptions(
-                limiter=self.limiter, hidden_paths=self.hidden_paths, certificates_dir=self.certificates_dir
-            ),
-        )
-
-    def infrastructure_record(self, name: str, message: str) -> InstanceRecord:
-        """The record of a name whose run the harness lost."""
-        return infrastructure_record(self, name, message)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_instances"] = {}
-        return state
-
-
-def infrastructure_record(ctx: RunContext, instance: str, message: str) -> InstanceRecord:
-    return ctx.blank_record(instance, Status.INFRASTRUCTURE_ERROR, message)
-
-
-def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
-    """Run one instance under the task's limits and return its complete record. Never raises."""
-    scratch = None
-    try:
-        scratch = make_scratch(ctx.scratch_root)
-        record = ctx.run_one(name, scratch)
-        if isinstance(record, InstanceRecord):
-            return record
-        return infrastructure_record(ctx, name, f"harness error: run_instance returned {type(record)}")
-    except Exception as exc:  # a harness failure, never the solver's
-        msg = " ".join(f"harness error: {type(exc).__name__}: {exc}".split())
-        return infrastructure_record(ctx, name, msg[:500])
-    finally:
-        if scratch is not None:
-            release_scratch(scratch)
-
+from tcsexam.runner.limiter.scratch import remove_run_scratch, sweep_dead_scratch
+from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
+from tcsexam.runner.ray.job import exit_with_parent
 
 # --------------------------------------------------------------------------------------------
 # The dispatch loop shared by both pools: retries and bookkeeping.

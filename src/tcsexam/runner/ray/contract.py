@@ -1,9 +1,9 @@
-"""What a batch's pool runs: the typed context of a batch (`BatchContext`) and its records.
+"""The pools' contract: what a batch's pool runs (`BatchContext`), what it gets back
+(`BatchRecord`), its callbacks and the one retry policy's bound.
 
-`pool.RunContext` (a Solver attempt), `orspace.execute.WorkspaceContext` (OR-Space workspaces) and
-`construction.ObjectCheck` (a construction.txt) satisfy it; the pools (`runner.pool`) and the
-engine (`runner.batch`) ask nothing else of them. Kept apart from both so that each imports it
-without importing the other.
+`runner.attempt.RunContext` (a Solver attempt), `orspace.execute.WorkspaceContext` (OR-Space
+workspaces) and `construction.ObjectCheck` (a construction.txt) satisfy it; the pools
+(`runner.ray.pool`) and the engine (`runner.batch`) ask nothing else of them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 #: resubmissions after an infrastructure failure: the one retry policy (CLI, run_job, pools)
 DEFAULT_MAX_RETRIES = 2
-#: the wall limit of a candidate's build step (`tcsexam run --build-timeout`)
-DEFAULT_BUILD_TIMEOUT_S = 600.0
 
 #: on_result(name, record, tries): called once per name, in completion order, with the
 #: complete record (key, task, attempt, candidate_hash, sandbox... filled in).

@@ -27,7 +27,7 @@ import psutil
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_text
-from tcsexam.runner.ray_job import RAY_ENV, ensure_token, private_ray_temp, token_env, use_token
+from tcsexam.runner.ray.job import RAY_ENV, ensure_token, private_ray_temp, token_env, use_token
 
 #: The head's Ray token (Ray's RAY_AUTH_MODE=token): in its state folder, mode 0600, created by
 #: the first `start`; the head and every client use it (`token_env`). No candidate can read it

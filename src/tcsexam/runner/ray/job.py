@@ -1,18 +1,17 @@
-"""A job's Ray, and what is left of its runs when the job ends abnormally.
+"""A job's Ray: started lean or joined, and an actor that outlives its raylet.
 
 `start_ray` connects to an existing cluster (`address`, or `RAY_ADDRESS`) or starts a local one
 sized to `workers * threads` CPUs with a short temp dir under /tmp, no dashboard, no log forwarding
 and no runtime_env, which is the only fixed cost of a run (a few seconds). If Ray is already
-initialised in this process it is reused and left running.
+initialised in this process it is reused and left running. `cancel_ray_abort_alarm` keeps Ray's
+SIGTERM handler from aborting a cancelled job's clean-up, and an actor whose parent (the raylet)
+went away kills its runs and exits (`exit_with_parent`).
 
-A run's processes carry its run marker (`TCSEXAM_RUN_MARKER=<owner token>-...`, set by the
-limiter; the token is random per harness process, `limiter.owner`): `kill_run_orphans(token)` finds
-them after their harness (an actor) died, `sigterm_as_exit` lets a cancelled job stop Ray and its
-actors cleanly, and an actor whose parent (the raylet) went away kills its runs and exits
-(`exit_with_parent`). Each run's scratch folder carries its owner's token and is locked by its
-owner (`tcsexam.runner.scratch`): the driver removes a lost actor's (`remove_run_scratch`), and
-each job sweeps those whose owner is dead at its start (`sweep_dead_scratch`). No clean-up ever
-goes by a pid: a pid is reused, a token is not.
+A run's processes and its scratch folder belong to their harness process's owner token
+(`limiter.owner`, `limiter.scratch`): the driver kills a lost actor's runs by that token
+(`limiter.owner.kill_run_orphans`) and removes its scratch folders (`remove_run_scratch`); each job
+sweeps those whose owner is dead at its start (`sweep_dead_scratch`). No clean-up ever goes by a
+pid: a pid is reused, a token is not.
 """
 
 from __future__ import annotations
@@ -33,19 +32,9 @@ from pathlib import Path
 import psutil
 
 from tcsexam.errors import InputError
-from tcsexam.runner.limiter.cgroup import thaw_cgroups_of, thaw_own_and_stop_freezing
-from tcsexam.runner.limiter.owner import owner_needle, owner_token
-from tcsexam.runner.limiter.proctable import read_stat
-from tcsexam.runner.scratch import (
-    RELOCATED_ROOT,
-    SCRATCH_PREFIX,
-    held_scratch,
-    make_scratch,
-    release_scratch,
-    remove_run_scratch,
-    scratch_prefix,
-    sweep_dead_scratch,
-)
+from tcsexam.runner.limiter.cgroup import thaw_own_and_stop_freezing
+from tcsexam.runner.limiter.owner import kill_run_orphans, owner_token
+from tcsexam.runner.limiter.scratch import held_scratch, release_scratch
 
 
 @dataclass
@@ -253,22 +242,6 @@ def _kill_new_children(before: set[int]) -> None:
             pass
 
 
-@contextlib.contextmanager
-def sigterm_as_exit() -> Iterator[None]:
-    """While inside (in the main thread), SIGTERM (a cancelled Snakemake or SLURM job) raises
-    SystemExit(143), so the pool's `finally` blocks stop Ray and the actors; the records already
-    written stay."""
-
-    def to_exit(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, to_exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def cancel_ray_abort_alarm() -> None:
     """Cancel the abort that Ray's C++ failure handler arms when SIGTERM arrives. Ray installs
     absl's failure signal handler for SIGTERM in the processes it connects: it prints "*** SIGTERM
@@ -297,49 +270,3 @@ def exit_with_parent(interval_s: float = 0.5) -> None:
                 os._exit(1)
 
     threading.Thread(target=watch, name="tcsexam-exit-with-parent", daemon=True).start()
-
-
-# The scratch folders (made, checked, released, swept): `tcsexam.runner.scratch`, by owner token.
-__all__ = [
-    "RELOCATED_ROOT", "SCRATCH_PREFIX", "make_scratch", "release_scratch", "remove_run_scratch",
-    "scratch_prefix", "sweep_dead_scratch",
-]  # fmt: skip
-
-
-def kill_run_orphans(token: str) -> int:
-    """SIGKILL every process carrying the run marker of owner `token` (a harness process's
-    `limiter.owner.owner_token`, never a pid) in its environment (`TCSEXAM_RUN_MARKER=<token>-...`,
-    set by tcsexam.runner.limiter for every run and inherited by every descendant, those that left
-    with setsid included), and thaw the frozen cgroups that hold them (a harness killed between its
-    freeze and its thaw leaves its run frozen, and a frozen process does not die of SIGKILL until it
-    is thawed). A reused pid cannot make another job's runs match: their marker carries their own
-    owner's token. Returns how many."""
-    needle = owner_needle(token)
-    me = os.getpid()
-    killed = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as fh:
-                if needle not in fh.read():
-                    continue
-            os.kill(int(entry.name), signal.SIGKILL)
-            killed.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    thaw_cgroups_of(killed)
-    return len(killed)
-
-
-def process_start(pid: int) -> int | None:
-    """The start time of process `pid` (clock ticks since boot), None when it is gone: with the pid,
-    what tells a process from a later one that got its pid (`alive`)."""
-    proc = read_stat(pid)
-    return None if proc is None or proc.state == "Z" else proc.start
-
-
-def alive(pid: int, start: int | None) -> bool:
-    """Process `pid` that started at `start` still runs (a later process with its pid does not
-    count). Only for waiting: clean-up decisions go by owner token and lock, never by this."""
-    return start is not None and process_start(pid) == start
