@@ -45,6 +45,7 @@ from tcsexam.proofs import ProofStatus, coq
 from tcsexam.proofs.scan import scan
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records import Termination
+from tcsexam.runner.batch import RUN_ONE, RunOptions
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec, resolve_limiter
 from tcsexam.runner.limiter.scratch import make_scratch
 from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, unsandboxed_allowed
@@ -272,20 +273,20 @@ def check_proof(
     task: str | Path | ProofTask,
     submission: str | Path,
     *,
-    sandbox: str = "auto",
-    allow_unsandboxed: bool = False,
-    limiter: str = "auto",
+    run: RunOptions = RUN_ONE,
     model: str | None = None,
     attempt: str | None = None,
     hidden_paths: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The verdict (a dict: docs/proofs.md) of one submission. Bad input (task, folder, no coqc
-    of the task's version) raises InputError; whatever the proof does is a verdict."""
+    of the task's version) raises InputError; whatever the proof does is a verdict. Of `run`, the
+    sandbox, whether `auto` may fall back to local, and the limiter apply: one proof runs one coqc
+    at a time, in this process (no pool, no build step)."""
     t = task if isinstance(task, ProofTask) else load_proof_task(task)
     folder = Path(submission)
     data, unreadable = read_proof(folder)
-    box, why = choose_proof_sandbox(sandbox, allow_unsandboxed=allow_unsandboxed, limiter=limiter)
-    version = sandbox_coq_version(box, limiter)  # the checker is the coqc inside the sandbox
+    box, why = choose_proof_sandbox(run.sandbox, allow_unsandboxed=run.allow_unsandboxed, limiter=run.limiter)
+    version = sandbox_coq_version(box, run.limiter)  # the checker is the coqc inside the sandbox
     if not coq.version_matches(t.coq_version, version):
         raise InputError(
             f"{t.source}: task {t.id} needs Coq {t.coq_version}, but coqc in sandbox {box.name} is {version}"
@@ -331,17 +332,17 @@ def check_proof(
         verdict["wall_s"] = round(time.perf_counter() - started, 3)
         return verdict
 
-    verdict["sandbox"], verdict["limiter"] = box.name, resolve_limiter(limiter)
-    run = _Run(t, box, limiter, hidden_paths)
+    verdict["sandbox"], verdict["limiter"] = box.name, resolve_limiter(run.limiter)
+    steps = _Run(t, box, run.limiter, hidden_paths)
     try:
         try:
-            _judge(run, t, data, verdict)
+            _judge(steps, t, data, verdict)
         except _Stop as stop:
             verdict["status"], verdict["reason"] = stop.status, stop.reason
     finally:
-        verdict["steps"] = run.steps
-        verdict["wall_s"] = round(sum(s["wall_s"] for s in run.steps), 3)
-        run.close()
+        verdict["steps"] = steps.steps
+        verdict["wall_s"] = round(sum(s["wall_s"] for s in steps.steps), 3)
+        steps.close()
     verdict["complete"] = verdict["status"] == "complete"
     verdict["original_reward"] = 1.0 if verdict["complete"] else 0.0
     print(f"tcsexam proof check: {t.id}: {verdict['status']} ({why}): {verdict['reason']}", file=sys.stderr)

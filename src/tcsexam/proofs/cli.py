@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
-from tcsexam.cliutil import actions, command, required
+from tcsexam.cliutil import actions, command, pick, required
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,6 +41,7 @@ def _check(args: argparse.Namespace) -> int:
 
     from tcsexam.cliutil import sigterm_as_exit
     from tcsexam.proofs.check import check_proof, write_verdict
+    from tcsexam.runner.batch import RUN_ONE
     from tcsexam.runner.orchestrate import hidden_paths
 
     out = Path(args.output)
@@ -47,9 +49,7 @@ def _check(args: argparse.Namespace) -> int:
         verdict = check_proof(
             args.task,
             args.submission,
-            sandbox=args.sandbox,
-            allow_unsandboxed=args.allow_unsandboxed,
-            limiter=args.limiter,
+            run=dataclasses.replace(RUN_ONE, **pick(args, "sandbox", "allow_unsandboxed", "limiter")),
             model=args.model,
             attempt=args.attempt,
             hidden_paths=hidden_paths(out, out.parent),

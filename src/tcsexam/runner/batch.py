@@ -135,7 +135,7 @@ class PoolOptions:
 @dataclass(frozen=True)
 class RunOptions:
     """How programs run, for every command that runs them (`tcsexam run`, `construction run`,
-    `orspace execute`): the sandbox and whether `auto` may fall back to local, the limiter, the
+    `orspace execute`, `proof check`): the sandbox and whether `auto` may fall back to local, the limiter, the
     pool (workers, Ray, retries), a progress bar, and the candidate's build step."""
 
     sandbox: str = "auto"
@@ -144,6 +144,11 @@ class RunOptions:
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
     progress: bool = True
     pool: PoolOptions = field(default_factory=PoolOptions)
+
+
+#: the options of a command that runs one program at a time in this process (`proof check`):
+#: only the sandbox, local's fallback and the limiter apply
+RUN_ONE = RunOptions(progress=False, pool=PoolOptions(workers=1, use_ray=False))
 
 
 @dataclass(frozen=True)
