@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
-from tcsexam.runner.ray.head import join
+from tcsexam.runner.ray.head import DEFAULT_STATE_ENV, join, local_head
 from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
 from tcsexam.runner.ray.pool import InProcessPool, RayPool
 
@@ -236,7 +236,15 @@ def _start_pool(ctx: BatchContext, options: PoolOptions, hooks: BatchHooks, thre
 
 
 def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, float]:
-    """(the Ray address to join, seconds waited for a shared head that was starting)."""
+    """(the Ray address to join, seconds waited for a shared head that was starting). With neither
+    a cluster nor a head named, this user's default head when one is alive (`head.local_head`)."""
+    if options.ray_head is None and options.ray_address is None:
+        found = local_head()
+        if found is not None and hooks.log is not None:
+            hooks.log(
+                f"{hooks.label}: joining the local Ray head in {found[0]} ({DEFAULT_STATE_ENV}=none: a Ray of its own)"
+            )
+        return (found[1] if found else None), 0.0
     if options.ray_head is None:
         return options.ray_address, 0.0
 

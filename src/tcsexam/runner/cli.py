@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 RUN_HELP = {
     "workers": "concurrent runs (default: this job's CPUs // the candidate's threads; "
     "with --ray-address: the cluster's CPUs // threads)",
-    "ray_address": "use an existing Ray cluster (also RAY_ADDRESS); default: a local Ray",
-    "ray_head": "use the shared Ray head whose state folder is DIR (`tcsexam runner ray-head start`), waiting for "
-    "it while it starts; a local Ray when none is alive there",
+    "ray_address": "use an existing Ray cluster (also RAY_ADDRESS); default: this user's default Ray head when "
+    "one is alive (`tcsexam runner ray-head start`; TCSEXAM_RAY_HEAD=none: never), else a local Ray",
+    "ray_head": "use the shared Ray head whose state folder is DIR (`tcsexam runner ray-head start --state-dir DIR`), "
+    "waiting for it while it starts; a local Ray when none is alive there",
     "no_ray": "run in this process, one instance at a time (same executor; debugging)",
     "allow_unsandboxed": "the candidates are trusted: `--sandbox auto` may fall back to local "
     "(records and index.json say so)",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
+from tcsexam.errors import InputError
 from tcsexam.runner.ray import head as ray_head
 
 
@@ -50,3 +53,52 @@ def test_detached_stop_forgets_the_head_at_once_and_ends_its_tree(tmp_path):
         time.sleep(0.1)
     assert not list(tmp_path.glob("head.stopping-*"))
     assert not ray_head.stop_detached(state)
+
+
+def test_the_default_state_folder_is_per_user_and_can_be_turned_off(monkeypatch, tmp_path):
+    monkeypatch.delenv("TCSEXAM_RAY_HEAD", raising=False)
+    assert ray_head.default_state_dir() == Path(f"/tmp/tcsexam-ray-head-{os.geteuid()}")
+    monkeypatch.setenv("TCSEXAM_RAY_HEAD", str(tmp_path / "h"))
+    assert ray_head.default_state_dir() == tmp_path / "h"
+    for off in ("", "none", "None"):
+        monkeypatch.setenv("TCSEXAM_RAY_HEAD", off)
+        assert ray_head.default_state_dir() is None and ray_head.local_head() is None
+
+
+def test_only_a_folder_private_to_this_user_is_trusted(tmp_path):
+    state = tmp_path / "h"
+    assert not ray_head.private_to_me(state)  # missing
+    state.mkdir(mode=0o700)
+    assert ray_head.private_to_me(state)
+    for mode in (0o750, 0o705, 0o770):
+        state.chmod(mode)
+        assert not ray_head.private_to_me(state), oct(mode)
+    state.chmod(0o700)
+    (tmp_path / "link").symlink_to(state)
+    assert not ray_head.private_to_me(tmp_path / "link")
+    (tmp_path / "file").write_text("")
+    (tmp_path / "file").chmod(0o600)
+    assert not ray_head.private_to_me(tmp_path / "file")
+
+
+def test_no_default_head_is_joined_inside_slurm_or_beside_ray_address(monkeypatch, tmp_path):
+    state = tmp_path / "h"
+    state.mkdir(mode=0o700)
+    monkeypatch.setenv("TCSEXAM_RAY_HEAD", str(state))
+    monkeypatch.setattr(ray_head, "join", lambda state_dir, wait_s: "127.0.0.1:1")  # as if a head were alive
+    assert ray_head.local_head() == (state, "127.0.0.1:1")
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    assert ray_head.local_head() is None
+    monkeypatch.delenv("SLURM_JOB_ID")
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert ray_head.local_head() is None
+
+
+def test_the_default_head_is_not_started_in_a_folder_others_may_write(monkeypatch, tmp_path):
+    state = tmp_path / "h"
+    state.mkdir()
+    state.chmod(0o777)
+    monkeypatch.setenv("TCSEXAM_RAY_HEAD", str(state))
+    with pytest.raises(InputError, match="not a folder private to this user"):
+        ray_head.start(state, 1, wait=False)
+    assert not (state / "pid").exists()

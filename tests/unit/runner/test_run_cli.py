@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -318,53 +319,66 @@ def test_console_script_on_ray_exits_with_its_code_and_output_flushed(setup):
 
 
 @pytest.mark.slow
+def _run_job(root: Path, task: Path, cand: Path, out: str, *extra: str, **env: str) -> str:
+    """One `tcsexam run` process per job, as in the workflow: its stderr (the run must pass)."""
+    import subprocess
+
+    argv = [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand)]
+    argv += ["--attempt", "1", "--output", str(root / out / "records.json"), "--no-progress", *extra]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=dict(os.environ, **env))
+    assert proc.returncode == 0, proc.stderr
+    assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3
+    return proc.stderr
+
+
 def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
+    from tcsexam.runner.ray import head as ray_head
+
+    root, task, cand = setup
+    state = root / "head"
+    # RAY_AUTH_MODE=token (what a local ray.init leaves in its process's environment) must not
+    # keep a job off the head
+    on_head = ("--ray-head", str(state))
+    err = _run_job(root, task, cand, "alone", *on_head, RAY_AUTH_MODE="token")  # no head: Ray starts in the job
+    assert f"no shared Ray head alive in {state}" in err and "on local Ray" in err
+    address, _ = ray_head.start(state, 2)
+    try:
+        err = _run_job(root, task, cand, "shared", *on_head, RAY_AUTH_MODE="token")
+        assert f"on Ray at {address}" in err and "no shared Ray head" not in err
+        assert ray_head.current_address(state) == address  # the job left the head running
+    finally:
+        ray_head.stop(state)
+
+
+def test_a_standalone_run_joins_the_default_local_head_only_when_it_is_private(setup):
+    """`tcsexam runner ray-head start` without --state-dir starts the user's default head, which a
+    run without --ray-head/--ray-address joins; TCSEXAM_RAY_HEAD=none, or a state folder others
+    may write, keeps the run on a Ray of its own."""
     import subprocess
 
     from tcsexam.runner.ray import head as ray_head
 
     root, task, cand = setup
-    state = root / "head"
-
-    def run_with_head(out: str) -> str:  # one `tcsexam run` process per job, as in the workflow
-        # RAY_AUTH_MODE=token (what a local ray.init leaves in its process's environment) must not
-        # keep a job off the head, which runs without tokens
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "tcsexam",
-                "run",
-                "--task",
-                str(task),
-                "--candidate",
-                str(cand),
-                "--attempt",
-                "1",
-                "--output",
-                str(root / out / "records.json"),
-                "--no-progress",
-                "--ray-head",
-                str(state),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=dict(os.environ, RAY_AUTH_MODE="token"),
-        )
-        assert proc.returncode == 0, proc.stderr
-        assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3
-        return proc.stderr
-
-    err = run_with_head("alone")  # no head in the state folder: Ray starts inside the job
-    assert f"no shared Ray head alive in {state}" in err and "on local Ray" in err
-    address, _ = ray_head.start(state, 2)
+    state = root / "default-head"
+    env = dict(os.environ, TCSEXAM_RAY_HEAD=str(state))
+    start = [sys.executable, "-m", "tcsexam", "runner", "ray-head", "start", "--num-cpus", "2"]
+    proc = subprocess.run(start, capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr
+    address = proc.stdout.strip()
     try:
-        err = run_with_head("shared")
-        assert f"on Ray at {address}" in err and "no shared Ray head" not in err
-        assert ray_head.current_address(state) == address  # the job left the head running
+        assert ray_head.current_address(state) == address and stat.S_IMODE(state.stat().st_mode) == 0o700
+        err = _run_job(root, task, cand, "joined", TCSEXAM_RAY_HEAD=str(state))
+        assert f"joining the local Ray head in {state}" in err and f"on Ray at {address}" in err
+        err = _run_job(root, task, cand, "own", TCSEXAM_RAY_HEAD="none")
+        assert "joining" not in err and "on local Ray" in err
+        state.chmod(0o755)  # another user could have planted its address
+        err = _run_job(root, task, cand, "refused", TCSEXAM_RAY_HEAD=str(state))
+        assert "joining" not in err and "on local Ray" in err
+        assert ray_head.current_address(state) == address  # no run stopped the head
     finally:
-        ray_head.stop(state)
+        state.chmod(0o700)
+        subprocess.run([*start[:5], "stop"], capture_output=True, timeout=120, env=env)
+    assert ray_head.current_address(state) is None
 
 
 def test_ray_head_excludes_ray_address_and_no_ray(setup, capsys):

@@ -21,7 +21,12 @@ def register(subparsers) -> None:
 def add_ray_head_parser(sub, help: str) -> argparse.ArgumentParser:
     p = sub.add_parser("ray-head", help=help)
     p.add_argument("action", choices=("start", "stop", "address"))
-    p.add_argument("--state-dir", required=True, help="holds the head's pid, address and log")
+    p.add_argument(
+        "--state-dir",
+        default=None,
+        help="holds the head's pid, address and log (default: this user's default head, "
+        "$TCSEXAM_RAY_HEAD or /tmp/tcsexam-ray-head-UID, which a standalone `tcsexam run` joins)",
+    )
     p.add_argument("--num-cpus", type=int, default=None, help="start: CPUs of the head (default: all)")
     p.add_argument(
         "--no-wait",
@@ -42,8 +47,13 @@ def add_ray_head_parser(sub, help: str) -> argparse.ArgumentParser:
 
 
 def _ray_head(args: argparse.Namespace) -> int:
+    from tcsexam.errors import UsageError
     from tcsexam.runner.ray import head as ray_head
 
+    if args.state_dir is None:
+        args.state_dir = ray_head.default_state_dir()
+        if args.state_dir is None:
+            raise UsageError(f"ray-head: give --state-dir ({ray_head.DEFAULT_STATE_ENV} says no default head)")
     if args.action == "start":
         cpus = args.num_cpus or len(os.sched_getaffinity(0))
         address, started = ray_head.start(args.state_dir, cpus, wait=not args.no_wait)

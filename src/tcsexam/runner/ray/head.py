@@ -9,6 +9,12 @@ process tree, never any other Ray.
 
 The head is one fixed node: no autoscaler monitor and no log monitor (jobs do not forward worker
 logs), two Python processes fewer competing with the first jobs while it starts.
+
+A developer running `tcsexam run` by hand starts one head in the default state folder
+(`tcsexam runner ray-head start` without `--state-dir`: `default_state_dir()`, one per user and
+machine, or `TCSEXAM_RAY_HEAD`); a standalone `tcsexam run` then joins it when it is alive
+(`local_head`) instead of starting a Ray of its own, and reaches its first instance in about a
+second instead of a few. A folder another user could have made or changed is never joined.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -40,6 +47,43 @@ PID_FILE = "pid"
 TEMP_FILE = "temp_dir"
 LOG_FILE = "ray-head.log"
 _ADDRESS_RE = re.compile(r"ray start --address='([^']+)'")
+
+
+#: the default state folder (`default_state_dir`); "" or "none": no default head is ever joined
+DEFAULT_STATE_ENV = "TCSEXAM_RAY_HEAD"
+
+
+def default_state_dir() -> Path | None:
+    """The state folder of this user's default head on this machine: `TCSEXAM_RAY_HEAD`, else
+    /tmp/tcsexam-ray-head-<uid> (node-local: on a cluster each node has its own); None when
+    `TCSEXAM_RAY_HEAD` is "" or "none"."""
+    value = os.environ.get(DEFAULT_STATE_ENV)
+    if value is None:
+        return Path(f"/tmp/tcsexam-ray-head-{os.geteuid()}")
+    return None if value.strip().lower() in ("", "none") else Path(value)
+
+
+def private_to_me(state: Path) -> bool:
+    """`state` is a folder (not a link) owned by this user that no one else may write or enter:
+    what a head's state must be before its address and token are trusted."""
+    try:
+        st = os.lstat(state)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+
+
+def local_head() -> tuple[Path, str] | None:
+    """(state folder, address) of this user's default head when it is alive and its folder is
+    private to this user, with this process set to reach it (`join`); None otherwise, and always
+    inside a SLURM job (which keeps to its allocation) or where `RAY_ADDRESS` names a cluster."""
+    state = default_state_dir()
+    if state is None or os.environ.get("SLURM_JOB_ID") or os.environ.get("RAY_ADDRESS"):
+        return None
+    if not private_to_me(state):
+        return None
+    address = join(state, wait_s=0.0)
+    return None if address is None else (state, address)
 
 
 def _free_port() -> int:
@@ -120,7 +164,12 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: 
     `wait=False` returns as soon as the head process is launched (address None when new):
     clients then call `current_address(state, wait_s=...)`, so the head's start overlaps other work."""
     state = Path(state_dir)
-    state.mkdir(parents=True, exist_ok=True)
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if state == default_state_dir() and not private_to_me(state):
+        raise InputError(
+            f"ray-head: {state} is not a folder private to this user (mode 0700, owned by uid {os.geteuid()}); "
+            f"remove it or set {DEFAULT_STATE_ENV} to another folder"
+        )
     pid = _pid(state)
     if pid is not None and _alive(pid):
         address = current_address(state, wait_s=timeout_s if wait else 0.0)
