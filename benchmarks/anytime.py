@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from tcsexam.runner.calibrate import calibrate
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -77,8 +78,15 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
         for _ in range(pairs):  # alternating, medians: a busy machine's drift hits both alike
             for label, task in (("plain", plain_task), ("anytime", any_task)):
                 t0 = time.perf_counter()
-                rec = run_instance(task, instance, candidate, sandbox=get_sandbox("local"), limits=limits, seed=0,
-                                   scratch_dir=root / f"s-{label}")  # fmt: skip
+                rec = run_instance(
+                    task,
+                    instance,
+                    candidate,
+                    sandbox=get_sandbox("local"),
+                    limits=limits,
+                    seed=0,
+                    scratch_dir=root / f"s-{label}",
+                )
                 walls[label].append(time.perf_counter() - t0 - (rec.wall_s or 0.0))
         info = rec.extra["trace_info"]
         if rec.status != "ok" or not info["certificates_seen"]:
@@ -93,12 +101,16 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
             f"1. trace overhead ({n} certificates written, {len(cert.read_bytes())} bytes each, watch {info['watch']})"
         )
         print(f"   certificates seen {info['certificates_seen']}, kept and checked {info['kept']}")
-        print(f"   watcher CPU per certificate {per_cert_ms:.3f} ms; bare open+read {bare_ms:.3f} ms; ratio "
-              f"{per_cert_ms / bare_ms:.1f}x (target: under 1 ms)")  # fmt: skip
+        print(
+            f"   watcher CPU per certificate {per_cert_ms:.3f} ms; bare open+read {bare_ms:.3f} ms; ratio "
+            f"{per_cert_ms / bare_ms:.1f}x (target: under 1 ms)"
+        )
         pw, aw = statistics.median(walls["plain"]), statistics.median(walls["anytime"])
-        print(f"   harness time outside the program (run_instance wall - program wall), medians of {pairs}: plain "
-              f"{pw * 1e3:.1f} ms, anytime {aw * 1e3:.1f} ms (ratio {aw / pw:.2f}; the difference is mostly checking "
-              f"the {info['kept']} kept certificates after the run)")  # fmt: skip
+        print(
+            f"   harness time outside the program (run_instance wall - program wall), medians of {pairs}: plain "
+            f"{pw * 1e3:.1f} ms, anytime {aw * 1e3:.1f} ms (ratio {aw / pw:.2f}; the difference is mostly checking "
+            f"the {info['kept']} kept certificates after the run)"
+        )
 
 
 def calibration_spread(repeats: int) -> None:
@@ -111,8 +123,10 @@ def calibration_spread(repeats: int) -> None:
     for key in ("python_s", "numpy_s", "speed"):
         vals = [r[key] for r in runs]
         mean, sd = statistics.mean(vals), statistics.stdev(vals)
-        print(f"   {key:9s} mean {mean:.5f}  sd {sd:.5f}  CV {sd / mean * 100:.1f}%  min {min(vals):.5f}  "
-              f"max {max(vals):.5f}")  # fmt: skip
+        print(
+            f"   {key:9s} mean {mean:.5f}  sd {sd:.5f}  CV {sd / mean * 100:.1f}%  min {min(vals):.5f}  "
+            f"max {max(vals):.5f}"
+        )
 
 
 def checker_cost(instance: str, reps: int = 20) -> None:
@@ -129,8 +143,10 @@ def checker_cost(instance: str, reps: int = 20) -> None:
         problem.check_certificate(parsed, cert, inst.meta)
         times.append((time.perf_counter() - t0) * 1e3)
     check_ms = statistics.median(times)
-    print(f"3. checker per trace entry (maxcut-mqlib {instance}): {check_ms:.3f} ms (median of {reps}); "
-          f"parsing the instance {parse_ms:.1f} ms; ratio check/parse {check_ms / parse_ms:.3f}")  # fmt: skip
+    print(
+        f"3. checker per trace entry (maxcut-mqlib {instance}): {check_ms:.3f} ms (median of {reps}); "
+        f"parsing the instance {parse_ms:.1f} ms; ratio check/parse {check_ms / parse_ms:.3f}"
+    )
 
 
 def main() -> None:

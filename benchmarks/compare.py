@@ -96,9 +96,18 @@ def make_run(folder: Path, suite, n_inst: dict[str, int], rng, base_scores=None,
                         ]
                         (d / "records.json").write_text(json.dumps(recs))
                         rows.append(
-                            [model, track, item, attempt, repr(rel["relative_score"]), "selected", "valid",
-                             "fixed_reference_relative", "offline"]
-                        )  # fmt: skip
+                            [
+                                model,
+                                track,
+                                item,
+                                attempt,
+                                repr(rel["relative_score"]),
+                                "selected",
+                                "valid",
+                                "fixed_reference_relative",
+                                "offline",
+                            ]
+                        )
                     else:
                         v = float(rng.integers(0, 2)) if track in ("theorem", "open_conjecture") else rng.random()
                         if base_scores:
@@ -237,11 +246,14 @@ def bench(tmp: Path, suite, n_inst: dict[str, int], args) -> None:
     index = json.loads((tmp / "base" / "index.json").read_text())
     t_ci, _ = best_of(
         lambda: add_confidence_intervals(
-            json.loads(json.dumps(index)), suite, tmp / "base" / "attempts.csv", tmp / "base" / "solver",
+            json.loads(json.dumps(index)),
+            suite,
+            tmp / "base" / "attempts.csv",
+            tmp / "base" / "solver",
             resamples=args.resamples,
         ),
         args.repeat,
-    )  # fmt: skip
+    )
     print(f"  index.json index_ci95 + track_ci95, {args.resamples} resamples:  {t_ci * 1000:8.1f} ms")
 
 

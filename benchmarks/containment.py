@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 import tcsexam
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
@@ -44,8 +45,15 @@ def main(names: list[str]) -> None:
             for _ in range(RUNS):
                 scratch = tempfile.mkdtemp(prefix="tcsexam-", dir="/tmp")
                 t0 = time.perf_counter()
-                record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=Limits(wall_s=5),
-                                      seed=0, scratch_dir=scratch)  # fmt: skip
+                record = run_instance(
+                    task,
+                    task.instances[0],
+                    candidate,
+                    sandbox=box,
+                    limits=Limits(wall_s=5),
+                    seed=0,
+                    scratch_dir=scratch,
+                )
                 times.append(time.perf_counter() - t0)
                 assert record.status == "ok", record.message
                 shutil.rmtree(scratch)

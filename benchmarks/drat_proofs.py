@@ -30,8 +30,9 @@ from pathlib import Path
 
 from tcsexam.problems import get_problem
 from tcsexam.problems.generate import generate_text
+from tcsexam.runner.candidate import load_candidate
 from tcsexam.runner.drat import ProofLimits, check_proof
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -69,8 +70,9 @@ def bench_task(task_id: str, solver: Path, limit: int | None, work: Path) -> Non
         scratch = Path(tempfile.mkdtemp(prefix="tcsexam-drat-bench-", dir=work))
         scratch.chmod(0o755)
         task_one = replace(task, instances=(inst,))
-        rec = run_instance(task_one, inst, cand, sandbox=box, limits=task.limits.for_threads(cand.threads), seed=1,
-                           scratch_dir=scratch)  # fmt: skip
+        rec = run_instance(
+            task_one, inst, cand, sandbox=box, limits=task.limits.for_threads(cand.threads), seed=1, scratch_dir=scratch
+        )
         shutil.rmtree(scratch, ignore_errors=True)
         proof = rec.extra.get("unsat_proof") or {}
         check_s, solve_s = proof.get("check_s"), rec.wall_s
@@ -116,15 +118,21 @@ def bench_php(n: int, engine: str, work: Path) -> None:
     for binary in (False, True):
         proof = work / f"php{n}.{'bin' if binary else 'txt'}"
         start = time.perf_counter()
-        subprocess.run(["cadical", "-q", str(cnf), str(proof)] + ([] if binary else ["--no-binary"]),
-                       capture_output=True, check=False)  # fmt: skip
+        subprocess.run(
+            ["cadical", "-q", str(cnf), str(proof)] + ([] if binary else ["--no-binary"]),
+            capture_output=True,
+            check=False,
+        )
         solve_s = time.perf_counter() - start
         lines = proof.read_bytes().count(b"\n") if not binary else None
-        v = check_proof(inst, proof, limits=ProofLimits(wall_s=600, mem_mb=8192, proof_mb=2048), scratch=work,
-                        engine=engine)  # fmt: skip
+        v = check_proof(
+            inst, proof, limits=ProofLimits(wall_s=600, mem_mb=8192, proof_mb=2048), scratch=work, engine=engine
+        )
         what = f"{lines} lines" if lines is not None else "binary"
-        print(f"  {what:>12}, {v.steps} steps, {proof.stat().st_size} bytes: solve {solve_s:.2f} s, check "
-              f"{v.check_s:.2f} s (ratio {v.check_s / solve_s:.1f}), verified {v.verified}: {v.reason}")  # fmt: skip
+        print(
+            f"  {what:>12}, {v.steps} steps, {proof.stat().st_size} bytes: solve {solve_s:.2f} s, check "
+            f"{v.check_s:.2f} s (ratio {v.check_s / solve_s:.1f}), verified {v.verified}: {v.reason}"
+        )
 
 
 def main() -> None:

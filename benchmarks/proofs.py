@@ -36,10 +36,17 @@ def bare_coqc(task, proof: Path) -> float:
         shutil.copyfile(task.statement_file, work / f"{coq.TASK_LIB}.v")
         shutil.copyfile(proof, work / f"{coq.SUBMISSION_LIB}.v")
         started = time.perf_counter()
-        subprocess.run(["coqc", "-q", "-Q", str(work), coq.TASK_ROOT, str(work / f"{coq.TASK_LIB}.v")], check=True,
-                       capture_output=True, cwd=work)  # fmt: skip
-        subprocess.run(["coqc", "-q", "-Q", str(work), coq.TASK_ROOT, str(work / f"{coq.SUBMISSION_LIB}.v")],
-                       capture_output=True, cwd=work)  # fmt: skip
+        subprocess.run(
+            ["coqc", "-q", "-Q", str(work), coq.TASK_ROOT, str(work / f"{coq.TASK_LIB}.v")],
+            check=True,
+            capture_output=True,
+            cwd=work,
+        )
+        subprocess.run(
+            ["coqc", "-q", "-Q", str(work), coq.TASK_ROOT, str(work / f"{coq.SUBMISSION_LIB}.v")],
+            capture_output=True,
+            cwd=work,
+        )
         return time.perf_counter() - started
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -73,11 +73,25 @@ def main() -> int:
 
         key = ensure_key(root)
         record = InstanceRecord(
-            instance="G1", status="ok", A=11624.0, claimed=11624.0, reward=1.0, wall_s=0.123, cpu_s=0.12,
-            peak_mem_mb=42.0, exit_code=0, termination="exit", sandbox="bwrap", limiter="light",
-            key="sha256:" + "0" * 64, candidate_hash="1" * 64, task="maxcut-mqlib", attempt="1",
-            harness_version="0.1.0", message="cut 11624 (best known 11624)",
-        )  # fmt: skip
+            instance="G1",
+            status="ok",
+            A=11624.0,
+            claimed=11624.0,
+            reward=1.0,
+            wall_s=0.123,
+            cpu_s=0.12,
+            peak_mem_mb=42.0,
+            exit_code=0,
+            termination="exit",
+            sandbox="bwrap",
+            limiter="light",
+            key="sha256:" + "0" * 64,
+            candidate_hash="1" * 64,
+            task="maxcut-mqlib",
+            attempt="1",
+            harness_version="0.1.0",
+            message="cut 11624 (best known 11624)",
+        )
         data = record.to_dict()
         compare(
             "2. record digest: HMAC vs plain sha256", lambda: record_digest(data, key), lambda: plain_sha256(data), n

@@ -38,7 +38,8 @@ from pathlib import Path
 from tcsexam.errors import InputError
 from tcsexam.records.store import RecordStore
 from tcsexam.runner.attempt import RunContext
-from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.ray.job import job_cpus, start_ray
 from tcsexam.runner.ray.pool import RayPool
@@ -109,8 +110,16 @@ def bench_overhead(task, cand_dir, root: Path, runs: int, workers: int, limiter:
     for _k, inst in enumerate(task_obj.instances[:runs]):
         t0 = time.perf_counter()
         scratch = tempfile.mkdtemp(dir=scratch_root)
-        rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch,
-                           options=InstanceOptions(limiter=limiter))  # fmt: skip
+        rec = run_instance(
+            task_obj,
+            inst,
+            cand,
+            sandbox=sandbox,
+            limits=limits,
+            seed=0,
+            scratch_dir=scratch,
+            options=InstanceOptions(limiter=limiter),
+        )
         store.write(rec)
         inproc.append(time.perf_counter() - t0)
         statuses.add(rec.status)
@@ -185,8 +194,16 @@ def bench_timeout(task, cands, root: Path, t: float, reps: int, limiter: str) ->
         for _ in range(reps):
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
-            rec = run_instance(task_obj, inst, cand, sandbox=sandbox, limits=limits, seed=0, scratch_dir=scratch,
-                           options=InstanceOptions(limiter=limiter))  # fmt: skip
+            rec = run_instance(
+                task_obj,
+                inst,
+                cand,
+                sandbox=sandbox,
+                limits=limits,
+                seed=0,
+                scratch_dir=scratch,
+                options=InstanceOptions(limiter=limiter),
+            )
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         note = "target < 0.2 s" if name == "sleep" else f"ignores SIGTERM: pays the {limits.grace_s:g} s grace"
@@ -259,8 +276,16 @@ def bench_sandboxes(task, cands, root: Path, runs: int, t: float, reps: int, lim
         for _ in range(reps):
             scratch = tempfile.mkdtemp(dir=root)
             t0 = time.perf_counter()
-            rec = run_instance(task_obj, inst, sleep, sandbox=box, limits=tl, seed=0, scratch_dir=scratch,
-                               options=InstanceOptions(limiter=limiter))  # fmt: skip
+            rec = run_instance(
+                task_obj,
+                inst,
+                sleep,
+                sandbox=box,
+                limits=tl,
+                seed=0,
+                scratch_dir=scratch,
+                options=InstanceOptions(limiter=limiter),
+            )
             over.append(time.perf_counter() - t0 - t)
             statuses.add(rec.status)
         print(

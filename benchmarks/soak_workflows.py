@@ -103,8 +103,13 @@ def finish(proc: subprocess.Popen, deadline: float) -> int:
 def stop_ray_head(ws: Path, wait_s: float = 120) -> None:
     """Stop the workspace's Ray head and wait for the detached stop of `onsuccess` to end."""
     for state in (ws / "results").glob("*/.ray-head"):
-        subprocess.run([str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
-                       env=_env(ws), capture_output=True, timeout=60, check=False)  # fmt: skip
+        subprocess.run(
+            [str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
+            env=_env(ws),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
     deadline = time.monotonic() + wait_s
     while list((ws / "results").glob("*/.ray-head.stopping-*")) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -161,8 +166,11 @@ def counts(print_: dict[str, dict]) -> dict[str, int]:
 def differences(alone: dict[str, dict], other: dict[str, dict]) -> list[str]:
     found = [f"{rel}: only in the run alone" for rel in sorted(set(alone) - set(other))]
     found += [f"{rel}: not in the run alone" for rel in sorted(set(other) - set(alone))]
-    found += [f"{rel}: {other[rel]} != {alone[rel]} (alone)" for rel in sorted(set(alone) & set(other))
-              if other[rel] != alone[rel]]  # fmt: skip
+    found += [
+        f"{rel}: {other[rel]} != {alone[rel]} (alone)"
+        for rel in sorted(set(alone) & set(other))
+        if other[rel] != alone[rel]
+    ]
     return found
 
 
@@ -170,8 +178,9 @@ def infrastructure_errors(print_: dict[str, dict]) -> list[str]:
     return [rel for rel, data in print_.items() if data.get("status") == "infrastructure_error"]
 
 
-def soak(out: Path, workflows: int = 3, cores: int = 1, per_track: int = 1, solver_tasks: int = 2,
-         timeout_s: float = 3600) -> dict:  # fmt: skip
+def soak(
+    out: Path, workflows: int = 3, cores: int = 1, per_track: int = 1, solver_tasks: int = 2, timeout_s: float = 3600
+) -> dict:
     config, suite = soak_config(per_track, solver_tasks)
     summary: dict = {"workflows": workflows, "cores_each": cores, "suite": suite["tracks"]}
     alone_ws = make_workspace(out / "alone", config, suite)
@@ -201,8 +210,16 @@ def soak(out: Path, workflows: int = 3, cores: int = 1, per_track: int = 1, solv
         diff = differences(alone, got)
         infra = infrastructure_errors(got)
         ok = ok and rc == 0 and not diff and not infra
-        summary["concurrent"].append({"workspace": ws.name, "rc": rc, "wall_s": wall, "counts": counts(got),
-                                      "differences": diff, "infrastructure_errors": infra})  # fmt: skip
+        summary["concurrent"].append(
+            {
+                "workspace": ws.name,
+                "rc": rc,
+                "wall_s": wall,
+                "counts": counts(got),
+                "differences": diff,
+                "infrastructure_errors": infra,
+            }
+        )
     summary["ok"] = ok and not summary["alone"]["infrastructure_errors"]
     return summary
 

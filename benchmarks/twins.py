@@ -68,11 +68,33 @@ def bench(suite: str, seed: int) -> None:
 
 def _run(task_file: Path, task: str, ref: Path, model: str, att: Path) -> None:
     att.mkdir(parents=True, exist_ok=True)
-    _tcsexam("run", "--task", str(task_file), "--candidate", str(ROOT / "solvers" / model / task / "1"),
-             "--output", str(att / "records.json"), "--records-dir", str(att / "records"), "--no-ray",
-             "--sandbox", "auto", "--allow-unsandboxed", "--no-progress")  # fmt: skip
-    _tcsexam("solver-score", "--task", task, "--records", str(att / "records.json"), "--reference", str(ref),
-             "--output", str(att / "relative.json"))  # fmt: skip
+    _tcsexam(
+        "run",
+        "--task",
+        str(task_file),
+        "--candidate",
+        str(ROOT / "solvers" / model / task / "1"),
+        "--output",
+        str(att / "records.json"),
+        "--records-dir",
+        str(att / "records"),
+        "--no-ray",
+        "--sandbox",
+        "auto",
+        "--allow-unsandboxed",
+        "--no-progress",
+    )
+    _tcsexam(
+        "solver-score",
+        "--task",
+        task,
+        "--records",
+        str(att / "records.json"),
+        "--reference",
+        str(ref),
+        "--output",
+        str(att / "relative.json"),
+    )
 
 
 def calibrate(models: list[str], seeds: list[int], tasks: list[str], workdir: Path) -> dict:
@@ -99,9 +121,11 @@ def calibrate(models: list[str], seeds: list[int], tasks: list[str], workdir: Pa
         per_seed[seed] = twin_differences(originals, twins, models, tasks, seed=20260925, resamples=10000)["models"]
         for model in models:
             for task, d in per_seed[seed][model].items():
-                print(f"seed {seed} {model:12s} {task:16s} orig {d['original']:.3f} twin {d['twin']:.3f} "
-                      f"diff {d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] flagged {d['flagged']}",
-                      flush=True)  # fmt: skip
+                print(
+                    f"seed {seed} {model:12s} {task:16s} orig {d['original']:.3f} twin {d['twin']:.3f} "
+                    f"diff {d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] flagged {d['flagged']}",
+                    flush=True,
+                )
     worst = max(
         (abs(d["difference"]), s, m, t) for s, per in per_seed.items() for m, pt in per.items() for t, d in pt.items()
     )

@@ -64,13 +64,28 @@ def synth(folder: Path, total: int, rng) -> int:
                 records = []
                 for i, name in enumerate(names):
                     st = str(status[i])
-                    rec = {"instance": name, "status": st, "A": float(value[i]) if st == "ok" else None,
-                           "solved": None, "claimed": None, "reward": None,
-                           "message": {"ok": "cut", "timeout": "walltime limit", "crash": "exit code 1"}[st],
-                           "wall_s": float(rng.uniform(0.1, 5)), "cpu_s": 1.0, "peak_mem_mb": 40.0, "exit_code": 0,
-                           "signal": None, "termination": "walltime" if st == "timeout" else "exit", "sandbox": "bwrap",
-                           "limiter": "light", "key": "sha256:" + "0" * 64, "task": t, "attempt": a,
-                           "harness_version": "0.1.0", "schema_version": 1}  # fmt: skip
+                    rec = {
+                        "instance": name,
+                        "status": st,
+                        "A": float(value[i]) if st == "ok" else None,
+                        "solved": None,
+                        "claimed": None,
+                        "reward": None,
+                        "message": {"ok": "cut", "timeout": "walltime limit", "crash": "exit code 1"}[st],
+                        "wall_s": float(rng.uniform(0.1, 5)),
+                        "cpu_s": 1.0,
+                        "peak_mem_mb": 40.0,
+                        "exit_code": 0,
+                        "signal": None,
+                        "termination": "walltime" if st == "timeout" else "exit",
+                        "sandbox": "bwrap",
+                        "limiter": "light",
+                        "key": "sha256:" + "0" * 64,
+                        "task": t,
+                        "attempt": a,
+                        "harness_version": "0.1.0",
+                        "schema_version": 1,
+                    }
                     if st == "crash":
                         rec["extra"] = {"stderr_tail": "Traceback (most recent call last):\n  ...\nMemoryError"}
                     if i % 3 == 0 and st == "ok":
@@ -80,18 +95,44 @@ def synth(folder: Path, total: int, rng) -> int:
                 ok = status == "ok"
                 z = np.where(ok, (value - mu) / scale, np.nan)
                 score = np.where(ok, ndtr(np.nan_to_num(z)), 0.0)
-                rel = {"schema_version": 1, "task": t, "reference_id": "bench-k3", "kind": "objective",
-                       "direction": "maximize", "relative_score": float(score.mean()), "n_eligible": per_task,
-                       "instances": [{"instance": nm, "status": str(status[i]),
-                                      "value": float(value[i]) if ok[i] else None, "mu": float(mu[i]),
-                                      "scale": float(scale[i]), "z": float(z[i]) if ok[i] else None,
-                                      "score": float(score[i])} for i, nm in enumerate(names)],
-                       "unscored_instances": []}  # fmt: skip
+                rel = {
+                    "schema_version": 1,
+                    "task": t,
+                    "reference_id": "bench-k3",
+                    "kind": "objective",
+                    "direction": "maximize",
+                    "relative_score": float(score.mean()),
+                    "n_eligible": per_task,
+                    "instances": [
+                        {
+                            "instance": nm,
+                            "status": str(status[i]),
+                            "value": float(value[i]) if ok[i] else None,
+                            "mu": float(mu[i]),
+                            "scale": float(scale[i]),
+                            "z": float(z[i]) if ok[i] else None,
+                            "score": float(score[i]),
+                        }
+                        for i, nm in enumerate(names)
+                    ],
+                    "unscored_instances": [],
+                }
                 (d / "records.json").write_text(json.dumps(records))
                 (d / "relative.json").write_text(json.dumps(rel))
                 n += per_task
-                rows.append([model, "solver", t, a, repr(rel["relative_score"]), "selected", "valid",
-                             "fixed_reference_relative", "offline"])  # fmt: skip
+                rows.append(
+                    [
+                        model,
+                        "solver",
+                        t,
+                        a,
+                        repr(rel["relative_score"]),
+                        "selected",
+                        "valid",
+                        "fixed_reference_relative",
+                        "offline",
+                    ]
+                )
     for model in MODELS:
         for track in ("theorem", "construction", "open_conjecture"):
             for item in suite.tracks[track]:
@@ -102,8 +143,12 @@ def synth(folder: Path, total: int, rng) -> int:
         w = csv.writer(fh)
         w.writerow(COLUMNS)
         w.writerows(rows)
-    cohort = {"suite": "full", "solver_protocol": "offline", "solver_reference_id": "bench-k3",
-              "models": {m: {"attempts_per_task": len(ATTEMPTS)} for m in MODELS}}  # fmt: skip
+    cohort = {
+        "suite": "full",
+        "solver_protocol": "offline",
+        "solver_reference_id": "bench-k3",
+        "models": {m: {"attempts_per_task": len(ATTEMPTS)} for m in MODELS},
+    }
     (folder / "cohort.json").write_text(json.dumps(cohort))
     index = score_files(suite, folder / "attempts.csv", folder / "cohort.json")
     (folder / "index.json").write_text(json.dumps(index))

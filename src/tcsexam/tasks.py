@@ -153,8 +153,18 @@ def load_task(task: str | Path) -> Task:
     limits = parse_limits(data["limits"])
     anytime = bool(data.get("anytime", False))
     unsat_proof, proof_limits = _unsat_proof(data, problem, path)
-    return Task(data["id"], problem, data["kind"], data["direction"], limits, tuple(instances), path, anytime,
-                unsat_proof, proof_limits)  # fmt: skip
+    return Task(
+        data["id"],
+        problem,
+        data["kind"],
+        data["direction"],
+        limits,
+        tuple(instances),
+        path,
+        anytime,
+        unsat_proof,
+        proof_limits,
+    )
 
 
 #: the problems whose UNSAT answers a DRAT proof backs (`unsat_proof`, docs/proofs.md#unsat-answers-drat-proofs)

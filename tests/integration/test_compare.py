@@ -251,18 +251,50 @@ def test_symmetric_noise_is_reproduced(baseline, tmp_path):
     ws = baseline
     steps = [
         [
-            "attempts", "solver-row", "--records", str(attempt / "records.json"), "--task", "maxcut-mqlib",
-            "--reference", "config/test/reference.json", "--model", "demo-fast", "--attempt", "1",
-            "--protocol", "offline", "--relative-output", str(attempt / "relative.json"),
-            "--output", str(attempt / "row.json"),
+            "attempts",
+            "solver-row",
+            "--records",
+            str(attempt / "records.json"),
+            "--task",
+            "maxcut-mqlib",
+            "--reference",
+            "config/test/reference.json",
+            "--model",
+            "demo-fast",
+            "--attempt",
+            "1",
+            "--protocol",
+            "offline",
+            "--relative-output",
+            str(attempt / "relative.json"),
+            "--output",
+            str(attempt / "row.json"),
         ],
-        ["attempts", "table", "--rows", *map(str, sorted(run.glob("solver/*/*/*/row.json"))),
-         *map(str, sorted(run.glob("construction/*/*/*/row.json"))),
-         *map(str, sorted(run.glob("proof/*/*/*/row.json"))),
-         *map(str, sorted(run.glob("tracks/*/rows.json"))), "--output", str(run / "attempts.csv")],
-        ["score", "--suite", "lite", "--attempts", str(run / "attempts.csv"), "--cohort", str(run / "cohort.json"),
-         "--output", str(run / "index.json"), "--solver-scores", str(run / "solver")],
-    ]  # fmt: skip
+        [
+            "attempts",
+            "table",
+            "--rows",
+            *map(str, sorted(run.glob("solver/*/*/*/row.json"))),
+            *map(str, sorted(run.glob("construction/*/*/*/row.json"))),
+            *map(str, sorted(run.glob("proof/*/*/*/row.json"))),
+            *map(str, sorted(run.glob("tracks/*/rows.json"))),
+            "--output",
+            str(run / "attempts.csv"),
+        ],
+        [
+            "score",
+            "--suite",
+            "lite",
+            "--attempts",
+            str(run / "attempts.csv"),
+            "--cohort",
+            str(run / "cohort.json"),
+            "--output",
+            str(run / "index.json"),
+            "--solver-scores",
+            str(run / "solver"),
+        ],
+    ]
     for step in steps:
         proc = tcsexam(ws, *step)
         assert proc.returncode == 0, proc.stderr
@@ -276,9 +308,19 @@ def test_symmetric_noise_is_reproduced(baseline, tmp_path):
 
 def test_compare_report_and_bad_input(baseline, tmp_path):
     proc = tcsexam(
-        baseline, "compare", OUT, OUT, "--output", str(tmp_path / "c.json"),
-        "--report", str(tmp_path / "c.html"), "--plot", str(tmp_path / "c.png"), "--resamples", "200",
-    )  # fmt: skip
+        baseline,
+        "compare",
+        OUT,
+        OUT,
+        "--output",
+        str(tmp_path / "c.json"),
+        "--report",
+        str(tmp_path / "c.html"),
+        "--plot",
+        str(tmp_path / "c.png"),
+        "--resamples",
+        "200",
+    )
     assert proc.returncode == 0, proc.stderr
     html = (tmp_path / "c.html").read_text()
     assert "Verdict: identical" in html and "demo-weak" in html

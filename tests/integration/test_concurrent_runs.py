@@ -82,8 +82,23 @@ def _setup(root: Path) -> tuple[Path, Path]:
 
 
 def _start(task: Path, cand: Path, out: Path, tmpdir: Path, *pool: str) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand),
-            "--attempt", "1", "--output", str(out), "--no-progress", "--allow-unsandboxed", *pool]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "tcsexam",
+        "run",
+        "--task",
+        str(task),
+        "--candidate",
+        str(cand),
+        "--attempt",
+        "1",
+        "--output",
+        str(out),
+        "--no-progress",
+        "--allow-unsandboxed",
+        *pool,
+    ]
     env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT / "src"))
     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 

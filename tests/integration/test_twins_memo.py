@@ -64,11 +64,35 @@ def _subset_task_and_reference(tmp: Path) -> dict[str, tuple[Path, Path]]:
 def _run_and_score(task: str, task_file: Path, ref: Path, model: str, solver_dir: Path, cwd: Path) -> None:
     att = solver_dir / model / task / "1"
     att.mkdir(parents=True, exist_ok=True)
-    _cli("run", "--task", str(task_file), "--candidate", str(ROOT / "solvers" / model / task / "1"),
-         "--output", str(att / "records.json"), "--records-dir", str(att / "records"), "--no-ray",
-         "--sandbox", "auto", "--allow-unsandboxed", "--no-progress", cwd=cwd)  # fmt: skip
-    _cli("solver-score", "--task", task, "--records", str(att / "records.json"), "--reference", str(ref),
-         "--output", str(att / "relative.json"), cwd=cwd)  # fmt: skip
+    _cli(
+        "run",
+        "--task",
+        str(task_file),
+        "--candidate",
+        str(ROOT / "solvers" / model / task / "1"),
+        "--output",
+        str(att / "records.json"),
+        "--records-dir",
+        str(att / "records"),
+        "--no-ray",
+        "--sandbox",
+        "auto",
+        "--allow-unsandboxed",
+        "--no-progress",
+        cwd=cwd,
+    )
+    _cli(
+        "solver-score",
+        "--task",
+        task,
+        "--records",
+        str(att / "records.json"),
+        "--reference",
+        str(ref),
+        "--output",
+        str(att / "relative.json"),
+        cwd=cwd,
+    )
 
 
 def test_demo_memo_is_flagged_and_demo_strong_is_not(tmp_path):
@@ -76,12 +100,24 @@ def test_demo_memo_is_flagged_and_demo_strong_is_not(tmp_path):
     originals, twins = tmp_path / "solver", tmp_path / "twins"
     for task, (task_file, ref) in subsets.items():
         folder = twins / f"s{SEED}" / "tasks" / task
-        _cli("twins", "make", "--task", str(task_file), "--seed", str(SEED), "--output", str(folder),
-             "--reference", str(ref), cwd=tmp_path)  # fmt: skip
+        _cli(
+            "twins",
+            "make",
+            "--task",
+            str(task_file),
+            "--seed",
+            str(SEED),
+            "--output",
+            str(folder),
+            "--reference",
+            str(ref),
+            cwd=tmp_path,
+        )
         for model in MODELS:
             _run_and_score(task, task_file, ref, model, originals, tmp_path)
-            _run_and_score(task, folder / "task.yaml", folder / "reference.json", model,
-                           twins / f"s{SEED}" / "solver", tmp_path)  # fmt: skip
+            _run_and_score(
+                task, folder / "task.yaml", folder / "reference.json", model, twins / f"s{SEED}" / "solver", tmp_path
+            )
     result = twin_differences(originals, twins, list(MODELS), list(SUBSET), seed=1, resamples=2000)
     memo, strong = result["models"]["demo-memo"], result["models"]["demo-strong"]
     for task in SUBSET:
@@ -98,8 +134,15 @@ def test_demo_memo_is_flagged_and_demo_strong_is_not(tmp_path):
 @pytest.mark.parametrize("task", ["maxcut-mqlib", "tsp-tsplib", "coloring-dimacs", "sat-satlib", "maxsat-wcnf"])
 def test_scan_finds_demo_memos_table_and_nothing_in_demo_strong(task, tmp_path):
     report_file = tmp_path / "scan.json"
-    _cli("scan-candidate", str(ROOT / "solvers" / "demo-memo" / task / "1"), "--task", task,
-         "--output", str(report_file), cwd=tmp_path)  # fmt: skip
+    _cli(
+        "scan-candidate",
+        str(ROOT / "solvers" / "demo-memo" / task / "1"),
+        "--task",
+        task,
+        "--output",
+        str(report_file),
+        cwd=tmp_path,
+    )
     report = json.loads(report_file.read_text())
     assert report["findings"], report
     assert all(

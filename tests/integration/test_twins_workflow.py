@@ -59,8 +59,9 @@ def test_twins_in_the_workflow_flag_demo_memo_and_score_on_twins(tmp_path):
         for task in SOLVER_TASKS:
             assert originals[task] == pytest.approx(per_task[task]["original"])
 
-        snakemake(ws, "--cores", "2", "--configfile", "config/test/config.yaml", _config(ws, score_on="twins"),
-                  timeout=900)  # fmt: skip
+        snakemake(
+            ws, "--cores", "2", "--configfile", "config/test/config.yaml", _config(ws, score_on="twins"), timeout=900
+        )
         on_twins = json.loads((ws / OUT / "index.json").read_text())
         assert on_twins["solver_reference_id"] == "tcsexam-test-k3-v2-twin-s3"
         means = on_twins["models"]["demo-memo"]["task_means"]

@@ -73,8 +73,9 @@ def snakemake(ws: Path, *args: str, timeout: float = 600, check: bool = True) ->
     """snakemake in its own session: on a timeout the whole group (snakemake and every job it
     started) is killed, so a failing test leaves no job running behind it."""
     argv = [SNAKEMAKE, *args]
-    with subprocess.Popen(argv, cwd=ws, env=_env(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, start_new_session=True) as child:  # fmt: skip
+    with subprocess.Popen(
+        argv, cwd=ws, env=_env(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as child:
         try:
             out, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

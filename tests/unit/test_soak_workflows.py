@@ -21,21 +21,37 @@ spec.loader.exec_module(soak)
 RUN = "soak/offline"
 FILES = {
     f"{RUN}/solver/demo-fast/maxcut-mqlib/1/records/G11.json": {
-        "instance": "G11", "status": "ok", "A": 556.0, "claimed": 556.0, "solved": None, "reward": 0.98,
-        "wall_s": 2.07, "digest": "hmac:1", "extra": {"sandbox_info": {"executable": "/usr/bin/bwrap"}},
+        "instance": "G11",
+        "status": "ok",
+        "A": 556.0,
+        "claimed": 556.0,
+        "solved": None,
+        "reward": 0.98,
+        "wall_s": 2.07,
+        "digest": "hmac:1",
+        "extra": {"sandbox_info": {"executable": "/usr/bin/bwrap"}},
     },
     f"{RUN}/solver/demo-fast/maxcut-mqlib/1/relative.json": {"relative_score": 0.49, "digest": "hmac:2"},
     f"{RUN}/proof/demo-fast/theorem-sum-odds-square/1/verdict.json": {
-        "status": "complete", "complete": True, "resolution": "proof", "wall_s": 6.0,
+        "status": "complete",
+        "complete": True,
+        "resolution": "proof",
+        "wall_s": 6.0,
     },
     f"{RUN}/proof/demo-fast/theorem-sum-odds-square/1/row.json": {
-        "score": 1.0, "score_status": "valid", "adoption_status": "selected", "digest": "hmac:3",
+        "score": 1.0,
+        "score_status": "valid",
+        "adoption_status": "selected",
+        "digest": "hmac:3",
     },
-    f"{RUN}/index.json": {"status": "complete", "generated": "now",
-                          "models": {"demo-fast": {"status": "complete", "index": 62.8, "track_means": {"solver": 0.5}}}},
+    f"{RUN}/index.json": {
+        "status": "complete",
+        "generated": "now",
+        "models": {"demo-fast": {"status": "complete", "index": 62.8, "track_means": {"solver": 0.5}}},
+    },
     f"{RUN}/.checksums/index.json": {"x": 1},
     f"{RUN}/solver/demo-fast/maxcut-mqlib/1/heartbeat.json": {"time": 1},
-}  # fmt: skip
+}
 
 
 def _tree(root: Path, files: dict) -> Path:

@@ -235,11 +235,25 @@ def test_watch_redraws_until_interrupted(tmp_path):
 
 def _heartbeat(attempt: Path, state: str, planned: int, done: int) -> None:
     now = time.time()
-    (attempt / "heartbeat.json").write_text(json.dumps({
-        "format": 1, "task": "t", "attempt": "1", "state": state, "planned": planned, "done": done,
-        "statuses": {"ok": done}, "executed": done, "started": now - 30, "updated": now, "interval_s": 5,
-        "host": "elsewhere", "pid": 1,
-    }))  # fmt: skip
+    (attempt / "heartbeat.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "task": "t",
+                "attempt": "1",
+                "state": state,
+                "planned": planned,
+                "done": done,
+                "statuses": {"ok": done},
+                "executed": done,
+                "started": now - 30,
+                "updated": now,
+                "interval_s": 5,
+                "host": "elsewhere",
+                "pid": 1,
+            }
+        )
+    )
 
 
 def test_a_finished_tree_shows_no_throughput_and_no_eta(tmp_path):

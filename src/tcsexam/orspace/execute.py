@@ -65,7 +65,7 @@ from tcsexam.records.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidat
 from tcsexam.records.key import ensure_key
 from tcsexam.records.store import RecordStore
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
-from tcsexam.runner.execute import program_env
+from tcsexam.runner.candidate import program_env
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
@@ -83,8 +83,16 @@ ENTRY_POINTS = ("main.py", "solve.py", "model.py", "optimization_model.py", "cur
 KEY_PROBLEM = "orspace-workspace"
 #: the fields of a run's `ProcessOutcome` a workspace record keeps as they are
 OUTCOME_FIELDS = (
-    "exit_code", "signal", "termination", "wall_s", "cpu_s", "peak_mem_mb", "stdout_tail", "stderr_tail", "limiter",
-)  # fmt: skip
+    "exit_code",
+    "signal",
+    "termination",
+    "wall_s",
+    "cpu_s",
+    "peak_mem_mb",
+    "stdout_tail",
+    "stderr_tail",
+    "limiter",
+)
 
 
 @dataclass
@@ -240,9 +248,15 @@ def program_environment(
     interpreter's prefix when it is a host path, the task root, full solver licences."""
     host_python = os.sep in settings.python
     path = ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
-    fixed = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
-             RESULT_ENV: str(result_file), "TCSEXAM_TIME_LIMIT": f"{settings.limits.wall_s:g}",
-             "PYTHONPATH": str(helper_library(scratch))}  # fmt: skip
+    fixed = {
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        RESULT_ENV: str(result_file),
+        "TCSEXAM_TIME_LIMIT": f"{settings.limits.wall_s:g}",
+        "PYTHONPATH": str(helper_library(scratch)),
+    }
     env = program_env(str(scratch), path=path, inherit=False, **fixed)
     licence_env, licence_paths = licence_mounts(settings.licences)
     env.update(licence_env)

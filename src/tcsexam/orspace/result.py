@@ -59,19 +59,70 @@ _STATUS_CODE = re.compile(r"^(?:(?:gurobi|copt|highs|cbc|pulp)\s+)?(?:status\s*(
 #: solver -> its status codes' names (gurobipy GRB.Status, coptpy COPT status, HiGHS
 #: HighsModelStatus, PuLP's LpStatus for CBC): a program that reports `m.Status` as a number
 NATIVE_STATUS_CODES = {
-    "gurobi": dict(enumerate(
-        ("", "LOADED", "OPTIMAL", "INFEASIBLE", "INF_OR_UNBD", "UNBOUNDED", "CUTOFF", "ITERATION_LIMIT", "NODE_LIMIT",
-         "TIME_LIMIT", "SOLUTION_LIMIT", "INTERRUPTED", "NUMERIC", "SUBOPTIMAL", "INPROGRESS", "USER_OBJ_LIMIT",
-         "WORK_LIMIT", "MEM_LIMIT"))),
-    "copt": {0: "UNSTARTED", 1: "OPTIMAL", 2: "INFEASIBLE", 3: "UNBOUNDED", 4: "INF_OR_UNB", 5: "NUMERICAL",
-             6: "NODELIMIT", 8: "TIMEOUT", 9: "UNFINISHED", 10: "INTERRUPTED"},
-    "highs": dict(enumerate(
-        ("Not Set", "Load error", "Model error", "Presolve error", "Solve error", "Postsolve error", "Empty",
-         "Optimal", "Infeasible", "Primal infeasible or unbounded", "Unbounded", "Bound on objective reached",
-         "Target for objective reached", "Time limit reached", "Iteration limit reached", "Unknown",
-         "Solution limit reached", "Interrupted by user", "Memory limit reached", "Interrupted by HiGHS"))),
+    "gurobi": dict(
+        enumerate(
+            (
+                "",
+                "LOADED",
+                "OPTIMAL",
+                "INFEASIBLE",
+                "INF_OR_UNBD",
+                "UNBOUNDED",
+                "CUTOFF",
+                "ITERATION_LIMIT",
+                "NODE_LIMIT",
+                "TIME_LIMIT",
+                "SOLUTION_LIMIT",
+                "INTERRUPTED",
+                "NUMERIC",
+                "SUBOPTIMAL",
+                "INPROGRESS",
+                "USER_OBJ_LIMIT",
+                "WORK_LIMIT",
+                "MEM_LIMIT",
+            )
+        )
+    ),
+    "copt": {
+        0: "UNSTARTED",
+        1: "OPTIMAL",
+        2: "INFEASIBLE",
+        3: "UNBOUNDED",
+        4: "INF_OR_UNB",
+        5: "NUMERICAL",
+        6: "NODELIMIT",
+        8: "TIMEOUT",
+        9: "UNFINISHED",
+        10: "INTERRUPTED",
+    },
+    "highs": dict(
+        enumerate(
+            (
+                "Not Set",
+                "Load error",
+                "Model error",
+                "Presolve error",
+                "Solve error",
+                "Postsolve error",
+                "Empty",
+                "Optimal",
+                "Infeasible",
+                "Primal infeasible or unbounded",
+                "Unbounded",
+                "Bound on objective reached",
+                "Target for objective reached",
+                "Time limit reached",
+                "Iteration limit reached",
+                "Unknown",
+                "Solution limit reached",
+                "Interrupted by user",
+                "Memory limit reached",
+                "Interrupted by HiGHS",
+            )
+        )
+    ),
     "cbc": {1: "Optimal", 0: "Not Solved", -1: "Infeasible", -2: "Unbounded", -3: "Undefined"},
-}  # fmt: skip
+}
 
 
 def native_status(status: str, solver: str | None) -> tuple[str, str]:

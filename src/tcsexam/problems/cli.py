@@ -147,8 +147,9 @@ def _unsat_proof(args, problem, instance, result):
     limits = task.proof_limits if task is not None else drat.ProofLimits()
     proof = Path(args.proof).resolve() if args.proof else Path(tempfile.gettempdir()) / "tcsexam-no-proof" / "proof"
     with tempfile.TemporaryDirectory(prefix="tcsexam-check-") as scratch:
-        return drat.judge_unsat(result, mode, lambda: drat.check_proof(instance, proof, limits=limits,
-                                                                          scratch=Path(scratch)))  # fmt: skip
+        return drat.judge_unsat(
+            result, mode, lambda: drat.check_proof(instance, proof, limits=limits, scratch=Path(scratch))
+        )
 
 
 def generate_main(args) -> int:

@@ -378,8 +378,13 @@ def _judge(run: _Run, t: ProofTask, data: bytes, verdict: dict[str, Any]) -> Non
         base = coq.check_file(statement, name, nonce)
         check_v = run.check / f"Check_{resolution}.v"
         check_v.write_text(base)
-        text = run.step(f"check-{resolution}", ["coqc", "-q", *run.loadpath(), str(check_v)], run.check, run.check,
-                        [run.stmt, run.work])  # fmt: skip
+        text = run.step(
+            f"check-{resolution}",
+            ["coqc", "-q", *run.loadpath(), str(check_v)],
+            run.check,
+            run.check,
+            [run.stmt, run.work],
+        )
         if run.last_exit != 0:
             failures.append(_why_not(text, name, statement))
             continue
@@ -471,8 +476,9 @@ def _judge_side(run: _Run, t: ProofTask, base: str, nonce: str, found, loaded: l
         names = [a["name"] for a in found.axioms]
         locate_v = run.check / "Locate.v"
         locate_v.write_text(coq.locate_file(base, names, nonce))
-        text = run.step("locate", ["coqc", "-q", *run.loadpath(), str(locate_v)], run.check, run.check,
-                        [run.stmt, run.work])  # fmt: skip
+        text = run.step(
+            "locate", ["coqc", "-q", *run.loadpath(), str(locate_v)], run.check, run.check, [run.stmt, run.work]
+        )
         if run.last_exit != 0:
             raise _Stop("invalid", f"the assumptions could not be located: {_short(text)}")
         located = coq.parse_locate(text, nonce, len(names))

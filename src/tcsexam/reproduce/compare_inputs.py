@@ -21,8 +21,17 @@ INCOMPARABLE_INPUTS = (
 #: the fields of a proof verdict (the manifest's `proofs`, tcsexam.reproduce.manifest.PROOF_FIELDS)
 #: compared between runs; its wall time, reason text, sandbox and limiter are not (the execution
 #: section names those)
-PROOF_COMPARED = ("status", "complete", "resolution", "checker", "checker_version", "statement_sha256",
-                  "proof_sha256", "theorem", "axioms")  # fmt: skip
+PROOF_COMPARED = (
+    "status",
+    "complete",
+    "resolution",
+    "checker",
+    "checker_version",
+    "statement_sha256",
+    "proof_sha256",
+    "theorem",
+    "axioms",
+)
 
 
 def _leaf_changes(base: dict, cand: dict, inner: str, value: Callable[[Any], Any], either: bool = False) -> list[dict]:

@@ -436,8 +436,21 @@ def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> dict[str, 
 
 
 #: what the manifest keeps of each proof verdict the pipeline wrote (tcsexam proof check)
-PROOF_FIELDS = ("status", "complete", "resolution", "checker", "checker_version", "statement_sha256",
-                "proof_sha256", "theorem", "axioms", "sandbox", "limiter", "wall_s", "reason")  # fmt: skip
+PROOF_FIELDS = (
+    "status",
+    "complete",
+    "resolution",
+    "checker",
+    "checker_version",
+    "statement_sha256",
+    "proof_sha256",
+    "theorem",
+    "axioms",
+    "sandbox",
+    "limiter",
+    "wall_s",
+    "reason",
+)
 
 
 def _proof_verdicts(run_dir: Path) -> dict[str, Any]:

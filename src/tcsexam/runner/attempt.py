@@ -14,7 +14,7 @@ from tcsexam.runner.execute import InstanceOptions, RecordIdentity, run_instance
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
 
 if TYPE_CHECKING:
-    from tcsexam.runner.execute import Candidate
+    from tcsexam.runner.candidate import Candidate
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes.base import Sandbox
     from tcsexam.tasks import Task, TaskInstance

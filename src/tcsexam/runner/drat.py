@@ -43,8 +43,16 @@ PROOF_NAME = "proof"
 #: the checker program (run from a copy)
 CHECKER_SCRIPT = Path(__file__).with_name("drat_check.py")
 CHECKER_MISSING_EXIT = 3
-__all__ = ["DEFAULT_UNSAT_PROOF", "PROOF_NAME", "UNSAT_PROOF_MODES", "CheckerMissing", "ProofLimits", "ProofVerdict",
-           "check_proof", "judge_unsat"]  # fmt: skip
+__all__ = [
+    "DEFAULT_UNSAT_PROOF",
+    "PROOF_NAME",
+    "UNSAT_PROOF_MODES",
+    "CheckerMissing",
+    "ProofLimits",
+    "ProofVerdict",
+    "check_proof",
+    "judge_unsat",
+]
 
 
 class CheckerMissing(RuntimeError):
@@ -138,11 +146,13 @@ def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, lim
     try:
         size = _copy_proof(proof_path, proof, cap)
     except UntrustedFileError as exc:
-        return ProofVerdict(False, f"the proof ({{proof}}: {PROOF_NAME!r} in the work folder) is not a file the "
-                                   f"program wrote: {exc}")  # fmt: skip
+        return ProofVerdict(
+            False, f"the proof ({{proof}}: {PROOF_NAME!r} in the work folder) is not a file the program wrote: {exc}"
+        )
     if size is None:
-        return ProofVerdict(False, f"no DRAT proof written (the file {PROOF_NAME} in the work folder: {{proof}}, "
-                                   "$TCSEXAM_PROOF)")  # fmt: skip
+        return ProofVerdict(
+            False, f"no DRAT proof written (the file {PROOF_NAME} in the work folder: {{proof}}, $TCSEXAM_PROOF)"
+        )
     if size > cap:
         return ProofVerdict(False, f"the proof is larger than the {limits.proof_mb} MB the checker reads", bytes=size)
     if size == 0:
@@ -153,23 +163,48 @@ def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, lim
     shutil.copyfile(CHECKER_SCRIPT, script)
     for path in (proof, formula, script):
         path.chmod(0o444)
-    run_limits = Limits(wall_s=float(limits.wall_s), cpu_s=float(limits.wall_s), mem_mb=int(limits.mem_mb),
-                        output_bytes=1 * MiB, nproc=64)  # fmt: skip
-    env = {"PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin", "HOME": str(folder), "TMPDIR": str(folder),
-           "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
+    run_limits = Limits(
+        wall_s=float(limits.wall_s),
+        cpu_s=float(limits.wall_s),
+        mem_mb=int(limits.mem_mb),
+        output_bytes=1 * MiB,
+        nproc=64,
+    )
+    env = {
+        "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin",
+        "HOME": str(folder),
+        "TMPDIR": str(folder),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     argv = [sys.executable, "-I", str(script), str(formula), str(proof), "--engine", engine]
     start = time.monotonic()
     try:
-        outcome = run_limited(argv, cwd=str(folder), limits=run_limits, env=env, limiter=limiter,
-                              readonly_paths=(folder,), stdout_path=folder / "checker.out",
-                              stderr_path=folder / "checker.err")  # fmt: skip
+        outcome = run_limited(
+            argv,
+            cwd=str(folder),
+            limits=run_limits,
+            env=env,
+            limiter=limiter,
+            readonly_paths=(folder,),
+            stdout_path=folder / "checker.out",
+            stderr_path=folder / "checker.err",
+        )
     except LaunchError as exc:
         raise CheckerMissing(f"the DRAT checker could not start: {exc}") from None
     elapsed = time.monotonic() - start
     lines = outcome.stdout_tail.splitlines()
     info = _parse_report(lines)
-    verdict = ProofVerdict(False, "", checker=info.get("checker"), check_s=outcome.wall_s or elapsed,
-                           format=info.get("format"), steps=info.get("steps"), bytes=size)  # fmt: skip
+    verdict = ProofVerdict(
+        False,
+        "",
+        checker=info.get("checker"),
+        check_s=outcome.wall_s or elapsed,
+        format=info.get("format"),
+        steps=info.get("steps"),
+        bytes=size,
+    )
     if outcome.sandbox_error:
         raise CheckerMissing(f"the DRAT checker's sandbox failed: {outcome.sandbox_error}")
     term = outcome.termination
@@ -232,8 +267,15 @@ def judge_unsat(check: Any, mode: str | None, run_check) -> tuple[Any, dict[str,
     extra = verdict.record_fields(mode)
     if not verdict.verified:
         return CheckResult.failed(f"UNSAT claim without a verified DRAT proof: {verdict.reason}", "UNSAT"), extra
-    what = ", ".join(x for x in (verdict.checker, verdict.format and f"{verdict.format} proof",
-                                 verdict.steps is not None and f"{verdict.steps} steps",
-                                 verdict.check_s is not None and f"checked in {verdict.check_s:.2f} s") if x)  # fmt: skip
+    what = ", ".join(
+        x
+        for x in (
+            verdict.checker,
+            verdict.format and f"{verdict.format} proof",
+            verdict.steps is not None and f"{verdict.steps} steps",
+            verdict.check_s is not None and f"checked in {verdict.check_s:.2f} s",
+        )
+        if x
+    )
     message = f"UNSAT proven: DRAT proof verified ({what})"
     return CheckResult(Status.OK, value=1.0, solved=True, claimed="UNSAT", reward=1.0, message=message), extra

@@ -128,8 +128,11 @@ def main(argv: list[str]) -> int:
         del data
         result = dratify.check_proof(formula, steps, engine=used)
     except ValueError as exc:
-        _say(f"c proof {'binary' if binary else 'text'}, unreadable", f"c reason malformed proof: {_one_line(exc)}",
-             "s NOT VERIFIED")  # fmt: skip
+        _say(
+            f"c proof {'binary' if binary else 'text'}, unreadable",
+            f"c reason malformed proof: {_one_line(exc)}",
+            "s NOT VERIFIED",
+        )
         return 0
     _say(f"c proof {'binary' if binary else 'text'}, {len(steps)} steps")
     reason = result.reason

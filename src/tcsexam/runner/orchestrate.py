@@ -41,14 +41,14 @@ from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
 from tcsexam.runner.attempt import RunContext
 from tcsexam.runner.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
-from tcsexam.runner.execute import build_candidate, load_candidate
+from tcsexam.runner.candidate import build_candidate, load_candidate
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 from tcsexam.tasks import load_task, verify_instance_files
 
 if TYPE_CHECKING:
     from tcsexam.records import Termination
-    from tcsexam.runner.execute import Candidate
+    from tcsexam.runner.candidate import Candidate
     from tcsexam.runner.heartbeat import Heartbeat
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes.base import Sandbox

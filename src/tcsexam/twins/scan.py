@@ -197,8 +197,14 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
     for line, vals in sorted(by_line.items()):
         for (a, b), name in know.pairs.items():
             if a in vals and b in vals and a != b:
-                found.append({"kind": FindingKind.SIZE_KEY, "file": rel, "line": line,
-                              "detail": f"the sizes ({a}, {b}) of instance {name} on one line"})  # fmt: skip
+                found.append(
+                    {
+                        "kind": FindingKind.SIZE_KEY,
+                        "file": rel,
+                        "line": line,
+                        "detail": f"the sizes ({a}, {b}) of instance {name} on one line",
+                    }
+                )
     keys = []
     for m in _KEY.finditer(text):
         v = int(next(g for g in m.groups() if g is not None))
@@ -255,8 +261,14 @@ def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | N
         except OSError:
             continue
         if b"\0" in data[:8192]:
-            findings.append({"kind": FindingKind.OPAQUE_FILE, "file": rel, "line": None,
-                             "detail": f"a binary file of {path.stat().st_size} bytes (not readable by the scan)"})  # fmt: skip
+            findings.append(
+                {
+                    "kind": FindingKind.OPAQUE_FILE,
+                    "file": rel,
+                    "line": None,
+                    "detail": f"a binary file of {path.stat().st_size} bytes (not readable by the scan)",
+                }
+            )
             continue
         texts[rel] = data.decode("utf-8", "replace")
     hashing = any(_HASH_CALL.search(t) for t in texts.values())

@@ -123,9 +123,21 @@ def test_table_cli_applies_the_file_and_keeps_every_row(tmp_path, capsys):
     adoption = _file(tmp_path, "m,solver,sat-satlib,2,selected,node failure,1\n")
     out = tmp_path / "attempts.csv"
     rc = main(
-        ["attempts", "table", "--rows", str(rows_file), "--adoption", str(adoption), "--suite", "lite",
-         "--planned", "m=1", "--output", str(out)]
-    )  # fmt: skip
+        [
+            "attempts",
+            "table",
+            "--rows",
+            str(rows_file),
+            "--adoption",
+            str(adoption),
+            "--suite",
+            "lite",
+            "--planned",
+            "m=1",
+            "--output",
+            str(out),
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     table = list(csv.DictReader(io.StringIO(out.read_text())))
     assert [(r["item"], r["attempt"], r["adoption_status"], r["reason"], r["replaces"]) for r in table] == [

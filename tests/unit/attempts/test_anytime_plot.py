@@ -13,11 +13,16 @@ from tcsexam.scoring.anytime_score import score_at
 from tcsexam.scoring.reference import reference_from_dict
 from tcsexam.scoring.solver_score import solver_score
 
-REF = reference_from_dict({
-    "schema_version": 1, "reference_id": "r", "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-    "tasks": {"t": {"kind": "objective", "direction": "maximize",
-                    "instances": {"a": [10, 12, 14], "b": [10, 12, 14]}}},
-})  # fmt: skip
+REF = reference_from_dict(
+    {
+        "schema_version": 1,
+        "reference_id": "r",
+        "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+        "tasks": {
+            "t": {"kind": "objective", "direction": "maximize", "instances": {"a": [10, 12, 14], "b": [10, 12, 14]}}
+        },
+    }
+)
 EARLY = [{"instance": n, "status": "ok", "A": 12, "wall_s": 5.0, "trace": [[0.5, "ok", 12]]} for n in "ab"]
 LATE = [{"instance": n, "status": "ok", "A": 14, "wall_s": 5.0, "trace": [[3.0, "ok", 14]]} for n in "ab"]
 

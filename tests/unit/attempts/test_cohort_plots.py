@@ -76,8 +76,18 @@ def test_plots_are_written(tmp_path, capsys):
     from tcsexam.cli import main
 
     capsys.readouterr()
-    argv = ["attempts", "plots", "--index", str(tmp_path / "index.json"), "--attempts", str(tmp_path / "attempts.csv"),
-            "--solver-dir", str(tmp_path / "solver"), "--output-dir", str(tmp_path / "p3")]  # fmt: skip
+    argv = [
+        "attempts",
+        "plots",
+        "--index",
+        str(tmp_path / "index.json"),
+        "--attempts",
+        str(tmp_path / "attempts.csv"),
+        "--solver-dir",
+        str(tmp_path / "solver"),
+        "--output-dir",
+        str(tmp_path / "p3"),
+    ]
     assert main(argv) == 0
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == len(PLOTS) and all(" INFO    tcsexam attempts plots: " in line for line in lines), lines

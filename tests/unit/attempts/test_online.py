@@ -39,9 +39,21 @@ def _judged(tmp_path: Path, records, name="records.json") -> Path:
 
 def _ingest_cli(src: Path, out: Path) -> int:
     return main(
-        ["attempts", "ingest-online", "--input", str(src), "--task-file", str(TASK_FILE), "--model", "m",
-         "--attempt", "1", "--output", str(out)]
-    )  # fmt: skip
+        [
+            "attempts",
+            "ingest-online",
+            "--input",
+            str(src),
+            "--task-file",
+            str(TASK_FILE),
+            "--model",
+            "m",
+            "--attempt",
+            "1",
+            "--output",
+            str(out),
+        ]
+    )
 
 
 GOOD = [
@@ -111,9 +123,14 @@ def test_ingested_records_are_scored_and_say_they_are_online(tmp_path, task):
     ingest_online(src, task, "m", "1", out)
     rel = tmp_path / "res" / "relative.json"
     row, result = solver_row(
-        model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="online",
+        records=out,
+        reference=REFERENCE,
         relative_output=rel,
-    )  # fmt: skip
+    )
     # G11: mu 556.67, s 5.03 < 2% of mu: scale 11.13 -> Phi((556 - mu) / scale); G14 invalid -> 0
     mu = (562 + 552 + 556) / 3
     scale = max(statistics.stdev([562, 552, 556]), 0.02 * mu)
@@ -167,9 +184,14 @@ def test_missing_instance_or_infrastructure_error_is_an_incomplete_row_not_an_er
     rc = _ingest_cli(src, out)
     assert rc == 0 and "stays incomplete" in capsys.readouterr().err
     row, _ = solver_row(
-        model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="online",
+        records=out,
+        reference=REFERENCE,
         relative_output=tmp_path / "res" / "relative.json",
-    )  # fmt: skip
+    )
     assert row.score_status == "judge_failed" and row.score is None
     assert f"instance {instance!r}" in row.note
 
@@ -196,9 +218,14 @@ def test_an_empty_judged_file_is_still_online_input(tmp_path, task):
     assert source["protocol"] == "online" and source["input_sha256"] == file_sha256(src)
     assert source["input"] == str(src)
     row, _ = solver_row(
-        model="m", task="maxcut-mqlib", attempt="1", protocol="online", records=out, reference=REFERENCE,
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="online",
+        records=out,
+        reference=REFERENCE,
         relative_output=tmp_path / "res" / "relative.json",
-    )  # fmt: skip
+    )
     assert row.score_status == "judge_failed" and "has no record" in row.note
     assert json.loads((tmp_path / "res" / "relative.json").read_text())["records_source"] == source
     # no sidecar (or one of a non-empty input): no protocol can be told
@@ -214,9 +241,14 @@ def test_unmarked_records_are_never_scored(tmp_path):
     key = ensure_key(tmp_path)
     path.write_text(json.dumps([{**r, "digest": record_digest(r, key)} for r in recs]))
     row, _ = solver_row(
-        model="m", task="maxcut-mqlib", attempt="1", protocol="offline", records=path, reference=REFERENCE,
+        model="m",
+        task="maxcut-mqlib",
+        attempt="1",
+        protocol="offline",
+        records=path,
+        reference=REFERENCE,
         relative_output=tmp_path / "relative.json",
-    )  # fmt: skip
+    )
     assert row.score_status == "judge_failed" and "protocol cannot be told" in row.note
 
 

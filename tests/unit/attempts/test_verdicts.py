@@ -126,9 +126,15 @@ EVIDENCE = {"checker": "lean4", "checker_version": "4.9.0", "statement_sha256": 
 
 @pytest.mark.parametrize(
     ("status", "complete", "score"),
-    [("complete", True, 1.0), ("incomplete", False, 0.0), ("invalid", False, 0.0), ("timeout", False, 0.0),
-     ("memout", False, 0.0), ("crash", False, 0.0)],
-)  # fmt: skip
+    [
+        ("complete", True, 1.0),
+        ("incomplete", False, 0.0),
+        ("invalid", False, 0.0),
+        ("timeout", False, 0.0),
+        ("memout", False, 0.0),
+        ("crash", False, 0.0),
+    ],
+)
 def test_proof_checker_statuses(status, complete, score):
     row = verdict_row(V(status=status, complete=complete, original_reward=0.4, **EVIDENCE), "v.json")
     assert (row.score, row.score_status) == (score, "valid")
@@ -164,13 +170,31 @@ def test_index_lists_unverified_proofs():
 
     df = pd.DataFrame(
         [
-            {"model": "m", "track": "theorem", "item": "t1", "attempt": "1", "adoption_status": "selected",
-             "note": "complete proof accepted; no checker evidence (checker_version missing): taken on trust"},
-            {"model": "m", "track": "theorem", "item": "t2", "attempt": "1", "adoption_status": "selected",
-             "note": "complete proof accepted; checker coq 8.16.1"},
-            {"model": "m", "track": "open_conjecture", "item": "c", "attempt": "1", "adoption_status": "excluded",
-             "note": "no checker evidence"},
+            {
+                "model": "m",
+                "track": "theorem",
+                "item": "t1",
+                "attempt": "1",
+                "adoption_status": "selected",
+                "note": "complete proof accepted; no checker evidence (checker_version missing): taken on trust",
+            },
+            {
+                "model": "m",
+                "track": "theorem",
+                "item": "t2",
+                "attempt": "1",
+                "adoption_status": "selected",
+                "note": "complete proof accepted; checker coq 8.16.1",
+            },
+            {
+                "model": "m",
+                "track": "open_conjecture",
+                "item": "c",
+                "attempt": "1",
+                "adoption_status": "excluded",
+                "note": "no checker evidence",
+            },
         ]
-    )  # fmt: skip
+    )
     issues = unverified_proofs(df)
     assert [(i["reason"], i["item"]) for i in issues] == [("unverified_proof", "t1")]

@@ -152,9 +152,22 @@ def test_program_runs_through_the_runner_under_limits(tmp_path):
     )
     out = tmp_path / "o" / "records.json"
     proc = _tcsexam(
-        "construction", "run", "--task", TASK, "--submission", str(sub), "--attempt", "1", "--output", str(out),
-        "--no-ray", "--sandbox", "local", "--no-progress", cwd=tmp_path,
-    )  # fmt: skip
+        "construction",
+        "run",
+        "--task",
+        TASK,
+        "--submission",
+        str(sub),
+        "--attempt",
+        "1",
+        "--output",
+        str(out),
+        "--no-ray",
+        "--sandbox",
+        "local",
+        "--no-progress",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     (rec,) = json.loads(out.read_text())
     assert (rec["status"], rec["A"], rec["reward"], rec["sandbox"]) == ("ok", 127.0, 1.0, "local")
@@ -170,8 +183,9 @@ def test_program_runs_through_the_runner_under_limits(tmp_path):
     )
     task.write_text(text)
     local = RunOptions(sandbox="local", progress=False, pool=PoolOptions(use_ray=False))
-    rec = judge_submission(task=task, submission=sub, output=tmp_path / "t" / "records.json", attempt="1",
-                           options=local)  # fmt: skip
+    rec = judge_submission(
+        task=task, submission=sub, output=tmp_path / "t" / "records.json", attempt="1", options=local
+    )
     assert rec["status"] == "timeout"
 
 
@@ -210,9 +224,13 @@ def test_rows_from_records(tmp_path, text, status, score):
     out = tmp_path / "r" / "records.json"
     judge_submission(task=TASK, submission=sub, output=out, attempt="1")
     row = construction_row(
-        task=TASK, model="m", attempt="1", records=out, checker_output=tmp_path / "r" / "checker.json",
+        task=TASK,
+        model="m",
+        attempt="1",
+        records=out,
+        checker_output=tmp_path / "r" / "checker.json",
         output=tmp_path / "r" / "row.json",
-    )  # fmt: skip
+    )
     assert (row.score_status, row.score, row.score_type) == ("valid", score, "original_task_score")
     assert read_row(tmp_path / "r" / "row.json") == row
     checker = json.loads((tmp_path / "r" / "checker.json").read_text())
@@ -230,16 +248,23 @@ def test_a_failed_run_keeps_reward_zero(tmp_path):
     rec = InstanceRecord(instance="golomb-ruler-14", status="timeout", message="walltime limit", attempt="1")
     out = tmp_path / "records.json"
     out.write_text(json.dumps([rec.to_dict(ensure_key(tmp_path))]))
-    row = construction_row(task=TASK, model="m", attempt="1", records=out, checker_output=tmp_path / "c.json",
-                           output=tmp_path / "row.json")  # fmt: skip
+    row = construction_row(
+        task=TASK, model="m", attempt="1", records=out, checker_output=tmp_path / "c.json", output=tmp_path / "row.json"
+    )
     checker = json.loads((tmp_path / "c.json").read_text())
     assert (row.score, row.score_status) == (0.0, "valid") and "timeout" in row.note
     assert (checker["status"], checker["value"], checker["reward"]) == ("timeout", None, 0.0)
 
 
 def test_rows_without_or_with_bad_records(tmp_path):
-    row = construction_row(task=TASK, model="m", attempt="1", records=tmp_path / "none.json",
-                           checker_output=tmp_path / "c.json", output=tmp_path / "row.json")  # fmt: skip
+    row = construction_row(
+        task=TASK,
+        model="m",
+        attempt="1",
+        records=tmp_path / "none.json",
+        checker_output=tmp_path / "c.json",
+        output=tmp_path / "row.json",
+    )
     assert row.score_status == "not_finished" and row.score is None
     rec = {"instance": "golomb-ruler-14", "status": "infrastructure_error", "message": "sandbox died"}
     from tcsexam.records import InstanceRecord
@@ -248,19 +273,22 @@ def test_rows_without_or_with_bad_records(tmp_path):
     key = ensure_key(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([InstanceRecord(**rec).to_dict(key)]))
-    row = construction_row(task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json",
-                           output=tmp_path / "row.json")  # fmt: skip
+    row = construction_row(
+        task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json", output=tmp_path / "row.json"
+    )
     assert row.score_status == "judge_failed" and "sandbox died" in row.note
     edited = InstanceRecord(instance="golomb-ruler-14", status="ok", A=127.0, reward=1.0).to_dict(key)
     edited["reward"] = 5.0  # edited after it was written
     bad.write_text(json.dumps([edited]))
-    row = construction_row(task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json",
-                           output=tmp_path / "row.json")  # fmt: skip
+    row = construction_row(
+        task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json", output=tmp_path / "row.json"
+    )
     assert row.score_status == "judge_failed" and "integrity" in row.note
     other = InstanceRecord(instance="golomb-ruler-14", status="ok", A=127.0, reward=1.0, attempt="2").to_dict(key)
     bad.write_text(json.dumps([other]))
-    row = construction_row(task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json",
-                           output=tmp_path / "row.json")  # fmt: skip
+    row = construction_row(
+        task=TASK, model="m", attempt="1", records=bad, checker_output=tmp_path / "c.json", output=tmp_path / "row.json"
+    )
     assert row.score_status == "judge_failed" and "attempt '2'" in row.note
 
 
@@ -283,8 +311,24 @@ def test_the_row_commands_log_line_has_a_time_and_a_level(tmp_path, capsys):
     out = tmp_path / "r" / "records.json"
     judge_submission(task=TASK, submission=sub, output=out, attempt="1")
     capsys.readouterr()
-    rc = main(["construction", "row", "--task", TASK, "--model", "m", "--attempt", "1", "--records", str(out),
-               "--checker-output", str(tmp_path / "c.json"), "--output", str(tmp_path / "row.json")])  # fmt: skip
+    rc = main(
+        [
+            "construction",
+            "row",
+            "--task",
+            TASK,
+            "--model",
+            "m",
+            "--attempt",
+            "1",
+            "--records",
+            str(out),
+            "--checker-output",
+            str(tmp_path / "c.json"),
+            "--output",
+            str(tmp_path / "row.json"),
+        ]
+    )
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
     assert rc == 0 and captured.out == "" and len(lines) == 1, captured

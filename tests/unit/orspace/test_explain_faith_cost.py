@@ -19,8 +19,11 @@ def explain_cli(demo, output) -> list[str]:
     rubrics = demo["release"] / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
     answers = demo["workspaces"] / "answers.jsonl"
     return [sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--rubrics", str(rubrics)] + [
-        "--answers", str(answers), "--output", str(output)
-    ]  # fmt: skip
+        "--answers",
+        str(answers),
+        "--output",
+        str(output),
+    ]
 
 
 def judgment(penalty=0.0):
@@ -177,10 +180,28 @@ def test_cli_budget_line_counts_judgments_not_missing_answers(demo, tmp_path, ju
     prices.write_text("judge-x: {input_per_mtok: 3.0, output_per_mtok: 15.0}\n")
     env = {"PATH": "/usr/bin:/bin", "TCSEXAM_JUDGE_BASE_URL": judge_server.base_url, "TCSEXAM_JUDGE_MODEL": "judge-x"}
     stop = subprocess.run(
-        [sys.executable, "-m", "tcsexam", "orspace", "explain-score", "--rubrics", str(rubrics), "--answers",
-         str(answers), "--output", str(tmp_path / "ex.json"), "--judge-prices", str(prices), "--judge-cache",
-         str(tmp_path / "c"), "--max-judge-cost", "0.02"],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "orspace",
+            "explain-score",
+            "--rubrics",
+            str(rubrics),
+            "--answers",
+            str(answers),
+            "--output",
+            str(tmp_path / "ex.json"),
+            "--judge-prices",
+            str(prices),
+            "--judge-cache",
+            str(tmp_path / "c"),
+            "--max-judge-cost",
+            "0.02",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert stop.returncode == 1, stop.stderr
     assert "judging stopped at or_space_102_explain" in stop.stderr and "; 1 judgments kept" in stop.stderr

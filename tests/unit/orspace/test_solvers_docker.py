@@ -93,9 +93,16 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def check(root: Path, out: Path) -> dict:
     proc = run(
-        "score-objectives", "--release", str(root), "--predictions", str(out / "predictions.jsonl"),
-        "--output", str(out / "objectives.json"), "--modes", "build",
-    )  # fmt: skip
+        "score-objectives",
+        "--release",
+        str(root),
+        "--predictions",
+        str(out / "predictions.jsonl"),
+        "--output",
+        str(out / "objectives.json"),
+        "--modes",
+        "build",
+    )
     assert proc.returncode == 0, proc.stderr
     rows = {r["workspace_id"]: r for r in json.loads((out / "objectives.json").read_text())["rows"]}
     for n, solver in SOLVERS.items():
@@ -117,10 +124,22 @@ def test_four_solvers_under_docker(tmp_path):
     # the Solver track's image in TCSEXAM_DOCKER_IMAGE (as CI sets it) does not hide the OR-Space one
     chosen = [] if IMAGE == "tcsexam-orspace:latest" else ["--docker-image", IMAGE]
     proc = run(
-        "execute", "--workspaces", str(root), "--output-dir", str(out), "--modes", "build",
-        "--sandbox", "docker", "--time-limit", "120", "--mem-mb", "2048", *chosen,
+        "execute",
+        "--workspaces",
+        str(root),
+        "--output-dir",
+        str(out),
+        "--modes",
+        "build",
+        "--sandbox",
+        "docker",
+        "--time-limit",
+        "120",
+        "--mem-mb",
+        "2048",
+        *chosen,
         env={"TCSEXAM_DOCKER_IMAGE": "tcsexam-candidate:latest"},
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"(image {IMAGE})" in proc.stderr
     check(root, out)
@@ -151,9 +170,20 @@ def test_a_full_licence_is_mounted_read_only_and_stays_out_of_the_results(tmp_pa
     out = tmp_path / "out"
     given = licence.parent if as_folder else licence
     proc = run(
-        "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(out), "--sandbox", "docker",
-        "--time-limit", "60", "--licence", f"{solver}={given}", "--docker-image", IMAGE,
-    )  # fmt: skip
+        "execute",
+        "--workspaces",
+        str(tmp_path / "subs"),
+        "--output-dir",
+        str(out),
+        "--sandbox",
+        "docker",
+        "--time-limit",
+        "60",
+        "--licence",
+        f"{solver}={given}",
+        "--docker-image",
+        IMAGE,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((out / "records" / "or_space_001_build.json").read_text())
     assert record["status"] == "Optimal" and "read True" in record["stdout_tail"]
@@ -173,9 +203,20 @@ def test_four_solvers_with_this_interpreter(tmp_path):
     root = demo_release(tmp_path)
     out = tmp_path / "out"
     proc = run(
-        "execute", "--workspaces", str(root), "--output-dir", str(out), "--modes", "build",
-        "--sandbox", "local", "--time-limit", "120", "--workers", "1",
-    )  # fmt: skip
+        "execute",
+        "--workspaces",
+        str(root),
+        "--output-dir",
+        str(out),
+        "--modes",
+        "build",
+        "--sandbox",
+        "local",
+        "--time-limit",
+        "120",
+        "--workers",
+        "1",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     check(root, out)
 
@@ -187,9 +228,14 @@ def test_licence_option_errors(tmp_path):
     bad = run("execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(tmp_path / "o"), "--licence", "x")
     assert bad.returncode == 2 and "gurobi=PATH" in bad.stderr
     gone = run(
-        "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(tmp_path / "o"),
-        "--licence", f"copt={tmp_path / 'nowhere'}",
-    )  # fmt: skip
+        "execute",
+        "--workspaces",
+        str(tmp_path / "subs"),
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--licence",
+        f"copt={tmp_path / 'nowhere'}",
+    )
     assert gone.returncode == 1 and "copt licence not found" in gone.stderr
 
 
@@ -225,9 +271,17 @@ def test_the_result_helpers_of_the_docs_import_in_every_sandbox(tmp_path, sandbo
     (src / "main.py").write_text(HELPER_PROGRAM)
     out = tmp_path / "out"
     proc = run(
-        "execute", "--workspaces", str(tmp_path / "subs"), "--output-dir", str(out), "--sandbox", sandbox,
-        "--time-limit", "60", *(["--docker-image", IMAGE] if sandbox == "docker" else []),
-    )  # fmt: skip
+        "execute",
+        "--workspaces",
+        str(tmp_path / "subs"),
+        "--output-dir",
+        str(out),
+        "--sandbox",
+        sandbox,
+        "--time-limit",
+        "60",
+        *(["--docker-image", IMAGE] if sandbox == "docker" else []),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((out / "records" / "or_space_001_build.json").read_text())
     assert (record["status"], record["objective"], record["status_source"]) == ("Optimal", 21.0, "result_file"), record

@@ -78,8 +78,9 @@ def test_reference_solver_writes_an_accepted_certificate(folder, task_id, name, 
     if r.claimed == "UNSAT":  # the DRAT proof beside it is verified by the harness's checker
         from tcsexam.runner.drat import ProofLimits, check_proof
 
-        verdict = check_proof(problem.parse_instance(ti.path), tmp_path / "proof", limits=ProofLimits(),
-                              scratch=tmp_path)  # fmt: skip
+        verdict = check_proof(
+            problem.parse_instance(ti.path), tmp_path / "proof", limits=ProofLimits(), scratch=tmp_path
+        )
         assert verdict.verified, verdict
     else:
         # a verified certificate with a positive objective; its quality depends on the CPU the

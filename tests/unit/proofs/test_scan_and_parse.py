@@ -119,8 +119,15 @@ def _task(tmp_path, **over):
     import yaml
 
     (tmp_path / "s.v").write_text("Definition statement : Prop := True.\n")
-    data = {"id": "t", "track": "theorem", "checker": "coq", "statement_file": "s.v", "statement": "statement",
-            "theorem": "thm", "limits": {"wall_s": 5}}  # fmt: skip
+    data = {
+        "id": "t",
+        "track": "theorem",
+        "checker": "coq",
+        "statement_file": "s.v",
+        "statement": "statement",
+        "theorem": "thm",
+        "limits": {"wall_s": 5},
+    }
     data.update(over)
     data = {k: v for k, v in data.items() if v is not None}
     (tmp_path / "t.yaml").write_text(yaml.safe_dump(data))

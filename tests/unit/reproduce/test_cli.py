@@ -72,8 +72,12 @@ def test_manifest_names_no_source_for_a_missing_solver_result(tmp_path, capsys):
     root = Path(__file__).resolve().parents[3]
     run = tmp_path / "run"
     run.mkdir()
-    cohort = {"suite": "lite", "solver_protocol": "online", "solver_reference_id": "tcsexam-test-k3-v2",
-              "models": {"m": {"attempts_per_task": 1}}}  # fmt: skip
+    cohort = {
+        "suite": "lite",
+        "solver_protocol": "online",
+        "solver_reference_id": "tcsexam-test-k3-v2",
+        "models": {"m": {"attempts_per_task": 1}},
+    }
     (run / "cohort.json").write_text(json.dumps(cohort))
     judged = tmp_path / "judged.json"
     judged.write_text(

@@ -17,10 +17,22 @@ ITEM = "theorem-sum-odds-square"
 
 
 def proof(**kw):
-    entry = {"status": "complete", "complete": True, "resolution": "proof", "checker": "coq",
-             "checker_version": "8.16.1", "statement_sha256": "a" * 64, "proof_sha256": "b" * 64,
-             "theorem": "sum_odds_square", "axioms": [], "sandbox": "bwrap", "limiter": "cgroup",
-             "wall_s": 2.9, "reason": "a proof of the statement", "verdict_sha256": "c" * 64}  # fmt: skip
+    entry = {
+        "status": "complete",
+        "complete": True,
+        "resolution": "proof",
+        "checker": "coq",
+        "checker_version": "8.16.1",
+        "statement_sha256": "a" * 64,
+        "proof_sha256": "b" * 64,
+        "theorem": "sum_odds_square",
+        "axioms": [],
+        "sandbox": "bwrap",
+        "limiter": "cgroup",
+        "wall_s": 2.9,
+        "reason": "a proof of the statement",
+        "verdict_sha256": "c" * 64,
+    }
     entry.update(kw)
     return entry
 
@@ -29,9 +41,14 @@ def make_run(path, proofs, score="1.0"):
     """A finished run whose only scored row is the theorem attempt and whose manifest holds `proofs`."""
     path.mkdir(parents=True)
     (path / "attempts.csv").write_text(HEADER + f"m,theorem,{ITEM},1,{score},selected,valid,original_task_score,\n")
-    index = {"schema_version": 1, "suite": "lite", "solver_protocol": "offline", "solver_reference_id": "ref-a",
-             "status": "incomplete",
-             "models": {"m": {"status": "incomplete", "index": None, "track_means": {}, "task_means": {}}}}  # fmt: skip
+    index = {
+        "schema_version": 1,
+        "suite": "lite",
+        "solver_protocol": "offline",
+        "solver_reference_id": "ref-a",
+        "status": "incomplete",
+        "models": {"m": {"status": "incomplete", "index": None, "track_means": {}, "task_means": {}}},
+    }
     (path / "index.json").write_text(json.dumps(index))
     (path / "manifest.json").write_text(json.dumps({"schema_version": 1, "proofs": proofs}))
     return path
@@ -53,9 +70,15 @@ def test_same_proofs_are_identical(tmp_path):
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("status", "timeout"), ("resolution", "refutation"), ("checker_version", "8.18.0"),
-     ("axioms", ["Coq.Logic.Classical_Prop.classic"]), ("proof_sha256", "e" * 64), ("complete", False)],
-)  # fmt: skip
+    [
+        ("status", "timeout"),
+        ("resolution", "refutation"),
+        ("checker_version", "8.18.0"),
+        ("axioms", ["Coq.Logic.Classical_Prop.classic"]),
+        ("proof_sha256", "e" * 64),
+        ("complete", False),
+    ],
+)
 def test_a_differing_proof_verdict_is_reported(tmp_path, field, value):
     base = make_run(tmp_path / "a", section(**{"1": proof()}))
     cand = make_run(tmp_path / "b", section(**{"1": proof(**{field: value})}))
@@ -79,8 +102,22 @@ def test_timeout_versus_crash_scores_equal_but_differs(tmp_path):
     base = make_run(tmp_path / "a", section(**{"1": proof(status="timeout", complete=False)}), score="0.0")
     cand = make_run(tmp_path / "b", section(**{"1": proof(status="crash", complete=False)}), score="0.0")
     out = tmp_path / "c.json"
-    assert main(["compare", str(base), str(cand), "--output", str(out), "--resamples", "10",
-                 "--report", str(tmp_path / "c.html")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "compare",
+                str(base),
+                str(cand),
+                "--output",
+                str(out),
+                "--resamples",
+                "10",
+                "--report",
+                str(tmp_path / "c.html"),
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     assert result["proofs"][0]["fields"] == {"status": {"baseline": "timeout", "candidate": "crash"}}
     assert "status timeout -&gt; crash" in (tmp_path / "c.html").read_text()

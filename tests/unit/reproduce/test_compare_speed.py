@@ -11,8 +11,14 @@ from tcsexam.runner import calibrate
 
 
 def _cal(speed):
-    return {"version": calibrate.VERSION, "python_s": 0.04, "numpy_s": 0.04, "python_speed": speed,
-            "numpy_speed": speed, "speed": speed}  # fmt: skip
+    return {
+        "version": calibrate.VERSION,
+        "python_s": 0.04,
+        "numpy_s": 0.04,
+        "python_speed": speed,
+        "numpy_speed": speed,
+        "speed": speed,
+    }
 
 
 REF = {"a": [10, 12, 14], "b": [10, 12, 14], "c": [10, 12, 14], "d": [10, 12, 14]}
@@ -28,8 +34,11 @@ def _run_dir(root: Path, speed: float, records, ref_path: Path, sealed: bool = F
         key = ensure_key(d)
         records = [InstanceRecord.from_dict(r).to_dict(key) for r in records]
     (d / "records.json").write_text(json.dumps(records))
-    manifest = {"calibration": {"summary": _cal(speed)}, "tasks": {"t": {"limits": {"wall_s": 10}}},
-                "sources": {"reference": str(ref_path)}}  # fmt: skip
+    manifest = {
+        "calibration": {"summary": _cal(speed)},
+        "tasks": {"t": {"limits": {"wall_s": 10}}},
+        "sources": {"reference": str(ref_path)},
+    }
     return SimpleNamespace(path=root, manifest=manifest, suite="lite")
 
 

@@ -14,7 +14,8 @@ import psutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import Limits, cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
 from tcsexam.tasks import load_task, parse_limits
@@ -87,9 +88,15 @@ def sh(box, script: str, folder: Path, *, env=None, hidden=(), readonly=()) -> t
     work.mkdir(exist_ok=True)
     base = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "TMPDIR": str(work)}
     out = run_limited(
-        ["/bin/sh", "-c", script], cwd=work, limits=Limits(wall_s=60, mem_mb=1024), sandbox=box,
-        env={**base, **(env or {})}, writable_paths=[work], readonly_paths=list(readonly), hidden_paths=list(hidden),
-    )  # fmt: skip
+        ["/bin/sh", "-c", script],
+        cwd=work,
+        limits=Limits(wall_s=60, mem_mb=1024),
+        sandbox=box,
+        env={**base, **(env or {})},
+        writable_paths=[work],
+        readonly_paths=list(readonly),
+        hidden_paths=list(hidden),
+    )
     assert out.sandbox_error is None, out.sandbox_error
     return out.stdout_tail, out.stderr_tail
 
@@ -128,9 +135,15 @@ def run(task, name, tmp_path, *, limiter="auto", sandbox="local", grace_s=0.3, p
     box = get_sandbox(sandbox)
     started = time.monotonic()
     record = run_instance(
-        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=seed, scratch_dir=scratch,
+        task,
+        task.instances[0],
+        candidate,
+        sandbox=box,
+        limits=limits,
+        seed=seed,
+        scratch_dir=scratch,
         options=InstanceOptions(limiter=limiter),
-    )  # fmt: skip
+    )
     elapsed = time.monotonic() - started
     left = leftovers(f"hostile-{seed}")
     assert not left, f"processes left behind: {left}"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tcsexam.runner import anytime
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 
@@ -84,8 +85,15 @@ def _run(tmp_path: Path, script: str, *, anytime_flag: bool = True, wall_s: floa
     (cdir / "solver.yaml").write_text("command: [python3, s.py, '{solution}', '{trace_dir}']\n")
     task = _task(tmp_path, anytime_flag, wall_s)
     limits = task.limits.for_threads(1)
-    return run_instance(task, "g", load_candidate(cdir), sandbox=get_sandbox("local"), limits=limits, seed=1,
-                        scratch_dir=tmp_path / f"scratch-{tag}-{anytime_flag}")  # fmt: skip
+    return run_instance(
+        task,
+        "g",
+        load_candidate(cdir),
+        sandbox=get_sandbox("local"),
+        limits=limits,
+        seed=1,
+        scratch_dir=tmp_path / f"scratch-{tag}-{anytime_flag}",
+    )
 
 
 def _stamps_ok(trace, wall_s):
@@ -181,8 +189,15 @@ def test_improving_candidate_under_a_sandbox(tmp_path, box):
     (cdir / "s.py").write_text(IMPROVING)
     (cdir / "solver.yaml").write_text("command: [python3, s.py, '{solution}']\n")
     task = _task(tmp_path, True)
-    rec = run_instance(task, "g", load_candidate(cdir), sandbox=box, limits=task.limits.for_threads(1),
-                       seed=1, scratch_dir=tmp_path / "scratch")  # fmt: skip
+    rec = run_instance(
+        task,
+        "g",
+        load_candidate(cdir),
+        sandbox=box,
+        limits=task.limits.for_threads(1),
+        seed=1,
+        scratch_dir=tmp_path / "scratch",
+    )
     # a certificate is read when the harness sees it change: on a busy machine a read can come after
     # the next write (docker's watcher met [4, 5] under load), so the trace is the writes' values in
     # order, the final one always, each stamped no earlier than its write (0.3 s apart)
@@ -202,10 +217,14 @@ def test_score_at_of_a_real_trace_equals_an_independent_computation(tmp_path):
     from tcsexam.scoring.reference import reference_from_dict
 
     values = [3, 4, 5]
-    ref = reference_from_dict({"schema_version": 1, "reference_id": "r",
-                               "scale_floors": {"relative": 0.02, "absolute": 1e-9},
-                               "tasks": {"tiny": {"kind": "objective", "direction": "maximize",
-                                                  "instances": {"g": values}}}})  # fmt: skip
+    ref = reference_from_dict(
+        {
+            "schema_version": 1,
+            "reference_id": "r",
+            "scale_floors": {"relative": 0.02, "absolute": 1e-9},
+            "tasks": {"tiny": {"kind": "objective", "direction": "maximize", "instances": {"g": values}}},
+        }
+    )
     rec = _run(tmp_path, IMPROVING).to_dict()
     mu, scale = statistics.mean(values), statistics.stdev(values)
     for at in sorted({t for t, _, _ in rec["trace"]} | {0.0, rec["wall_s"], rec["wall_s"] + 1}):

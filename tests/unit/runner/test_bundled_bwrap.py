@@ -77,8 +77,11 @@ def test_broken_system_bwrap_falls_back_to_the_bundled_one(tmp_path, monkeypatch
     box.check_available()
     assert (box.exe, box.origin) == (_bundled(), BUNDLED)
     assert box.command(["true"], cwd="/")[0] == _bundled()  # by absolute path, never through PATH
-    assert box.describe() == {"executable": _bundled(), "version": bwrap_mod.bwrap_version(_bundled()),
-                              "origin": BUNDLED}  # fmt: skip
+    assert box.describe() == {
+        "executable": _bundled(),
+        "version": bwrap_mod.bwrap_version(_bundled()),
+        "origin": BUNDLED,
+    }
     again = pickle.loads(pickle.dumps(box))  # an actor's copy runs the same bwrap
     assert (again.exe, again.origin) == (_bundled(), BUNDLED)
     _, why = choose_sandbox("auto")
@@ -178,8 +181,24 @@ def _task_and_candidate(root: Path) -> tuple[Path, Path]:
 
 
 def _run_cli(root: Path, task: Path, cand: Path, *, prefix=(), env=None) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1",
-            "--output", str(root / "out" / "records.json"), "--no-progress", "--no-ray", "--sandbox", "auto"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "tcsexam",
+        "run",
+        "--task",
+        str(task),
+        "--candidate",
+        str(cand),
+        "--attempt",
+        "1",
+        "--output",
+        str(root / "out" / "records.json"),
+        "--no-progress",
+        "--no-ray",
+        "--sandbox",
+        "auto",
+    ]
     return subprocess.run([*prefix, *argv], capture_output=True, text=True, timeout=600, env=env, cwd=root)
 
 
@@ -209,6 +228,7 @@ def test_real_run_under_the_bundled_bwrap_when_the_system_one_is_hidden(reachabl
         pytest.skip("needs root, unshare and a system bwrap to hide")
     task, cand = _task_and_candidate(reachable_tmp)
     script = f'mount --bind /dev/null {system} && exec "$@"'
-    done = _run_cli(reachable_tmp, task, cand, prefix=[unshare, "-m", "--propagation", "private", "sh", "-c", script,
-                                                      "hide-bwrap"])  # fmt: skip
+    done = _run_cli(
+        reachable_tmp, task, cand, prefix=[unshare, "-m", "--propagation", "private", "sh", "-c", script, "hide-bwrap"]
+    )
     _assert_bundled_run(reachable_tmp, done)

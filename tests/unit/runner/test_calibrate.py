@@ -30,8 +30,14 @@ def test_job_calibration_is_written_beside_the_records_and_reused(tmp_path):
 
 
 def _cal(speed):
-    return {"version": calibrate.VERSION, "python_s": 0.04, "numpy_s": 0.04, "python_speed": speed,
-            "numpy_speed": speed, "speed": speed}  # fmt: skip
+    return {
+        "version": calibrate.VERSION,
+        "python_s": 0.04,
+        "numpy_s": 0.04,
+        "python_speed": speed,
+        "numpy_speed": speed,
+        "speed": speed,
+    }
 
 
 def test_manifest_section_collects_every_job(tmp_path):

@@ -17,9 +17,10 @@ import pytest
 from tcsexam.errors import InputError
 from tcsexam.problems import get_problem
 from tcsexam.runner import drat
+from tcsexam.runner.candidate import load_candidate
 from tcsexam.runner.drat import CheckerMissing, ProofLimits, check_proof
 from tcsexam.runner.drat_check import decode_binary
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.scoring.solver_score import unsat_evidence
 from tcsexam.tasks import load_task
@@ -301,8 +302,15 @@ def run(task, how: str, instance: str, work: Path):
     scratch = work / f"run-{how}-{instance}"
     scratch.mkdir()
     scratch.chmod(0o755)
-    return run_instance(task, instance, load_candidate(cand), sandbox=get_sandbox("local"),
-                        limits=task.limits.for_threads(1), seed=1, scratch_dir=scratch)  # fmt: skip
+    return run_instance(
+        task,
+        instance,
+        load_candidate(cand),
+        sandbox=get_sandbox("local"),
+        limits=task.limits.for_threads(1),
+        seed=1,
+        scratch_dir=scratch,
+    )
 
 
 @needs_cadical
@@ -368,8 +376,12 @@ def test_unsat_proof_belongs_to_sat_tasks(tmp_path):
 def test_the_checker_runs_from_its_own_copy_with_numpy_and_dratify_only():
     text = Path(drat.CHECKER_SCRIPT).read_text()
     assert "import tcsexam" not in text and "from tcsexam" not in text
-    out = subprocess.run([sys.executable, "-I", str(drat.CHECKER_SCRIPT), "/nonexistent.cnf", "/nonexistent"],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-I", str(drat.CHECKER_SCRIPT), "/nonexistent.cnf", "/nonexistent"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode != 0 and "s VERIFIED" not in out.stdout
 
 

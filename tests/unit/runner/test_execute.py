@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.execute import build_candidate, load_candidate, run_instance
+from tcsexam.runner.candidate import build_candidate, load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
@@ -89,12 +90,14 @@ def test_environment_and_placeholders(task, tmp_path):
         "open(os.path.join(os.environ['TMPDIR'], 'seen.json'), 'w'))\n"
         "open(sys.argv[2], 'w').write('0 1 0 1 1\\n')\n"
     )
-    cand = load_candidate(make_candidate(
-        tmp_path / "c",
-        "command: [python3, s.py, '{instance}', '{solution}', '{time_limit}', '{seed}', '{threads}', '{workdir}']\n"
-        "threads: 2\nenv: {A: x}\n",
-        {"s.py": script},
-    ))  # fmt: skip
+    cand = load_candidate(
+        make_candidate(
+            tmp_path / "c",
+            "command: [python3, s.py, '{instance}', '{solution}', '{time_limit}', '{seed}', '{threads}', '{workdir}']\n"
+            "threads: 2\nenv: {A: x}\n",
+            {"s.py": script},
+        )
+    )
     import json
     import os
 
@@ -109,8 +112,15 @@ def test_environment_and_placeholders(task, tmp_path):
     if os.geteuid() == 0:  # a root harness runs the candidate unprivileged in a work folder it can reach
         work = seen["env"]["TMPDIR"]
     assert seen["argv"][2:] == ["5", "42", "2", work]
-    assert seen["env"] == {"TCSEXAM_TIME_LIMIT": "5", "TCSEXAM_SEED": "42", "TCSEXAM_THREADS": "2",
-                           "OMP_NUM_THREADS": "2", "A": "x", "TMPDIR": work, "SECRET": None}  # fmt: skip
+    assert seen["env"] == {
+        "TCSEXAM_TIME_LIMIT": "5",
+        "TCSEXAM_SEED": "42",
+        "TCSEXAM_THREADS": "2",
+        "OMP_NUM_THREADS": "2",
+        "A": "x",
+        "TMPDIR": work,
+        "SECRET": None,
+    }
 
 
 def test_exit_codes_ok(task, tmp_path):
@@ -118,9 +128,11 @@ def test_exit_codes_ok(task, tmp_path):
     plain = load_candidate(
         make_candidate(tmp_path / "a", "command: [python3, s.py, '{instance}', '{solution}']\n", files)
     )
-    ok10 = load_candidate(make_candidate(
-        tmp_path / "b", "command: [python3, s.py, '{instance}', '{solution}']\nexit_codes_ok: [0, 10]\n", files
-    ))  # fmt: skip
+    ok10 = load_candidate(
+        make_candidate(
+            tmp_path / "b", "command: [python3, s.py, '{instance}', '{solution}']\nexit_codes_ok: [0, 10]\n", files
+        )
+    )
     lim = Limits(wall_s=5)
     assert (
         run_instance(task, "g", plain, sandbox=LOCAL, limits=lim, seed=1, scratch_dir=tmp_path / "s1").status == "crash"
@@ -210,9 +222,12 @@ def test_cadical_through_the_harness(tmp_path):
         f"instance_dir: {tmp_path}\ninstances:\n  - {{name: f, file: f.cnf, label: SAT}}\n"
     )
     sat = load_task(tmp_path / "task.yaml")
-    cand = load_candidate(make_candidate(
-        tmp_path / "c", f"command: [sh, -c, '{cadical} -q \"$0\" > \"$1\"', '{{instance}}', '{{solution}}']\n"
-        "exit_codes_ok: [10, 20]\n",
-    ))  # fmt: skip
+    cand = load_candidate(
+        make_candidate(
+            tmp_path / "c",
+            f"command: [sh, -c, '{cadical} -q \"$0\" > \"$1\"', '{{instance}}', '{{solution}}']\n"
+            "exit_codes_ok: [10, 20]\n",
+        )
+    )
     rec = run_instance(sat, "f", cand, sandbox=LOCAL, limits=Limits(wall_s=5), seed=1, scratch_dir=tmp_path / "s")
     assert rec.status == "ok" and rec.solved is True and rec.exit_code == 10, rec.message

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import HOSTILE, LIMITERS, alive_with, run, sandbox_or_skip  # noqa: E402
@@ -80,8 +81,9 @@ def test_hostile_suite_under_docker(task, tmp_path, name):
     (folder / "solver.yaml").write_text(text)
     candidate = load_candidate(folder)
     limits = task.limits.for_threads(candidate.threads, grace_s=0.3)
-    record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0,
-                          scratch_dir=tmp_path / "s")  # fmt: skip
+    record = run_instance(
+        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0, scratch_dir=tmp_path / "s"
+    )
     status, check = DOCKER_CASES[name]
     assert record.status == status, (record.termination, record.message)
     assert check(record), record.to_dict()
@@ -93,6 +95,13 @@ def test_docker_missing_program_is_invalid(task, tmp_path):
     folder = tmp_path / "missing"
     folder.mkdir()
     (folder / "solver.yaml").write_text('command: ["no-such-program-xyz", "{instance}"]\n')
-    record = run_instance(task, task.instances[0], load_candidate(folder), sandbox=box,
-                          limits=task.limits.for_threads(1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
+    record = run_instance(
+        task,
+        task.instances[0],
+        load_candidate(folder),
+        sandbox=box,
+        limits=task.limits.for_threads(1),
+        seed=0,
+        scratch_dir=tmp_path / "s",
+    )
     assert record.status == "invalid" and "could not be started" in record.message, record.message

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.execute import load_candidate
+from tcsexam.runner.candidate import load_candidate
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -277,8 +277,11 @@ def test_auto_refuses_local_unless_candidates_are_trusted(monkeypatch):
     from tcsexam.runner.sandboxes.docker import DockerSandbox
 
     for cls in (BwrapSandbox, DockerSandbox, ApptainerSandbox):
-        monkeypatch.setattr(cls, "check_available", lambda self, n=cls.name: (_ for _ in ()).throw(
-            InputError(f"sandbox {n}: missing here")))  # fmt: skip
+        monkeypatch.setattr(
+            cls,
+            "check_available",
+            lambda self, n=cls.name: (_ for _ in ()).throw(InputError(f"sandbox {n}: missing here")),
+        )
     monkeypatch.delenv("TCSEXAM_ALLOW_UNSANDBOXED", raising=False)
     with pytest.raises(InputError) as info:
         choose_sandbox("auto")

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import cgroup_support
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,9 +75,15 @@ def run(task, folder: Path, tmp_path: Path, sandbox: str, limiter: str):
     candidate = load_candidate(folder)
     limits = task.limits.for_threads(candidate.threads, grace_s=0.3)
     return run_instance(
-        task, task.instances[0], candidate, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch",
+        task,
+        task.instances[0],
+        candidate,
+        sandbox=box,
+        limits=limits,
+        seed=1,
+        scratch_dir=tmp_path / "scratch",
         options=InstanceOptions(limiter=limiter),
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize("sandbox,limiter", CONFIGS)

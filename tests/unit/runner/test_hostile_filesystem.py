@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import InstanceOptions, load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
 
@@ -46,9 +47,12 @@ def test_bwrap_write_outside_scratch_fails(task, tmp_path):
     outside.mkdir()
     instance_before = Path(task.instances[0].path).read_bytes()
     record, scratch, _ = run(
-        task, "write_outside", tmp_path, sandbox="bwrap",
+        task,
+        "write_outside",
+        tmp_path,
+        sandbox="bwrap",
         prepare=lambda d: (d / "target.txt").write_text(str(outside)),
-    )  # fmt: skip
+    )
     assert record.status == "ok", record.message
     stderr = (scratch / "stderr.log").read_text()
     assert stderr.count("WRITE: failed") == 3 and "WRITE: ok" not in stderr, stderr
@@ -64,8 +68,16 @@ def test_local_candidate_gets_a_private_copy(task, tmp_path):
     (folder / "solver.yaml").write_text('command: ["sh", "-c", "echo {instance} > {workdir}/seen; exit 3"]\n')
     candidate = load_candidate(folder)
     limits = task.limits.for_threads(1)
-    run_instance(task, task.instances[0], candidate, sandbox=get_sandbox("local"), limits=limits, seed=0,
-                 scratch_dir=tmp_path / "s", options=InstanceOptions(limiter="light"))  # fmt: skip
+    run_instance(
+        task,
+        task.instances[0],
+        candidate,
+        sandbox=get_sandbox("local"),
+        limits=limits,
+        seed=0,
+        scratch_dir=tmp_path / "s",
+        options=InstanceOptions(limiter="light"),
+    )
     seen = (tmp_path / "s" / "work" / "seen").read_text().strip()
     assert seen != str(Path(task.instances[0].path).resolve()) and Path(seen).name == "g.txt"
 
@@ -86,8 +98,9 @@ def test_nothing_left_in_shared_temporary_folders(reachable_tmp, sandbox):
     home = reachable_tmp / "work"  # the run's HOME is its work folder, removed with its scratch
     left = [p for p in (Path("/tmp", token), Path("/dev/shm", token), Path("/var/tmp", token)) if p.exists()]
     assert not left, (left, out)
-    second, _ = sh(box, 'cat /tmp/"$T" /dev/shm/"$T" /var/tmp/"$T" 2>/dev/null; echo end', reachable_tmp / "work",
-                   env={"T": token})  # fmt: skip
+    second, _ = sh(
+        box, 'cat /tmp/"$T" /dev/shm/"$T" /var/tmp/"$T" 2>/dev/null; echo end', reachable_tmp / "work", env={"T": token}
+    )
     assert second.strip() == "end"
     assert home.exists()
 
@@ -113,10 +126,15 @@ def test_no_litter_in_world_writable_subfolders_or_run_lock(reachable_tmp, sandb
         out, _ = run_sh(box, script, reachable_tmp, env={"S": str(shared), "T": token})
         left = [
             p
-            for p in (shared / "litter", shared / "deep" / "litter", Path("/run/lock", token),
-                      Path("/run/lock", f"{token}.d"), Path("/tmp", f"{token}.moved"))
+            for p in (
+                shared / "litter",
+                shared / "deep" / "litter",
+                Path("/run/lock", token),
+                Path("/run/lock", f"{token}.d"),
+                Path("/tmp", f"{token}.moved"),
+            )
             if os.path.lexists(p)
-        ]  # fmt: skip
+        ]
         assert not left, (left, out)
     finally:
         import shutil
@@ -161,8 +179,9 @@ def test_ray_temp_folder_is_out_of_a_candidates_reach(reachable_tmp, sandbox):
         for path in (ray_temp, sockets.parent, sockets):
             os.chmod(path, 0o777)  # what Ray does
         (sockets / "raylet").write_text("the raylet's socket")
-        out, _ = run_sh(box, f'rm -f "{sockets}/raylet"; echo x > "{sockets}/planted"; ls "{sockets}"; true',
-                        reachable_tmp)  # fmt: skip
+        out, _ = run_sh(
+            box, f'rm -f "{sockets}/raylet"; echo x > "{sockets}/planted"; ls "{sockets}"; true', reachable_tmp
+        )
         assert (sockets / "raylet").exists() and not (sockets / "planted").exists()
         assert "raylet" not in out
     finally:
@@ -208,8 +227,11 @@ def test_harness_home_is_out_of_reach(reachable_tmp, sandbox):
     path.write_text(secret)
     path.chmod(0o600)
     try:
-        out, err = sh(box, f'cat "{path}"; ls -a "{path.parent}"; grep -r "{secret[:12]}" "{path.parent}" 2>/dev/null; true',
-                      reachable_tmp)  # fmt: skip
+        out, err = sh(
+            box,
+            f'cat "{path}"; ls -a "{path.parent}"; grep -r "{secret[:12]}" "{path.parent}" 2>/dev/null; true',
+            reachable_tmp,
+        )
     finally:
         path.unlink()
     assert secret not in out + err and path.name not in out
@@ -247,10 +269,14 @@ def test_hidden_folders_world_readable_files_stay_unread(reachable_tmp, sandbox)
         'unshare -Urm sh -c \'umount -l "$H"; umount -R "$H"; cat "$H/ref/answers.txt"\'; true'
     )
     out = run_limited(
-        ["/bin/sh", "-c", script], cwd=work, limits=Limits(wall_s=60, mem_mb=512), sandbox=box,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(work), "H": str(hidden)}, writable_paths=[work],
+        ["/bin/sh", "-c", script],
+        cwd=work,
+        limits=Limits(wall_s=60, mem_mb=512),
+        sandbox=box,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(work), "H": str(hidden)},
+        writable_paths=[work],
         hidden_paths=[str(hidden)],
-    )  # fmt: skip
+    )
     shutil.rmtree(outside)
     assert out.sandbox_error is None, out.sandbox_error
     assert token not in out.stdout_tail + out.stderr_tail and "answers.txt" not in out.stdout_tail
@@ -284,8 +310,16 @@ def test_candidate_folder_and_hidden_paths_are_out_of_reach(task, tmp_path, sand
 
     execute._execute = spy
     try:
-        record = run_instance(task, task.instances[0], candidate, sandbox=box, limits=limits, seed=0,
-                              scratch_dir=scratch, options=InstanceOptions(hidden_paths=(str(secret),)))  # fmt: skip
+        record = run_instance(
+            task,
+            task.instances[0],
+            candidate,
+            sandbox=box,
+            limits=limits,
+            seed=0,
+            scratch_dir=scratch,
+            options=InstanceOptions(hidden_paths=(str(secret),)),
+        )
     finally:
         execute._execute = real
     assert record.exit_code == 5, record.message

@@ -79,9 +79,14 @@ def test_files_in_shared_memory_count_against_the_memory_limit(reachable_tmp, li
     work.mkdir()
     script = f"i=0; while [ $i -lt 400 ]; do head -c 1000000 /dev/zero > /dev/shm/{token}-$i; i=$((i+1)); done"
     out = run_limited(
-        ["/bin/sh", "-c", script], cwd=work, sandbox=box, limiter=limiter, writable_paths=[work],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(work)}, limits=Limits(wall_s=120, mem_mb=96, output_bytes=1 << 20),
-    )  # fmt: skip
+        ["/bin/sh", "-c", script],
+        cwd=work,
+        sandbox=box,
+        limiter=limiter,
+        writable_paths=[work],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(work)},
+        limits=Limits(wall_s=120, mem_mb=96, output_bytes=1 << 20),
+    )
     assert out.termination == "memory", (out.termination, out.message)
     assert not [name for name in os.listdir("/dev/shm") if name.startswith(token)]
 
@@ -131,9 +136,13 @@ def test_disk_quota_stops_a_filling_run(reachable_tmp, sandbox):
     pause = 0.2 if sandbox == "docker" else 0.02  # docker measures the volume every 0.5 s
     script = f'i=0; while [ $i -lt 50 ]; do head -c 4000000 /dev/zero > "f$i"; i=$((i+1)); sleep {pause}; done'
     out = run_limited(
-        ["/bin/sh", "-c", script], cwd=work, sandbox=box, env={"PATH": "/usr/bin:/bin"}, writable_paths=[work],
+        ["/bin/sh", "-c", script],
+        cwd=work,
+        sandbox=box,
+        env={"PATH": "/usr/bin:/bin"},
+        writable_paths=[work],
         limits=Limits(wall_s=120, disk_mb=20, output_bytes=8 << 20),
-    )  # fmt: skip
+    )
     assert out.termination == "disk" and "over 20 MB" in out.message, (out.termination, out.message)
     assert disk_usage([work]) < 100 << 20  # stopped long before 200 MB
     decision = solver_status(out)
@@ -177,9 +186,13 @@ def test_a_flood_of_empty_files_is_over_the_disk_limit(reachable_tmp, sandbox, m
     work.mkdir()
     path = os.pathsep.join(p for p in (box.python_dir(), "/usr/local/bin", "/usr/bin", "/bin") if p)
     out = run_limited(
-        ["python3", "-c", INODES, str(work)], cwd=work, sandbox=box, writable_paths=[work],
-        env={"PATH": path, "HOME": str(work), "TMPDIR": str(work)}, limits=Limits(wall_s=600, disk_mb=64),
-    )  # fmt: skip
+        ["python3", "-c", INODES, str(work)],
+        cwd=work,
+        sandbox=box,
+        writable_paths=[work],
+        env={"PATH": path, "HOME": str(work), "TMPDIR": str(work)},
+        limits=Limits(wall_s=600, disk_mb=64),
+    )
     assert out.termination == "disk", (out.termination, out.message, out.stderr_tail[-300:])
     assert f"over {DISK_ENTRIES} files" in out.message, out.message
     assert len(os.listdir(work)) < 500_000  # stopped long before it was done

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,9 +44,12 @@ def test_network(task, tmp_path, sandbox):
     try:
         port = server.getsockname()[1]
         record, scratch, _ = run(
-            task, "network", tmp_path, sandbox=sandbox,
+            task,
+            "network",
+            tmp_path,
+            sandbox=sandbox,
             prepare=lambda d: (d / "port.txt").write_text(str(port)),
-        )  # fmt: skip
+        )
     finally:
         server.close()
     assert record.status == "ok", record.message
@@ -67,8 +71,15 @@ def test_docker_network_is_off(task, tmp_path):
         folder = tmp_path / "network"
         shutil.copytree(HOSTILE / "network", folder)
         (folder / "port.txt").write_text(str(server.getsockname()[1]))
-        record = run_instance(task, task.instances[0], load_candidate(folder), sandbox=box,
-                              limits=task.limits.for_threads(1), seed=0, scratch_dir=tmp_path / "s")  # fmt: skip
+        record = run_instance(
+            task,
+            task.instances[0],
+            load_candidate(folder),
+            sandbox=box,
+            limits=task.limits.for_threads(1),
+            seed=0,
+            scratch_dir=tmp_path / "s",
+        )
     finally:
         server.close()
     assert record.status == "ok", record.message

@@ -47,8 +47,11 @@ def test_candidate_cannot_kill_the_harness(reachable_tmp, sandbox):
     gets the outcome."""
     box = box_or_skip(sandbox)
     trusted_local(sandbox)
-    out, _ = sh(box, f"kill -9 {os.getpid()} 2>/dev/null; kill -9 $PPID 2>/dev/null; kill -9 -1 2>/dev/null; echo alive",
-                reachable_tmp)  # fmt: skip
+    out, _ = sh(
+        box,
+        f"kill -9 {os.getpid()} 2>/dev/null; kill -9 $PPID 2>/dev/null; kill -9 -1 2>/dev/null; echo alive",
+        reachable_tmp,
+    )
     assert os.getppid() > 0  # this process (the harness) still runs: we got here
 
 
@@ -62,8 +65,11 @@ def test_a_local_candidate_cannot_signal_or_see_other_runs_of_its_uid(reachable_
     uid, gid = candidate_ids()
     bystander = subprocess.Popen(["sleep", "120"], user=uid, group=gid, extra_groups=[])
     try:
-        out, _ = sh(get_sandbox("local"), f"ls /proc | grep -qx {bystander.pid} && echo seen; kill -9 -1; echo done",
-                    reachable_tmp)  # fmt: skip
+        out, _ = sh(
+            get_sandbox("local"),
+            f"ls /proc | grep -qx {bystander.pid} && echo seen; kill -9 -1; echo done",
+            reachable_tmp,
+        )
         assert out.split() == ["done"]
         assert bystander.poll() is None, "the candidate killed another process of its uid"
     finally:
@@ -76,8 +82,12 @@ def test_a_uid_range_gives_each_harness_process_its_own_uid():
     code = "import sys, time\nfrom tcsexam.runner.sandboxes.runas import candidate_ids\nprint(candidate_ids(), flush=True)\n"
     code += "sys.stdin.read()\n"  # holds its uid until told to end
     env = dict(os.environ, TCSEXAM_CANDIDATE_UID="61100-61103")
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True) for _ in range(2)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     try:
         seen = {p.stdout.readline().strip() for p in procs}
     finally:

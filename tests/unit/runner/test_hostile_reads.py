@@ -33,7 +33,8 @@ import pytest
 
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
 from tcsexam.records.digest import hash_candidate
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.limiter.scratch import (
     SCRATCH_PREFIX,
@@ -187,8 +188,11 @@ def test_more_certificates_that_are_not_the_candidates_file(task, tmp_path, sand
     out: list = []
 
     def go():
-        out.append(run_instance(task, task.instances[0], cand, sandbox=box, limits=limits, seed=1,
-                                scratch_dir=tmp_path / "scratch"))  # fmt: skip
+        out.append(
+            run_instance(
+                task, task.instances[0], cand, sandbox=box, limits=limits, seed=1, scratch_dir=tmp_path / "scratch"
+            )
+        )
 
     worker = threading.Thread(target=go, daemon=True)
     worker.start()
@@ -247,8 +251,9 @@ def test_relocated_work_folder_with_a_fifo_is_read_in_place(task, tmp_path):
         )
         cand = load_candidate(folder)
         limits = task.limits.for_threads(1, grace_s=0.3)
-        record = run_instance(task, task.instances[0], cand, sandbox=box, limits=limits, seed=1,
-                              scratch_dir=root / "scratch")  # fmt: skip
+        record = run_instance(
+            task, task.instances[0], cand, sandbox=box, limits=limits, seed=1, scratch_dir=root / "scratch"
+        )
         assert (record.status, record.A) == ("ok", 4.0), (record.status, record.message)
         assert not glob.glob(f"/tmp/tcsexam-run-*/work/{token}")  # its run folder went with it
     finally:
@@ -386,8 +391,12 @@ def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
     outside.write_text("keep me")
 
     def owner(how: str) -> tuple[subprocess.Popen, Path]:
-        proc = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path), how, str(outside)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", OWNER, str(tmp_path), how, str(outside)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         return proc, Path(proc.stdout.readline().strip())
 
     dead, left = owner("dead")
@@ -420,8 +429,12 @@ def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
 def test_removing_a_dying_owners_scratch_waits_for_its_lock(tmp_path):
     """The driver learns of a lost actor before the kernel has dropped the dead process's locks
     (they go when its process is gone): `wait_s` tries again until they are free."""
-    proc = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path), "live", str(tmp_path / "x")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(tmp_path), "live", str(tmp_path / "x")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     folder = Path(proc.stdout.readline().strip())
     token = folder.name[len(SCRATCH_PREFIX) :].split("-")[1]
     try:

@@ -25,8 +25,16 @@ def test_limit_encodings_and_keys_are_mains():
     assert (solver, orspace, run) == (SOLVER, ORSPACE, RUN)
     assert {k: type(v) for k, v in solver.items()} == {k: type(v) for k, v in SOLVER.items()}  # 10 stays 10
     keys = [
-        record_key(candidate_hash="sha256:c", instance_hash="sha256:i", limits=lim, sandbox="bwrap", seed=0,
-                   meta={"n": 3}, problem="maxcut", harness_version="X")
+        record_key(
+            candidate_hash="sha256:c",
+            instance_hash="sha256:i",
+            limits=lim,
+            sandbox="bwrap",
+            seed=0,
+            meta={"n": 3},
+            problem="maxcut",
+            harness_version="X",
+        )
         for lim in (solver, orspace, run)
-    ]  # fmt: skip
+    ]
     assert keys == KEYS

@@ -52,9 +52,12 @@ def test_auto_resolves_to_a_real_limiter():
 def test_exit_code_output_and_measurements(tmp_path, limiter):
     out = run_limited(
         [PY, "-c", "import sys; print('hello'); print('oops', file=sys.stderr); sum(range(10**6)); sys.exit(7)"],
-        cwd=tmp_path, limits=Limits(wall_s=5, mem_mb=256), limiter=limiter,
-        stdout_path=tmp_path / "o", stderr_path=tmp_path / "e",
-    )  # fmt: skip
+        cwd=tmp_path,
+        limits=Limits(wall_s=5, mem_mb=256),
+        limiter=limiter,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+    )
     assert (out.exit_code, out.signal, out.termination, out.killed_by_harness) == (7, None, "exit", False)
     assert out.stdout_tail == "hello\n" and out.stderr_tail == "oops\n"
     assert (tmp_path / "o").read_text() == "hello\n"
@@ -67,8 +70,10 @@ def test_wall_limit_kills_the_tree(tmp_path, limiter):
     token = f"limits-wall-{time.monotonic_ns()}"
     out = run_limited(
         ["sh", "-c", f"sleep 30 & sleep 31; echo {token}"],
-        cwd=tmp_path, limits=Limits(wall_s=0.3, grace_s=0.2), limiter=limiter,
-    )  # fmt: skip
+        cwd=tmp_path,
+        limits=Limits(wall_s=0.3, grace_s=0.2),
+        limiter=limiter,
+    )
     assert out.termination == "walltime" and out.killed_by_harness
     assert 0.3 <= out.wall_s < 25  # killed, not waited for (the sleeps last 30 s), at any machine load
     assert not [p for p in psutil.process_iter(["cmdline"]) if token in " ".join(p.info["cmdline"] or [])]
@@ -95,9 +100,12 @@ def test_certificate_file_is_capped(reachable_tmp, limiter):
     cert = tmp_path / "cert"
     out = run_limited(
         ["sh", "-c", f"head -c 100000 /dev/zero > {cert}"],
-        cwd=tmp_path, limits=Limits(wall_s=5, output_bytes=1000), limiter=limiter, output_paths=[cert],
+        cwd=tmp_path,
+        limits=Limits(wall_s=5, output_bytes=1000),
+        limiter=limiter,
+        output_paths=[cert],
         writable_paths=[tmp_path],
-    )  # fmt: skip
+    )
     assert out.termination == "output"
     assert cert.stat().st_size <= 1001
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.execute import load_candidate, run_instance
+from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
@@ -82,7 +83,7 @@ import json, sys
 from pathlib import Path
 from tcsexam.runner.sandboxes import runas
 runas.RUN_DIR = Path(sys.argv[4])  # a private interpreter view: its mounts die with this namespace
-from tcsexam.runner.execute import load_candidate
+from tcsexam.runner.candidate import load_candidate
 from tcsexam.runner.limiter.owner import owner_token
 from tcsexam.runner.attempt import execute_instance, RunContext
 from tcsexam.runner.sandboxes import get_sandbox
@@ -173,8 +174,11 @@ def test_a_reused_pid_never_makes_a_live_run_look_dead(tmp_path, reachable_tmp):
     argv = ["unshare", "-p", "-f", "--mount-proc", sys.executable, "-c", DRIVER]
     out = subprocess.run(
         [*argv, str(task), str(cand_a), str(cand_b), str(root), str(run_dir), JOB],
-        capture_output=True, text=True, timeout=2 * HANG_S, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=2 * HANG_S,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     state = json.loads(out.stdout.strip().splitlines()[-1])
     assert state["pid_b"] == state["pid_a"] and state["tokens_differ"], state  # the pid was reused
@@ -266,9 +270,12 @@ def test_the_pool_retries_a_run_whose_scratch_vanished(tmp_path, reachable_tmp):
     root = reachable_tmp / "scratch"
     root.mkdir()
     ctx = RunContext(
-        task=task, candidate=load_candidate(cand_dir), sandbox=get_sandbox("local"), limits=task.limits.for_threads(1),
+        task=task,
+        candidate=load_candidate(cand_dir),
+        sandbox=get_sandbox("local"),
+        limits=task.limits.for_threads(1),
         scratch_root=str(root),
-    )  # fmt: skip
+    )
 
     def interfere() -> None:
         try:

@@ -44,9 +44,13 @@ def test_gated_runs_never_overlap(reachable_tmp, sandbox, limiter):
     def one(k: int):
         with one_run_at_a_time(gate):
             return run_limited(
-                ["sh", "-c", SCRIPT, "x", str(k), str(log)], cwd=tmp_path, sandbox=box, writable_paths=[work],
-                limits=Limits(wall_s=60, mem_mb=512), limiter=limiter,
-            )  # fmt: skip
+                ["sh", "-c", SCRIPT, "x", str(k), str(log)],
+                cwd=tmp_path,
+                sandbox=box,
+                writable_paths=[work],
+                limits=Limits(wall_s=60, mem_mb=512),
+                limiter=limiter,
+            )
 
     with ThreadPoolExecutor(3) as pool:
         outcomes = list(pool.map(one, range(8)))
@@ -88,9 +92,12 @@ def test_program_waits_for_go(reachable_tmp, sandbox):
     def one():
         with one_run_at_a_time(gate):
             result["out"] = run_limited(
-                ["sh", "-c", 'touch "$1"', "x", str(marker)], cwd=tmp_path, sandbox=box, writable_paths=[work],
+                ["sh", "-c", 'touch "$1"', "x", str(marker)],
+                cwd=tmp_path,
+                sandbox=box,
+                writable_paths=[work],
                 limits=Limits(wall_s=60),
-            )  # fmt: skip
+            )
 
     thread = threading.Thread(target=one)
     thread.start()
@@ -115,9 +122,12 @@ def test_bwrap_without_go_never_runs_the_program(tmp_path, what):
     start_r, start_w = os.pipe()
     ready_r, ready_w = os.pipe()
     cmd = box.command(
-        ["sh", "-c", 'touch "$1"', "x", str(marker)], cwd=str(tmp_path), paths=RunPaths(writable_paths=[str(work)]),
-        ready_fd=ready_w, start_fd=start_r,
-    )  # fmt: skip
+        ["sh", "-c", 'touch "$1"', "x", str(marker)],
+        cwd=str(tmp_path),
+        paths=RunPaths(writable_paths=[str(work)]),
+        ready_fd=ready_w,
+        start_fd=start_r,
+    )
     proc = subprocess.Popen(cmd, pass_fds=(ready_w, start_r), stderr=subprocess.DEVNULL)
     os.close(start_r)
     os.close(ready_w)
@@ -193,9 +203,12 @@ def test_benchexec_runs_are_gated_too(tmp_path):
     def one(k: int):
         with one_run_at_a_time(gate):
             return run_limited(
-                ["sh", "-c", SCRIPT, "x", str(k), str(log)], cwd=tmp_path, sandbox=box,
-                limits=Limits(wall_s=60, mem_mb=512), limiter="benchexec",
-            )  # fmt: skip
+                ["sh", "-c", SCRIPT, "x", str(k), str(log)],
+                cwd=tmp_path,
+                sandbox=box,
+                limits=Limits(wall_s=60, mem_mb=512),
+                limiter="benchexec",
+            )
 
     with ThreadPoolExecutor(2) as pool:
         outcomes = list(pool.map(one, range(4)))

@@ -227,7 +227,7 @@ def _alive_with_arg(arg: str) -> list[int]:
 
 def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     """Real executor: the candidate of a killed actor (an orphan) is found and killed."""
-    from tcsexam.runner.execute import load_candidate
+    from tcsexam.runner.candidate import load_candidate
     from tcsexam.runner.limiter import Limits
 
     ctx = _ctx(tmp_path, [{"name": "victim"}], RunContext)
@@ -265,14 +265,13 @@ def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     assert _alive_with_arg(token) == []
 
 
-def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_once(tmp_path, ray_2cpus,
-                                                                                   reachable_tmp):  # fmt: skip
+def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_once(tmp_path, ray_2cpus, reachable_tmp):
     """Real executor, one actor with two calls in flight (prepared concurrently): the programs
     never overlap (start and end alternate in their shared log), a crashing run does not disturb
     the next one, and every instance is passed on exactly once."""
     import json
 
-    from tcsexam.runner.execute import load_candidate
+    from tcsexam.runner.candidate import load_candidate
     from tcsexam.runner.limiter import Limits
 
     names = [f"i{k}" for k in range(8)]

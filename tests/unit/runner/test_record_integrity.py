@@ -142,8 +142,13 @@ def test_the_candidate_cannot_read_the_record_key(tmp_path, sandbox, capsys):
     task = write_task(tmp_path, names=("a",))
     out = tmp_path / "results" / "records.json"
     cand = candidate(tmp_path, steal=str(out.parent / KEY_FILE))
-    assert main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(out), "--no-ray"]
-                + ["--no-progress", "--sandbox", sandbox]) == 0  # fmt: skip
+    assert (
+        main(
+            ["run", "--task", str(task), "--candidate", str(cand), "--output", str(out), "--no-ray"]
+            + ["--no-progress", "--sandbox", sandbox]
+        )
+        == 0
+    )
     secret = find_key(out).secret.hex()
     record = json.loads((out.parent / "records" / "a.json").read_text())
     assert record["status"] == "crash" and "stolen: cannot: No such file" in record["message"], record["message"]

@@ -306,15 +306,35 @@ def test_console_script_on_ray_exits_with_its_code_and_output_flushed(setup):
     import sys
 
     root, task, cand = setup
-    base = [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand),
-            "--attempt", "1", "--sandbox", "local"]  # fmt: skip
-    ok = subprocess.run([*base, "--output", str(root / "out" / "records.json"), "--workers", "1"],
-                        capture_output=True, text=True, timeout=600)  # fmt: skip
+    base = [
+        sys.executable,
+        "-m",
+        "tcsexam",
+        "run",
+        "--task",
+        str(task),
+        "--candidate",
+        str(cand),
+        "--attempt",
+        "1",
+        "--sandbox",
+        "local",
+    ]
+    ok = subprocess.run(
+        [*base, "--output", str(root / "out" / "records.json"), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert ok.returncode == 0, ok.stderr
     assert "instances (0 reused, 3 run)" in ok.stderr and "records ->" in ok.stderr.splitlines()[-1]
     assert [r["status"] for r in records(root)] == ["ok"] * 3
-    bad = subprocess.run([*base, "--output", str(root / "out" / "records.json"), "--workers", "0"],
-                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    bad = subprocess.run(
+        [*base, "--output", str(root / "out" / "records.json"), "--workers", "0"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
 
 
@@ -460,8 +480,19 @@ def test_console_script_ends_a_ray_process_with_os_exit(monkeypatch, capsys):
 def test_misspelt_solver_yaml_key_is_one_line_and_exit_2(setup, capsys, text, needles):
     root, task, cand = setup
     (cand / "solver.yaml").write_text(text)
-    rc = main(["run", "--task", str(task), "--candidate", str(cand), "--output", str(root / "out" / "records.json"),
-               "--no-progress", "--no-ray"])  # fmt: skip
+    rc = main(
+        [
+            "run",
+            "--task",
+            str(task),
+            "--candidate",
+            str(cand),
+            "--output",
+            str(root / "out" / "records.json"),
+            "--no-progress",
+            "--no-ray",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1, err
     assert str(cand / "solver.yaml") in err[0] and all(n in err[0] for n in needles), err[0]

@@ -24,9 +24,12 @@ def test_registry():
 def test_bwrap_command_order():
     box = get_sandbox("bwrap")
     cmd = box.command(
-        ["python3", "s.py"], cwd="/c", paths=RunPaths(readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"]),
-        status_fd=5, ready_fd=6,
-    )  # fmt: skip
+        ["python3", "s.py"],
+        cwd="/c",
+        paths=RunPaths(readonly_paths=["/c", "/i", "/w"], writable_paths=["/w", "/c/s/w"]),
+        status_fd=5,
+        ready_fd=6,
+    )
     assert os.path.isabs(cmd[0]) and cmd[0].endswith("/bwrap")  # resolved once, never through a PATH
     for flag in ("--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"):
         assert flag in cmd
@@ -55,9 +58,12 @@ def test_bwrap_real_run_and_pid_namespace(tmp_path):
     tmp_path.chmod(0o755)  # as root the candidate runs unprivileged: its folder must be readable to it
     out = run_limited(
         ["sh", "-c", "echo $$; touch w/ok; touch /etc/nope; exit 5"],
-        cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box, writable_paths=[tmp_path / "w"],
+        cwd=tmp_path,
+        limits=Limits(wall_s=10),
+        sandbox=box,
+        writable_paths=[tmp_path / "w"],
         readonly_paths=[tmp_path],
-    )  # fmt: skip
+    )
     assert out.exit_code == 5 and out.sandbox == "bwrap" and out.sandbox_error is None
     assert int(out.stdout_tail.split()[0]) <= 3  # its own pid namespace
     assert (tmp_path / "w" / "ok").exists() and "Read-only" in out.stderr_tail
@@ -93,8 +99,13 @@ def test_bwrap_runs_the_harness_python_through_a_linked_venv(tmp_path, folder):
     python = link / "bin" / os.path.basename(sys.executable)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__import__("tcsexam").__file__)))
     env = dict(os.environ, PYTHONPATH=src)
-    proc = subprocess.run([str(python), "-c", LINKED_VENV_RUN, str(tmp_path), folder], capture_output=True, text=True,
-                          env=env, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [str(python), "-c", LINKED_VENV_RUN, str(tmp_path), folder],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     code, error, prefix, stderr = proc.stdout.strip().split("|", 3)
     assert (code, error) == ("0", "None"), stderr
@@ -106,9 +117,12 @@ def test_bwrap_setup_failure_is_a_sandbox_error(tmp_path):
     if shutil.which("bwrap") is None:
         pytest.skip("bwrap not installed")
     out = run_limited(
-        ["true"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
+        ["true"],
+        cwd=tmp_path,
+        limits=Limits(wall_s=10),
+        sandbox=box,
         readonly_paths=[tmp_path / "does-not-exist"],
-    )  # fmt: skip
+    )
     assert out.sandbox_error and "bwrap did not start" in out.sandbox_error
 
 
@@ -151,9 +165,12 @@ def test_bwrap_other_set_up_failures_are_not_tried_again(tmp_path):
         pytest.skip("bwrap not installed")
     box = _vanishing_mount_bwrap(0)
     out = run_limited(
-        ["true"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
+        ["true"],
+        cwd=tmp_path,
+        limits=Limits(wall_s=10),
+        sandbox=box,
         readonly_paths=[tmp_path / "does-not-exist"],
-    )  # fmt: skip
+    )
     assert "Can't find source path" in out.sandbox_error and type(box).setups == 1
 
 
@@ -161,16 +178,22 @@ def test_docker_config():
     pytest.importorskip("docker")
     box = get_sandbox("docker", image="img:1")
     cfg = box.container_config(
-        ["python3", "s.py", "/i"], cwd="/c", env={"A": "1"},
+        ["python3", "s.py", "/i"],
+        cwd="/c",
+        env={"A": "1"},
         limits=Limits(wall_s=2, cpu_s=4, mem_mb=300, nproc=10, output_bytes=MiB),
-        readonly_paths=["/c", "/i"], writable_paths=["/w"],
-    )  # fmt: skip
+        readonly_paths=["/c", "/i"],
+        writable_paths=["/w"],
+    )
     assert cfg["image"] == "img:1" and cfg["command"] == ["python3", "s.py", "/i"]
     assert cfg["network_disabled"] is True and cfg["read_only"] is True and cfg["init"] is True
     assert cfg["mem_limit"] == cfg["memswap_limit"] == 300 * MiB
     assert cfg["nano_cpus"] == 2 * 10**9 and cfg["pids_limit"] == 10
-    assert cfg["volumes"] == {"/w": {"bind": "/w", "mode": "rw"}, "/c": {"bind": "/c", "mode": "ro"},
-                              "/i": {"bind": "/i", "mode": "ro"}}  # fmt: skip
+    assert cfg["volumes"] == {
+        "/w": {"bind": "/w", "mode": "rw"},
+        "/c": {"bind": "/c", "mode": "ro"},
+        "/i": {"bind": "/i", "mode": "ro"},
+    }
     assert "/tmp" in cfg["tmpfs"] and cfg["working_dir"] == "/c" and cfg["environment"] == {"A": "1"}
     fsize = [u for u in cfg["ulimits"] if u["Name"] == "fsize"][0]
     assert fsize["Soft"] == MiB + 1
@@ -246,8 +269,14 @@ def test_apptainer_argv_and_unavailable():
         ["python3", "s.py"], cwd="/c", env={"PATH": "/p", "X": "1"}, readonly_paths=["/i"], writable_paths=["/w"]
     )
     joined = " ".join(cmd)
-    for part in ("exec --containall --no-home --net --network none", "--bind /w:/w:rw", "--bind /i:/i:ro",
-                 "--env X=1", "--env PATH=/p", "--pwd /c /img.sif python3 s.py"):  # fmt: skip
+    for part in (
+        "exec --containall --no-home --net --network none",
+        "--bind /w:/w:rw",
+        "--bind /i:/i:ro",
+        "--env X=1",
+        "--env PATH=/p",
+        "--pwd /c /img.sif python3 s.py",
+    ):
         assert part in joined
     if shutil.which("apptainer") is None and shutil.which("singularity") is None:
         with pytest.raises(InputError, match="sandbox apptainer"):
@@ -265,9 +294,12 @@ def test_death_by_signal_is_a_signal_under_local_and_bwrap(tmp_path, sig):
         except InputError as exc:
             pytest.skip(str(exc))
         outcomes[name] = run_limited(
-            ["sh", "-c", f"kill -{sig} $$"], cwd=tmp_path, limits=Limits(wall_s=10), sandbox=box,
+            ["sh", "-c", f"kill -{sig} $$"],
+            cwd=tmp_path,
+            limits=Limits(wall_s=10),
+            sandbox=box,
             readonly_paths=[tmp_path],
-        )  # fmt: skip
+        )
     for out in outcomes.values():
         assert (out.termination, out.signal, out.exit_code) == ("signal", sig, None)
     assert outcomes["local"].message == outcomes["bwrap"].message
@@ -284,8 +316,9 @@ def test_classify_rules():
     assert classify(lim, Ended(exit_code=None, signal=24, wall_s=1)).termination == "cputime"
     assert classify(lim, Ended(exit_code=None, signal=25, wall_s=1)).termination == "output"
     assert classify(lim, Ended(exit_code=1, signal=None, wall_s=1, oom_killed=True)).termination == "memory"
-    v = classify(lim, Ended(exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError",
-                 allocation_failures_mean_memory=True))  # fmt: skip
+    v = classify(
+        lim, Ended(exit_code=1, signal=None, wall_s=1, stderr_tail="MemoryError", allocation_failures_mean_memory=True)
+    )
     assert v.termination == "memory"
     v = classify(lim, Ended(exit_code=None, signal=9, wall_s=1, enforced="nproc", enforced_detail="x"))
     assert (v.termination, v.message) == ("nproc", "x")
@@ -295,9 +328,19 @@ def test_classify_rules():
 def _exited(sandbox: str, code: int, stderr: str):
     from tcsexam.runner.limiter import ProcessOutcome
 
-    return ProcessOutcome(exit_code=code, signal=None, termination="exit", wall_s=0.1, cpu_s=None, peak_mem_mb=None,
-                          stdout_tail="", stderr_tail=stderr, limiter="light", sandbox=sandbox,
-                          killed_by_harness=False)  # fmt: skip
+    return ProcessOutcome(
+        exit_code=code,
+        signal=None,
+        termination="exit",
+        wall_s=0.1,
+        cpu_s=None,
+        peak_mem_mb=None,
+        stdout_tail="",
+        stderr_tail=stderr,
+        limiter="light",
+        sandbox=sandbox,
+        killed_by_harness=False,
+    )
 
 
 def test_sandboxes_answer_their_own_questions():

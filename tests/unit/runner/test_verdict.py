@@ -11,9 +11,21 @@ from tcsexam.runner.verdict import Certificate, input_changed, solver_status, tr
 
 
 def ended(termination="exit", exit_code=0, message="", stderr="", signal=None, sandbox_error=None) -> ProcessOutcome:
-    return ProcessOutcome(exit_code=exit_code, signal=signal, termination=termination, wall_s=1.0, cpu_s=1.0,
-                          peak_mem_mb=10.0, stdout_tail="", stderr_tail=stderr, limiter="light", sandbox="local",
-                          killed_by_harness=termination != "exit", message=message, sandbox_error=sandbox_error)  # fmt: skip
+    return ProcessOutcome(
+        exit_code=exit_code,
+        signal=signal,
+        termination=termination,
+        wall_s=1.0,
+        cpu_s=1.0,
+        peak_mem_mb=10.0,
+        stdout_tail="",
+        stderr_tail=stderr,
+        limiter="light",
+        sandbox="local",
+        killed_by_harness=termination != "exit",
+        message=message,
+        sandbox_error=sandbox_error,
+    )
 
 
 OK = Certificate(check=CheckResult("ok", value=3.0, message="cut 3"))
@@ -23,25 +35,55 @@ TABLE = [
     (ended("walltime", None, "wall limit 5 s"), {}, OK, ("timeout", "wall limit 5 s", None)),
     (ended("cputime", None), {}, OK, ("timeout", "cputime limit", None)),
     (ended("memory", None), {}, OK, ("memout", "memory limit", None)),
-    (ended("disk", None, "work folder 30 MB over 20 MB"), {}, OK,
-     ("memout", "disk limit exceeded: work folder 30 MB over 20 MB", None)),
-    (ended("output", None, "stdout over 10 bytes"), {}, OK, ("crash", "output limit exceeded: stdout over 10 bytes", None)),
+    (
+        ended("disk", None, "work folder 30 MB over 20 MB"),
+        {},
+        OK,
+        ("memout", "disk limit exceeded: work folder 30 MB over 20 MB", None),
+    ),
+    (
+        ended("output", None, "stdout over 10 bytes"),
+        {},
+        OK,
+        ("crash", "output limit exceeded: stdout over 10 bytes", None),
+    ),
     (ended("nproc", None, "300 over 256"), {}, OK, ("crash", "process limit exceeded: 300 over 256", None)),
-    (ended("signal", None, "killed by signal 6 (SIGABRT)", "boom\n  here", 6), {}, OK,
-     ("crash", "killed by signal 6 (SIGABRT); stderr: boom here", None)),
+    (
+        ended("signal", None, "killed by signal 6 (SIGABRT)", "boom\n  here", 6),
+        {},
+        OK,
+        ("crash", "killed by signal 6 (SIGABRT); stderr: boom here", None),
+    ),
     (ended(exit_code=3, stderr="oops"), {}, OK, ("crash", "exit code 3; stderr: oops", None)),
     (ended(exit_code=10), {"exit_codes_ok": {0, 10}}, OK, ("ok", "cut 3", None)),
-    (ended(exit_code=127, stderr="/bin/sh: 1: exec: ./x: not found"), {"not_started": True}, OK,
-     ("invalid", "the command could not be started: /bin/sh: 1: exec: ./x: not found", None)),
+    (
+        ended(exit_code=127, stderr="/bin/sh: 1: exec: ./x: not found"),
+        {"not_started": True},
+        OK,
+        ("invalid", "the command could not be started: /bin/sh: 1: exec: ./x: not found", None),
+    ),
     (ended("walltime", None, "wall"), {"not_started": True}, OK, ("timeout", "wall", None)),  # only an exit
     (ended(), {}, Certificate(), ("invalid", "no certificate written", None)),
-    (ended(), {}, Certificate(unreadable="a symbolic link"),
-     ("invalid", "the certificate solution is not a file the program wrote: a symbolic link", None)),
-    (ended(), {}, Certificate(check=CheckResult.failed("edge 3 missing")), ("certificate_failed", "edge 3 missing", None)),
+    (
+        ended(),
+        {},
+        Certificate(unreadable="a symbolic link"),
+        ("invalid", "the certificate solution is not a file the program wrote: a symbolic link", None),
+    ),
+    (
+        ended(),
+        {},
+        Certificate(check=CheckResult.failed("edge 3 missing")),
+        ("certificate_failed", "edge 3 missing", None),
+    ),
     (ended(), {}, Certificate(check=CheckResult.invalid("not a number")), ("invalid", "not a number", None)),
-    (LaunchError("no such file: ./x", True), {}, OK,
-     ("invalid", "the command could not be started: no such file: ./x", "launch")),
-]  # fmt: skip
+    (
+        LaunchError("no such file: ./x", True),
+        {},
+        OK,
+        ("invalid", "the command could not be started: no such file: ./x", "launch"),
+    ),
+]
 
 
 @pytest.mark.parametrize(("outcome", "how", "certificate", "expected"), TABLE)

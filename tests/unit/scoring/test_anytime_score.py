@@ -19,12 +19,22 @@ REF_VALUES = {"a": [10, 12, 14], "b": [4, 5, 6], "c": [1, 2, 3]}
 
 #: three instances: improving, garbage midway then better, never improving and killed
 RECORDS = [
-    {"instance": "a", "status": "ok", "A": 14, "wall_s": 3.0,
-     "trace": [[0.1, "ok", 8], [1.0, "ok", 12], [2.5, "ok", 14]]},
-    {"instance": "b", "status": "ok", "A": 6, "wall_s": 4.0,
-     "trace": [[0.5, "ok", 4], [1.5, "invalid", None], [3.9, "ok", 6]]},
+    {
+        "instance": "a",
+        "status": "ok",
+        "A": 14,
+        "wall_s": 3.0,
+        "trace": [[0.1, "ok", 8], [1.0, "ok", 12], [2.5, "ok", 14]],
+    },
+    {
+        "instance": "b",
+        "status": "ok",
+        "A": 6,
+        "wall_s": 4.0,
+        "trace": [[0.5, "ok", 4], [1.5, "invalid", None], [3.9, "ok", 6]],
+    },
     {"instance": "c", "status": "timeout", "wall_s": 5.01, "trace": [[0.2, "ok", 2]]},
-]  # fmt: skip
+]
 
 
 def _phi(z):
@@ -137,11 +147,30 @@ def test_cli_at_and_profile_and_plot(h, tmp_path, capsys):
     assert main([*argv, "--at", "1.2", "--profile", str(prof)]) == 0
     data = json.loads(out.read_text())
     assert data["at_s"] == 1.2 and data["relative_score"] == pytest.approx(independent(RECORDS, 1.2))
-    assert json.loads(prof.read_text())["curves"][str(recs)][-1][1] == solver_score("t", RECORDS, reference_from_dict(
-        h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)})))["relative_score"]  # fmt: skip
+    assert (
+        json.loads(prof.read_text())["curves"][str(recs)][-1][1]
+        == solver_score(
+            "t", RECORDS, reference_from_dict(h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
+        )["relative_score"]
+    )
     png = tmp_path / "p.png"
-    rc = main(["solver-profile", "--task", "t", "--run", f"m1={recs}", "--run", f"m2={recs}",
-               "--reference", str(refp), "--output", str(tmp_path / "pp.json"), "--plot", str(png)])  # fmt: skip
+    rc = main(
+        [
+            "solver-profile",
+            "--task",
+            "t",
+            "--run",
+            f"m1={recs}",
+            "--run",
+            f"m2={recs}",
+            "--reference",
+            str(refp),
+            "--output",
+            str(tmp_path / "pp.json"),
+            "--plot",
+            str(png),
+        ]
+    )
     assert rc == 0 and png.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -165,8 +194,9 @@ def test_solver_profile_reads_sealed_records_from_any_folder(h, tmp_path, monkey
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     out = tmp_path / "pp.json"
-    rc = main(["solver-profile", "--task", "t", "--run", f"model-a={recs}", "--reference", str(refp),
-               "--output", str(out)])  # fmt: skip
+    rc = main(
+        ["solver-profile", "--task", "t", "--run", f"model-a={recs}", "--reference", str(refp), "--output", str(out)]
+    )
     assert rc == 0
     curve = json.loads(out.read_text())["curves"]["model-a"]
     assert [s for _, s in curve] == pytest.approx([independent(RECORDS, at) for at, _ in curve], abs=1e-12)

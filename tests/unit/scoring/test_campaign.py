@@ -120,9 +120,14 @@ def campaign(tmp_path):
         base = out / "solver" / "alpha" / task / attempt
         ingest_online(src, load_task(ROOT / f"config/test/tasks/{task}.yaml"), "alpha", attempt, base / "records.json")
         row, _ = solver_row(
-            model="alpha", task=task, attempt=attempt, protocol="online", records=base / "records.json",
-            reference=tmp_path / "ref.json", relative_output=base / "relative.json",
-        )  # fmt: skip
+            model="alpha",
+            task=task,
+            attempt=attempt,
+            protocol="online",
+            records=base / "records.json",
+            reference=tmp_path / "ref.json",
+            relative_output=base / "relative.json",
+        )
         rows.append(row)
     for (item, attempt), score in OTHER.items():
         track = suite.track_of[item]
@@ -140,9 +145,22 @@ def _score(ws: Path, capsys, cohort="cohort.json", attempts="attempts.csv"):
     out = ws / "build" / "index.json"
     run = ws / "run"
     rc = main(
-        ["score", "--suite", str(ws / "mini.yaml"), "--attempts", str(run / attempts), "--cohort", str(run / cohort),
-         "--output", str(out), "--solver-scores", str(run / "solver"), "--bootstrap-resamples", "0"]
-    )  # fmt: skip
+        [
+            "score",
+            "--suite",
+            str(ws / "mini.yaml"),
+            "--attempts",
+            str(run / attempts),
+            "--cohort",
+            str(run / cohort),
+            "--output",
+            str(out),
+            "--solver-scores",
+            str(run / "solver"),
+            "--bootstrap-resamples",
+            "0",
+        ]
+    )
     err = capsys.readouterr().err
     return rc, (json.loads(out.read_text()) if rc == 0 else None), err
 
@@ -224,17 +242,26 @@ def test_harness_records_cannot_be_scored_as_online(campaign, capsys):
     """A harness run's records relabelled online: its relative.json says where they came from."""
     base = campaign / "run" / "solver" / "alpha" / "maxcut-mqlib" / "2"
     recs = [
-        InstanceRecord("G11", "ok", A=14.0, key="sha256:k1", harness_version=HARNESS_VERSION, task="maxcut-mqlib", attempt="2"),
-        InstanceRecord("G14", "ok", A=100.0, key="sha256:k2", harness_version=HARNESS_VERSION, task="maxcut-mqlib", attempt="2"),
-    ]  # fmt: skip
+        InstanceRecord(
+            "G11", "ok", A=14.0, key="sha256:k1", harness_version=HARNESS_VERSION, task="maxcut-mqlib", attempt="2"
+        ),
+        InstanceRecord(
+            "G14", "ok", A=100.0, key="sha256:k2", harness_version=HARNESS_VERSION, task="maxcut-mqlib", attempt="2"
+        ),
+    ]
     from tcsexam.records.key import ensure_key
 
     key = ensure_key(base)
     (base / "records.json").write_text(json.dumps([r.to_dict(key) for r in recs]))
     row, _ = solver_row(
-        model="alpha", task="maxcut-mqlib", attempt="2", protocol="online", records=base / "records.json",
-        reference=campaign / "ref.json", relative_output=base / "relative.json",
-    )  # fmt: skip
+        model="alpha",
+        task="maxcut-mqlib",
+        attempt="2",
+        protocol="online",
+        records=base / "records.json",
+        reference=campaign / "ref.json",
+        relative_output=base / "relative.json",
+    )
     assert row.score_status == "valid"  # the same outcomes, so the same score in the table
     rc, _, err = _score(campaign, capsys)
     _one_line(

@@ -69,8 +69,20 @@ def test_score_cli_adds_twins_scan_and_issue_and_keeps_the_index(tmp_path, h, li
     attempts = h.write_csv(tmp_path / "attempts.csv", rows)
     models = {"memo": {"attempts_per_task": 1}, "honest": {"attempts_per_task": 1}}
     cohort = h.write_json(tmp_path / "cohort.json", h.cohort_dict(models))
-    base = [sys.executable, "-m", "tcsexam", "score", "--suite", "lite", "--attempts", str(attempts),
-            "--cohort", str(cohort), "--bootstrap-resamples", "500"]  # fmt: skip
+    base = [
+        sys.executable,
+        "-m",
+        "tcsexam",
+        "score",
+        "--suite",
+        "lite",
+        "--attempts",
+        str(attempts),
+        "--cohort",
+        str(cohort),
+        "--bootstrap-resamples",
+        "500",
+    ]
     subprocess.run([*base, "--output", str(tmp_path / "plain.json")], check=True, capture_output=True)
     proc = subprocess.run(
         [*base, "--output", str(tmp_path / "index.json"), "--originals", str(orig), "--twins", str(twins)],
@@ -94,8 +106,23 @@ def test_twins_without_originals_is_a_usage_error(tmp_path, h, lite):
     attempts = h.write_csv(tmp_path / "attempts.csv", h.example_rows(lite))
     cohort = h.write_json(tmp_path / "cohort.json", h.cohort_dict())
     proc = subprocess.run(
-        [sys.executable, "-m", "tcsexam", "score", "--suite", "lite", "--attempts", str(attempts), "--cohort",
-         str(cohort), "--output", str(tmp_path / "i.json"), "--twins", str(tmp_path)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "score",
+            "--suite",
+            "lite",
+            "--attempts",
+            str(attempts),
+            "--cohort",
+            str(cohort),
+            "--output",
+            str(tmp_path / "i.json"),
+            "--twins",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "--originals" in proc.stderr and not (tmp_path / "i.json").exists()

@@ -209,10 +209,24 @@ def test_translate_cli_round_trip(tmp_path):
     cert = tmp_path / "cert"
     cert.write_text(" ".join(map(str, side)))
     subprocess.run(
-        [sys.executable, "-m", "tcsexam", "twins", "translate", "--map", str(out / "map.json"), "--instance", name,
-         "--certificate", str(cert), "--output", str(tmp_path / "back")],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tcsexam",
+            "twins",
+            "translate",
+            "--map",
+            str(out / "map.json"),
+            "--instance",
+            name,
+            "--certificate",
+            str(cert),
+            "--output",
+            str(tmp_path / "back"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     orig = p.parse_instance(load_task("maxcut-mqlib").instance(entry["original"]).path)
     a = p.check_certificate(twin, cert.read_bytes(), {})
     b = p.check_certificate(orig, (tmp_path / "back").read_bytes(), {})

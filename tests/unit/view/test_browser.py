@@ -191,8 +191,19 @@ def test_a_task_page_shows_each_models_delta_against_the_baseline(page, compare_
 
 
 def test_every_page_renders_without_console_errors(page, compare_site):
-    for route in ("#/", "#/tasks", "#/task/maxcut-mqlib", "#/instances", "#/instance/maxcut-mqlib/maxcut-mqlib-1",
-                  "#/items", "#/provenance", "#/issues", "#/compare", "#/model/alpha", "#/nonsense"):  # fmt: skip
+    for route in (
+        "#/",
+        "#/tasks",
+        "#/task/maxcut-mqlib",
+        "#/instances",
+        "#/instance/maxcut-mqlib/maxcut-mqlib-1",
+        "#/items",
+        "#/provenance",
+        "#/issues",
+        "#/compare",
+        "#/model/alpha",
+        "#/nonsense",
+    ):
         _open(page, compare_site, route)
         _wait(page, "main h1")
         errors = _console_errors(page)
@@ -204,8 +215,12 @@ def test_screenshots(page, compare_site, tmp_path):
     TCSEXAM_VIEW_SCREENSHOTS=DIR copied there as tiny-*.png (docs/img/tiny-instance.png and
     tiny-compare.png: an anytime trace and a comparison; the other docs screenshots come from the
     real tiny workflow run, tests/integration/test_view_workflow.py)."""
-    for name, route, css in (("leaderboard", "#/", "#leaderboard"), ("task", "#/task/maxcut-mqlib?model=beta", "#instance-matrix"),
-                             ("instance", "#/instance/maxcut-mqlib/maxcut-mqlib-1", "svg.trace"), ("compare", "#/compare", "#changes")):  # fmt: skip
+    for name, route, css in (
+        ("leaderboard", "#/", "#leaderboard"),
+        ("task", "#/task/maxcut-mqlib?model=beta", "#instance-matrix"),
+        ("instance", "#/instance/maxcut-mqlib/maxcut-mqlib-1", "svg.trace"),
+        ("compare", "#/compare", "#changes"),
+    ):
         _open(page, compare_site, route)
         _wait(page, css)
         path = tmp_path / f"{name}.png"

@@ -49,8 +49,12 @@ def test_site_holds_every_record_with_its_score(tiny_runs, tiny_site):
             for s in rel["instances"]:
                 r = mine[s["instance"]]
                 assert (r["status"], r["mu"], r["scale"], r["z"], r["score"]) == (
-                    s["status"], s["mu"], s["scale"], s["z"], s["score"]
-                )  # fmt: skip
+                    s["status"],
+                    s["mu"],
+                    s["scale"],
+                    s["z"],
+                    s["score"],
+                )
                 assert r["A"] == recs[s["instance"]]["A"] and r["wall_s"] == recs[s["instance"]]["wall_s"]
                 assert r["digest_ok"] is True
                 assert (tiny_site / r["record"]).resolve() == (
@@ -125,8 +129,20 @@ def test_delta_verdicts():
 
 def test_compare_command_builds_the_view_too(tiny_runs, tmp_path):
     a, b = tiny_runs
-    code = main(["compare", str(a), str(b), "--output", str(tmp_path / "c.json"), "--resamples", "50",
-                 "--exit-zero", "--view", str(tmp_path / "site")])  # fmt: skip
+    code = main(
+        [
+            "compare",
+            str(a),
+            str(b),
+            "--output",
+            str(tmp_path / "c.json"),
+            "--resamples",
+            "50",
+            "--exit-zero",
+            "--view",
+            str(tmp_path / "site"),
+        ]
+    )
     assert code == 0
     assert (tmp_path / "site" / "index.html").is_file()
     assert "TCSX.compare({" in (tmp_path / "site" / "data" / "compare.js").read_text()
@@ -210,8 +226,11 @@ def test_orspace_folder_is_read(tmp_path, tiny_runs):
 def test_the_console_script_builds_a_site(tiny_runs, tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "tcsexam", "view", str(tiny_runs[0]), "--output", str(tmp_path / "s")],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"({record_count()} Solver records, 5 tasks)" in proc.stdout
 
@@ -223,9 +242,13 @@ def test_serve_serves_the_site(tiny_runs, tmp_path):
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "tcsexam", "view", str(tiny_runs[0]), "--output", str(tmp_path / "s"), "--serve", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )  # fmt: skip
+    )
     try:
         url = None
         for line in proc.stdout:

@@ -152,27 +152,55 @@ def make_run(
             rel = solver_score(t, records, reference, str(adir / "records.json"))
             rel["records_source"] = records_source(records, adir / "records.json")
             (adir / "relative.json").write_text(json.dumps(rel))
-            rows.append([model, "solver", t, "1", repr(rel["relative_score"]), "selected", "valid",
-                         "fixed_reference_relative", "offline", f"reference {REFERENCE_ID}"])  # fmt: skip
+            rows.append(
+                [
+                    model,
+                    "solver",
+                    t,
+                    "1",
+                    repr(rel["relative_score"]),
+                    "selected",
+                    "valid",
+                    "fixed_reference_relative",
+                    "offline",
+                    f"reference {REFERENCE_ID}",
+                ]
+            )
         for track in ("theorem", "construction", "open_conjecture"):
             for j, item in enumerate(suite.tracks[track]):
                 if track == "construction":
                     score = round(0.2 * j + 0.1 * (1 - m), 3)
                     cdir = folder / "construction" / model / item / "1"
                     cdir.mkdir(parents=True)
-                    checker = {"task": item, "model": model, "attempt": "1", "checker": f"tiny {item} checker",
-                               "status": "ok" if j else "certificate_failed", "value": 10.0 * j, "reward": score,
-                               "message": "" if j else "not a valid object", "score": score, "score_status": "valid"}  # fmt: skip
+                    checker = {
+                        "task": item,
+                        "model": model,
+                        "attempt": "1",
+                        "checker": f"tiny {item} checker",
+                        "status": "ok" if j else "certificate_failed",
+                        "value": 10.0 * j,
+                        "reward": score,
+                        "message": "" if j else "not a valid object",
+                        "score": score,
+                        "score_status": "valid",
+                    }
                     (cdir / "checker.json").write_text(json.dumps(checker))
                     note = f"tiny checker: {checker['status']}"
                 else:
                     score = float((j + m) % 2 == 0)
                     vdir = folder / "verdicts" / model / item
                     vdir.mkdir(parents=True)
-                    verdict = {"model": model, "track": track, "item": item, "attempt": "1",
-                               "original_reward": 0.5 if not score else 1.0, "complete": bool(score),
-                               "checker": "coqc 8.16.1 (tiny fixture)", "status": "judged",
-                               "message": f"proof of {item} " + ("accepted" if score else "incomplete")}  # fmt: skip
+                    verdict = {
+                        "model": model,
+                        "track": track,
+                        "item": item,
+                        "attempt": "1",
+                        "original_reward": 0.5 if not score else 1.0,
+                        "complete": bool(score),
+                        "checker": "coqc 8.16.1 (tiny fixture)",
+                        "status": "judged",
+                        "message": f"proof of {item} " + ("accepted" if score else "incomplete"),
+                    }
                     (vdir / "1.json").write_text(json.dumps(verdict))
                     note = verdict["message"]
                 rows.append(
@@ -206,7 +234,7 @@ def make_run(
                 "instances": {name: "2" * 64 for name in instances(t)},
             }
             for t in suite.tracks["solver"]
-        },  # fmt: skip
+        },
         "candidates": {},
         "sources": {"verdicts_dir": str(folder / "verdicts")},
     }
@@ -235,14 +263,34 @@ def make_orspace(folder: Path) -> Path:
         "pass_at_1": 0.5,
         "failure_modes": {"none": 1, "wrong_objective": 1},
         "rows": [
-            {"workspace_id": "ws-build-001", "mode": "build", "difficulty": "easy", "status": "Optimal",
-             "objective": 219816.0, "reference_objective": 219816.0, "relative_tolerance": 1e-6,
-             "relative_error": 0.0, "passed": True, "failure_mode": "none", "solver": "highs"},
-            {"workspace_id": "ws-revise-002", "mode": "revise", "difficulty": "hard", "status": "Optimal",
-             "objective": 120.0, "reference_objective": 100.0, "relative_tolerance": 1e-6,
-             "relative_error": 0.2, "passed": False, "failure_mode": "wrong_objective", "solver": "cbc"},
+            {
+                "workspace_id": "ws-build-001",
+                "mode": "build",
+                "difficulty": "easy",
+                "status": "Optimal",
+                "objective": 219816.0,
+                "reference_objective": 219816.0,
+                "relative_tolerance": 1e-6,
+                "relative_error": 0.0,
+                "passed": True,
+                "failure_mode": "none",
+                "solver": "highs",
+            },
+            {
+                "workspace_id": "ws-revise-002",
+                "mode": "revise",
+                "difficulty": "hard",
+                "status": "Optimal",
+                "objective": 120.0,
+                "reference_objective": 100.0,
+                "relative_tolerance": 1e-6,
+                "relative_error": 0.2,
+                "passed": False,
+                "failure_mode": "wrong_objective",
+                "solver": "cbc",
+            },
         ],
-    }  # fmt: skip
+    }
     explain = {
         "schema_version": 1,
         "benchmark": "or-space-explain",
@@ -250,13 +298,23 @@ def make_orspace(folder: Path) -> Path:
         "mean_score": 61.5,
         "judge_model": "tiny-judge",
         "rows": [
-            {"workspace_id": "ws-explain-003", "status": "scored", "answer_status": "given", "score": 61.5,
-             "coverage": 0.5, "reasoning": 15.0, "grounding": 12.0, "answer_quality": 17.0,
-             "hallucination_penalty": 0.0, "unfaithful": False, "unsupported_claims": ["the LP is unbounded"],
-             "criteria": {"c1": {"verdict": True, "rationale": "names the binding constraint"}},
-             "judge_usage": {"input_tokens": 900, "output_tokens": 120, "cost_usd": 0.0042}},
+            {
+                "workspace_id": "ws-explain-003",
+                "status": "scored",
+                "answer_status": "given",
+                "score": 61.5,
+                "coverage": 0.5,
+                "reasoning": 15.0,
+                "grounding": 12.0,
+                "answer_quality": 17.0,
+                "hallucination_penalty": 0.0,
+                "unfaithful": False,
+                "unsupported_claims": ["the LP is unbounded"],
+                "criteria": {"c1": {"verdict": True, "rationale": "names the binding constraint"}},
+                "judge_usage": {"input_tokens": 900, "output_tokens": 120, "cost_usd": 0.0042},
+            },
         ],
-    }  # fmt: skip
+    }
     (cond / "objectives.json").write_text(json.dumps(objectives))
     (cond / "explain.json").write_text(json.dumps(explain))
     return folder

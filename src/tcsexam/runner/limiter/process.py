@@ -292,9 +292,18 @@ class LimitedProcess:
                 self.launch.close_after.append(launcher_start[1])
             start = launcher_start[0] if launcher_start is not None else -1
             fields = LauncherArgs(
-                errfd=errpipe[1], start=start, fsize=fsize, cpu_soft=cpu_soft, cpu_hard=cpu_hard, data=data,
-                self_fd=shim_fd, envfd=envfd, uid=uid, gid=gid, nnp=self.launch.no_new_privs,
-            )  # fmt: skip
+                errfd=errpipe[1],
+                start=start,
+                fsize=fsize,
+                cpu_soft=cpu_soft,
+                cpu_hard=cpu_hard,
+                data=data,
+                self_fd=shim_fd,
+                envfd=envfd,
+                uid=uid,
+                gid=gid,
+                nnp=self.launch.no_new_privs,
+            )
             argv = launcher_argv(f"/proc/self/fd/{shim_fd}", fields, procs_files=procs_files, command=self.launch.argv)
             popen_env = harness_env()  # the launcher never sees the candidate's environment
             self.reaper = True

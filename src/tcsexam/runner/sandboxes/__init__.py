@@ -114,8 +114,9 @@ def probe_python(box: Sandbox, *, limiter: str = "auto", modules: Sequence[str] 
     code = f"import {', '.join(modules)}"
     try:
         env = {"PATH": path, "HOME": work, "TMPDIR": work}
-        outcome = box.run(RunSpec(["python3", "-c", code], work, Limits(wall_s=120), env, RunPaths(writable_paths=[work]),
-                                  limiter))  # fmt: skip
+        outcome = box.run(
+            RunSpec(["python3", "-c", code], work, Limits(wall_s=120), env, RunPaths(writable_paths=[work]), limiter)
+        )
     except Exception as exc:  # LaunchError, a sandbox that failed
         return f"sandbox {box.name}: the Python probe could not start: {exc}"
     finally:

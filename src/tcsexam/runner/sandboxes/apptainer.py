@@ -49,8 +49,11 @@ class ApptainerSandbox(WrappingSandbox):
         try:
             probe = subprocess.run(
                 [exe, "exec", "--containall", "--no-home", self.image, "true"],
-                capture_output=True, text=True, timeout=120, env=harness_env(),
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=harness_env(),
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise InputError(f"sandbox apptainer: cannot run {exe}: {exc}") from None
         if probe.returncode != 0:
@@ -83,7 +86,7 @@ class ApptainerSandbox(WrappingSandbox):
                 env=spec.env,
                 readonly_paths=paths.readonly_paths,
                 writable_paths=paths.writable_paths,
-            ),  # fmt: skip
+            ),
             spec.cwd,
             harness_env(),  # apptainer itself: the harness's environment; the candidate's only inside (--env)
             signal_from_exit_code=True,  # a death by signal N may come back as exit code 128+N

@@ -216,8 +216,9 @@ class BwrapSandbox(WrappingSandbox):
     def _supports(self, flag: str) -> bool:
         if self._help is None:
             try:
-                done = subprocess.run([self.exe or "bwrap", "--help"], capture_output=True, text=True,
-                                      timeout=30, env=harness_env())  # fmt: skip
+                done = subprocess.run(
+                    [self.exe or "bwrap", "--help"], capture_output=True, text=True, timeout=30, env=harness_env()
+                )
                 self._help = done.stdout + done.stderr
             except (OSError, subprocess.SubprocessError):
                 self._help = ""
@@ -262,9 +263,12 @@ class BwrapSandbox(WrappingSandbox):
             return "the harness is root and this bubblewrap lacks --perms (need >= 0.8)"
         try:
             probe = subprocess.run(
-                self.command(["true"], cwd="/", env={"PATH": SAFE_PATH}), capture_output=True, text=True, timeout=30,
+                self.command(["true"], cwd="/", env={"PATH": SAFE_PATH}),
+                capture_output=True,
+                text=True,
+                timeout=30,
                 env=harness_env(),
-            )  # fmt: skip
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             return f"cannot run {exe}: {exc}"
         if probe.returncode != 0:
@@ -290,12 +294,22 @@ class BwrapSandbox(WrappingSandbox):
             *spaces,
             "--die-with-parent",
             "--new-session",
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            *perms, *sized, "--tmpfs", "/tmp",
-            *perms, *sized, "--tmpfs", "/dev/shm",
-        ]  # fmt: skip
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            *perms,
+            *sized,
+            "--tmpfs",
+            "/tmp",
+            *perms,
+            *sized,
+            "--tmpfs",
+            "/dev/shm",
+        ]
 
     def command(
         self,
@@ -362,16 +376,29 @@ class BwrapSandbox(WrappingSandbox):
         drop = []
         if ids is not None:
             uid, gid = ids
-            drop = [self.setpriv or "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-                    "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]  # fmt: skip
+            drop = [
+                self.setpriv or "setpriv",
+                f"--reuid={uid}",
+                f"--regid={gid}",
+                "--clear-groups",
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+                "--no-new-privs",
+                "--",
+            ]
             if env is not None:  # the candidate's environment applies only at its own exec, after the drop
                 drop += [self.env_exe or "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items() if "=" not in k)]
         if ready_fd is not None:  # reports from inside that the sandbox is up, then execs argv
             wait = ""
             if start_fd is not None:  # ... once the harness says `go` (end of file: never)
                 wait = f'read -r go </proc/self/fd/{start_fd} && [ "$go" = go ] && '
-            return args + ["/bin/sh", "-c", f'printf up >/proc/self/fd/{ready_fd} && {wait}exec "$0" "$@"', *drop,
-                           *argv]  # fmt: skip
+            return args + [
+                "/bin/sh",
+                "-c",
+                f'printf up >/proc/self/fd/{ready_fd} && {wait}exec "$0" "$@"',
+                *drop,
+                *argv,
+            ]
         return args + drop + list(argv)
 
     def prepare(self, spec: RunSpec) -> Launch:

@@ -67,8 +67,9 @@ class _Streams:
     def _follow(self, index: int) -> None:
         name = "stdout" if index == 0 else "stderr"
         try:
-            chunks = self.container.logs(stdout=index == 0 or self.same, stderr=index == 1 or self.same,
-                                         stream=True, follow=True)  # fmt: skip
+            chunks = self.container.logs(
+                stdout=index == 0 or self.same, stderr=index == 1 or self.same, stream=True, follow=True
+            )
             for chunk in chunks:
                 self.seen[index] += len(chunk)
                 if self.seen[index] > self.cap and self._over(name):

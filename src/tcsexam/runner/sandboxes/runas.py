@@ -467,8 +467,14 @@ def python_dir(ids: tuple[int, int] | None) -> str:
         return _python_dir
 
 
-def _build_view(root: Path, base: str, prefix: str, mounts: list[tuple[str, Path]],
-                loader: str | None = None, folders: list[str] | None = None) -> str:  # fmt: skip
+def _build_view(
+    root: Path,
+    base: str,
+    prefix: str,
+    mounts: list[tuple[str, Path]],
+    loader: str | None = None,
+    folders: list[str] | None = None,
+) -> str:
     sweep_python_views()
     root.mkdir(exist_ok=True, mode=0o755)
     os.chmod(root, 0o755)
