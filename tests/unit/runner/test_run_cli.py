@@ -370,34 +370,37 @@ def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
         ray_head.stop(state)
 
 
-def test_a_standalone_run_joins_the_default_local_head_only_when_it_is_private(setup):
+def test_a_standalone_run_joins_the_default_local_head_only_when_it_is_private(setup, monkeypatch):
     """`tcsexam runner ray-head start` without --state-dir starts the user's default head, which a
     run without --ray-head/--ray-address joins; TCSEXAM_RAY_HEAD=none, or a state folder others
-    may write, keeps the run on a Ray of its own."""
+    may write, keeps a run off it (on a Ray of its own)."""
     import subprocess
 
     from tcsexam.runner.ray import head as ray_head
 
     root, task, cand = setup
     state = root / "default-head"
-    env = dict(os.environ, TCSEXAM_RAY_HEAD=str(state))
+    monkeypatch.setenv("TCSEXAM_RAY_HEAD", str(state))
     start = [sys.executable, "-m", "tcsexam", "runner", "ray-head", "start", "--num-cpus", "2"]
-    proc = subprocess.run(start, capture_output=True, text=True, timeout=180, env=env)
+    proc = subprocess.run(start, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     address = proc.stdout.strip()
     try:
         assert ray_head.current_address(state) == address and stat.S_IMODE(state.stat().st_mode) == 0o700
-        err = _run_job(root, task, cand, "joined", TCSEXAM_RAY_HEAD=str(state))
+        err = _run_job(root, task, cand, "joined")
         assert f"joining the local Ray head in {state}" in err and f"on Ray at {address}" in err
-        err = _run_job(root, task, cand, "own", TCSEXAM_RAY_HEAD="none")
-        assert "joining" not in err and "on local Ray" in err
+        assert ray_head.current_address(state) == address  # the run left the head running
+        # what a run asks before it starts a Ray of its own
+        assert ray_head.local_head() == (state, address)
         state.chmod(0o755)  # another user could have planted its address
-        err = _run_job(root, task, cand, "refused", TCSEXAM_RAY_HEAD=str(state))
-        assert "joining" not in err and "on local Ray" in err
-        assert ray_head.current_address(state) == address  # no run stopped the head
+        assert ray_head.local_head() is None
+        state.chmod(0o700)
+        monkeypatch.setenv("TCSEXAM_RAY_HEAD", "none")
+        assert ray_head.local_head() is None
+        monkeypatch.setenv("TCSEXAM_RAY_HEAD", str(state))
     finally:
         state.chmod(0o700)
-        subprocess.run([*start[:5], "stop"], capture_output=True, timeout=120, env=env)
+        subprocess.run([*start[:5], "stop"], capture_output=True, timeout=120)
     assert ray_head.current_address(state) is None
 
 
