@@ -25,7 +25,8 @@ Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
   - the resume: the same command again with every record present (nothing runs);
   - the start split (unless --start-runs 0): a one-instance `tcsexam run` from its process start to
     its first instance dispatched, median of N, starting its own lean Ray (the default), the same
-    with the previous start (TCSEXAM_RAY_LEAN=0, the baseline of the ratio) and reusing the head.
+    with the previous start (TCSEXAM_RAY_LEAN=0, the baseline of the ratio), reusing the head
+    (`--ray-head`) and joining it as the default head (no flag, `tcsexam runner ray-head start`).
 The load average is printed before and after: on a shared machine the numbers move with it.
 Not a test: nothing is asserted.
 """
@@ -142,26 +143,33 @@ def harness(task: Path, cand: Path, out: Path, workers: int, head: Path, sandbox
 def start_split(root: Path, cand: Path, head: Path, workers: int, runs: int, sandbox: str | None) -> None:
     """The start of a standalone `tcsexam run` on one instance: from the command's start to its
     first instance dispatched (`dispatched`), median of `runs`, for the run starting
-    its own lean Ray (the default), the same with the previous Ray start (TCSEXAM_RAY_LEAN=0) and
-    a run reusing the running head, alternating so that load drift cancels."""
+    its own lean Ray (the default), the same with the previous Ray start (TCSEXAM_RAY_LEAN=0), a run
+    reusing the running head (`--ray-head`) and one joining it as the user's default head (no
+    flag: TCSEXAM_RAY_HEAD names it), alternating so that load drift cancels."""
     one = root / "one.yaml"
     spec = yaml.safe_load((root / "throughput.yaml").read_text())
     spec["instances"] = spec["instances"][:1]
     one.write_text(yaml.safe_dump(spec, sort_keys=False))
-    ways = [
-        ("own Ray, lean (default)", None, "1"),
-        ("own Ray, previous start", None, "0"),
-        ("reusing the head", head, "1"),
+    ways = [  # (label, --ray-head, TCSEXAM_RAY_LEAN, TCSEXAM_RAY_HEAD: the default head joined)
+        ("own Ray, lean (default)", None, "1", "none"),
+        ("own Ray, previous start", None, "0", "none"),
+        ("reusing the head", head, "1", "none"),
+        ("joining the default head", None, "1", str(head)),
     ]
-    firsts: dict[str, list[float]] = {label: [] for label, _, _ in ways}
+    firsts: dict[str, list[float]] = {label: [] for label, *_ in ways}
     for r in range(runs):
-        for label, use_head, lean in ways if r % 2 == 0 else ways[::-1]:
-            out = root / f"start-{len(firsts[label])}-{lean}-{use_head is not None}"
-            os.environ["TCSEXAM_RAY_LEAN"] = lean
+        for label, use_head, lean, default_head in ways if r % 2 == 0 else ways[::-1]:
+            out = root / f"start-{label.replace(' ', '-').replace(',', '')}-{len(firsts[label])}"
+            saved = {k: os.environ.get(k) for k in ("TCSEXAM_RAY_LEAN", "TCSEXAM_RAY_HEAD")}
+            os.environ.update(TCSEXAM_RAY_LEAN=lean, TCSEXAM_RAY_HEAD=default_head)
             try:
                 _, wall_start = tcsexam_run(one, cand, out, workers, use_head, sandbox, quiet=True)
             finally:
-                os.environ.pop("TCSEXAM_RAY_LEAN", None)
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
             record = json.loads((out / "records.json").read_text())[0]
             firsts[label].append(dispatched(record, out) - wall_start)
     base = statistics.median(firsts["own Ray, previous start"])
@@ -260,6 +268,7 @@ def main() -> int:
                 [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(head)], capture_output=True
             )
         if args.own_ray:
+            os.environ["TCSEXAM_RAY_HEAD"] = "none"  # its own Ray even where the user's default head runs
             t_local, _ = tcsexam_run(task, cand, root / "local", c, None, args.sandbox)
             print(
                 f"tcsexam run (own Ray start):  {t_local:7.2f} s  {n / t_local:8.1f} inst/s  "
