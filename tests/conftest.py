@@ -28,10 +28,10 @@ def shared_data() -> Path:
 def pytest_collection_modifyitems(config, items):
     """`make test` runs the suite on pytest-xdist workers with `--dist loadgroup`: a test file is one
     group, so its module fixtures are built once, on one worker. The session's finished tiny
-    workflow run (tests/integration/conftest.py) is built once per worker that needs it: the files
-    that use it (the workflow, compare, campaign, integrity and view tests, about half the suite's
-    time) are spread over the workers instead of queueing on one. Without xdist the marks do
-    nothing."""
+    workflow run (tests/integration/conftest.py) is built once per test run, in the background:
+    the files that use it (the workflow, compare, campaign, integrity and view tests, about half
+    the suite's time) are spread over the workers instead of queueing on one. Without xdist the
+    marks do nothing."""
     for item in items:
         item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
