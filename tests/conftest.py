@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# a developer's default Ray head (tcsexam runner ray-head start) must not serve the tests' runs:
+# the tests that join one name their own
+os.environ["TCSEXAM_RAY_HEAD"] = "none"
 SHARED_DATA = Path(os.environ.get("TCSEXAM_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
