@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -68,13 +67,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (shared / "builder").exists() or (shared / "done").exists():
             return  # another worker started it
-        with open(shared / "builder.log", "wb") as log:
+        # the build holds `building` locked for as long as it lives (the lock is taken here and
+        # inherited, so no waiter can take it first); a waiter's lock returns when it has ended
+        with open(shared / "building", "w") as building, open(shared / "builder.log", "wb") as log:
+            fcntl.flock(building, fcntl.LOCK_EX)
             proc = subprocess.Popen(
                 [sys.executable, "-c", _BUILD, str(shared / BACKGROUND), str(HERE)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                pass_fds=(building.fileno(),),
             )
         (shared / "builder").write_text(f"{proc.pid}\n")
         session.config.stash[_BUILDER] = proc
@@ -100,23 +103,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     stop_ray_head(_shared(session.config) / BACKGROUND)
 
 
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 def _background_result(shared: Path) -> Path | None:
-    """The background build's workspace once it has finished (waiting for it); None when there is
-    none or it failed."""
-    try:
-        pid = int((shared / "builder").read_text())
-    except (OSError, ValueError):
+    """The background build's workspace once it has ended (waiting on its lock); None when there
+    is none or it failed."""
+    if not (shared / "builder").exists():
         return None
-    while not (shared / "built").exists() and _running(pid):  # a SIGKILLed build writes nothing
-        time.sleep(1)
+    with open(shared / "building") as building:
+        fcntl.flock(building, fcntl.LOCK_SH)  # held by the build until it ends, however it ends
     ok = (shared / "built").exists() and (shared / "built").read_text() == "ok"
     return shared / BACKGROUND if ok else None
 
