@@ -69,16 +69,15 @@ def executed(root: Path) -> list[str]:
     return out
 
 
+def run_args(task, cand) -> list[str]:
+    """`tcsexam run`'s arguments for attempt 1 of `cand` on `task` (output and options to add)."""
+    return ["run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
+
+
 def run(root, task, cand, *extra) -> int:
     return main(
         [
-            "run",
-            "--task",
-            str(task),
-            "--candidate",
-            str(cand),
-            "--attempt",
-            "1",
+            *run_args(task, cand),
             "--output",
             str(root / "out" / "records.json"),
             "--no-progress",
@@ -306,20 +305,7 @@ def test_console_script_on_ray_exits_with_its_code_and_output_flushed(setup):
     import sys
 
     root, task, cand = setup
-    base = [
-        sys.executable,
-        "-m",
-        "tcsexam",
-        "run",
-        "--task",
-        str(task),
-        "--candidate",
-        str(cand),
-        "--attempt",
-        "1",
-        "--sandbox",
-        "local",
-    ]
+    base = [sys.executable, "-m", "tcsexam", *run_args(task, cand), "--sandbox", "local"]
     ok = subprocess.run(
         [*base, "--output", str(root / "out" / "records.json"), "--workers", "1"],
         capture_output=True,
@@ -343,8 +329,8 @@ def _run_job(root: Path, task: Path, cand: Path, out: str, *extra: str, **env: s
     """One `tcsexam run` process per job, as in the workflow: its stderr (the run must pass)."""
     import subprocess
 
-    argv = [sys.executable, "-m", "tcsexam", "run", "--task", str(task), "--candidate", str(cand)]
-    argv += ["--attempt", "1", "--output", str(root / out / "records.json"), "--no-progress", *extra]
+    argv = [sys.executable, "-m", "tcsexam", *run_args(task, cand)]
+    argv += ["--output", str(root / out / "records.json"), "--no-progress", *extra]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=dict(os.environ, **env))
     assert proc.returncode == 0, proc.stderr
     assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3
