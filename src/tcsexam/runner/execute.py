@@ -270,6 +270,8 @@ def _decide(record: InstanceRecord, decision: Decision) -> None:
 
 def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path, given: Path) -> None:
     scratch, candidate = job.scratch, job.candidate
+    # the limits this run had (`solver-score --at` needs the wall limit a timed-out run was killed at)
+    record.extra["limits"] = {"wall_s": job.limits.wall_s, "cpu_s": job.limits.cpu_s}
     try:
         outcome = job.sandbox.run(_spec(job, work, given))
     except LaunchError as exc:

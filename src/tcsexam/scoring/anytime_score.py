@@ -4,6 +4,12 @@
 
 - The run ended by S (`wall_s <= S`), or the record carries no `wall_s` (the spec's minimal
   records): the record itself, judged as today.
+- The run was stopped by a time limit (status `timeout`, termination walltime/cputime) and S is at
+  or past that limit: the record itself (a timeout). A run killed at its limit L ends a little
+  after L (its `wall_s` is 5.0003-5.003 s on a 5 s limit), so S = L is not "before its end": a run
+  that did not finish inside S is not ok at S. The limit is the record's `extra.limits.wall_s`
+  (every record the runner writes carries it); an older record without it counts as stopped at
+  `wall_s - KILL_MARGIN_S` (the limiter's kill latency, measured well below it).
 - Otherwise (the program was still running at S): the best `ok` entry of its `trace` stamped at or
   before S (the largest value when maximising, the smallest when minimising; for solve tasks,
   solved beats unsolved) becomes an ok outcome with that value; with none, `timeout`. A record of
@@ -14,7 +20,7 @@ A stamp is an upper bound of when the certificate was there (`tcsexam.runner.any
 score at S never credits a certificate before the harness saw it.
 
 `profile(task, runs, reference)`: the relative score of each run (model) at every limit where
-some run's score can change (every trace stamp and every `wall_s`, thinned to `MAX_POINTS`
+some run's score can change (every trace stamp, every `wall_s` and every timed-out run's limit, thinned to `MAX_POINTS`
 geometric points when there are more), and where two runs' curves cross.
 """
 
@@ -29,12 +35,17 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_bytes
-from tcsexam.records import STATUSES, Status
+from tcsexam.records import STATUSES, Status, Termination
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.scoring.reference import Reference
 from tcsexam.scoring.solver_score import score_outcomes
 
 MAX_POINTS = 400
+#: how long after its limit a killed run may end (the limiters' kill latency: 16-63 ms measured,
+#: docs/runner.md), for records that do not carry their limit
+KILL_MARGIN_S = 0.1
+#: the terminations of a run stopped by a time limit
+_TIME_LIMITS = frozenset({Termination.WALLTIME, Termination.CPUTIME})
 #: two scores closer than this are a tie (Phi far in a tail differs by 1e-20 and means nothing)
 TIE = 1e-6
 PROFILE_SCHEMA_VERSION = 1
@@ -49,6 +60,9 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str) -> dict
     wall = rec.get("wall_s")
     if wall is None or wall <= at or rec.get("status") == Status.INFRASTRUCTURE_ERROR:
         return rec
+    limit = stopped_at(rec)
+    if limit is not None and at >= limit:
+        return rec  # killed at a limit S reached: not finished inside S, so not ok at S
     pick = max if kind == "solve" else _better(direction)
     values = [v for t, s, v in (rec.get("trace") or ()) if t <= at and s == Status.OK and v is not None]
     out: dict[str, Any] = {"instance": rec.get("instance")}
@@ -62,6 +76,20 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str) -> dict
     else:
         out["A"] = best
     return out
+
+
+def stopped_at(rec: dict[str, Any]) -> float | None:
+    """The wall limit at which a run stopped by a time limit was killed (None: it was not): its
+    recorded limit (`extra.limits.wall_s`), else its end less `KILL_MARGIN_S`."""
+    if rec.get("status") != Status.TIMEOUT and rec.get("termination") not in _TIME_LIMITS:
+        return None
+    extra = rec.get("extra")
+    limits = extra.get("limits") if isinstance(extra, dict) else None
+    recorded = limits.get("wall_s") if isinstance(limits, dict) else None
+    if _number(recorded) and recorded > 0:
+        return float(recorded)
+    wall = rec.get("wall_s")
+    return max(0.0, float(wall) - KILL_MARGIN_S) if _number(wall) else None
 
 
 def _number(x: Any) -> bool:
@@ -114,6 +142,8 @@ def limits_grid(runs: dict[str, list[dict[str, Any]]]) -> list[float]:
         for rec in records:
             if rec.get("wall_s") is not None:
                 points.add(float(rec["wall_s"]))
+            if (limit := stopped_at(rec)) is not None:
+                points.add(limit)
             points.update(float(row[0]) for row in rec.get("trace") or ())
     grid = sorted(points)
     if len(grid) > MAX_POINTS:

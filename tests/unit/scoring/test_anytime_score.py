@@ -33,7 +33,14 @@ RECORDS = [
         "wall_s": 4.0,
         "trace": [[0.5, "ok", 4], [1.5, "invalid", None], [3.9, "ok", 6]],
     },
-    {"instance": "c", "status": "timeout", "wall_s": 5.01, "trace": [[0.2, "ok", 2]]},
+    {
+        "instance": "c",
+        "status": "timeout",
+        "termination": "walltime",
+        "wall_s": 5.01,
+        "trace": [[0.2, "ok", 2]],
+        "extra": {"limits": {"wall_s": 5.0, "cpu_s": 5.0}},
+    },
 ]
 
 
@@ -49,7 +56,8 @@ def independent(records, at, direction="maximize"):
         vals = REF_VALUES[rec["instance"]]
         mu, s = statistics.mean(vals), statistics.stdev(vals)
         scale = max(s, 0.02 * abs(mu), 1e-9)
-        if rec["wall_s"] <= at:
+        limit = (rec.get("extra") or {}).get("limits", {}).get("wall_s", rec["wall_s"] - 0.1)
+        if rec["wall_s"] <= at or (rec["status"] == "timeout" and at >= limit):
             value = rec.get("A") if rec["status"] == "ok" else None
         else:
             ok = [v for t, st, v in rec["trace"] if t <= at and st == "ok"]
@@ -66,7 +74,7 @@ def ref(h):
     return reference_from_dict(h.reference_dict(tasks={"t": ("objective", "maximize", REF_VALUES)}))
 
 
-@pytest.mark.parametrize("at", [0.0, 0.05, 0.1, 0.3, 1.0, 1.49, 1.5, 2.0, 3.0, 3.95, 4.0, 5.0, 5.01, 100.0])
+@pytest.mark.parametrize("at", [0.0, 0.05, 0.1, 0.3, 1.0, 1.49, 1.5, 2.0, 3.0, 3.95, 4.0, 4.99, 5.0, 5.01, 100.0])
 def test_score_at_equals_independent_computation(ref, at):
     assert score_at("t", RECORDS, ref, at)["relative_score"] == pytest.approx(independent(RECORDS, at), abs=1e-12)
 
@@ -74,6 +82,38 @@ def test_score_at_equals_independent_computation(ref, at):
 def test_at_or_past_every_run_end_is_the_plain_score(ref):
     plain = solver_score("t", RECORDS, ref)
     assert score_at("t", RECORDS, ref, 5.01)["relative_score"] == plain["relative_score"]
+
+
+@pytest.mark.parametrize("wall", [5.0003, 5.001, 5.003])
+@pytest.mark.parametrize("recorded_limit", [True, False])
+def test_a_run_killed_at_the_limit_is_not_ok_at_the_limit(ref, wall, recorded_limit):
+    """Issue 46: a run killed at the task's 5 s limit ends at 5.0003-5.003 s; its trace holds a
+    verified certificate stamped before 5 s. At S = 5 (the limit) it did not finish inside S, so it
+    is the timeout it was, as in the plain score; just below the limit the certificate counts."""
+    killed = {
+        "instance": "c",
+        "status": "timeout",
+        "termination": "walltime",
+        "wall_s": wall,
+        "trace": [[0.2, "ok", 3]],
+    }
+    if recorded_limit:
+        killed["extra"] = {"limits": {"wall_s": 5.0, "cpu_s": 5.0}}
+    records = [*RECORDS[:2], killed]
+    at_limit = score_at("t", records, ref, 5.0)
+    assert at_limit["instances"][2]["status"] == "timeout"
+    assert at_limit["n_ok"] == 2
+    assert at_limit["relative_score"] == solver_score("t", records, ref)["relative_score"]
+    before = score_at("t", records, ref, 4.5)
+    assert before["instances"][2]["status"] == "ok" and before["instances"][2]["value"] == 3
+
+
+def test_a_cpu_killed_run_is_not_ok_at_its_limit(ref):
+    """Killed on CPU time (termination cputime) at its 5 s limit: not ok at 5 s either."""
+    killed = {"instance": "c", "status": "timeout", "termination": "cputime", "wall_s": 5.002, "cpu_s": 5.0001}
+    killed["trace"] = [[1.0, "ok", 3]]
+    killed["extra"] = {"limits": {"wall_s": 5.0, "cpu_s": 5.0}}
+    assert score_at("t", [*RECORDS[:2], killed], ref, 5.0)["instances"][2]["status"] == "timeout"
 
 
 def test_before_any_certificate_everything_is_timeout(ref):
