@@ -4,6 +4,7 @@ packages so that either may use it."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -13,6 +14,24 @@ from tcsexam.errors import InputError
 MiB = 1 << 20
 #: a task file's defaults for what it does not say (`tcsexam.tasks.parse_limits`)
 TASK_DEFAULTS = {"mem_mb": 2048, "output_mb": 64, "nproc": 256}
+
+
+#: the seeds a candidate may be given ({seed}, TCSEXAM_SEED): 1..2^31-1, a positive 32-bit signed
+#: integer, what common solvers accept (minisat's -rnd-seed refuses 0; most read an int32)
+SEED_MIN, SEED_MAX = 1, 2**31 - 1
+#: the seed of a run that names none (`tcsexam run --seed`, the workflow's `run.seed`)
+DEFAULT_SEED = 1
+
+
+def seed_option(text: str) -> int:
+    """`--seed`'s argparse type: an integer in SEED_MIN..SEED_MAX (else a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed must be an integer, not {text!r}") from None
+    if not SEED_MIN <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"a seed must be in {SEED_MIN}..{SEED_MAX} (2^31-1), not {value}")
+    return value
 
 
 #: what a run may write in its work folder when the task does not say (`Limits.disk_mb` None)

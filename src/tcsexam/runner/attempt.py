@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.limits import DEFAULT_SEED
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.execute import InstanceOptions, RecordIdentity, run_instance
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
@@ -31,7 +32,7 @@ class RunContext:
     sandbox: Sandbox  #: the chosen one, checked to work here (it travels as its own small state)
     limits: Limits | None
     limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     attempt: str | None = None
     #: instance name -> its record key (`digest.record_key`); None for an instance not named here
     keys: dict[str, str] = field(default_factory=dict)

@@ -12,7 +12,7 @@ Candidate (`solver.yaml`)::
       tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
 Placeholders: {instance} {solution} {proof} {time_limit} {seed} {threads} {workdir} {trace_dir} ({{
-and }} for braces; {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
+and }} for braces; {seed} is in 1..2^31-1, default 1 (`SEED_MIN`, `SEED_MAX`, `DEFAULT_SEED`); {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
 writable scratch directory (also TMPDIR and HOME), `{solution}` a file in it and `{proof}` another
 (`{workdir}/proof`: where a SAT candidate claiming UNSAT writes its DRAT proof, `tcsexam.runner.drat`).
@@ -40,6 +40,7 @@ from typing import Any
 
 from tcsexam.errors import InputError, MisspeltKeyError
 from tcsexam.fileio import read_yaml, special_files
+from tcsexam.limits import DEFAULT_SEED
 from tcsexam.records import Termination
 from tcsexam.runner import drat
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
@@ -258,14 +259,14 @@ def build_candidate(
         "solution": "",
         "proof": "",
         "time_limit": format_seconds(limits.wall_s),
-        "seed": "0",
+        "seed": str(DEFAULT_SEED),
         "threads": str(candidate.threads),
         "workdir": str(build_dir),
         "trace_dir": "",
     }
     argv = format_command(candidate.build, values)
     env = candidate_env(
-        candidate, wall_s=limits.wall_s, seed=0, workdir=str(build_dir), python_dir=sandbox.python_dir()
+        candidate, wall_s=limits.wall_s, seed=DEFAULT_SEED, workdir=str(build_dir), python_dir=sandbox.python_dir()
     )
     paths = RunPaths(stdout_path=log_path, stderr_path=log_path, writable_paths=(build_dir,))
     try:

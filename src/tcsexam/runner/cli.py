@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from tcsexam.cliutil import command, pick, sigterm_as_exit
+from tcsexam.limits import DEFAULT_SEED, seed_option
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
 from tcsexam.runner.batch import DEFAULT_BUILD_TIMEOUT_S
@@ -27,7 +28,7 @@ RUN_HELP = {
     "no_ray": "run in this process, one instance at a time (same executor; debugging)",
     "allow_unsandboxed": "the candidates are trusted: `--sandbox auto` may fall back to local "
     "(records and index.json say so)",
-    "seed": "seed passed to the candidate ({seed})",
+    "seed": "seed passed to the candidate ({seed}, TCSEXAM_SEED): 1..2^31-1, default %(default)s",
     "max_retries": "resubmissions after an infrastructure failure (lost actor, ...); default %(default)s",
     "build_timeout": "wall limit of the candidate's build step (default 600)",
     "no_progress": "no progress bar on stderr",
@@ -62,7 +63,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-ray", action="store_true", help=h["no_ray"])
     parser.add_argument("--sandbox", **SANDBOX_OPTION)
     parser.add_argument("--allow-unsandboxed", action="store_true", help=h["allow_unsandboxed"])
-    parser.add_argument("--seed", type=int, default=0, help=h["seed"])
+    parser.add_argument("--seed", type=seed_option, default=DEFAULT_SEED, help=h["seed"])
     parser.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="K", help=h["max_retries"])
     timeout = DEFAULT_BUILD_TIMEOUT_S
     parser.add_argument("--build-timeout", type=float, default=timeout, metavar="SECONDS", help=h["build_timeout"])

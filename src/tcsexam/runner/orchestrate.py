@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
+from tcsexam.limits import DEFAULT_SEED
 from tcsexam.logs import say_for
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
@@ -135,7 +136,7 @@ class TaskJob:
     attempt: str | None = None
     records_dir: str | Path | None = None  #: default: records/ beside `output`
     instances: Sequence[str] | None = None  #: only these (records.json then lists only them)
-    seed: int = 0
+    seed: int = DEFAULT_SEED
 
     def paths(self) -> tuple[Path, Path]:
         """(records.json, the records folder)."""
