@@ -1,0 +1,261 @@
+"""The flat interface: the model gets the staged `orspace-flat-v1` prompt
+(`<stage>/prompts/<workspace_id>.txt`, every visible file of the workspace in one text) and answers
+in one reply, in the format `orspace-reply-v1`, which is parsed into the workspace.
+
+The reply format (`orspace-reply-v1`), stated to the model by `reply_instructions(mode)`:
+
+```
+<<<FILE src/model.py>>>
+import pulp
+...
+<<<END src/model.py>>>
+
+<<<ANSWER>>>
+The binding constraint is ...
+<<<END ANSWER>>>
+```
+
+- A file block opens with a line that is exactly `<<<FILE <path>>>>` and ends at the first later
+  line that is exactly `<<<END <path>>>>` (same path); everything between is the file's text,
+  verbatim (a body may hold other marker lines: only its own END line closes it). A body that is
+  wholly wrapped in one Markdown code fence (a first line of three backticks with an optional
+  language, a last line of three backticks) loses those two lines. Trailing white space on marker
+  lines is ignored.
+- Paths are relative POSIX paths from the workspace root, as in the prompt, and must lie under the
+  mode's submission folder: `src/` for Build, `revised/src/` for Revise. An absolute path, `..`, a
+  backslash, an empty or `.` segment, a path given twice or one that would go through a link is
+  refused.
+- Build and Revise replies hold one or more file blocks (the program the judge runs: `src/main.py`,
+  `src/solve.py`, `src/model.py`, ... or a `submission.yaml` inside the submission folder, see
+  docs/orspace.md); Explain replies hold exactly one answer block (`<<<ANSWER>>>` ...
+  `<<<END ANSWER>>>`), the answer `explain-score` reads (`answers.jsonl` row
+  `{"workspace_id", "answer"}`). A block of the other kind is refused.
+- Text outside blocks (the model's commentary) is ignored.
+
+A reply that breaks any rule is a **parse error**: nothing is written, the sample's stop reason is
+`parse_error` with the reason, and the raw reply is kept (the transcript, and `flat_reply_file`
+when the sample names one): never an empty submission passed off as the model's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from inspect_ai.solver import Solver, solver
+
+from tcsexam.agents.accounting import (
+    STORE_ANSWER,
+    STORE_ERROR,
+    STORE_FILES,
+    STORE_REPLY_FORMAT,
+    STORE_STOP_REASON,
+    StopReason,
+)
+from tcsexam.fileio import atomic_write_bytes, atomic_write_text
+from tcsexam.orspace.release import Mode
+
+REPLY_FORMAT = "orspace-reply-v1"
+#: where a mode's program goes (relative to the workspace root); Explain has none
+SUBMISSION_FOLDERS: dict[str, str] = {Mode.BUILD.value: "src", Mode.REVISE.value: "revised/src"}
+MAX_FILES = 200
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+
+_OPEN_FILE = re.compile(r"^<<<FILE (.+?)>>>$")
+_OPEN_ANSWER = "<<<ANSWER>>>"
+_END_ANSWER = "<<<END ANSWER>>>"
+_FENCE_OPEN = re.compile(r"^```[A-Za-z0-9_+.-]*$")
+
+
+class ReplyError(ValueError):
+    """A flat reply that does not follow `orspace-reply-v1` (the message says where and why)."""
+
+
+@dataclass
+class FlatReply:
+    files: dict[str, bytes] = field(default_factory=dict)  #: workspace-relative path -> contents
+    answer: str | None = None
+
+
+def reply_instructions(mode: str) -> str:
+    """The text appended to the flat prompt: what to produce and the one reply format."""
+    mode = Mode(mode).value
+    if mode == Mode.EXPLAIN.value:
+        task = (
+            "Answer the question of this workspace, grounded in its files (documents, data, code, "
+            "logs and solver records). Put the whole answer in one answer block:\n\n"
+            f"{_OPEN_ANSWER}\n<your answer>\n{_END_ANSWER}\n\n"
+            "Write no file blocks."
+        )
+    else:
+        folder = SUBMISSION_FOLDERS[mode]
+        task = (
+            f"Write the program into {folder}/ (a relative path from the workspace root, e.g. "
+            f"{folder}/main.py). When run from {folder}/ with `python main.py` it must solve the "
+            "optimisation problem and report its result: print `Status: Optimal` and "
+            "`OBJECTIVE_VALUE: <number>` (or write the JSON result file named by $ORSPACE_RESULT_FILE). "
+            "Give every file as one file block:\n\n"
+            f"<<<FILE {folder}/main.py>>>\n<the file's full text>\n<<<END {folder}/main.py>>>\n\n"
+            f"Only files under {folder}/ are accepted; write no answer block."
+        )
+    return (
+        f"\n\n# Your reply (format {REPLY_FORMAT})\n\n{task}\n\n"
+        "Each marker stands alone on its line. Text outside the blocks is ignored; a reply without "
+        "a well-formed block is recorded as a parse error."
+    )
+
+
+def _check_path(raw: str, mode: str, line: int) -> str:
+    where = f"line {line}: file path {raw!r}"
+    if "\\" in raw or "\x00" in raw:
+        raise ReplyError(f"{where}: a path uses '/' and no backslash or NUL")
+    if raw.startswith("/"):
+        raise ReplyError(f"{where}: absolute paths are refused")
+    parts = raw.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise ReplyError(f"{where}: empty, '.' or '..' segments are refused")
+    folder = SUBMISSION_FOLDERS[mode]
+    if not PurePosixPath(raw).is_relative_to(folder) or raw == folder:
+        raise ReplyError(f"{where}: {mode} files go under {folder}/")
+    return raw
+
+
+def _unfence(lines: list[str]) -> list[str]:
+    if len(lines) >= 2 and _FENCE_OPEN.match(lines[0].strip()) and lines[-1].strip() == "```":
+        return lines[1:-1]
+    return lines
+
+
+def parse_reply(text: str, mode: str) -> FlatReply:
+    """The files and answer of a reply in `orspace-reply-v1` (ReplyError when it breaks a rule)."""
+    mode = Mode(mode).value
+    if not isinstance(text, str) or not text.strip():
+        raise ReplyError("the reply is empty")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_REPLY_BYTES:
+        raise ReplyError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
+    lines = text.replace("\r\n", "\n").split("\n")
+    reply = FlatReply()
+    i = 0
+    while i < len(lines):
+        marker = lines[i].rstrip()
+        opened = _OPEN_FILE.match(marker)
+        if opened or marker == _OPEN_ANSWER:
+            end = f"<<<END {opened.group(1)}>>>" if opened else _END_ANSWER
+            try:
+                close = next(j for j in range(i + 1, len(lines)) if lines[j].rstrip() == end)
+            except StopIteration:
+                raise ReplyError(f"line {i + 1}: {marker} has no {end} line") from None
+            body = _unfence(lines[i + 1 : close])
+            if opened:
+                if mode == Mode.EXPLAIN.value:
+                    raise ReplyError(f"line {i + 1}: an Explain reply holds one answer block and no file blocks")
+                path = _check_path(opened.group(1), mode, i + 1)
+                if path in reply.files:
+                    raise ReplyError(f"line {i + 1}: file {path} is given twice")
+                reply.files[path] = ("\n".join(body) + "\n").encode("utf-8", "surrogatepass")
+                if len(reply.files) > MAX_FILES:
+                    raise ReplyError(f"more than {MAX_FILES} files")
+            else:
+                if mode != Mode.EXPLAIN.value:
+                    raise ReplyError(f"line {i + 1}: a {mode} reply holds file blocks and no answer block")
+                if reply.answer is not None:
+                    raise ReplyError(f"line {i + 1}: a second answer block")
+                reply.answer = "\n".join(body).strip()
+                if not reply.answer:
+                    raise ReplyError(f"line {i + 1}: the answer block is empty")
+            i = close + 1
+            continue
+        if marker.startswith("<<<END "):
+            raise ReplyError(f"line {i + 1}: {marker} closes no open block")
+        i += 1
+    if mode == Mode.EXPLAIN.value and reply.answer is None:
+        raise ReplyError(f"no answer block ({_OPEN_ANSWER} ... {_END_ANSWER}) in the reply")
+    if mode != Mode.EXPLAIN.value and not reply.files:
+        raise ReplyError(f"no file block (<<<FILE {SUBMISSION_FOLDERS[mode]}/<name>>>> ... <<<END ...>>>) in the reply")
+    return reply
+
+
+def _no_link_below(root: Path, rel: str) -> None:
+    """Refuse a target whose existing components below `root` are links or not folders."""
+    current = root
+    parts = PurePosixPath(rel).parts
+    for k, part in enumerate(parts):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(info.st_mode):
+            raise ReplyError(f"file path {rel!r}: {current.relative_to(root)} is a link; refused")
+        last = k == len(parts) - 1
+        if not last and not stat.S_ISDIR(info.st_mode):
+            raise ReplyError(f"file path {rel!r}: {current.relative_to(root)} is not a folder")
+        if last and not stat.S_ISREG(info.st_mode):
+            raise ReplyError(f"file path {rel!r}: {current.relative_to(root)} exists and is not a regular file")
+
+
+def apply_reply(reply: FlatReply, workspace_dir: str | os.PathLike, mode: str) -> list[str]:
+    """Write the reply's files into the workspace (all checked before any is written); returns the
+    written relative paths. Explain replies write nothing (the answer goes to answers.jsonl)."""
+    mode = Mode(mode).value
+    root = Path(workspace_dir)
+    if mode == Mode.EXPLAIN.value:
+        return []
+    if os.path.islink(root) or not root.is_dir():
+        raise FileNotFoundError(f"workspace folder {root} is missing")
+    for rel in reply.files:
+        _check_path(rel, mode, 0)
+        _no_link_below(root, rel)
+    for rel, data in sorted(reply.files.items()):
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _no_link_below(root, rel)  # nothing became a link while the folders were made
+        atomic_write_bytes(target, data)
+    return sorted(reply.files)
+
+
+def flat_solver() -> Solver:
+    """The Inspect solver of the flat interface: the sample's input is the staged flat prompt; the
+    solver appends `reply_instructions(mode)`, asks the model once (no tools), parses the reply and
+    writes it into the sample's workspace.
+
+    Sample metadata: `mode` (build|revise|explain), `workspace_dir` (the output copy of the
+    workspace the files go into; Build and Revise), optionally `flat_reply_file` (where the raw
+    reply is kept, written whatever the outcome). Store keys set: `tcsexam:stop_reason`
+    (`answered` or `parse_error`), `tcsexam:error` (the parse error), `tcsexam:files`,
+    `tcsexam:answer` (Explain), `tcsexam:reply_format`."""
+
+    @solver(name="tcsexam_flat")
+    def _flat():
+        async def solve(state, generate):
+            meta: dict[str, Any] = state.metadata or {}
+            mode = Mode(meta["mode"]).value
+            state.user_prompt.text = state.user_prompt.text + reply_instructions(mode)
+            state.store.set(STORE_REPLY_FORMAT, REPLY_FORMAT)
+            state = await generate(state)
+            text = state.output.completion if state.output else ""
+            if meta.get("flat_reply_file"):
+                atomic_write_text(meta["flat_reply_file"], text)
+            try:
+                reply = parse_reply(text, mode)
+                written = []
+                if mode != Mode.EXPLAIN.value:
+                    written = apply_reply(reply, meta["workspace_dir"], mode)
+            except ReplyError as exc:
+                state.store.set(STORE_STOP_REASON, StopReason.PARSE_ERROR.value)
+                state.store.set(STORE_ERROR, str(exc))
+            else:
+                state.store.set(STORE_STOP_REASON, StopReason.ANSWERED.value)
+                state.store.set(STORE_FILES, written)
+                if reply.answer is not None:
+                    state.store.set(STORE_ANSWER, reply.answer)
+            state.completed = True
+            return state
+
+        return solve
+
+    return _flat()
