@@ -29,6 +29,7 @@ from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
 from tcsexam.problems import _twin as tw
 from tcsexam.problems.base import CheckResult
+from tcsexam.problems.sat import without_trailer
 from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
 
@@ -235,6 +236,10 @@ class MaxSat(SolverProblem):
     instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"
     formats = ("new", "old")  #: h-line WCNF (MaxSAT Evaluation 2022 on) and 'p wcnf ... top'
+
+    def candidate_copy(self, data: bytes) -> tuple[bytes, str] | None:
+        """A file with SATLIB's `%` trailer (where parsing stops here) is given without it."""
+        return without_trailer(data)
 
     def _assignment(self, inst: WcnfInstance, data: bytes) -> tuple[str | None, float | None, np.ndarray]:
         answer: str | None = None

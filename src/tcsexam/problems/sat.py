@@ -2,7 +2,8 @@
 
 Instance: `c` comment lines, one header `p cnf <variables> <clauses>`, then clauses as integer
 literals each terminated by `0` (clauses may span lines). Parsing stops at a line starting with
-`%` (SATLIB's trailer). The clause count must equal the header's.
+`%` (SATLIB's trailer). The clause count must equal the header's. A candidate gets a copy without
+the trailer (`candidate_copy`: what standard DIMACS parsers read; cadical and minisat refuse it).
 
 Certificate: SAT-competition output. `c` lines are comments; exactly one `s` line:
 `s SATISFIABLE`, `s UNSATISFIABLE` or `s UNKNOWN`; for SATISFIABLE, `v` lines holding literals
@@ -36,6 +37,8 @@ from tcsexam.records import Status
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*c[^\n]*")
 _TRAILER = re.compile(rb"(?m)^[ \t]*%")
+#: SATLIB's trailer in a raw file: a line starting with `%` that is not inside a comment line
+_RAW_TRAILER = re.compile(rb"(?m)^[ \t]*%")
 _HEADER = re.compile(rb"(?m)^[ \t]*p[ \t]+cnf[ \t]+(\S+)[ \t]+(\S+)[ \t]*\r?$")
 _ANY_P = re.compile(rb"(?m)^[ \t]*p\b")
 
@@ -126,6 +129,18 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     )
 
 
+def without_trailer(data: bytes) -> tuple[bytes, str] | None:
+    """`data` without SATLIB's trailer (the `%` line and everything after it, e.g. "%\\n0\\n"),
+    which Debian's cadical and minisat refuse as a parse error; None when there is none."""
+    match = _RAW_TRAILER.search(data)
+    if match is None:
+        return None
+    cut = data[: match.start()]
+    if cut and not cut.endswith(b"\n"):
+        cut += b"\n"
+    return cut, f"SATLIB trailer removed (the '%' line and the {len(data) - match.start()} bytes from it on)"
+
+
 def _answered(answer: str, solved: bool, message: str) -> CheckResult:
     """An `ok` result of a solve problem: value and reward 1.0 when solved, else 0.0."""
     score = 1.0 if solved else 0.0
@@ -172,6 +187,9 @@ class Sat(SolverProblem):
     direction = "maximize"
     instance_file = InstanceFile("CNF", ".cnf", parse_cnf_bytes, entries="nvars")
     certificate_format = "SAT-competition output: 's SATISFIABLE' + 'v ... 0' lines, or 's UNSATISFIABLE'"
+
+    def candidate_copy(self, data: bytes) -> tuple[bytes, str] | None:
+        return without_trailer(data)
 
     def parse_certificate(self, inst: CnfInstance, data: bytes) -> tuple[str, np.ndarray | None]:
         """(answer, literals) from SAT-competition output; raises Reject."""

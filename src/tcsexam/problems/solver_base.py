@@ -50,6 +50,12 @@ class SolverProblem(Problem):
     def parse_instance(self, path: Path) -> Any:
         return self.instance_file.parse(c.read_instance_bytes(path, self.instance_file.format), path)
 
+    def candidate_copy(self, data: bytes) -> tuple[bytes, str] | None:
+        """The instance as a candidate gets it when its file has a quirk that standard parsers of
+        the format refuse (SATLIB's `%` trailer): (the normalised bytes, what was changed), or None
+        when the file is given as it is. The checker always reads the original."""
+        return None
+
     def max_certificate_bytes(self, inst: Any) -> int:
         spec = self.instance_file
         return CERTIFICATE_SLACK_BYTES + spec.bytes_per_entry * getattr(inst, spec.entries)

@@ -104,7 +104,10 @@ def run_instance(
     `identity.instance_sha256` (the record key's hash; by default its hash before the run) and
     restored from the harness's copy when the candidate changed it (the record is then `invalid`,
     termination `input`). Under a sandbox that does not isolate files (local) the candidate gets
-    a private read-only copy of the instance."""
+    a private read-only copy of the instance. A file with a quirk standard parsers refuse (SATLIB's
+    `%` trailer: `SolverProblem.candidate_copy`) is given as a normalised private copy; the record's
+    `extra.instance_sha256` is the original's digest, `extra.instance_given` the copy's and what
+    was changed."""
     name = getattr(instance, "name", str(instance))
     identity = identity or RecordIdentity()
     record = InstanceRecord(
@@ -148,6 +151,13 @@ def _private_copy(pristine: bytes, scratch: Path, name: str) -> Path:
     path.write_bytes(pristine)
     path.chmod(0o444)
     return path
+
+
+def _candidate_copy(task, pristine: bytes) -> tuple[bytes, str] | None:
+    """What the task's problem gives a candidate instead of the instance file's bytes (None: the
+    file as it is); `SolverProblem.candidate_copy`."""
+    copy = getattr(getattr(task, "problem_impl", None), "candidate_copy", None)
+    return copy(pristine) if copy is not None else None
 
 
 def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, expected: str) -> str | None:
@@ -218,8 +228,16 @@ def _run_in(record: InstanceRecord, job: _Job, home: Path, work: Path, shared: b
     expected = hashlib.sha256(pristine).hexdigest()
     if job.instance_sha256 is not None and expected != job.instance_sha256:
         raise RuntimeError(f"instance file {instance_path} no longer matches the hash in the record key")
-    private = shared or not can_read(instance_path, ids, ancestors=False)
-    given = _private_copy(pristine, home, instance_path.name) if private else instance_path
+    record.extra["instance_sha256"] = expected  # the original's digest, what the checker judged against
+    normalised = _candidate_copy(job.task, pristine)
+    if normalised is not None:  # a quirk standard parsers refuse (SATLIB's trailer): the candidate gets a clean copy
+        data, change = normalised
+        record.extra["instance_given"] = {"sha256": hashlib.sha256(data).hexdigest(), "change": change}
+        given = _private_copy(data, home, instance_path.name)
+    elif shared or not can_read(instance_path, ids, ancestors=False):
+        given = _private_copy(pristine, home, instance_path.name)
+    else:
+        given = instance_path
     try:
         with anytime.watching(job.task, work, solution, job.limits) as watch:
             _execute(record, job, work, instance_path, given)

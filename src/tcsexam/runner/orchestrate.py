@@ -56,6 +56,20 @@ if TYPE_CHECKING:
     from tcsexam.tasks import Task, TaskInstance
 
 
+#: part of the record key of an instance given to candidates as a normalised copy
+#: (`execute._candidate_copy`): a file without a quirk keeps the key it had
+GIVEN_KEY_VERSION = 1
+
+
+def _key_meta(task_obj, inst) -> dict:
+    """What the record key holds of an instance's metadata: its task-file metadata, and
+    `instance_given` when candidates get a normalised copy of it (SATLIB's `%` trailer stripped)."""
+    copy = getattr(task_obj.problem_impl, "candidate_copy", None)
+    if copy is None or copy(Path(inst.path).read_bytes()) is None:
+        return inst.meta
+    return {**inst.meta, "instance_given": GIVEN_KEY_VERSION}
+
+
 @dataclass
 class RunSummary:
     task: str
@@ -295,7 +309,7 @@ class _TaskRun:
                 limits=limits_key,
                 sandbox=f"{sandbox}@{image}" if image else sandbox,  # a new image reruns
                 seed=self.job.seed,
-                meta=inst.meta,
+                meta=_key_meta(task_obj, inst),
                 problem=task_obj.problem,
             )
         return keys, instance_hashes, candidate_hash
