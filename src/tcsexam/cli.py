@@ -33,12 +33,13 @@ COMMAND_MODULES = (
     "tcsexam.view.cli",  # view (the static results explorer)
     "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
     "tcsexam.twins.cli",  # twins make|translate, scan-candidate
+    "tcsexam.doctor.cli",  # doctor (what works here)
 )
 
 
 #: commands whose module alone is loaded when they are asked for (`tcsexam status` on a login node
 #: should not pay for numpy and the problem modules)
-LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail"}
+LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail", "doctor": "tcsexam.doctor.cli"}
 
 
 def _light_modules(argv: list[str] | None) -> tuple[str, ...] | None:

@@ -1,0 +1,207 @@
+"""`tcsexam doctor`: what works here, one line per external piece (BenchExec's check_cgroups is
+the model): Python and the package, the sandboxes (bwrap, user namespaces, Docker, Apptainer, the
+one `auto` takes), the limiters (cgroups, the limiter `auto` takes, BenchExec), Coq (coqc of the
+tasks' release, and inside the proof sandbox), the DRAT checker, SLURM and the browser of the
+explorer's tests. For each piece that does not work: the cause, what follows from it, the fix.
+
+`run_checks()` runs them all (the command); `checks_for(needs)` only those a run needs
+(`needs_of(plan)`), so that a run names a missing tool before its first job, with its true cause;
+`failures(checks)` are the needed ones that do not work. The checks run in parallel threads and
+a check that does not answer within `DEADLINE_S` is reported as such: the doctor never hangs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tcsexam.doctor.system import (
+    apptainer_check,
+    benchexec_check,
+    bwrap_check,
+    cgroups_check,
+    docker_check,
+    limiter_check,
+    package_check,
+    python_check,
+    sandbox_check,
+    userns_check,
+)
+from tcsexam.doctor.tools import (
+    browser_status,
+    coq_sandbox_status,
+    coq_status,
+    drat_status,
+    slurm_status,
+    task_coq_versions,
+)
+from tcsexam.doctor.types import (
+    ALWAYS_NEEDED,
+    APPTAINER,
+    BENCHEXEC,
+    BROWSER,
+    BWRAP,
+    CGROUPS,
+    COQ_SANDBOX,
+    COQC,
+    DEFAULT_NEEDS,
+    DOCKER,
+    DRAT_CHECKER,
+    LIMITER,
+    NEEDED_BY,
+    ORDER,
+    PACKAGE,
+    PYTHON,
+    SANDBOX,
+    SLURM,
+    USERNS,
+    Check,
+    Health,
+    Need,
+    broken,
+)
+from tcsexam.limits import UnsatProof
+
+#: how long the doctor waits for all its checks (a check still running then is reported broken)
+DEADLINE_S = 30.0
+
+
+def _groups(
+    sandbox: str, allow_unsandboxed: bool, limiter: str, coq_versions: Iterable[str] | None
+) -> list[tuple[tuple[str, ...], Callable[[], list[Check]]]]:
+    """(the checks, one function giving them in that order): a group's checks run one after the
+    other (the in-sandbox coqc check needs the coqc one), the groups in parallel."""
+    versions = None if coq_versions is None else sorted(set(coq_versions))
+
+    def coq() -> list[Check]:
+        host = coq_status(versions)
+        inside = coq_sandbox_status(
+            sandbox, allow_unsandboxed=allow_unsandboxed, limiter=limiter, versions=versions, host=host
+        )
+        return [host, inside]
+
+    return [
+        ((PYTHON, PACKAGE), lambda: [python_check(), package_check()]),
+        ((BWRAP, USERNS), lambda: [bwrap_check(), userns_check()]),
+        ((DOCKER,), lambda: [docker_check()]),
+        ((APPTAINER,), lambda: [apptainer_check()]),
+        ((SANDBOX,), lambda: [sandbox_check(sandbox, allow_unsandboxed=allow_unsandboxed)]),
+        ((CGROUPS, LIMITER, BENCHEXEC), lambda: [cgroups_check(), limiter_check(), benchexec_check()]),
+        ((COQC, COQ_SANDBOX), coq),
+        ((DRAT_CHECKER,), lambda: [drat_status()]),
+        ((SLURM,), lambda: [slurm_status()]),
+        ((BROWSER,), lambda: [browser_status()]),
+    ]
+
+
+def needed_checks(needs: Iterable[Need]) -> set[str]:
+    """The names of the checks that `needs` (and every run) depend on."""
+    return set(ALWAYS_NEEDED).union(*(NEEDED_BY[Need(n)] for n in needs))
+
+
+def _timed_out(names: tuple[str, ...], deadline_s: float) -> list[Check]:
+    return [
+        broken(
+            name,
+            f"the check did not answer within {deadline_s:g} s",
+            "whatever needs it may hang or fail the same way",
+            "run `tcsexam -v doctor` and see what it waits for",
+        )
+        for name in names
+    ]
+
+
+def run_checks(
+    needs: Iterable[Need] = DEFAULT_NEEDS,
+    *,
+    everything: bool = True,
+    sandbox: str = "auto",
+    allow_unsandboxed: bool = False,
+    limiter: str = "auto",
+    coq_versions: Iterable[str] | None = None,
+    deadline_s: float = DEADLINE_S,
+) -> list[Check]:
+    """Every check (`everything`), or only those `needs` imply, in `ORDER`, each marked `needed`
+    when `needs` (or every run) depends on it. `sandbox`, `allow_unsandboxed` and `limiter` are the
+    run's (its `run.sandbox`, ...); `coq_versions` the Coq releases its proof tasks name (default:
+    those of the bundled suites). Never raises; returns within about `deadline_s`."""
+    wanted = needed_checks(needs)
+    groups = [
+        (names, fn)
+        for names, fn in _groups(sandbox, allow_unsandboxed, limiter, coq_versions)
+        if everything or wanted & set(names)
+    ]
+    results: dict[int, list[Check]] = {}
+
+    def work(index: int, names: tuple[str, ...], fn: Callable[[], list[Check]]) -> None:
+        try:
+            results[index] = fn()
+        except Exception as exc:  # a check's own bug must not hide the other lines
+            results[index] = [
+                broken(n, f"the check itself failed: {type(exc).__name__}: {exc}", "unknown", "report it")
+                for n in names
+            ]
+
+    threads = [threading.Thread(target=work, args=(i, *g), daemon=True) for i, g in enumerate(groups)]
+    for thread in threads:
+        thread.start()
+    end = time.monotonic() + deadline_s
+    for thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    found: dict[str, Check] = {}
+    for index, (names, _) in enumerate(groups):
+        for check in results.get(index) or _timed_out(names, deadline_s):
+            found[check.name] = check
+    return [found[name].as_needed(name in wanted) for name in ORDER if name in found]
+
+
+def checks_for(needs: Iterable[Need], **options: Any) -> list[Check]:
+    """Only the checks a run with `needs` depends on (Python, the package, and each need's),
+    `options` as `run_checks`'s: what a run's start calls before its first job."""
+    return run_checks(needs, everything=False, **options)
+
+
+def failures(checks: Iterable[Check]) -> list[Check]:
+    """The needed checks that found their piece missing or broken (a skipped one is never the
+    cause: the check it depends on is in the list)."""
+    return [c for c in checks if c.needed and c.failed]
+
+
+def needs_of(plan) -> set[Need]:
+    """What a workflow plan (`tcsexam.workflow.plan.Plan`) needs: a candidate sandbox unless the
+    protocol is online, Coq when a proof is to be checked, the DRAT checker when a SAT task with
+    `unsat_proof: required` is run."""
+    needs: set[Need] = set()
+    if not plan.online:
+        needs.add(Need.CANDIDATES)
+        if any(getattr(plan.task(t), "unsat_proof", None) == UnsatProof.REQUIRED for t in plan.solver_tasks):
+            needs.add(Need.DRAT)
+    if plan.proof_runs():
+        needs.add(Need.PROOFS)
+    return needs
+
+
+def coq_versions_of(plan) -> set[str]:
+    """The Coq releases of the proof tasks a plan checks proofs of (empty: none named)."""
+    return {v for p in plan.proof_runs() if (v := plan.proof_task(p.item).coq_version)}
+
+
+__all__ = [
+    "DEADLINE_S",
+    "DEFAULT_NEEDS",
+    "Check",
+    "Health",
+    "Need",
+    "checks_for",
+    "coq_sandbox_status",
+    "coq_status",
+    "coq_versions_of",
+    "drat_status",
+    "failures",
+    "needed_checks",
+    "needs_of",
+    "run_checks",
+    "task_coq_versions",
+]
