@@ -121,6 +121,8 @@ def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter:
     if name != "auto":
         box, why = choose_sandbox(name, allow_unsandboxed=allow_unsandboxed)
         problem = _probe_coq(box, limiter)
+        if problem and box.uses_host_programs and not coq.coqc_version():
+            raise InputError(coq.NOT_INSTALLED)
         if problem:
             raise InputError(problem)
         return box, why
@@ -140,6 +142,10 @@ def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter:
             continue
         trusted = " (submissions declared trusted: NOT CONTAINED)" if candidate == "local" else ""
         return box, f"sandbox auto -> {candidate}" + (f" (not {'; '.join(skipped)})" if skipped else "") + trusted
+    if not coq.coqc_version():
+        # bwrap and local run the host's coqc: with none installed that is the cause, whatever
+        # else the sandboxes say (Docker's and Apptainer's would be their image's)
+        raise InputError(coq.NOT_INSTALLED)
     raise InputError(
         f"sandbox auto: no sandbox that runs coqc works here ({'; '.join(skipped)}); fix one of them, or, only "
         "if the proofs are trusted, pass --allow-unsandboxed"

@@ -28,6 +28,15 @@ UNSAFE = {
 }
 
 
+#: the one line for a machine without Coq: the cause, what follows, the fix (make setup-coq runs
+#: the system's package manager as root or through sudo, or says what to run: Makefile)
+NOT_INSTALLED = (
+    "coqc is not installed on this machine: theorem and open-conjecture proofs cannot be checked "
+    "(their rows are judge_failed and the Index incomplete until they are); fix: make setup-coq "
+    "(Debian/Ubuntu: sudo apt-get install coq)"
+)
+
+
 @cache
 def coqc_version(coqc: str = "coqc") -> str:
     """coqc's version ("8.16.1"), or "" when it cannot be run here."""

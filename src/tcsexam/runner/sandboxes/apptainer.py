@@ -22,6 +22,7 @@ from tcsexam.runner.sandboxes.runas import candidate_ids
 
 class ApptainerSandbox(WrappingSandbox):
     name = "apptainer"
+    uses_host_programs = False  # the image's (coqc included)
 
     def __init__(self, image: str | None = None, executable: str | None = None):
         self.image = image or os.environ.get("TCSEXAM_APPTAINER_IMAGE")

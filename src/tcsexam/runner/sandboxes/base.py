@@ -32,6 +32,8 @@ class Sandbox(ABC):
     isolates_files: bool = True
     #: the candidates' `python3` is the harness's own interpreter (False: the image's own)
     uses_harness_python: bool = True
+    #: the candidates' programs (python3, coqc, ...) are the host's (False: an image's own)
+    uses_host_programs: bool = True
 
     @abstractmethod
     def check_available(self) -> None:

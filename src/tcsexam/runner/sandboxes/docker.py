@@ -128,6 +128,7 @@ def container_user() -> str:
 class DockerSandbox(Sandbox):
     name = "docker"
     uses_harness_python = False  # the image's own python3 (PATH is the image's)
+    uses_host_programs = False
 
     def __init__(self, image: str | None = None, client: Any = None):
         self.image = image or os.environ.get("TCSEXAM_DOCKER_IMAGE") or DEFAULT_IMAGE
