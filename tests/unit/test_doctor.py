@@ -105,12 +105,25 @@ def test_coqc_not_installed_is_named_as_not_installed(bare_path, tmp_path, monke
     assert host.health == Health.MISSING and host.failed
     assert host.detail.startswith("not installed") and "8.16" in host.detail
     assert "judge_failed" in host.consequence and "Index incomplete" in host.consequence
-    assert "apt-get install coq" in host.fix
+    assert "make setup-coq" in host.fix and "apt-get install coq" in host.fix
     assert host.line().startswith("missing coqc: not installed")
     _assert_line(host)
     inside = tools.coq_sandbox_status("auto", versions=["8.16"], host=host)
     assert inside.health == Health.SKIPPED and not inside.failed
     assert "not installed" in inside.detail and "sandbox" not in inside.detail
+
+
+def test_the_machines_coqc_is_not_needed_where_the_sandbox_brings_its_own(bare_path, monkeypatch):
+    """No coqc here, but the proofs' sandbox (an image with Coq) runs one: the doctor passes on it."""
+    monkeypatch.setattr(
+        doctor,
+        "coq_sandbox_status",
+        lambda *a, **k: Check("coqc in sandbox", Health.OK, "8.16.1 inside sandbox docker"),
+    )
+    checks = {c.name: c for c in doctor.checks_for({Need.PROOFS})}
+    assert checks["coqc"].health == Health.MISSING and not checks["coqc"].needed
+    assert checks["coqc"].consequence == "none for the proofs: they run with the coqc 8.16.1 inside sandbox docker"
+    assert checks["coqc in sandbox"].needed and not doctor.failures(checks.values())
 
 
 def test_coqc_of_another_release_is_broken_not_missing(bare_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from tcsexam.doctor.system import (
@@ -80,6 +81,8 @@ def _groups(
         inside = coq_sandbox_status(
             sandbox, allow_unsandboxed=allow_unsandboxed, limiter=limiter, versions=versions, host=host
         )
+        if host.failed and inside.health == Health.OK:  # the proofs run in an image's coqc (docker, apptainer)
+            host = replace(host, consequence=f"none for the proofs: they run with the coqc {inside.detail}")
         return [host, inside]
 
     return [
@@ -154,6 +157,9 @@ def run_checks(
     for index, (names, _) in enumerate(groups):
         for check in results.get(index) or _timed_out(names, deadline_s):
             found[check.name] = check
+    # the machine's coqc is needed only where no sandbox brings its own (an image with Coq)
+    if COQ_SANDBOX in found and found[COQ_SANDBOX].health == Health.OK:
+        wanted.discard(COQC)
     return [found[name].as_needed(name in wanted) for name in ORDER if name in found]
 
 

@@ -171,7 +171,8 @@ def docker_check() -> Check:
     except Exception as exc:  # the SDK's DockerException, connection errors, a missing SDK
         return missing(
             DOCKER,
-            f"no Docker engine reachable ({one_line(exc, 160)})",
+            f"no Docker engine reachable at {os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'} "
+            f"({one_line(exc, 160)})",
             f"--sandbox docker cannot run; {OTHER_SANDBOX}",
             "install and start a Docker engine (apt-get install docker.io; systemctl start docker), "
             "or give this user access to its socket (the docker group)",

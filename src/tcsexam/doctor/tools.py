@@ -103,7 +103,7 @@ def version_matches(required: str, have: str) -> bool:
 def _coq_fix(versions: list[str]) -> str:
     wanted = versions[0] if len(versions) == 1 else BUNDLED_COQ
     if wanted == BUNDLED_COQ or BUNDLED_COQ.startswith(wanted):
-        return "sudo apt-get install coq (Debian 12 ships Coq 8.16.1; elsewhere: opam install coq.8.16.1)"
+        return "make setup-coq (Debian/Ubuntu: sudo apt-get install coq; Debian 12's is 8.16.1; elsewhere: opam install coq.8.16.1)"
     return f"install Coq {wanted} (its coqc and coqchk) in /usr/bin or /usr/local/bin, e.g. opam install coq.{wanted}"
 
 
