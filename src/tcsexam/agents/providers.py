@@ -107,6 +107,8 @@ class ModelConfig:
             raise InputError(
                 f"{where}: api_key is not accepted in config: name its environment variable in api_key_env"
             )
+        if not data.get("model"):
+            raise InputError(f"{where}: model is required")
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         unknown = sorted(set(data) - known - {"provider", "limits", "prices"})
@@ -118,8 +120,6 @@ class ModelConfig:
                 values["model"] = f"{provider}/{values.get('model', '')}"
         if provider == OPENAI_COMPATIBLE and not data.get("base_url"):
             raise InputError(f"{where}: provider {OPENAI_COMPATIBLE} needs base_url")
-        if "model" not in values:
-            raise InputError(f"{where}: model is required")
         return cls(**values)
 
     @classmethod

@@ -1,6 +1,6 @@
 """A real scripted OpenAI-compatible HTTP server for the agent tests (stdlib http.server in a thread
 on 127.0.0.1): `POST /v1/chat/completions` answers from a script, every request is kept (path,
-headers, JSON body) and counted.
+headers with lower-case names, JSON body) and counted.
 
 A script entry is a chat completion (`completion(...)`: text, tool calls, usage) or an HTTP error
 (`error(429)`, `error(500)`); entries are served in request order. A `route` function, when given,
@@ -14,8 +14,10 @@ Import it in a test with `sys.path.insert(0, str(Path(__file__).parent))` (like 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ class Entry:
     status: int = 200
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  #: seconds the server holds the request before answering
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:
@@ -46,6 +49,7 @@ def completion(
     completion_tokens: int = 20,
     model: str = "scripted",
     finish_reason: str | None = None,
+    delay: float = 0.0,
 ) -> Entry:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
@@ -68,7 +72,7 @@ def completion(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
-    return Entry(200, body)
+    return Entry(200, body, delay=delay)
 
 
 def error(status: int, message: str = "scripted failure", retry_after: str | None = "0") -> Entry:
@@ -81,6 +85,8 @@ class ScriptedOpenAI:
         self.script: list[Entry] = list(script or [])
         self.route = route
         self.requests: list[dict[str, Any]] = []
+        self.max_in_flight = 0  #: the most requests the server held at once
+        self._now_in_flight = 0
         self._next = 0
         self._lock = threading.Lock()
         server = self
@@ -96,7 +102,11 @@ class ScriptedOpenAI:
                     body = json.loads(raw)
                 except ValueError:
                     body = {"unparsed": raw.decode("utf-8", "replace")}
-                self._send(server._answer(self.path, dict(self.headers), body))
+                with server._in_flight():
+                    entry = server._answer(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    if entry.delay:
+                        time.sleep(entry.delay)
+                self._send(entry)
 
             def _send(self, entry: Entry) -> None:
                 data = json.dumps(entry.body).encode()
@@ -118,6 +128,17 @@ class ScriptedOpenAI:
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
+
+    @contextlib.contextmanager
+    def _in_flight(self):
+        with self._lock:
+            self._now_in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._now_in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._now_in_flight -= 1
 
     def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Entry:
         with self._lock:

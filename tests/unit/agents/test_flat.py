@@ -235,7 +235,7 @@ def test_a_flat_explain_reply_gives_the_answer_and_the_key_stays_out_of_every_fi
     answer = "Plant A's capacity binds; its dual is 12.5 per unit."
     with ScriptedOpenAI([completion(f"<<<ANSWER>>>\n{answer}\n<<<END ANSWER>>>")]) as server:
         record, sample = run_flat(staged, tmp_path, "or_space_101_explain", server, env_key="TCSEXAM_TEST_FLAT_KEY")
-        assert server.requests[0]["headers"].get("Authorization", server.requests[0]["headers"].get("authorization"))
+        assert server.requests[0]["headers"]["authorization"] == f"Bearer {secret}"
     assert record.stop_reason == StopReason.ANSWERED and sample.store["tcsexam:answer"] == answer
     assert record.model["api_key_env"] == "TCSEXAM_TEST_FLAT_KEY"
     needle = secret.encode()
