@@ -281,6 +281,18 @@ def competition_lines(data: bytes, max_bytes: int) -> Iterator[tuple[int, bytes,
         yield number, line, head if rest[:1] in (b"", b" ", b"\t") else b"", rest
 
 
+def stated_answer(data: bytes, max_bytes: int) -> str | None:
+    """The words of the first `s` line of competition output (`SATISFIABLE`, `OPTIMUM FOUND`, ...),
+    None when the output has none or cannot be read."""
+    try:
+        for _, _, head, rest in competition_lines(data, max_bytes):
+            if head == b"s":
+                return b" ".join(rest.split()).decode("ascii", "replace")
+    except Reject:
+        return None
+    return None
+
+
 def assignment(lits: np.ndarray, nvars: int, used_vars: int, claimed: Any) -> np.ndarray:
     """The truth values (1 true, -1 false, 0 unset; index 0 unused) that the non-zero literals
     `lits` assign, sized by the variables actually used so a huge declared count costs nothing.

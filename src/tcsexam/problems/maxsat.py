@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -236,6 +236,12 @@ class MaxSat(SolverProblem):
     instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"
     formats = ("new", "old")  #: h-line WCNF (MaxSAT Evaluation 2022 on) and 'p wcnf ... top'
+    #: MaxSAT solvers' exit codes (Open-WBO's and the evaluations' convention): 10 SATISFIABLE (a
+    #: solution, not proven optimal), 20 UNSATISFIABLE, 30 OPTIMUM FOUND
+    answer_exit_codes = MappingProxyType({10: "SATISFIABLE", 20: "UNSATISFIABLE", 30: "OPTIMUM FOUND"})
+
+    def stated_answer(self, data: bytes) -> str | None:
+        return c.stated_answer(data, len(data))
 
     def candidate_copy(self, data: bytes) -> tuple[bytes, str] | None:
         """A file with SATLIB's `%` trailer (where parsing stops here) is given without it."""

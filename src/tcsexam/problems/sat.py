@@ -5,7 +5,11 @@ literals each terminated by `0` (clauses may span lines). Parsing stops at a lin
 `%` (SATLIB's trailer). The clause count must equal the header's. A candidate gets a copy without
 the trailer (`candidate_copy`: what standard DIMACS parsers read; cadical and minisat refuse it).
 
-Certificate: SAT-competition output. `c` lines are comments; exactly one `s` line:
+Certificate: SAT-competition output, or MiniSat's result file (`minisat IN OUT` writes `SAT` and
+the model's literals ending in 0, `UNSAT` or `INDET`: read as the same answers). Exit codes 10 and
+20 (`answer_exit_codes`) are SATISFIABLE and UNSATISFIABLE, as SAT solvers exit; the runner takes
+them as normal exits when the certificate states that answer.
+SAT-competition output: `c` lines are comments; exactly one `s` line:
 `s SATISFIABLE`, `s UNSATISFIABLE` or `s UNKNOWN`; for SATISFIABLE, `v` lines holding literals
 and a final `0`. A variable left out of the `v` lines is unassigned: the model must satisfy every
 clause with the literals it lists. Kind `solve`: value 1.0 when solved, else 0.0.
@@ -23,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -172,9 +176,8 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
         answer, lits = Sat().parse_certificate(stand_in, certificate)
     except c.Reject:
         return certificate
-    words = {"SAT": "SATISFIABLE", "UNSAT": "UNSATISFIABLE", "UNKNOWN": "UNKNOWN"}
     if lits is None:
-        return f"s {words[answer]}\n".encode()
+        return f"s {_WORDS[answer]}\n".encode()
     try:
         orig = tw.literals_back(lits, mapping)
     except ValueError:
@@ -182,17 +185,65 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     return ("s SATISFIABLE\nv " + " ".join(map(str, orig.tolist())) + " 0\n").encode()
 
 
+#: MiniSat's result file (`minisat IN OUT`, also glucose's): its first line -> the competition answer
+MINISAT_ANSWERS = {b"SAT": "SAT", b"UNSAT": "UNSAT", b"INDET": "UNKNOWN"}
+_WORDS = {"SAT": "SATISFIABLE", "UNSAT": "UNSATISFIABLE", "UNKNOWN": "UNKNOWN"}
+
+
+def _minisat_form(data: bytes) -> tuple[bytes, bytes] | None:
+    """(first line, the rest) when `data` is a MiniSat result file (first line SAT, UNSAT or INDET)."""
+    body = data.lstrip()
+    first, _, rest = body.partition(b"\n")
+    first = first.strip()
+    return (first, rest) if first in MINISAT_ANSWERS else None
+
+
 class Sat(SolverProblem):
     kind = "solve"
     direction = "maximize"
     instance_file = InstanceFile("CNF", ".cnf", parse_cnf_bytes, entries="nvars")
-    certificate_format = "SAT-competition output: 's SATISFIABLE' + 'v ... 0' lines, or 's UNSATISFIABLE'"
+    certificate_format = (
+        "SAT-competition output: 's SATISFIABLE' + 'v ... 0' lines, or 's UNSATISFIABLE'; "
+        "or MiniSat's result file: 'SAT' + literals ending in 0, 'UNSAT' or 'INDET'"
+    )
+    answer_exit_codes = MappingProxyType({10: "SATISFIABLE", 20: "UNSATISFIABLE"})
+
+    def stated_answer(self, data: bytes) -> str | None:
+        minisat = _minisat_form(data)
+        if minisat is not None:
+            return _WORDS[MINISAT_ANSWERS[minisat[0]]]
+        return c.stated_answer(data, len(data))
+
+    def _minisat_certificate(self, inst: CnfInstance, first: bytes, rest: bytes) -> tuple[str, np.ndarray | None]:
+        """MiniSat's result file: `SAT` then the model's literals ending in 0; `UNSAT`; `INDET`."""
+        answer = MINISAT_ANSWERS[first]
+        tokens = rest.split()
+        if answer != "SAT":
+            if tokens:
+                raise c.invalid(f"literals after {first.decode()!r} (MiniSat's result file)", answer)
+            return answer, None
+        if not tokens:
+            raise c.invalid("'SAT' without the model's literals (MiniSat's result file)", answer)
+        lits = c.certificate_ints(tokens, answer, "literal")
+        if lits[-1] != 0:
+            raise c.invalid("the model's literals must end with 0 (MiniSat's result file)", answer)
+        lits = lits[:-1]
+        if (lits == 0).any():
+            raise c.invalid("a 0 before the end of the model's literals", answer)
+        return answer, lits
 
     def candidate_copy(self, data: bytes) -> tuple[bytes, str] | None:
         return without_trailer(data)
 
     def parse_certificate(self, inst: CnfInstance, data: bytes) -> tuple[str, np.ndarray | None]:
-        """(answer, literals) from SAT-competition output; raises Reject."""
+        """(answer, literals) from SAT-competition output or MiniSat's result file; raises Reject."""
+        if len(data) > self.max_certificate_bytes(inst):
+            raise c.invalid(
+                f"certificate is {len(data)} bytes, more than the {self.max_certificate_bytes(inst)} allowed"
+            )
+        minisat = _minisat_form(data)
+        if minisat is not None:
+            return self._minisat_certificate(inst, *minisat)
         answer: str | None = None
         vparts: list[bytes] = []
         for number, line, head, rest in c.competition_lines(data, self.max_certificate_bytes(inst)):

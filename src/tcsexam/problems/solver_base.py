@@ -15,6 +15,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,6 +50,16 @@ class SolverProblem(Problem):
 
     def parse_instance(self, path: Path) -> Any:
         return self.instance_file.parse(c.read_instance_bytes(path, self.instance_file.format), path)
+
+    #: exit code -> the answer (`s` line) it stands for, where the problem's community has that
+    #: convention (SAT: 10 SATISFIABLE, 20 UNSATISFIABLE): such a code is not a crash when the
+    #: certificate states that answer (`stated_answer`)
+    answer_exit_codes: ClassVar[Mapping[int, str]] = MappingProxyType({})
+
+    def stated_answer(self, data: bytes) -> str | None:
+        """The answer a certificate states (its `s` line's words, e.g. "SATISFIABLE"), None when it
+        states none; only problems with `answer_exit_codes` say anything."""
+        return None
 
     def candidate_copy(self, data: bytes) -> tuple[bytes, str] | None:
         """The instance as a candidate gets it when its file has a quirk that standard parsers of

@@ -8,6 +8,8 @@ Candidate (`solver.yaml`)::
     threads: 1                 # optional, CPUs reserved per run (int >= 1)
     env: {OMP_NUM_THREADS: "1"}  # optional extra environment (string values)
     exit_codes_ok: [0, 10, 20]  # optional, exit codes that are not crashes (default [0])
+    certificate: stdout        # optional, where the certificate is: file ({solution}, the default) or
+                               # stdout (SAT/MaxSAT competition output printed as such solvers do)
     tasks:                     # optional, a task's own command when one folder serves several tasks
       tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
@@ -34,7 +36,8 @@ import shutil
 import string
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +77,13 @@ ENV_DENIED = (
 )
 
 
+class CertificateSource(StrEnum):
+    """Where a run's certificate is read (`certificate:` in solver.yaml)."""
+
+    FILE = "file"  #: the file `{solution}` (the default)
+    STDOUT = "stdout"  #: the program's standard output (SAT and MaxSAT competition solvers print it)
+
+
 @dataclass(frozen=True)
 class Candidate:
     dir: Path
@@ -83,6 +93,7 @@ class Candidate:
     env: dict[str, str] = field(default_factory=dict, hash=False)
     exit_codes_ok: frozenset[int] = frozenset({0})
     source: Path | None = None
+    certificate: CertificateSource = CertificateSource.FILE
 
 
 def _placeholders(arg: str, where: str) -> None:
@@ -139,6 +150,7 @@ def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Can
         env={k: str(v) for k, v in env.items()},
         exit_codes_ok=frozenset(codes),
         source=path,
+        certificate=CertificateSource(data.get("certificate", CertificateSource.FILE)),
     )
 
 
@@ -283,15 +295,4 @@ def build_candidate(
             f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
         )
         return None, f"{what} failed ({outcome.termination}: {reason}) after {outcome.wall_s:.1f} s"
-    return (
-        Candidate(
-            dir=build_dir,
-            command=candidate.command,
-            build=candidate.build,
-            threads=candidate.threads,
-            env=dict(candidate.env),
-            exit_codes_ok=candidate.exit_codes_ok,
-            source=candidate.source,
-        ),
-        f"built in {outcome.wall_s:.1f} s",
-    )
+    return replace(candidate, dir=build_dir, env=dict(candidate.env)), f"built in {outcome.wall_s:.1f} s"

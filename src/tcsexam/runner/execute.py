@@ -21,7 +21,7 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.fileio import UntrustedFileError, read_untrusted
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner import anytime, drat
-from tcsexam.runner.candidate import Candidate, candidate_env, format_command, format_seconds
+from tcsexam.runner.candidate import Candidate, CertificateSource, candidate_env, format_command, format_seconds
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter import scratch as scratch_folders
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity
@@ -32,11 +32,15 @@ from tcsexam.runner.verdict import (
     SOLUTION_NAME,
     Certificate,
     Decision,
+    answer_exit_code,
     input_changed,
     short,
     solver_status,
     trace_status,
 )
+
+#: the program's stdout in the run's scratch folder (the certificate under `certificate: stdout`)
+STDOUT_NAME = "stdout.log"
 
 
 @dataclass(frozen=True)
@@ -274,7 +278,7 @@ def _spec(job: _Job, work: Path, given: Path) -> RunSpec:
         writable_paths=(work,),
         output_paths=(solution,),
         hidden_paths=job.options.hidden_paths,
-        stdout_path=scratch / "stdout.log",
+        stdout_path=scratch / STDOUT_NAME,
         stderr_path=scratch / "stderr.log",
     )
     return RunSpec(format_command(candidate.command, values), candidate.dir, limits, env, paths, job.options.limiter)
@@ -311,35 +315,77 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         except OSError:  # another file system: read it where it is (removed with its run folder); never
             pass  # copy what the candidate left (a FIFO would fail the copy, a link would be followed)
     record_outcome(record, outcome)
-    how = {"exit_codes_ok": candidate.exit_codes_ok, "not_started": job.sandbox.not_started(outcome)}
+    problem = job.task.problem_impl
+    answers = getattr(problem, "answer_exit_codes", None) or {}
+    # an answer exit code (SAT's 10/20) is let through here and judged against the certificate below
+    codes_ok = candidate.exit_codes_ok | frozenset(answers)
+    how = {"exit_codes_ok": codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)
+    source = _certificate_path(candidate, work, scratch)
     keep_certificate(
         job.options.certificates_dir,
         getattr(job.instance, "name", None),
-        work / SOLUTION_NAME if decision is None else None,
+        source if decision is None else None,
     )
     if decision is None:
-        certificate, check = _certificate(job, work / SOLUTION_NAME, instance_path, record)
+        certificate, check, data = _certificate(job, source, work, instance_path, record)
         decision = solver_status(outcome, **how, certificate=certificate)
+        stated = problem.stated_answer(data) if data is not None and answers else None
+        wrong_code = answer_exit_code(outcome.exit_code, candidate.exit_codes_ok, answers, stated)
         if check is not None:
             record.claimed, record.reward = check.claimed, check.reward
-        if decision.status == Status.OK:
+        if wrong_code is not None:
+            decision = wrong_code
+        elif decision.status == Status.OK:
             solve = getattr(job.task, "kind", "objective") == "solve"
             record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
     _decide(record, decision)
 
 
-def _certificate(job: _Job, solution: Path, instance_path: Path, record: InstanceRecord) -> tuple[Certificate, Any]:
-    """The certificate the run left (read at most output cap + 1 bytes, never through a link) and
-    the problem's check of it (None when there is none to check). On a SAT task an accepted UNSAT
-    claim then needs the DRAT proof the run left beside it (`drat.judge_unsat`, the task's
-    `unsat_proof`); what was found is the record's `extra.unsat_proof`."""
+def _certificate_path(candidate: Candidate, work: Path, scratch: Path) -> Path:
+    """Where the run's certificate is: `{solution}`, or the program's stdout (`certificate: stdout`)."""
+    return scratch / STDOUT_NAME if candidate.certificate == CertificateSource.STDOUT else work / SOLUTION_NAME
+
+
+def _where(candidate: Candidate) -> str:
+    """The certificate's place as the messages name it."""
+    if candidate.certificate == CertificateSource.STDOUT:
+        return "on stdout (certificate: stdout)"
+    return SOLUTION_NAME
+
+
+def _unread_stdout(job: _Job) -> str:
+    """What to add to "no certificate written" when the program printed something on stdout that
+    was not read (certificate: file): a competition answer, or how many bytes."""
     try:
-        cert = read_untrusted(solution, job.limits.output_bytes)
+        out = read_untrusted(job.scratch / STDOUT_NAME, job.limits.output_bytes)
+    except UntrustedFileError:
+        return ""
+    if not out or not out.strip():
+        return ""
+    stated = job.task.problem_impl.stated_answer(out)
+    what = f"an answer ('s {stated}')" if stated else f"{len(out)} bytes"
+    return (
+        f"stdout held {what} but was not read: the certificate is read from {{solution}} unless "
+        "solver.yaml says `certificate: stdout`"
+    )
+
+
+def _certificate(
+    job: _Job, source: Path, work: Path, instance_path: Path, record: InstanceRecord
+) -> tuple[Certificate, Any, bytes | None]:
+    """The certificate the run left at `source` (read at most output cap + 1 bytes, never through
+    a link), the problem's check of it (None when there is none to check) and its bytes. On a SAT
+    task an accepted UNSAT claim then needs the DRAT proof the run left in its `work` folder
+    (`drat.judge_unsat`, the task's `unsat_proof`); what was found is the record's `extra.unsat_proof`."""
+    where = _where(job.candidate)
+    try:
+        cert = read_untrusted(source, job.limits.output_bytes)
     except UntrustedFileError as exc:
-        return Certificate(unreadable=str(exc)), None
-    if cert is None:
-        return Certificate(), None
+        return Certificate(unreadable=str(exc), where=where), None, None
+    if cert is None or (job.candidate.certificate == CertificateSource.STDOUT and not cert.strip()):
+        note = _unread_stdout(job) if job.candidate.certificate == CertificateSource.FILE else ""
+        return Certificate(where=where, note=note), None, None
     problem = job.task.problem_impl
     parsed = parsed_instance(problem, instance_path)
     check = problem.check_certificate(parsed, cert, job.instance.meta)
@@ -349,7 +395,7 @@ def _certificate(job: _Job, solution: Path, instance_path: Path, record: Instanc
         mode,
         lambda: drat.check_proof(
             parsed,
-            solution.parent / drat.PROOF_NAME,
+            work / drat.PROOF_NAME,
             limits=job.task.proof_limits or drat.ProofLimits(),
             scratch=job.scratch,
             limiter=job.options.limiter,
@@ -357,7 +403,7 @@ def _certificate(job: _Job, solution: Path, instance_path: Path, record: Instanc
     )
     if proof is not None:
         record.extra = {**record.extra, "unsat_proof": proof}
-    return Certificate(check=check), check
+    return Certificate(check=check, where=where), check, cert
 
 
 def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str, float | None]:

@@ -12,13 +12,15 @@ Rules (docs/runner.md, Limits and sandboxes): a sandbox that failed -> infrastru
 send -> crash; an exit code not in `exit_codes_ok` -> crash, unless the sandbox says the program
 could not be started (-> invalid); a program that cannot be started -> invalid (termination
 "launch"); no certificate, or something that is not a file the program wrote -> invalid;
-otherwise the problem module's verdict (ok, invalid, certificate_failed). A candidate that
+otherwise the problem module's verdict (ok, invalid, certificate_failed). An exit code the
+problem's community gives an answer (SAT's 10 and 20, `answer_exit_codes`) is a normal exit when
+the certificate states that answer, a crash otherwise (`answer_exit_code`). A candidate that
 changed its input is invalid (termination "input") whatever else happened (`input_changed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,10 @@ class Certificate:
 
     check: Any = None  # problems.base.CheckResult
     unreadable: str | None = None
+    #: where it was looked for (`{solution}` or stdout), named in the messages
+    where: str = SOLUTION_NAME
+    #: what follows "no certificate written" when there was none (e.g. stdout held one, unread)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,14 +114,35 @@ def _by_outcome(outcome: ProcessOutcome, exit_codes_ok: Collection[int]) -> Deci
 def _by_certificate(certificate: Certificate) -> Decision:
     if certificate.unreadable is not None:
         return Decision(
-            Status.INVALID, f"the certificate {SOLUTION_NAME} is not a file the program wrote: {certificate.unreadable}"
+            Status.INVALID,
+            f"the certificate {certificate.where} is not a file the program wrote: {certificate.unreadable}",
         )
     check = certificate.check
     if check is None:
-        return Decision(Status.INVALID, "no certificate written")
+        note = f"; {certificate.note}" if certificate.note else ""
+        where = "" if certificate.where == SOLUTION_NAME else f" {certificate.where}"
+        return Decision(Status.INVALID, short(f"no certificate written{where}{note}"))
     if check.status not in CHECK_STATUSES:
         raise RuntimeError(f"checker returned status {check.status!r}")
     return Decision(Status(check.status), short(check.message))
+
+
+def answer_exit_code(
+    exit_code: int | None, exit_codes_ok: Collection[int], answers: Mapping[int, str], stated: str | None
+) -> Decision | None:
+    """A crash when the program exited with one of its problem's answer codes (`answers`: SAT's 10
+    SATISFIABLE and 20 UNSATISFIABLE) that the candidate does not list in `exit_codes_ok` and its
+    certificate does not state that answer (`stated`, its `s` line); None when the code is fine."""
+    if exit_code in exit_codes_ok or exit_code not in answers:
+        return None
+    if stated == answers[exit_code]:
+        return None
+    said = f"says {stated!r}" if stated else "states no answer"
+    return Decision(
+        Status.CRASH,
+        f"exit code {exit_code} (the convention's {answers[exit_code]}) but the certificate {said}; "
+        "an answer exit code counts as a normal exit only when the certificate states that answer",
+    )
 
 
 def input_changed(what: str) -> Decision:

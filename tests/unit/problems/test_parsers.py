@@ -205,3 +205,38 @@ def test_wcnf_without_top_is_all_soft_and_unweighted_cnf(tmp_path):
 def test_wcnf_bad_instances(tmp_path, text, match):
     with pytest.raises(InputError, match=match):
         get_problem("maxsat").parse_instance(write(tmp_path, "x.wcnf", text))
+
+
+@pytest.mark.parametrize(
+    "cert,status,solved,claimed",
+    [
+        (b"SAT\n1 -2 3 0\n", "ok", True, "SAT"),  # minisat IN OUT writes this
+        (b"SAT\n1 2 -3 0\n", "certificate_failed", None, "SAT"),  # falsifies -1 3: the model is checked
+        (b"UNSAT\n", "ok", False, "UNSAT"),  # unlabelled: not solved without a proof
+        (b"INDET\n", "ok", False, "UNKNOWN"),
+        (b"SAT\n", "invalid", None, "SAT"),
+        (b"SAT\n1 -2 3\n", "invalid", None, "SAT"),
+        (b"UNSAT\n1 0\n", "invalid", None, "UNSAT"),
+    ],
+)
+def test_sat_reads_minisat_result_files(tmp_path, cert, status, solved, claimed):
+    """MiniSat's (and glucose's) result file: SAT + the model's literals ending in 0, UNSAT, INDET."""
+    sat = get_problem("sat")
+    inst = sat.parse_instance(write(tmp_path, "f.cnf", "p cnf 3 3\n1 2 0\n-1 3 0\n-2 -1 0\n"))
+    result = sat.check_certificate(inst, cert, {})
+    assert (result.status, result.claimed) == (status, claimed), result
+    if status == "ok":
+        assert result.solved is solved
+
+
+def test_stated_answers_of_sat_and_maxsat_output():
+    sat, maxsat = get_problem("sat"), get_problem("maxsat")
+    assert sat.answer_exit_codes == {10: "SATISFIABLE", 20: "UNSATISFIABLE"}
+    assert sat.stated_answer(b"c hello\ns SATISFIABLE\nv 1 0\n") == "SATISFIABLE"
+    assert sat.stated_answer(b"s  UNSATISFIABLE \n") == "UNSATISFIABLE"
+    assert sat.stated_answer(b"UNSAT\n") == "UNSATISFIABLE"
+    assert sat.stated_answer(b"SAT\n1 0\n") == "SATISFIABLE"
+    assert sat.stated_answer(b"c nothing said\n") is None
+    assert maxsat.answer_exit_codes == {10: "SATISFIABLE", 20: "UNSATISFIABLE", 30: "OPTIMUM FOUND"}
+    assert maxsat.stated_answer(b"o 3\ns OPTIMUM FOUND\nv 0101\n") == "OPTIMUM FOUND"
+    assert get_problem("maxcut").answer_exit_codes == {} and get_problem("maxcut").stated_answer(b"s X\n") is None

@@ -49,6 +49,7 @@ def task(tmp_path):
         ("command: [x]\nexit_codes_ok: [0, 300]\n", "'exit_codes_ok'"),
         ("command: [x]\nenv: [A]\n", "'env' must map"),
         ("command: [x]\ncolour: red\n", "unknown key 'colour'"),
+        ("command: [x]\ncertificate: pipe\n", "'certificate' must be file"),
         ("command: [x\n", "malformed"),
         ("command: [x]\ntasks: {t: [y]}\n", "'tasks' must map task ids to {command: [...]}"),
         ("command: [x]\ntasks: {t: {command: [y, '{nope}']}}\n", "'tasks.t.command': unknown placeholder {nope}"),

@@ -15,7 +15,7 @@ import pytest
 
 from tcsexam.problems import get_problem
 from tcsexam.problems.sat import without_trailer
-from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.candidate import CertificateSource, load_candidate
 from tcsexam.runner.execute import run_instance
 from tcsexam.runner.orchestrate import GIVEN_KEY_VERSION, _key_meta
 from tcsexam.runner.sandboxes import get_sandbox
@@ -121,3 +121,86 @@ def test_the_candidate_gets_the_normalised_copy_and_the_record_the_original_dige
     assert rec.extra["instance_given"]["sha256"] == hashlib.sha256(copy).hexdigest()
     assert f"given {hashlib.sha256(copy).hexdigest()} False" in rec.extra["stderr_tail"]
     assert (work / "tiny.cnf").read_bytes().endswith(b"%\n0\n\n")  # the original is untouched
+
+
+@needs_cadical
+def test_cadical_as_it_is_solves_satlib_files_with_their_trailer(work):
+    task = sat_task(work)
+    cand = candidate(work / "cadical", CADICAL)
+    assert cand.certificate == CertificateSource.STDOUT and cand.exit_codes_ok == frozenset({0})
+    for name in ("s", "tiny"):
+        rec = run(task, cand, name, work)
+        assert rec.status == "ok" and rec.solved is True and rec.exit_code == 10, rec
+        assert rec.extra["instance_sha256"] == sha(work / task.instance(name).path.name)
+        assert "instance_given" in rec.extra
+    rec = run(task, cand, "u", work)  # UNSAT, exit 20, with its binary DRAT proof in {proof}
+    assert rec.status == "ok" and rec.solved is True and rec.exit_code == 20, rec
+    assert rec.extra["unsat_proof"]["verified"] is True, rec.extra
+
+
+@needs_minisat
+def test_minisat_as_it_is_writes_its_result_file(work):
+    task = sat_task(work)
+    cand = candidate(work / "minisat", MINISAT)
+    for name in ("s", "tiny"):
+        rec = run(task, cand, name, work)
+        assert rec.status == "ok" and rec.solved is True and rec.exit_code == 10, rec
+        assert rec.claimed == "SAT"
+    rec = run(task, cand, "u", work)  # minisat writes no DRAT proof: the UNSAT claim is refused
+    assert rec.status == "certificate_failed" and rec.exit_code == 20 and rec.claimed == "UNSAT", rec
+    assert "no DRAT proof written" in rec.message
+    (work / "t").mkdir(mode=0o755)
+    trusted = sat_task(work / "t", "trusted")
+    rec = run(trusted, cand, "u", work / "t")
+    assert rec.status == "ok" and rec.solved is True, rec
+
+
+@needs_cadical
+def test_stdout_not_read_is_named_when_it_held_the_answer(work):
+    """cadical printing on stdout while solver.yaml reads {solution} (the default): invalid, and
+    the message says that stdout held an answer and was not read."""
+    task = sat_task(work)
+    cand = candidate(work / "cadical-file", 'command: [cadical, -q, "{instance}"]\nexit_codes_ok: [10, 20]\n')
+    rec = run(task, cand, "tiny", work)
+    assert rec.status == "invalid", rec
+    assert rec.message.startswith("no certificate written; stdout held an answer ('s SATISFIABLE') but was not read")
+    assert "certificate: stdout" in rec.message
+
+
+def test_an_answer_exit_code_that_the_certificate_contradicts_is_a_crash(work):
+    """Exit 20 (UNSATISFIABLE) with a certificate saying SATISFIABLE: a crash, not a normal exit;
+    exit 10 with it: ok, without `exit_codes_ok`."""
+    task = sat_task(work)
+    (work / "c").mkdir()
+    (work / "c" / "say.py").write_text(
+        "import sys\nprint('s SATISFIABLE')\nprint('v 1 3 -2 0')\nsys.exit(int(sys.argv[1]))\n"
+    )
+    for code, status in (("10", "ok"), ("20", "crash"), ("30", "crash"), ("0", "ok")):
+        (work / "c" / "solver.yaml").write_text(f"command: [python3, say.py, '{code}']\ncertificate: stdout\n")
+        rec = run(task, load_candidate(work / "c"), "tiny", work)
+        assert rec.status == status, (code, rec)
+        if code == "20":
+            assert "exit code 20 (the convention's UNSATISFIABLE) but the certificate says 'SATISFIABLE'" in rec.message
+        shutil.rmtree(work / "run-c-tiny")
+
+
+def test_a_maxsat_solver_printing_evaluation_output_on_stdout(work):
+    """MaxSAT Evaluation output on stdout (`o` lines, `s OPTIMUM FOUND`, a `v` bit string) with exit
+    30, the convention's OPTIMUM FOUND: ok with the recomputed cost, no wrapper, no exit_codes_ok."""
+    (work / "m.wcnf").write_text("h 1 2 0\nh -1 -2 0\n3 1 0\n1 2 0\n%\n0\n")
+    (work / "task.yaml").write_text(
+        "id: maxsat-real\nproblem: maxsat\nkind: objective\ndirection: minimize\nlimits: {wall_s: 10}\n"
+        f"instance_dir: {work}\ninstances:\n  - {{name: m, file: m.wcnf, optimum: 1}}\n"
+    )
+    task = load_task(work / "task.yaml")
+    (work / "c").mkdir()
+    (work / "c" / "solve.py").write_text(
+        "import sys\nassert b'%' not in open(sys.argv[1], 'rb').read()\n"
+        "print('c anytime output'); print('o 3'); print('o 1'); print('s OPTIMUM FOUND'); print('v 10')\n"
+        "sys.exit(30)\n"
+    )
+    (work / "c" / "solver.yaml").write_text("command: [python3, solve.py, '{instance}']\ncertificate: stdout\n")
+    (work / "c").chmod(0o755)
+    rec = run(task, load_candidate(work / "c"), "m", work)
+    assert rec.status == "ok" and rec.A == 1.0 and rec.claimed == 1.0 and rec.exit_code == 30, rec
+    assert rec.reward == 1.0

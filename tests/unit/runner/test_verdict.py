@@ -7,7 +7,7 @@ import pytest
 from tcsexam.problems.base import CheckResult
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, ProcessOutcome
-from tcsexam.runner.verdict import Certificate, input_changed, solver_status, trace_status
+from tcsexam.runner.verdict import Certificate, answer_exit_code, input_changed, solver_status, trace_status
 
 
 def ended(termination="exit", exit_code=0, message="", stderr="", signal=None, sandbox_error=None) -> ProcessOutcome:
@@ -67,6 +67,18 @@ TABLE = [
     (
         ended(),
         {},
+        Certificate(where="on stdout (certificate: stdout)"),
+        ("invalid", "no certificate written on stdout (certificate: stdout)", None),
+    ),
+    (
+        ended(),
+        {},
+        Certificate(note="stdout held an answer ('s SATISFIABLE') but was not read"),
+        ("invalid", "no certificate written; stdout held an answer ('s SATISFIABLE') but was not read", None),
+    ),
+    (
+        ended(),
+        {},
         Certificate(unreadable="a symbolic link"),
         ("invalid", "the certificate solution is not a file the program wrote: a symbolic link", None),
     ),
@@ -122,3 +134,25 @@ def test_changed_input_and_trace_rows():
     assert trace_status(None) == ("infrastructure_error", None)
     assert trace_status(CheckResult("ok", value=2.0)) == ("ok", 2.0)
     assert trace_status(CheckResult.failed("no")) == ("certificate_failed", None)
+
+
+SAT_CODES = {10: "SATISFIABLE", 20: "UNSATISFIABLE"}
+
+
+@pytest.mark.parametrize(
+    ("code", "codes_ok", "stated", "crash"),
+    [
+        (10, {0}, "SATISFIABLE", False),  # the convention, without exit_codes_ok
+        (20, {0}, "UNSATISFIABLE", False),
+        (0, {0}, "SATISFIABLE", False),  # 0 is the candidate's own normal exit
+        (20, {0}, "SATISFIABLE", True),  # the code contradicts the certificate
+        (10, {0}, None, True),  # an answer code and no answer
+        (10, {0, 10, 20}, None, False),  # the candidate listed it: its own convention
+        (3, {0}, "SATISFIABLE", False),  # not an answer code: decided by exit_codes_ok before
+    ],
+)
+def test_an_answer_exit_code_is_a_normal_exit_only_when_the_certificate_agrees(code, codes_ok, stated, crash):
+    decision = answer_exit_code(code, codes_ok, SAT_CODES, stated)
+    assert (decision is not None) == crash
+    if crash:
+        assert decision.status == "crash" and f"exit code {code}" in decision.message
