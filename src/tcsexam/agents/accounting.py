@@ -35,7 +35,6 @@ samples of earlier runs cost (`CostBudget(limit, spent=spent_in(records))`).
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -341,21 +340,3 @@ def budgeted(inner: Solver, budget: CostBudget, prices: Prices | None) -> Solver
         return solve
 
     return _budgeted()
-
-
-def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """The cost flags of `tcsexam agents generate` (defined once, here)."""
-    group = parser.add_argument_group("cost")
-    group.add_argument(
-        "--prices",
-        default=None,
-        metavar="PRICES.yaml",
-        help="USD per million tokens, the judge's format: {model: {input_per_mtok: x, output_per_mtok: y}}",
-    )
-    group.add_argument(
-        "--max-cost",
-        type=float,
-        default=None,
-        metavar="USD",
-        help="the run's cost limit: no sample starts once it is spent (needs --prices listing the model)",
-    )

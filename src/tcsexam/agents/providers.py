@@ -41,15 +41,17 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model
 
+from tcsexam.agents.options import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_SAMPLES,
+    DEFAULT_MAX_SANDBOXES,
+    DEFAULT_TIMEOUT_S,
+)
 from tcsexam.errors import InputError
 
 OPENAI_COMPATIBLE = "openai-compatible"
 PLACEHOLDER_KEY = "no-key"
-DEFAULT_MAX_CONNECTIONS = 4
-DEFAULT_MAX_SAMPLES = 4
-DEFAULT_MAX_SANDBOXES = 4
-DEFAULT_MAX_RETRIES = 6
-DEFAULT_TIMEOUT_S = 1800
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -124,7 +126,7 @@ class ModelConfig:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ModelConfig:
-        """From the flags `add_model_arguments` defines."""
+        """From the flags `options.add_model_arguments` defines."""
         return cls(
             model=args.model,
             name=args.model_name or "",
@@ -212,32 +214,3 @@ class ModelConfig:
             "max_retries": self.max_retries,
             "timeout": self.timeout_s,
         }
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The model flags of `tcsexam agents generate` (defined once, here)."""
-    group = parser.add_argument_group("model and endpoint")
-    group.add_argument(
-        "--model",
-        required=True,
-        help="an Inspect model (openai/gpt-4o, anthropic/..., mockllm/model), or with --base-url the model "
-        "name the OpenAI-compatible endpoint serves",
-    )
-    group.add_argument("--model-name", default=None, help="the label of this model in results (default: --model)")
-    group.add_argument("--base-url", default=None, help="an OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, ...)")
-    group.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="NAME",
-        help="the NAME of the environment variable holding the API key (the key itself is never a flag)",
-    )
-    group.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, help="concurrent requests")
-    group.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES, help="samples in flight")
-    group.add_argument("--max-sandboxes", type=int, default=DEFAULT_MAX_SANDBOXES, help="sandboxes alive at once")
-    group.add_argument(
-        "--max-retries", type=int, default=DEFAULT_MAX_RETRIES, help="retries of a model call (429, 5xx, timeouts)"
-    )
-    group.add_argument(
-        "--timeout", type=int, default=DEFAULT_TIMEOUT_S, help="seconds for one model call, all retries together"
-    )
-    group.add_argument("--attempt-timeout", type=int, default=None, help="seconds for one HTTP attempt")

@@ -20,7 +20,8 @@ from inspect_ai.tool import tool
 from tenacity import wait_fixed
 
 from tcsexam.agents.accounting import GenerationRecord, StopReason
-from tcsexam.agents.providers import OPENAI_COMPATIBLE, PLACEHOLDER_KEY, ModelConfig, add_model_arguments
+from tcsexam.agents.options import add_model_arguments
+from tcsexam.agents.providers import OPENAI_COMPATIBLE, PLACEHOLDER_KEY, ModelConfig
 from tcsexam.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
