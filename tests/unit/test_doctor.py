@@ -182,14 +182,19 @@ def test_the_drat_checker_verifies_its_test_proof():
     assert check.health == Health.OK and check.detail.startswith("dratify ")
 
 
-def test_a_python_without_dratify_makes_the_drat_checker_missing(tmp_path):
-    """The checker run by the system's Python in isolated mode (no venv): dratify is not there."""
-    system_python = "/usr/bin/python3"
-    if not Path(system_python).is_file():
-        pytest.skip("no /usr/bin/python3")
-    if subprocess.run([system_python, "-I", "-c", "import dratify"], capture_output=True, timeout=60).returncode == 0:
-        pytest.skip("the system's Python has dratify")
-    check = tools.drat_status(system_python)
+def test_a_checker_without_dratify_is_missing_not_a_refused_proof(tmp_path, monkeypatch):
+    """The real checker program, but its `import dratify` names a module that is not installed (as
+    on a machine without dratify): run as a run runs it, the doctor calls the checker missing."""
+    from tcsexam.runner import drat
+
+    text = drat.CHECKER_SCRIPT.read_text()
+    assert "        import dratify\n" in text
+    script = tmp_path / drat.CHECKER_SCRIPT.name
+    script.write_text(
+        text.replace("        import dratify\n", "        import dratify_not_installed_here as dratify\n")
+    )
+    monkeypatch.setattr(drat, "CHECKER_SCRIPT", script)
+    check = tools.drat_status()
     assert check.health == Health.MISSING and "dratify cannot be imported" in check.detail
     assert "unsat_proof: required" in check.consequence and "pip install" in check.fix
 

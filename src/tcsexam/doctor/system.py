@@ -149,9 +149,7 @@ def userns_check() -> Check:
     refusal = userns_refusal()
     root = candidate_ids() is not None
     if refusal is None:
-        return ok(
-            USERNS, "unprivileged user namespaces allowed" + (" (not needed: the harness is root)" if root else "")
-        )
+        return ok(USERNS, "allowed for unprivileged users" + (" (not needed: the harness is root)" if root else ""))
     cause, _, fix = refusal.partition("; fix: ")
     if root:
         consequence = "none while the harness is root (bwrap then needs none); an unprivileged harness cannot use bwrap"

@@ -13,7 +13,6 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,9 +33,11 @@ from tcsexam.doctor.types import (
 )
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
+from tcsexam.limits import ProofLimits
 from tcsexam.paths import config_dir
+from tcsexam.problems.sat import parse_cnf_bytes
 from tcsexam.records import Termination
-from tcsexam.runner import drat_check
+from tcsexam.runner import drat
 from tcsexam.runner.limiter import Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter.launcher import harness_env
 from tcsexam.runner.sandboxes import AUTO_ORDER, get_sandbox, unsandboxed_allowed
@@ -243,42 +244,39 @@ TEST_FORMULA = "p cnf 2 4\n1 2 0\n1 -2 0\n-1 2 0\n-1 -2 0\n"
 TEST_PROOF = "1 0\n0\n"
 
 
-def drat_status(python: str | None = None) -> Check:
-    """The DRAT checker program (`tcsexam.runner.drat_check`: dratify, with cdclkit-native's
-    engine) verifying a two-step proof, run as the harness runs it (`python`, default this
-    interpreter, in isolated mode)."""
-    python = python or sys.executable
-    script = Path(drat_check.__file__)
+def drat_status(limiter: str = "auto", engine: str = "auto") -> Check:
+    """The DRAT checker verifying a two-step proof of a small UNSAT formula exactly as a run checks
+    a candidate's proof (`runner.drat.check_proof`: the checker program from a copy, this Python,
+    under its limits with `limiter`; as the candidates' uid when the harness is root)."""
     fix = "pip install 'dratify>=0.1.10,<0.2' 'cdclkit-native>=0.1.7,<0.2' (tcsexam dependencies: make setup)"
+    instance = parse_cnf_bytes(TEST_FORMULA.encode(), "<doctor's test formula>")
     with tempfile.TemporaryDirectory(prefix="tcsexam-doctor-drat-") as folder:
-        formula, proof = Path(folder) / "formula.cnf", Path(folder) / "proof"
-        formula.write_text(TEST_FORMULA)
+        proof = Path(folder) / drat.PROOF_NAME
         proof.write_text(TEST_PROOF)
         try:
-            done = subprocess.run(
-                [python, "-I", str(script), str(formula), str(proof)],
-                capture_output=True,
-                text=True,
-                timeout=RUN_TIMEOUT_S,
-                env=harness_env(),
-                stdin=subprocess.DEVNULL,
+            verdict = drat.check_proof(
+                instance,
+                proof,
+                limits=ProofLimits(wall_s=RUN_TIMEOUT_S, mem_mb=1024, proof_mb=1),
+                scratch=Path(folder),
+                limiter=limiter,
+                engine=engine,
             )
-        except subprocess.TimeoutExpired:
-            return broken(
-                DRAT_CHECKER, f"no verdict on a two-step proof within {RUN_TIMEOUT_S} s", DRAT_CONSEQUENCE, fix
-            )
-        except OSError as exc:
-            return broken(DRAT_CHECKER, f"cannot run {python}: {exc.strerror or exc}", DRAT_CONSEQUENCE, fix)
-    lines = done.stdout.splitlines()
-    said = {line[2:].partition(" ")[0]: line[2:] for line in lines if line.startswith("c ")}
-    if done.returncode == drat_check.MISSING_EXIT:
-        return missing(
-            DRAT_CHECKER, one_line(said.get("checker", "dratify cannot be imported"), 200), DRAT_CONSEQUENCE, fix
+        except drat.CheckerMissing as exc:
+            said = str(exc)
+            if "cannot be imported" in said:
+                return missing(DRAT_CHECKER, one_line(said, 200), DRAT_CONSEQUENCE, fix)
+            return broken(DRAT_CHECKER, one_line(said, 200), DRAT_CONSEQUENCE, fix)
+        except Exception as exc:  # a limiter or sandbox that cannot start here
+            return broken(DRAT_CHECKER, f"the checker could not run: {one_line(exc, 200)}", DRAT_CONSEQUENCE, fix)
+    if not verdict.verified:
+        return broken(
+            DRAT_CHECKER,
+            f"a valid two-step proof was not verified: {one_line(verdict.reason, 200)}",
+            DRAT_CONSEQUENCE,
+            fix,
         )
-    if done.returncode != 0 or not lines or lines[-1].strip() != "s VERIFIED":
-        why = one_line(said.get("reason") or done.stderr or f"exit code {done.returncode}", 200)
-        return broken(DRAT_CHECKER, f"a valid two-step proof was not verified: {why}", DRAT_CONSEQUENCE, fix)
-    checker = said.get("checker", "checker (unnamed)").removeprefix("checker ")
+    checker = verdict.checker or "(checker unnamed)"
     if "engine native" not in checker:
         checker += " (no cdclkit-native: proofs checked about 15x slower; pip install cdclkit-native)"
     return ok(DRAT_CHECKER, checker)
