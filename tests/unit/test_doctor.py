@@ -8,8 +8,10 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from tcsexam.cli import main
 from tcsexam.doctor import system, tools
 from tcsexam.doctor.types import ORDER, STATUS_WIDTH, Check, Health, Need
 from tcsexam.errors import InputError
+from tcsexam.runner.sandboxes import get_sandbox
 
 DOCTOR = Path(doctor.__file__).parent
 
@@ -163,6 +166,32 @@ def test_coqc_installed_but_not_running_in_the_sandbox_is_a_sandbox_failure(tmp_
     assert inside.health == Health.BROKEN
     assert inside.detail.startswith("no sandbox runs coqc: local: coqc does not run inside")
     assert "judge_failed" in inside.consequence
+
+
+@pytest.fixture
+def visible_folder():
+    """A folder every sandbox shows, and the candidates' uid reads (not under /tmp, which bwrap
+    replaces, nor a 0700 pytest folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="tcsexam-doctor-test-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_a_coqc_the_sandbox_runs_is_ok_with_its_version(sandbox, visible_folder, monkeypatch):
+    if sandbox == "bwrap":
+        try:
+            get_sandbox("bwrap").check_available()
+        except InputError as exc:
+            pytest.skip(str(exc))
+    _script(visible_folder, "coqc", 'echo "8.16.1 compiled with OCaml 4.14.0"')
+    monkeypatch.setattr(tools, "PROOF_PATH", str(visible_folder))
+    host = Check("coqc", Health.OK, "8.16.1")
+    inside = tools.coq_sandbox_status(sandbox, allow_unsandboxed=True, versions=["8.16"], host=host)
+    assert inside.health == Health.OK and inside.line() == f"ok      coqc in sandbox 8.16.1 inside sandbox {sandbox}"
+    other = tools.coq_sandbox_status(sandbox, allow_unsandboxed=True, versions=["8.17"], host=host)
+    assert other.health == Health.BROKEN and "coqc 8.16.1 inside, the tasks need 8.17" in other.detail
 
 
 def test_task_coq_versions_reads_the_given_task_files(tmp_path):
