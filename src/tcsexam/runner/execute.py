@@ -13,17 +13,19 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.fileio import UntrustedFileError, read_untrusted
-from tcsexam.records import InstanceRecord, Status
+from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
 from tcsexam.runner.candidate import Candidate, CertificateSource, candidate_env, format_command, format_seconds
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter import scratch as scratch_folders
+from tcsexam.runner.limiter.go import listening
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity
 from tcsexam.runner.run_outputs import folders_lost, keep_certificate, parsed_instance, record_outcome
 from tcsexam.runner.sandboxes.base import Sandbox
@@ -294,8 +296,11 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     scratch, candidate = job.scratch, job.candidate
     # the limits this run had (`solver-score --at` needs the wall limit a timed-out run was killed at)
     record.extra["limits"] = {"wall_s": job.limits.wall_s, "cpu_s": job.limits.cpu_s}
+    go: list[float] = []  # the program's go, on the wall clock (file times are compared with it)
     try:
-        outcome = job.sandbox.run(_spec(job, work, given))
+        with listening(lambda t: go.append(time.time() - (time.monotonic() - t))):
+            outcome = job.sandbox.run(_spec(job, work, given))
+        started = go[0] if go else time.time() - (outcome.wall_s or 0.0)
     except LaunchError as exc:
         lost = folders_lost(job.folders, job.work)
         _decide(record, lost or solver_status(exc))  # raised again when it is the harness's
@@ -322,6 +327,9 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     how = {"exit_codes_ok": codes_ok, "not_started": job.sandbox.not_started(outcome)}
     decision = solver_status(outcome, **how)
     source = _certificate_path(candidate, work, scratch)
+    if decision is not None and decision.status == Status.TIMEOUT:
+        notes = _timeout_notes(job, outcome, source, instance_path, started)
+        decision = dataclasses.replace(decision, message=short("; ".join([decision.message, *notes])))
     keep_certificate(
         job.options.certificates_dir,
         getattr(job.instance, "name", None),
@@ -340,6 +348,45 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
             solve = getattr(job.task, "kind", "objective") == "solve"
             record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
     _decide(record, decision)
+
+
+def _timeout_notes(job: _Job, outcome, source: Path, instance_path: Path, started: float) -> list[str]:
+    """What a timeout's message adds: whether a certificate the checker accepts was on disk at the
+    end (and whether it arrived before or after the wall limit: its mtime against the run's start,
+    `started`, plus the limit), and, for a CPU-time kill, that `threads` sets the CPU budget."""
+    notes = []
+    if outcome.termination == Termination.CPUTIME:
+        threads, cpu = job.candidate.threads, job.limits.cpu_s
+        budget = f"{cpu:g} s" if cpu else "set"
+        notes.append(
+            f"the CPU budget is {budget} for threads: {threads} in solver.yaml (the task's cpu_s, or "
+            f"its wall limit x threads): a solver using more cores than its `threads` spends it faster and is "
+            f"killed on CPU time; declare the cores it uses in `threads`"
+        )
+    try:
+        data = read_untrusted(source, job.limits.output_bytes)
+        st = os.stat(source, follow_symlinks=False)
+    except (UntrustedFileError, OSError):
+        return notes
+    if not data or not data.strip():
+        return notes
+    problem = job.task.problem_impl
+    try:
+        check = problem.check_certificate(parsed_instance(problem, instance_path), data, job.instance.meta)
+    except Exception:  # only a message: the checker's failure here decides nothing
+        return notes
+    if check.status != Status.OK:
+        return notes
+    if outcome.termination == Termination.CPUTIME:
+        when = "the program was killed on CPU time before it ended"
+    elif st.st_mtime > started + job.limits.wall_s:
+        when = "it arrived after the limit (written after the wall limit, e.g. in a SIGTERM handler)"
+    else:
+        when = "the program did not end within the limit"
+    notes.insert(
+        0, f"a valid certificate was on disk but {when}; an answer counts only from a run that ends inside its limits"
+    )
+    return notes
 
 
 def _certificate_path(candidate: Candidate, work: Path, scratch: Path) -> Path:

@@ -21,8 +21,15 @@ def note_go(t: float) -> None:
 
 @contextmanager
 def listening(callback: Callable[[float], None]) -> Iterator[None]:
-    """Within the block, this thread's `note_go(t)` calls `callback(t)`."""
-    token = _listener.set(callback)
+    """Within the block, this thread's `note_go(t)` calls `callback(t)`, after the listener of an
+    enclosing block (each hears the go)."""
+    outer = _listener.get()
+
+    def both(t: float) -> None:
+        outer(t)
+        callback(t)
+
+    token = _listener.set(callback if outer is None else both)
     try:
         yield
     finally:
