@@ -285,7 +285,8 @@ def cgroups_check() -> Check:
     delegated v2 subtree (the probe of the `cgroup` limiter itself)."""
     kind = cgroup_support()
     if kind == "v1":
-        return ok(CGROUPS, "v1 (memory, pids, cpuacct, freezer writable)")
+        v2 = _v2_delegation()
+        return ok(CGROUPS, "v1 (memory, pids, cpuacct, freezer writable)" + (f"; {v2}" if v2 else "; v2 delegated too"))
     if kind == "v2":
         found = _unified()
         return ok(CGROUPS, f"v2, delegated ({found[1] if found else '?'}: memory, pids, cpu)")
