@@ -99,6 +99,17 @@ def test_the_bundled_config_needs_candidates_proofs_and_drat():
     assert tools.task_coq_versions().keys() == {"8.16"}
 
 
+def test_an_online_run_needs_no_candidate_sandbox_nor_drat():
+    from tcsexam.fileio import read_yaml
+    from tcsexam.paths import project_root
+    from tcsexam.workflow.plan import Plan
+
+    config = read_yaml(project_root() / "config" / "test" / "config.yaml")
+    config.update(protocol="online", online_records_dir="config/test/online")
+    plan = Plan(config, project_root())
+    assert plan.online and doctor.needs_of(plan) == {Need.PROOFS}
+
+
 # ---- Coq ----------------------------------------------------------------------------------------
 
 
