@@ -96,6 +96,14 @@ def test_the_bundled_config_needs_candidates_proofs_and_drat():
     plan = Plan(read_yaml(project_root() / "config" / "config.yaml"), project_root())
     assert doctor.needs_of(plan) == set(doctor.DEFAULT_NEEDS)
     assert doctor.coq_versions_of(plan) == {"8.16"}
+    assert doctor.plan_options(plan) == {
+        "sandbox": "auto",
+        "allow_unsandboxed": False,
+        "limiter": "auto",
+        "coq_versions": {"8.16"},
+    }
+    checks = doctor.checks_for_plan(plan)
+    assert [c.name for c in checks] == ["python", "tcsexam", "sandbox", "coqc", "coqc in sandbox", "drat checker"]
     assert tools.task_coq_versions().keys() == {"8.16"}
 
 

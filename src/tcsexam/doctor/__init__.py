@@ -5,7 +5,7 @@ tasks' release, and inside the proof sandbox), the DRAT checker, SLURM and the b
 explorer's tests. For each piece that does not work: the cause, what follows from it, the fix.
 
 `run_checks()` runs them all (the command); `checks_for(needs)` only those a run needs
-(`needs_of(plan)`), so that a run names a missing tool before its first job, with its true cause;
+(`needs_of(plan)`; `checks_for_plan(plan)` with the plan's sandbox, limiter and Coq release), so that a run names a missing tool before its first job, with its true cause;
 `failures(checks)` are the needed ones that do not work. The checks run in parallel threads and
 a check that does not answer within `DEADLINE_S` is reported as such: the doctor never hangs.
 """
@@ -194,6 +194,24 @@ def coq_versions_of(plan) -> set[str]:
     return {v for p in plan.proof_runs() if (v := plan.proof_task(p.item).coq_version)}
 
 
+def plan_options(plan) -> dict[str, Any]:
+    """`run_checks`' options for a workflow plan: its `run.sandbox`, `run.allow_unsandboxed`,
+    `run.limiter` and its proof tasks' Coq releases."""
+    return {
+        "sandbox": plan.run.get("sandbox", "auto"),
+        "allow_unsandboxed": bool(plan.run.get("allow_unsandboxed")),
+        "limiter": plan.run.get("limiter", "auto"),
+        "coq_versions": coq_versions_of(plan) or None,
+    }
+
+
+def checks_for_plan(plan) -> list[Check]:
+    """The checks a workflow plan needs, with its own sandbox, limiter and Coq releases: what a
+    run's start (`snakemake`, `snakemake -n`, `make run`) calls; `failures()` of them are what
+    cannot work."""
+    return checks_for(needs_of(plan), **plan_options(plan))
+
+
 __all__ = [
     "DEADLINE_S",
     "DEFAULT_NEEDS",
@@ -201,6 +219,7 @@ __all__ = [
     "Health",
     "Need",
     "checks_for",
+    "checks_for_plan",
     "coq_sandbox_status",
     "coq_status",
     "coq_versions_of",
@@ -208,6 +227,7 @@ __all__ = [
     "failures",
     "needed_checks",
     "needs_of",
+    "plan_options",
     "run_checks",
     "task_coq_versions",
 ]

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _config_options(path: str) -> tuple[set, dict]:
     """(needs, run_checks options) of a workflow config file, through the workflow's own Plan."""
-    from tcsexam.doctor import coq_versions_of, needs_of
+    from tcsexam.doctor import needs_of, plan_options
     from tcsexam.errors import InputError
     from tcsexam.fileio import read_yaml
     from tcsexam.paths import project_root
@@ -47,13 +47,7 @@ def _config_options(path: str) -> tuple[set, dict]:
         raise InputError(f"{path}: a workflow config is a mapping, not {type(config).__name__}")
     plan = Plan(config, project_root())  # the workflow's own folder: where its relative paths start
     plan.check()
-    options = {
-        "sandbox": plan.run.get("sandbox", "auto"),
-        "allow_unsandboxed": bool(plan.run.get("allow_unsandboxed")),
-        "limiter": plan.run.get("limiter", "auto"),
-        "coq_versions": coq_versions_of(plan) or None,
-    }
-    return needs_of(plan), options
+    return needs_of(plan), plan_options(plan)
 
 
 def _doctor(args: argparse.Namespace) -> int:
