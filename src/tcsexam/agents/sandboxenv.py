@@ -60,6 +60,7 @@ from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 from . import workspace as ws
 
 SANDBOX_TYPE = "tcsexam"
+NOTE = "[tcsexam sandbox:"  #: how the sandbox's own lines in a call's stderr start
 #: what a call returns of each stream at most (Inspect truncates tool output further)
 RETURNED_BYTES = 1 * MiB
 READ_LIMIT = 100 * MiB  #: the largest file `read_file` returns (Inspect's own default)
@@ -122,7 +123,7 @@ def _termination_note(outcome) -> str:
     if outcome.termination == Termination.EXIT:
         return ""
     words = outcome.message or str(outcome.termination)
-    return f"\n[tcsexam sandbox: the command was stopped: {words}; every process it started was ended]\n"
+    return f"\n{NOTE} the command was stopped: {words}; every process it started was ended]\n"
 
 
 def _read_capped(path: Path, cap: int = RETURNED_BYTES) -> str:
@@ -132,7 +133,7 @@ def _read_capped(path: Path, cap: int = RETURNED_BYTES) -> str:
     except FileNotFoundError:
         return ""
     text = data[:cap].decode("utf-8", "replace")
-    return text + ("\n[tcsexam sandbox: output truncated]\n" if len(data) > cap else "")
+    return text + (f"\n{NOTE} output truncated at {cap} bytes]\n" if len(data) > cap else "")
 
 
 @sandboxenv(name=SANDBOX_TYPE)

@@ -22,16 +22,25 @@ from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import ExecResult, sandbox, store
 
 from tcsexam.agents.accounting import STORE_ANSWER, STORE_STOP_REASON, StopReason
+from tcsexam.agents.sandboxenv import NOTE
 
+#: what a call's output shows at most (under Inspect's 16 KiB cut, which would drop the notes)
+SHOWN_CHARS = 12000
 VIEW_LINES = 2000  #: lines `text_editor view` shows of a file without a range
 LIST_ENTRIES = 500  #: entries `text_editor view` lists of a folder
 
 
 def _shown(result: ExecResult[str]) -> str:
-    """A call's result as the model sees it: stderr, stdout, and the exit code when not 0."""
-    text = f"{result.stderr}\n{result.stdout}" if result.stderr else result.stdout
-    if result.returncode != 0:
-        text = f"{text.rstrip()}\n[exit code {result.returncode}]"
+    """A call's result as the model sees it: stderr, stdout (the middle left out past `SHOWN_CHARS`),
+    then the sandbox's notes (a limit that stopped the command) and the exit code when not 0."""
+    notes = [line for line in result.stderr.splitlines() if line.startswith(NOTE)]
+    stderr = "\n".join(line for line in result.stderr.splitlines() if not line.startswith(NOTE))
+    text = f"{stderr}\n{result.stdout}" if stderr.strip() else result.stdout
+    if len(text) > SHOWN_CHARS:
+        head, tail = text[: SHOWN_CHARS // 2], text[-SHOWN_CHARS // 3 :]
+        text = f"{head}\n[... {len(text) - len(head) - len(tail)} characters left out ...]\n{tail}"
+    tail_lines = [*notes, *([f"[exit code {result.returncode}]"] if result.returncode != 0 else [])]
+    text = "\n".join([text.rstrip(), *tail_lines]) if tail_lines else text
     return text if text.strip() else "[no output]"
 
 

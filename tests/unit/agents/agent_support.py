@@ -139,8 +139,11 @@ def transcript(out: Path, wid: str) -> list[tuple[str, str]]:
     for path in sorted((out / "logs").glob("*.eval")):
         log = read_eval_log(str(path))
         for sample in log.samples or []:
-            if sample.id == wid:
-                found = [(m.role, m.text) for m in sample.messages]
+            if sample.id == wid:  # a tool's error (ToolError) is what the model read
+                found = [
+                    (m.role, m.text + (f"[error] {m.error.message}" if getattr(m, "error", None) else ""))
+                    for m in sample.messages
+                ]
     return found
 
 
