@@ -12,7 +12,8 @@ from tcsexam.attempts.plots import PLOTS
 from tcsexam.status import write_plan
 from tcsexam.suites import TRACK_PATTERN
 from tcsexam.workflow.resources import one_cpu_job
-from tcsexam.workflow.startup import prepare
+from tcsexam.workflow.salvage import run_started, salvage
+from tcsexam.workflow.startup import keep_going, prepare
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
 # a sandbox for the candidates checked once, damaged or stale derived files set aside so that this
@@ -30,6 +31,7 @@ os.environ.setdefault(
     "TCSEXAM_SOURCE", str(Path(tcsexam.__file__).resolve().parents[2])
 )
 OUT = PLAN.out
+STARTED = run_started()
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
 
@@ -46,7 +48,11 @@ wildcard_constraints:
 # One Ray head for a local run's Solver jobs (saves a Ray start per job); cluster jobs start their
 # own. A head left by a killed run is reused by the next one and stopped at the end.
 # A head that cannot start (a full or read-only results folder) stops the run with tcsexam's one line.
+# A failed job never stops the rest: every job whose inputs exist still runs (--keep-going by
+# default: keep_going), and `onerror` below writes the incomplete Index with each failed attempt's
+# reason (tcsexam.workflow.salvage).
 onstart:
+    keep_going(workflow)
     write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
         # the online protocol runs no candidate: no Ray head
@@ -68,5 +74,9 @@ onsuccess:
     shell(f"tcsexam runner ray-head stop --no-wait --state-dir {RAY_STATE}")
 
 
+# A run with failed jobs: the Index from what it produced, incomplete, each failed attempt
+# judge_failed with its job's one-line reason (and the fix where the reason has one).
 onerror:
     shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
+    if workflow.is_main_process:
+        salvage(PLAN, since=STARTED)

@@ -5,6 +5,11 @@ and `snakemake` beside Snakemake's own "check log file(s)", and exits with the c
 
 The reason is the log's last ERROR line (the CLI's one line, its time stamp and level left out),
 else its last non-empty line (a traceback's exception), else "no output".
+
+It also leaves a failure note beside the log (`<log>.failed`: the reason and the code), from which
+the workflow's `onerror` writes the incomplete Index with each failed attempt's reason
+(`tcsexam.workflow.salvage`). A note that cannot be written is only said: the job's own exit is
+what counts.
 """
 
 from __future__ import annotations
@@ -14,8 +19,12 @@ import re
 import sys
 from pathlib import Path
 
+from tcsexam.fileio import atomic_write_json
+
 #: how much of the log's end is read (the reason is its last lines)
 TAIL_BYTES = 65536
+#: the failure note beside a failed job's log
+FAILED_SUFFIX = ".failed"
 _STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+(ERROR|CRITICAL)\s+")
 
 
@@ -37,7 +46,12 @@ def reason(log: str | Path) -> str:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    print(f"job failed (exit code {args.code}): {reason(args.log)} (log: {args.log})", file=sys.stderr, flush=True)
+    why = reason(args.log)
+    print(f"job failed (exit code {args.code}): {why} (log: {args.log})", file=sys.stderr, flush=True)
+    try:
+        atomic_write_json(f"{args.log}{FAILED_SUFFIX}", {"reason": why, "code": args.code}, durable=False)
+    except OSError as exc:
+        print(f"job-failed: cannot write the failure note beside {args.log}: {exc}", file=sys.stderr, flush=True)
     return args.code if 0 < args.code < 256 else 1
 
 

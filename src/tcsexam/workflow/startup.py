@@ -14,12 +14,20 @@
    dry run, so that `snakemake -n` says it, not a failed job's log. On a cluster (no local
    execution) the jobs choose on their nodes: a sandbox that cannot run on the submit host is
    only noted.
-5. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
+5. The other tools the run needs work here (`check_tools`: `tcsexam doctor`'s checks of the proof
+   checker and the DRAT checker): each that does not is one warning line with the true cause and
+   the fix (a missing coqc is "not installed"), and the run goes on: the jobs that need it fail,
+   every other item is judged, and index.json is incomplete (tcsexam.workflow.salvage).
+6. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
    run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
    job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
    only lists what it would set aside.
 
 Every error here is one line on stderr and exit status 1, never a traceback.
+
+At the run's start (`onstart`), `keep_going` makes the run go on past a failed job, as
+`--keep-going` does: Snakemake has no directive for it, and its default (stop scheduling at the
+first failure) would leave every item after a failed one unjudged.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from tcsexam.doctor import Need, checks_for, coq_versions_of, failures, needs_of
 from tcsexam.errors import InputError
 from tcsexam.records.key import ensure_key
 from tcsexam.runner.sandboxes import choose_sandbox
@@ -132,6 +141,28 @@ def check_sandbox(plan, *, local_exec: bool = True) -> None:
         )
 
 
+def check_tools(plan) -> list[str]:
+    """Step 5: what this run needs beyond the candidates' sandbox (step 4), checked by `tcsexam
+    doctor`'s own checks (the proof checker, the DRAT checker): each missing or broken piece one
+    warning line (its cause, what follows, its fix), returned. The run goes on: the jobs that need
+    the piece fail with the same cause and everything else is judged (tcsexam.workflow.salvage)."""
+    needs = needs_of(plan) - {Need.CANDIDATES}
+    if not needs:
+        return []
+    checks = checks_for(
+        needs,
+        sandbox=plan.run.get("sandbox", "auto"),
+        allow_unsandboxed=bool(plan.run.get("allow_unsandboxed")),
+        limiter=plan.run.get("limiter", "auto"),
+        coq_versions=coq_versions_of(plan) or None,
+    )
+    lines = []
+    for check in failures(checks):
+        lines.append(f"tcsexam: warning: {check.line()}; the jobs that need it will fail, the rest are judged")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
 def prepare(
     config: dict,
     basedir: str,
@@ -152,6 +183,8 @@ def prepare(
     if not main_process or mode == "none":
         return plan
     check_sandbox(plan, local_exec=local_exec)
+    if local_exec:
+        check_tools(plan)
     if _locked(Path.cwd()):
         return plan
     try:
@@ -165,3 +198,20 @@ def prepare(
     for line in report.lines():
         print(line.replace("are set aside", "would be set aside") if mode == "dry" else line, file=sys.stderr)
     return plan
+
+
+def keep_going(workflow) -> bool:
+    """Make this run keep going past a failed job (`--keep-going`), from `onstart`: the settings
+    and the scheduler that already read them. False (and a note) where this Snakemake has neither."""
+    settings = getattr(workflow, "execution_settings", None)
+    scheduler = getattr(workflow, "scheduler", None)
+    if settings is None or scheduler is None or not hasattr(scheduler, "keepgoing"):
+        print(
+            "tcsexam: note: this Snakemake cannot be told to keep going here; pass --keep-going so that "
+            "a failed job does not stop the others",
+            file=sys.stderr,
+        )
+        return False
+    settings.keep_going = True
+    scheduler.keepgoing = True
+    return True

@@ -4,6 +4,7 @@ one-line reason on stderr, the command's exit code)."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -37,6 +38,35 @@ def test_job_failed_prints_one_line_and_keeps_the_exit_code(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err == [f"job failed (exit code 3): tcsexam construction row: error: bad object (log: {log})"]
     assert main(["job-failed", str(log), "0"]) == 1  # never a success
+    note = json.loads((tmp_path / "row.log.failed").read_text())  # what the workflow's onerror reads
+    assert note == {"reason": "tcsexam construction row: error: bad object", "code": 0}
+
+
+def test_a_missing_proof_checker_is_one_warning_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
+    """The doctor's own check, on a machine where no coqc is found: named as not installed, with
+    the fix, and the run is not stopped."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    task = SimpleNamespace(coq_version="8.16")
+    plan = SimpleNamespace(
+        online=True,
+        run={"sandbox": "apptainer"},  # not on this PATH either: no coqc inside a sandbox
+        proof_runs=lambda: [SimpleNamespace(item="t")],
+        proof_task=lambda item: task,
+    )
+    lines = startup.check_tools(plan)
+    assert len(lines) == 1 and "coqc: not installed" in lines[0] and "make setup-coq" in lines[0], lines
+    assert capsys.readouterr().err.strip() == lines[0]
+    assert startup.check_tools(SimpleNamespace(online=True, proof_runs=lambda: [])) == []
+
+
+def test_keep_going_sets_the_settings_and_the_scheduler_that_read_them(capsys):
+    workflow = SimpleNamespace(
+        execution_settings=SimpleNamespace(keep_going=False), scheduler=SimpleNamespace(keepgoing=False)
+    )
+    assert startup.keep_going(workflow)
+    assert workflow.execution_settings.keep_going and workflow.scheduler.keepgoing
+    assert not startup.keep_going(SimpleNamespace(execution_settings=None, scheduler=None))
+    assert "pass --keep-going" in capsys.readouterr().err
 
 
 def _plan(**run):

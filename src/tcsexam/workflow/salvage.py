@@ -1,0 +1,157 @@
+"""The Index of a run in which some jobs failed (rules/common.smk's `onerror:`).
+
+The workflow keeps going when a job fails (every job whose inputs exist still runs), but Snakemake
+never starts the aggregation that depends on the failed job. Where the spec wants an Index
+`incomplete` (null) with coverage and issues naming what is missing, this builds it from what the
+run did produce:
+
+- every planned attempt whose row file exists keeps its row;
+- every other planned attempt gets a `judge_failed` row whose note is the one-line reason of the
+  job that failed for it: the failure note `tcsexam job-failed` wrote beside that job's log in the
+  attempt's folder during this run (`<log>.failed`), else the run's other failures;
+- the attempt table, the cohort (when its job did not run) and index.json are then made by the very
+  commands the rules run (`tcsexam attempts table`, `attempts cohort`, `score`), so the Index is
+  never complete while a job failed.
+
+The failed jobs' own exits stay non-zero (Snakemake and SLURM see them) and their outputs stay
+absent, so the next run redoes exactly them; the self-healing check at its start (`heal`) then finds
+that this attempts.csv is not the table of the row files and sets it and index.json aside.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tcsexam.attempts.rows import failed_row, read_rows, write_rows
+from tcsexam.errors import InputError
+from tcsexam.fileio import atomic_write_json
+from tcsexam.jobfail import FAILED_SUFFIX
+from tcsexam.scoring.vocabulary import ScoreStatus
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One job that failed in this run: its log and its one-line reason."""
+
+    log: Path
+    reason: str
+
+
+def failures(root: Path, since: float) -> list[Failure]:
+    """The failure notes written under `root` at or after `since` (this run's), oldest first."""
+    found = []
+    for note in root.rglob(f"*{FAILED_SUFFIX}"):
+        try:
+            if note.stat().st_mtime < since:
+                continue
+            data = json.loads(note.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        found.append((note.stat().st_mtime, Failure(note.with_name(note.name[: -len(FAILED_SUFFIX)]), data["reason"])))
+    return [f for _, f in sorted(found, key=lambda pair: pair[0])]
+
+
+def _reason(row: Path, failed: list[Failure]) -> str:
+    """Why the planned row `row` was not produced: the failure in its own folder (the newest),
+    else the run's failures (a job it depends on)."""
+    own = [f for f in failed if f.log.parent.resolve() == row.parent.resolve()]
+    if own:
+        return f"{own[-1].reason} (log: {own[-1].log})"
+    if failed:
+        others = "; ".join(sorted({f.reason for f in failed}))
+        return f"not judged: a job it depends on failed or did not run ({others})"
+    return "not judged: its job did not run (the run stopped before it)"
+
+
+def salvage_rows(plan, failed: list[Failure]) -> tuple[list[str], list]:
+    """(the row files that exist, the judge_failed rows of the planned attempts without one)."""
+    files = [f for f in plan.row_files() if Path(plan.root / f).is_file()]
+    covered = set()
+    for f in files:
+        for row in read_rows(plan.root / f):
+            covered.add(row.identity)
+    rows = []
+    for p in plan.planned:
+        row = failed_row(
+            p.model,
+            p.track,
+            p.item,
+            p.attempt,
+            ScoreStatus.JUDGE_FAILED,
+            _reason(plan.root / p.row, failed),
+            plan.protocol if p.track == "solver" else "",
+        )
+        if row.identity not in covered:
+            rows.append(row)
+    return files, rows
+
+
+def salvage(plan, *, since: float, log=print) -> Path | None:
+    """Write the attempt table and index.json (incomplete) of a run with failed jobs; its path, or
+    None when nothing was missing (the failure was after the Index). Every step is a `tcsexam`
+    command, as in the rules; one that fails is said in one line and ends the salvage, and nothing
+    here raises (it runs in the workflow's `onerror`)."""
+    try:
+        return _salvage(plan, since, log)
+    except (OSError, ValueError, InputError) as exc:
+        log(f"tcsexam: the incomplete Index could not be written: {exc}")
+        return None
+
+
+def _salvage(plan, since: float, log) -> Path | None:
+    layout = plan.layout
+    failed = failures(plan.root / layout.root, since)
+    files, rows = salvage_rows(plan, failed)
+    if not rows and layout.index.is_file():
+        return None
+    salvage_dir = layout.root / ".salvage"
+    salvage_dir.mkdir(parents=True, exist_ok=True)
+    extra = salvage_dir / "rows.json"
+    write_rows(extra, rows)
+    root = str(plan.root)
+    commands = [
+        ["tcsexam", "attempts", "table", "--rows", *files, str(extra), *shlex.split(plan.table_args()), "--output"]
+        + [str(layout.attempts_csv)],
+    ]
+    if not layout.cohort.is_file():
+        commands.append(
+            ["tcsexam", "attempts", "cohort", "--suite", plan.config["suite"], "--protocol", plan.protocol]
+            + ["--reference", plan.cohort_reference(), "--model", *shlex.split(plan.cohort_models())]
+            + ["--adoption-policy", plan.config["adoption_policy"], "--output", str(layout.cohort)]
+        )
+    bootstrap = plan.config["bootstrap"]
+    commands.append(
+        ["tcsexam", "score", "--suite", plan.config["suite"], "--attempts", str(layout.attempts_csv)]
+        + ["--cohort", str(layout.cohort), "--output", str(layout.index), "--solver-scores", plan.score_solver_dir]
+        + [*shlex.split(plan.score_twin_args()), "--checksums", str(layout.index_checksums)]
+        + ["--bootstrap-resamples", str(bootstrap["resamples"]), "--bootstrap-seed", str(bootstrap["seed"])]
+    )
+    salvage_log = salvage_dir / "salvage.log"
+    with open(salvage_log, "w", encoding="utf-8") as out:
+        for argv in commands:
+            out.write("$ " + shlex.join(argv) + "\n")
+            out.flush()
+            done = subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+            if done.returncode != 0:
+                log(
+                    f"tcsexam: the incomplete Index could not be written: {shlex.join(argv[:3])} failed (log: {salvage_log})"
+                )
+                return None
+    atomic_write_json(salvage_dir / "failures.json", [{"log": str(f.log), "reason": f.reason} for f in failed])
+    log(
+        f"tcsexam: {len(failed)} job(s) failed; index.json is incomplete: {len(rows)} planned attempt(s) judge_failed "
+        f"-> {layout.index}"
+    )
+    for reason in sorted({f.reason for f in failed}):
+        log(f"tcsexam:   {reason}")
+    return layout.index
+
+
+def run_started() -> float:
+    """This run's start (a failure note older than it is an earlier run's)."""
+    return time.time() - 1.0  # a file system's coarse mtime stamps
