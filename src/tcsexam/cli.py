@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "tcsexam.proofs.cli",  # proof check
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
+    "tcsexam.agents.cli",  # agents generate (models at work in staged OR-Space workspaces)
     "tcsexam.reproduce.cli",  # manifest, compare
     "tcsexam.status",  # status
     "tcsexam.view.cli",  # view (the static results explorer)
