@@ -37,7 +37,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tcsexam.doctor import Need, checks_for, coq_versions_of, failures, needs_of
+from tcsexam.doctor import Need, checks_for, failures, needs_of, plan_options
 from tcsexam.errors import InputError
 from tcsexam.records.key import ensure_key
 from tcsexam.runner.sandboxes import choose_sandbox
@@ -149,13 +149,7 @@ def check_tools(plan) -> list[str]:
     needs = needs_of(plan) - {Need.CANDIDATES}
     if not needs:
         return []
-    checks = checks_for(
-        needs,
-        sandbox=plan.run.get("sandbox", "auto"),
-        allow_unsandboxed=bool(plan.run.get("allow_unsandboxed")),
-        limiter=plan.run.get("limiter", "auto"),
-        coq_versions=coq_versions_of(plan) or None,
-    )
+    checks = checks_for(needs, **plan_options(plan))
     lines = []
     for check in failures(checks):
         lines.append(f"tcsexam: warning: {check.line()}; the jobs that need it will fail, the rest are judged")
