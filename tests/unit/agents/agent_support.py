@@ -27,7 +27,9 @@ RUBRICS = ORACLE / "evaluation" / "explain_evaluation" / "rubrics.jsonl"
 #: every scripted reply reports these tokens (mockllm would count them with tiktoken, which
 #: downloads its encoding)
 TOKENS_IN, TOKENS_OUT = 120, 30
-WORKSPACE_LINE = re.compile(r"Workspace (or_space_\d+_(?:build|revise|explain))\b")
+#: how the filesystem agent's prompt ("Workspace or_space_...") and the flat prompt's header
+#: ("# OR-Space workspace or_space_...") name the workspace
+WORKSPACE_LINE = re.compile(r"[Ww]orkspace (or_space_\d+_(?:build|revise|explain))\b")
 
 Step = tuple[str, dict]  #: (tool name, arguments)
 
@@ -75,6 +77,13 @@ def reply(tool: str, arguments: dict) -> ModelOutput:
     return output
 
 
+def text_reply(text: str) -> ModelOutput:
+    """A plain reply (the flat interface's)."""
+    output = ModelOutput.from_content("mockllm/model", text)
+    output.usage = ModelUsage(input_tokens=TOKENS_IN, output_tokens=TOKENS_OUT, total_tokens=TOKENS_IN + TOKENS_OUT)
+    return output
+
+
 def program_steps(folder: str, program: str) -> list[Step]:
     """List the files, read the requirements and the CSVs, write the model, run it, submit."""
     root = "" if folder == "src" else "revised/"
@@ -109,7 +118,7 @@ class ScriptedAgent:
     """A `mockllm` output function: the next step of the script of the workspace the sample's
     prompt names (so samples may run concurrently), counting every call (`calls`)."""
 
-    def __init__(self, scripts: dict[str, list[Step]]):
+    def __init__(self, scripts: dict[str, list[Step | ModelOutput]]):
         self.scripts = scripts
         self.calls: dict[str, int] = {}
 
@@ -120,8 +129,8 @@ class ScriptedAgent:
         step = sum(1 for m in messages if m.role == "assistant")
         self.calls[wid] = self.calls.get(wid, 0) + 1
         script = self.scripts[wid]
-        tool, arguments = script[min(step, len(script) - 1)]
-        return reply(tool, arguments)
+        chosen = script[min(step, len(script) - 1)]
+        return chosen if isinstance(chosen, ModelOutput) else reply(*chosen)
 
     def model(self):
         return get_model("mockllm/model", custom_outputs=self, memoize=False)
