@@ -33,6 +33,7 @@ include: "rules/construction.smk"
 include: "rules/proof.smk"
 include: "rules/index.smk"
 include: "rules/reference.smk"
+include: "rules/agents.smk"  # before orspace.smk: it adds the agents' OR-Space runs
 include: "rules/orspace.smk"
 include: "rules/compare.smk"
 include: "rules/view.smk"

@@ -53,6 +53,7 @@ rule orspace_stage:
 rule orspace_execute:
     input:
         staged=f"{ORSPACE_OUT}/{{run}}/{{cond}}/staged",
+        generation=ORSPACE.generation,
     output:
         predictions=f"{ORSPACE_OUT}/{{run}}/{{cond}}/predictions.jsonl",
     log:
@@ -105,7 +106,7 @@ rule orspace_score_objectives:
 rule orspace_explain_score:
     input:
         staged=f"{ORSPACE_OUT}/{{run}}/{{cond}}/staged",
-        answers=ORSPACE.answers,
+        answers=ORSPACE.explain_answers_input,
     output:
         f"{ORSPACE_OUT}/{{run}}/{{cond}}/explain.json",
     log:

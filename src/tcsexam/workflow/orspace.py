@@ -158,3 +158,13 @@ class OrspaceRuns:
     def answers(self, wildcards) -> str:
         entry = self.conditions[wildcards.run][wildcards.cond]
         return entry.get("answers") or self.runs[wildcards.run]["explain"]["answers"]
+
+    def generation(self, wildcards) -> list[str]:
+        """The agent run a condition's workspaces and answers come from (`generation`, set by
+        rules/agents.smk): the judges wait for it; none for workspaces given as they are."""
+        entry = self.conditions[wildcards.run][wildcards.cond]
+        return [entry["generation"]] if entry.get("generation") else []
+
+    def explain_answers_input(self, wildcards) -> list[str]:
+        """What explain-score waits for: the answers file, or the generation that writes it."""
+        return self.generation(wildcards) or [self.answers(wildcards)]

@@ -1,0 +1,204 @@
+"""Input functions of rules/agents.smk: the validated `agents:` config made into generation jobs and
+OR-Space runs, so that Snakemake generates, then judges with the existing OR-Space rules, then
+reports.
+
+Every model of `agents.models` is run `attempts` times under every condition of
+`agents.conditions`. Attempt k of model M is the OR-Space run `M.a<k>` (added to `orspace.runs`
+before rules/orspace.smk reads them), and under each condition slug its files are:
+
+```
+<orspace output_dir>/M.a<k>/<slug>/staged/                 orspace_stage (leakage-audited, per condition)
+<orspace output_dir>/M.a<k>/<slug>/generation/             agents_generate: `tcsexam agents generate`
+    generation.json                                        the run's summary (written when every sample is done)
+    samples/<workspace_id>/generation.json                 each sample's record (the resume point)
+    workspaces/                                            the worked workspaces: what orspace_execute runs
+    answers.jsonl                                          the Explain answers: what orspace_explain_score scores
+    logs/*.eval                                            the transcripts (inspect view)
+<orspace output_dir>/M.a<k>/<slug>/objectives.json, explain.json    the judges (rules/orspace.smk)
+<orspace output_dir>/M.a<k>/effects.json, effects.html              the report of the run's conditions
+```
+
+The OR-Space conditions carry `generation: <...>/generation/generation.json`, which
+orspace_execute and orspace_explain_score wait for, so no judge runs on a generation that is not
+complete (a generation with a sample that failed for infrastructure exits 1 and the judges wait
+for the rerun, which resumes).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from tcsexam.orspace.conditions import Condition
+from tcsexam.orspace.release import OBJECTIVE_MODES, Mode
+from tcsexam.workflow.orspace import OrspaceRuns
+
+#: what a model's `limits` key becomes on the generate command line
+LIMIT_FLAGS = {
+    "messages": "--message-limit",
+    "tokens": "--token-limit",
+    "time_s": "--time-limit",
+    "working_s": "--working-limit",
+}
+#: model keys passed to `tcsexam agents generate` as they are (key -> flag)
+MODEL_FLAGS = {
+    "base_url": "--base-url",
+    "api_key_env": "--api-key-env",
+    "max_connections": "--max-connections",
+    "max_samples": "--max-samples",
+    "max_sandboxes": "--max-sandboxes",
+    "max_retries": "--max-retries",
+    "timeout_s": "--timeout",
+    "attempt_timeout_s": "--attempt-timeout",
+    "prices": "--prices",
+    "max_cost": "--max-cost",
+}
+#: sandbox keys of `agents.sandbox` -> flag
+SANDBOX_FLAGS = {
+    "sandbox": "--sandbox",
+    "limiter": "--limiter",
+    "call_time_limit_s": "--call-time-limit",
+    "call_mem_mb": "--call-mem-mb",
+    "call_nproc": "--call-nproc",
+    "workspace_mb": "--workspace-mb",
+    "docker_image": "--docker-image",
+}
+OPENAI_COMPATIBLE = "openai-compatible"
+
+
+class AgentRuns:
+    """The validated `agents:` config (schema defaults applied by Snakemake's validate)."""
+
+    def __init__(self, agents: dict[str, Any] | None, orspace_out: str = "results/orspace"):
+        self.config: dict[str, Any] = dict(agents or {})
+        self.models: dict[str, dict[str, Any]] = dict(self.config.get("models", {}))
+        self.out = orspace_out
+        self.modes: list[str] = list(self.config.get("modes", [m.value for m in Mode]))
+        self.objective_modes = [m for m in self.modes if m in OBJECTIVE_MODES]
+        if self.models and not self.objective_modes:
+            raise ValueError("agents.modes: give build or revise too (the OR-Space judges run per Build/Revise run)")
+        self.attempts = int(self.config.get("attempts", 1))
+        self.conditions: dict[str, dict[str, Any]] = {}
+        for entry in self.config.get("conditions") or [{}]:
+            slug = Condition.from_dict(entry, "agents.conditions").slug
+            if slug in self.conditions:
+                raise ValueError(f"agents.conditions: condition {slug} given twice")
+            self.conditions[slug] = entry
+        for name, model in self.models.items():
+            if model.get("provider") == OPENAI_COMPATIBLE and not model.get("base_url"):
+                raise ValueError(f"agents.models.{name}: provider {OPENAI_COMPATIBLE} needs base_url")
+
+    # --- the OR-Space runs -------------------------------------------------------------------
+
+    def run_names(self) -> dict[str, tuple[str, int]]:
+        """OR-Space run name -> (model name, attempt)."""
+        return {f"{m}.a{k}": (m, k) for m in self.models for k in range(1, self.attempts + 1)}
+
+    def generation_dir(self, run: str, slug: str) -> str:
+        return f"{self.out}/{run}/{slug}/generation"
+
+    def orspace_runs(self) -> dict[str, dict[str, Any]]:
+        """The OR-Space runs judging the generations (one per model and attempt)."""
+        judge = dict(self.config.get("judge") or {})
+        explain = dict(judge.pop("explain", None) or {})
+        runs = {}
+        for run in self.run_names():
+            conditions = []
+            for slug, entry in self.conditions.items():
+                gen = self.generation_dir(run, slug)
+                cond = {**entry, "workspaces": f"{gen}/workspaces", "generation": f"{gen}/generation.json"}
+                if Mode.EXPLAIN.value in self.modes:
+                    cond["answers"] = f"{gen}/answers.jsonl"
+                conditions.append(cond)
+            spec: dict[str, Any] = {
+                "release": self.config["release"],
+                "modes": list(self.objective_modes),
+                "conditions": conditions,
+                **judge,
+            }
+            if self.config.get("stage_from"):
+                spec["stage_from"] = self.config["stage_from"]
+            if Mode.EXPLAIN.value in self.modes:
+                spec["explain"] = explain
+            runs[run] = spec
+        return runs
+
+    def merged_orspace(self, orspace: dict[str, Any] | None) -> dict[str, Any] | None:
+        """`orspace:` with the agents' runs added (None when there are neither)."""
+        if not self.models:
+            return orspace
+        merged = dict(orspace or {})
+        runs = dict(merged.get("runs") or {})
+        for name, spec in self.orspace_runs().items():
+            if name in runs:
+                raise ValueError(f"agents: OR-Space run {name} is also in orspace.runs; rename one of them")
+            runs[name] = spec
+        merged["runs"] = runs
+        return merged
+
+    def targets(self, wildcards=None) -> list[str]:
+        """Every generation, its judged results and each run's report."""
+        out = []
+        for run in self.run_names():
+            for slug in self.conditions:
+                out.append(f"{self.generation_dir(run, slug)}/generation.json")
+                out.append(f"{self.out}/{run}/{slug}/objectives.json")
+                if Mode.EXPLAIN.value in self.modes:
+                    out.append(f"{self.out}/{run}/{slug}/explain.json")
+            out.append(f"{self.out}/{run}/effects.html")
+        return out
+
+    # --- the generate job --------------------------------------------------------------------
+
+    def model(self, wildcards) -> dict[str, Any]:
+        name, _ = self.run_names()[wildcards.run]
+        return self.models[name]
+
+    def generate_args(self, wildcards) -> str:
+        """The flags of `tcsexam agents generate` for one run (model and attempt) and condition."""
+        name, attempt = self.run_names()[wildcards.run]
+        model = self.models[name]
+        spec = model["model"]
+        provider = model.get("provider")
+        if (
+            provider
+            and provider != OPENAI_COMPATIBLE
+            and not model.get("base_url")
+            and not spec.startswith(f"{provider}/")
+        ):
+            spec = f"{provider}/{spec}"
+        args = [f"--model {shlex.quote(spec)}", f"--model-name {shlex.quote(name)}"]
+        for key, flag in MODEL_FLAGS.items():
+            if model.get(key) is not None:
+                args.append(f"{flag} {shlex.quote(str(model[key]))}")
+        limits = {**(self.config.get("limits") or {}), **(model.get("limits") or {})}
+        for key, flag in LIMIT_FLAGS.items():
+            if limits.get(key) is not None:
+                args.append(f"{flag} {int(limits[key])}")
+        sandbox = dict(self.config.get("sandbox") or {})
+        for key, flag in SANDBOX_FLAGS.items():
+            if sandbox.get(key) is not None:
+                args.append(f"{flag} {shlex.quote(str(sandbox[key]))}")
+        judge = self.config.get("judge") or {}
+        if judge.get("time_limit_s") is not None:
+            args.append(f"--program-time-limit {float(judge['time_limit_s'])}")
+        args.append(f"--modes {' '.join(self.modes)}")
+        return " ".join(args)
+
+    def generate_threads(self, wildcards) -> int:
+        return int(self.model(wildcards).get("max_sandboxes", 4))
+
+    def generate_mem_mb(self, wildcards, threads) -> int:
+        sandbox = self.config.get("sandbox") or {}
+        return 2048 + threads * int(sandbox.get("call_mem_mb", 4096))
+
+    def generate_runtime(self, wildcards, attempt) -> int:
+        """Minutes: the workspaces in waves of `max_samples`, each up to its time limit, plus slack
+        (a retried job gets more)."""
+        model = self.model(wildcards)
+        limits = {**(self.config.get("limits") or {}), **(model.get("limits") or {})}
+        per_sample = float(limits.get("time_s") or 3600)
+        spec = {"release": self.config["release"], "stage_from": self.config.get("stage_from")}
+        n = max(1, OrspaceRuns.count(OrspaceRuns.stage_source(spec), self.modes))
+        waves = -(-n // int(model.get("max_samples", 4)))
+        return int(15 + attempt * waves * per_sample / 60)

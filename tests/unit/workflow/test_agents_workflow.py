@@ -1,0 +1,172 @@
+"""rules/agents.smk and tcsexam.workflow.agents: the `agents:` config made into generation jobs and
+OR-Space runs, under real Snakemake (dry runs: the generation itself is tested in tests/unit/agents)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from tcsexam.agents.options import add_budget_arguments, add_model_arguments
+from tcsexam.workflow.agents import AgentRuns
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "snakemake"
+    if not exe.exists():
+        pytest.skip("snakemake not installed in this environment")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run(
+        [str(exe), "-s", str(cwd / "Snakefile"), "-d", str(cwd), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def flow(tmp_path) -> Path:
+    (tmp_path / "Snakefile").write_text(
+        f'include: "{ROOT / "rules" / "agents.smk"}"\ninclude: "{ROOT / "rules" / "orspace.smk"}"\n'
+    )
+    (tmp_path / "workflow").symlink_to(ROOT / "workflow")
+    for name in ("references", "solvers"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    return tmp_path
+
+
+def config(**agents) -> dict:
+    base = {
+        "release": "references/orspace",
+        "stage_from": "solvers/orspace-demo",
+        "models": {
+            "gpt": {"provider": "openai", "model": "gpt-4o", "api_key_env": "OPENAI_API_KEY", "prices": "p.yaml"},
+            "qwen": {
+                "provider": "openai-compatible",
+                "model": "Qwen/Qwen2.5-Coder-7B-Instruct",
+                "base_url": "http://gpu-node:8000/v1",
+                "max_samples": 8,
+                "max_cost": 2.5,
+                "limits": {"messages": 40},
+            },
+        },
+    }
+    base.update(agents)
+    return {"agents": base, "orspace": {"output_dir": "results/o", "runs": {}}}
+
+
+def dry_run(flow: Path, cfg: dict, *targets: str) -> subprocess.CompletedProcess:
+    (flow / "c.yaml").write_text(yaml.safe_dump(cfg))
+    return snakemake(flow, "--configfile", "c.yaml", "-n", "-p", "--cores", "2", *(targets or ("agents_all",)))
+
+
+def shell_commands(output: str, program: str) -> list[str]:
+    return [line.split("Shell command: ", 1)[1] for line in output.splitlines() if f"Shell command: {program}" in line]
+
+
+def test_the_dry_run_generates_then_judges_then_reports(flow):
+    cfg = config(
+        conditions=[{"interface": "filesystem"}, {"interface": "flat", "view": "revise-code"}],
+        attempts=2,
+        limits={"messages": 60, "time_s": 900},
+        judge={"time_limit_s": 60, "explain": {"judge": False}},
+    )
+    proc = dry_run(flow, cfg)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    out = proc.stdout
+    # 2 models x 2 attempts x 2 conditions
+    generate = shell_commands(out, "tcsexam agents generate")
+    assert len(generate) == 8
+    for job in ("orspace_stage", "orspace_execute", "orspace_score_objectives", "orspace_explain_score"):
+        assert f"{job}" in out
+    qwen = next(c for c in generate if "qwen.a2/revise-code_flat_both" in c)
+    args = shlex.split(qwen.split(" > ", 1)[0])
+    assert args[args.index("--model") + 1] == "Qwen/Qwen2.5-Coder-7B-Instruct"
+    assert args[args.index("--base-url") + 1] == "http://gpu-node:8000/v1"
+    assert args[args.index("--max-samples") + 1] == "8" and args[args.index("--max-cost") + 1] == "2.5"
+    assert args[args.index("--message-limit") + 1] == "40" and args[args.index("--time-limit") + 1] == "900"
+    assert args[args.index("--staged") + 1] == "results/o/qwen.a2/revise-code_flat_both/staged"
+    assert args[args.index("--output") + 1] == "results/o/qwen.a2/revise-code_flat_both/generation"
+    gpt = shlex.split(next(c for c in generate if "gpt.a1/revise-all_filesystem_both" in c).split(" > ", 1)[0])
+    assert gpt[gpt.index("--model") + 1] == "openai/gpt-4o" and gpt[gpt.index("--api-key-env") + 1] == "OPENAI_API_KEY"
+    # every flag the rule passes is one `tcsexam agents generate` defines (the real parser reads it)
+    parser = __import__("argparse").ArgumentParser()
+    add_model_arguments(parser)
+    add_budget_arguments(parser)
+    for flag in ("--staged", "--output", "--modes", "--message-limit", "--time-limit", "--program-time-limit"):
+        parser.add_argument(flag, nargs="*")
+    parser.add_argument("--sandbox", nargs="*")
+    parser.add_argument("--call-time-limit", nargs="*")
+    parser.add_argument("--call-mem-mb", nargs="*")
+    parser.parse_args(args[3:])
+    # the judges run on what the generation left
+    execute = next(c for c in shell_commands(out, "tcsexam orspace execute") if "gpt.a1/revise-all_filesystem" in c)
+    assert "--workspaces results/o/gpt.a1/revise-all_filesystem_both/generation/workspaces" in execute
+    explain = next(c for c in shell_commands(out, "tcsexam orspace explain-score") if "gpt.a1/revise-all_f" in c)
+    assert "--answers results/o/gpt.a1/revise-all_filesystem_both/generation/answers.jsonl" in explain
+    assert "results/o/gpt.a1/effects.html" in out and "results/o/qwen.a2/effects.html" in out
+
+
+def test_the_judges_wait_for_the_generation(flow):
+    proc = dry_run(flow, config(modes=["build"]), "results/o/gpt.a1/revise-all_filesystem_both/objectives.json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = [line.split()[1].rstrip(":") for line in proc.stdout.splitlines() if line.startswith("rule ")]
+    assert set(jobs) == {"orspace_stage", "agents_generate", "orspace_execute", "orspace_score_objectives"}
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"models": {"m": {"model": "openai/gpt-4o", "api_key": "sk-123"}}}, "api_key"),
+        ({"models": {"bad.name": {"model": "openai/gpt-4o"}}}, "bad.name"),
+        ({"models": {"m": {"model": "x", "base_url": "gpu:8000"}}}, "gpu:8000"),
+        ({"models": {"m": {"model": "x", "api_key_env": "sk-live-1"}}}, "sk-live-1"),
+        ({"modes": ["chat"]}, "chat"),
+    ],
+)
+def test_a_bad_agents_config_stops_the_workflow(flow, change, why):
+    proc = dry_run(flow, config(**change))
+    assert proc.returncode != 0 and why in proc.stdout + proc.stderr
+
+
+def test_the_plan_without_snakemake():
+    runs = AgentRuns(
+        {
+            "release": "rel",
+            "modes": ["build", "explain"],
+            "attempts": 2,
+            "conditions": [{"interface": "flat"}],
+            "models": {"m": {"model": "mockllm/model", "max_samples": 2}},
+        },
+        "out",
+    )
+    assert list(runs.run_names()) == ["m.a1", "m.a2"]
+    spec = runs.orspace_runs()["m.a2"]
+    assert spec["modes"] == ["build"] and spec["release"] == "rel"
+    assert spec["conditions"] == [
+        {
+            "interface": "flat",
+            "workspaces": "out/m.a2/revise-all_flat_both/generation/workspaces",
+            "generation": "out/m.a2/revise-all_flat_both/generation/generation.json",
+            "answers": "out/m.a2/revise-all_flat_both/generation/answers.jsonl",
+        }
+    ]
+    with pytest.raises(ValueError, match="also in orspace.runs"):
+        runs.merged_orspace({"runs": {"m.a1": {"release": "rel"}}})
+    with pytest.raises(ValueError, match="give build or revise"):
+        AgentRuns({"release": "r", "modes": ["explain"], "models": {"m": {"model": "a/b"}}})
+    with pytest.raises(ValueError, match="given twice"):
+        AgentRuns({"release": "r", "conditions": [{}, {"view": "revise-all"}], "models": {"m": {"model": "a/b"}}})
+    wild = SimpleNamespace(run="m.a1", cond="revise-all_flat_both")
+    assert "--modes build explain" in runs.generate_args(wild)
+    assert runs.generate_runtime(wild, 1) >= 15
