@@ -34,12 +34,15 @@ rule run:
         trusted="--allow-unsandboxed" if config["run"].get("allow_unsandboxed") else "",
         limiter=config["run"]["limiter"],
         seed=config["run"]["seed"],
+        keep=config["run"]["keep"],
+        keep_max_mb=config["run"]["keep_max_mb"],
         retries=config["run"]["max_retries"],
         ray_state=RAY_STATE,
     shell:
         "tcsexam run --task {params.task_file:q} --candidate {params.candidate:q} --attempt {wildcards.attempt:q}"
         " --output {output:q} --records-dir {params.records_dir:q} --workers {threads}"
         " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} --seed {params.seed}"
+        " --keep {params.keep} --keep-max-mb {params.keep_max_mb}"
         " --max-retries {params.retries} --no-progress {params.instances}"
         " --ray-head {params.ray_state:q}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
+import io
 import json
+import zlib
 from pathlib import Path
 
 from tcsexam.cliutil import command
 from tcsexam.errors import InputError, UsageError
+from tcsexam.limits import MiB
 from tcsexam.problems.generate import FORMATS
 
 
@@ -25,12 +30,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="an instance name of the task, or the path of an instance file (default with --task: "
         "the task's only instance, e.g. a construction task's parameter file)",
     )
-    p.add_argument("--certificate", required=True, help="the certificate file the solver wrote")
+    p.add_argument("--certificate", help="the certificate file the solver wrote (required unless --record)")
     p.add_argument(
         "--proof",
-        help="SAT: the DRAT proof (text or binary) of an UNSAT answer, checked as in a run (docs/proofs.md#unsat-answers-drat-proofs); "
-        "with --task its unsat_proof rule applies (required: an UNSAT answer needs it), with --problem sat it is "
-        "checked when given",
+        help="SAT: the DRAT proof (text or binary, or gzip-compressed as a run keeps it) of an UNSAT answer, checked "
+        "as in a run (docs/proofs.md#unsat-answers-drat-proofs); with --task its unsat_proof rule applies "
+        "(required: an UNSAT answer needs it), with --problem sat it is checked when given",
+    )
+    p.add_argument(
+        "--record",
+        metavar="FILE",
+        help="re-check a record from what its run kept beside it (extra.kept: <attempt>/certificates, "
+        "<attempt>/proofs): a record file (<attempt>/records/<instance>.json) or records.json with --instance; "
+        "needs --task; prints the record's verdict beside the new one and whether they agree",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
 
@@ -93,7 +105,12 @@ def check_main(args) -> int:
 
     Check a solver's certificate against an instance and print status, value, claimed value, original checker
     reward and message. Exit 0 whatever the verdict; 1 on bad input (missing file, unreadable instance)."""
+    recorded = _from_record(args) if args.record else None
+    if not args.certificate:
+        raise UsageError("check needs --certificate FILE (or --record FILE)")
     problem, path, meta, name = _resolve(args)
+    if recorded is not None:
+        _same_instance(path, recorded)
     instance = problem.parse_instance(path)
     cert = Path(args.certificate)
     try:
@@ -116,6 +133,11 @@ def check_main(args) -> int:
     }
     if proof is not None:
         out["unsat_proof"] = proof
+    if recorded is not None:
+        out["record_status"] = recorded.get("status")
+        out["record_value"] = recorded.get("A") if problem.kind != "solve" else recorded.get("solved")
+        value = out["value"] if problem.kind != "solve" else out["solved"]
+        out["agrees"] = out["status"] == out["record_status"] and value == out["record_value"]
     if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
         from tcsexam.problems.constructions import checker_id
 
@@ -128,6 +150,72 @@ def check_main(args) -> int:
                 continue
             print(f"{key}: {'-' if value is None else value}")
     return 0
+
+
+def _from_record(args) -> dict:
+    """The record `--record` names (a record file, or records.json's entry for `--instance`), with
+    `--certificate` and `--proof` set to the files its run kept (`extra.kept`), each checked
+    against the sha256 the record holds. InputError naming the file and what is wrong."""
+    from tcsexam.fileio import read_json
+
+    if not args.task:
+        raise UsageError("--record needs --task (the record's task: its instance and its UNSAT rule)")
+    path = Path(args.record)
+    data = read_json(path, "record file")
+    if isinstance(data, list):
+        if not args.instance:
+            raise UsageError(f"{path} holds {len(data)} records: name one with --instance")
+        found = [r for r in data if isinstance(r, dict) and r.get("instance") == args.instance]
+        if not found:
+            raise InputError(f"{path}: no record of instance {args.instance!r}")
+        data = found[0]
+    if not isinstance(data, dict) or not isinstance(data.get("instance"), str):
+        raise InputError(f"{path}: not an instance record (no 'instance')")
+    if args.instance and args.instance != data["instance"]:
+        raise InputError(f"{path}: the record is of instance {data['instance']!r}, not {args.instance!r}")
+    args.instance = data["instance"]
+    kept = (data.get("extra") or {}).get("kept") or {}
+    bases = (path.parent, path.parent.parent)  # records.json's folder, or records/<instance>.json's attempt
+    for what in ("certificate", "proof"):
+        info = kept.get(what)
+        if not isinstance(info, dict) or "file" not in info:
+            continue
+        file = next((b / info["file"] for b in bases if (b / info["file"]).is_file()), None)
+        if file is None:
+            raise InputError(f"{path}: the kept {what} {info['file']} is not beside the record (looked in {bases[0]})")
+        if _kept_digest(file) != info.get("sha256"):
+            raise InputError(f"{file}: differs from the {what} the record was judged on (sha256 in extra.kept)")
+        setattr(args, what, str(file))
+    if not args.certificate:
+        why = (kept.get("certificate") or {}).get("not_kept", "the run kept none (tcsexam run --keep)")
+        raise InputError(f"{path}: instance {data['instance']!r}: no kept certificate to re-check: {why}")
+    return data
+
+
+def _kept_digest(file: Path) -> str:
+    """sha256 of a kept file's content (a proof is kept gzip-compressed: its proof's)."""
+    return hashlib.sha256(_maybe_gunzip(file.read_bytes(), file)).hexdigest()
+
+
+def _maybe_gunzip(data: bytes, file: Path, cap: int | None = None) -> bytes:
+    """`data` unpacked when it is gzip (magic 1f 8b; no DRAT proof starts so), at most `cap` bytes."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            out = fh.read(cap + 1 if cap is not None else -1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{file}: not a readable gzip file: {exc}") from None
+    return out
+
+
+def _same_instance(path: Path, record: dict) -> None:
+    """The instance file must be the one the record was judged against (`extra.instance_sha256`)."""
+    expected = (record.get("extra") or {}).get("instance_sha256")
+    if expected and hashlib.sha256(Path(path).read_bytes()).hexdigest() != expected:
+        raise InputError(
+            f"{path}: differs from the instance file the record was judged against (extra.instance_sha256)"
+        )
 
 
 def _unsat_proof(args, problem, instance, result):
@@ -147,8 +235,14 @@ def _unsat_proof(args, problem, instance, result):
     limits = task.proof_limits if task is not None else drat.ProofLimits()
     proof = Path(args.proof).resolve() if args.proof else Path(tempfile.gettempdir()) / "tcsexam-no-proof" / "proof"
     with tempfile.TemporaryDirectory(prefix="tcsexam-check-") as scratch:
+        if args.proof and proof.is_file():  # a kept proof is gzip-compressed: checked unpacked
+            raw = proof.read_bytes()
+            unpacked = _maybe_gunzip(raw, proof, limits.proof_mb * MiB)
+            if unpacked is not raw:
+                proof = Path(scratch) / "proof.drat"
+                proof.write_bytes(unpacked)
         return drat.judge_unsat(
-            result, mode, lambda: drat.check_proof(instance, proof, limits=limits, scratch=Path(scratch))
+            result, mode, lambda: drat.check_proof(instance, proof, limits=limits, scratch=Path(scratch) / "s")
         )
 
 

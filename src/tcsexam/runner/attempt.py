@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
-from tcsexam.limits import DEFAULT_SEED
+from tcsexam.limits import DEFAULT_SEED, MiB
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.execute import InstanceOptions, RecordIdentity, run_instance
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
+from tcsexam.runner.run_outputs import KEEP_MAX_MB
 
 if TYPE_CHECKING:
     from tcsexam.runner.candidate import Candidate
@@ -45,6 +46,9 @@ class RunContext:
     hidden_paths: tuple[str, ...] = ()
     #: where each run's final certificate is kept (<attempt>/certificates; None: not kept)
     certificates_dir: str | None = None
+    #: where each checked UNSAT proof is kept (<attempt>/proofs; None: not kept)
+    proofs_dir: str | None = None
+    keep_max_bytes: int = KEEP_MAX_MB * MiB  #: the largest certificate or proof kept
     _instances: dict[str, TaskInstance] = field(default_factory=dict, repr=False, compare=False)
 
     def instance(self, name: str) -> TaskInstance:
@@ -95,7 +99,11 @@ class RunContext:
             scratch_dir=scratch,
             identity=RecordIdentity(instance_sha256=self.instance_hashes.get(name), **identity),
             options=InstanceOptions(
-                limiter=self.limiter, hidden_paths=self.hidden_paths, certificates_dir=self.certificates_dir
+                limiter=self.limiter,
+                hidden_paths=self.hidden_paths,
+                certificates_dir=self.certificates_dir,
+                proofs_dir=self.proofs_dir,
+                keep_max_bytes=self.keep_max_bytes,
             ),
         )
 

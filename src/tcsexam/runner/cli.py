@@ -12,6 +12,7 @@ from tcsexam.records import STATUSES
 from tcsexam.runner.batch import DEFAULT_BUILD_TIMEOUT_S
 from tcsexam.runner.limiter.types import LIMITER_OPTION
 from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
+from tcsexam.runner.run_outputs import KEEP_MAX_MB, Keep
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 if TYPE_CHECKING:
@@ -35,6 +36,17 @@ RUN_HELP = {
 }
 
 
+def positive_mb(text: str) -> int:
+    """`--keep-max-mb`: a whole number of MiB >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of MiB, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 MiB, not {value}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     run = command(sub, "run", _run)
     run.add_argument("--task", required=True, help="task id (config/tasks/<id>.yaml) or a task file")
@@ -47,6 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_options(run)
     only_help = "run only these instances (records.json then lists only them)"
     run.add_argument("--instances", nargs="+", default=None, metavar="NAME", help=only_help)
+    keep_help = (
+        "what is kept beside the records for re-checking them later (tcsexam check --record): all (final "
+        "certificates and the DRAT proofs of UNSAT answers), proofs, certificates or none; default %(default)s"
+    )
+    run.add_argument("--keep", type=Keep, choices=list(Keep), default=Keep.ALL, help=keep_help)
+    max_help = "the largest certificate or proof kept, in MiB (a bigger one is checked, not kept); default %(default)s"
+    run.add_argument("--keep-max-mb", type=positive_mb, default=KEEP_MAX_MB, metavar="MB", help=max_help)
     every_help = "log a progress line (done/planned, rate, ETA) this often; 0: never (default %(default)s)"
     run.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS", help=every_help)
     _register_repair(sub)
@@ -120,7 +139,18 @@ def _run(args: argparse.Namespace) -> int:
     say = say_for("run", "runner")
     beat = Heartbeat(heartbeat_path(args.output), progress_every_s=args.progress_every or None, log=say)
     job = TaskJob(
-        **pick(args, "task", "output", "attempt", "records_dir", "instances", "seed", candidate_dir="candidate")
+        **pick(
+            args,
+            "task",
+            "output",
+            "attempt",
+            "records_dir",
+            "instances",
+            "seed",
+            "keep",
+            "keep_max_mb",
+            candidate_dir="candidate",
+        )
     )
     with sigterm_as_exit(), beat.closing():
         run_job(job, run_options(args), RunHooks(log=say, heartbeat=beat))

@@ -20,6 +20,7 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.fileio import UntrustedFileError, read_untrusted
+from tcsexam.limits import MiB
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner import anytime, drat
 from tcsexam.runner.candidate import Candidate, CertificateSource, candidate_env, format_command, format_seconds
@@ -27,7 +28,14 @@ from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter import scratch as scratch_folders
 from tcsexam.runner.limiter.go import listening
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity
-from tcsexam.runner.run_outputs import folders_lost, keep_certificate, parsed_instance, record_outcome
+from tcsexam.runner.run_outputs import (
+    KEEP_MAX_MB,
+    folders_lost,
+    keep_certificate,
+    keep_proof,
+    parsed_instance,
+    record_outcome,
+)
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
 from tcsexam.runner.verdict import (
@@ -55,6 +63,10 @@ class InstanceOptions:
     #: where the final certificate of each run is kept as <instance>.txt (None: not kept); the
     #: results explorer links it (`tcsexam view`)
     certificates_dir: str | None = None
+    #: where the checked DRAT proof of an UNSAT answer is kept as <instance>.drat.gz (None: not kept)
+    proofs_dir: str | None = None
+    #: the largest certificate or proof kept (a bigger one is checked, not kept)
+    keep_max_bytes: int = KEEP_MAX_MB * MiB
 
 
 @dataclass(frozen=True)
@@ -304,13 +316,13 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     except LaunchError as exc:
         lost = folders_lost(job.folders, job.work)
         _decide(record, lost or solver_status(exc))  # raised again when it is the harness's
-        keep_certificate(job.options.certificates_dir, getattr(job.instance, "name", None), None)
+        _keep(record, job, None, None)
         return
     lost = folders_lost(job.folders, job.work)
     if lost is not None:
         record_outcome(record, outcome)
         _decide(record, lost)
-        keep_certificate(job.options.certificates_dir, getattr(job.instance, "name", None), None)
+        _keep(record, job, None, None)
         return
     if work.parent != scratch:  # relocated for the candidate's uid (local, root): back where callers expect it
         shutil.rmtree(scratch / "work", ignore_errors=True)
@@ -330,13 +342,10 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     if decision is not None and decision.status == Status.TIMEOUT:
         notes = _timeout_notes(job, outcome, source, instance_path, started)
         decision = dataclasses.replace(decision, message=short("; ".join([decision.message, *notes])))
-    keep_certificate(
-        job.options.certificates_dir,
-        getattr(job.instance, "name", None),
-        source if decision is None else None,
-    )
     if decision is None:
         certificate, check, data = _certificate(job, source, work, instance_path, record)
+        proof = record.extra.get("unsat_proof") or {}
+        _keep(record, job, source, work / drat.PROOF_NAME if proof.get("mode") == "required" else None)
         decision = solver_status(outcome, **how, certificate=certificate)
         stated = problem.stated_answer(data) if data is not None and answers else None
         wrong_code = answer_exit_code(outcome.exit_code, candidate.exit_codes_ok, answers, stated)
@@ -347,7 +356,22 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         elif decision.status == Status.OK:
             solve = getattr(job.task, "kind", "objective") == "solve"
             record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
+    else:
+        _keep(record, job, None, None)
     _decide(record, decision)
+
+
+def _keep(record: InstanceRecord, job: _Job, certificate: Path | None, proof: Path | None) -> None:
+    """Keep what the record was judged on beside the records (`run_outputs.Keep`): the certificate
+    and the checked UNSAT proof (None: none, an older one is removed); `extra.kept` names them."""
+    name, options = getattr(job.instance, "name", None), job.options
+    kept = {
+        "certificate": keep_certificate(options.certificates_dir, name, certificate, options.keep_max_bytes),
+        "proof": keep_proof(options.proofs_dir, name, proof, options.keep_max_bytes),
+    }
+    kept = {what: info for what, info in kept.items() if info is not None}
+    if kept:
+        record.extra["kept"] = kept
 
 
 def _timeout_notes(job: _Job, outcome, source: Path, instance_path: Path, started: float) -> list[str]:

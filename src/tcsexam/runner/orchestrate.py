@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
-from tcsexam.limits import DEFAULT_SEED
+from tcsexam.limits import DEFAULT_SEED, MiB
 from tcsexam.logs import say_for
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
@@ -44,6 +44,7 @@ from tcsexam.runner.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
 from tcsexam.runner.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.candidate import build_candidate, load_candidate
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
+from tcsexam.runner.run_outputs import CERTIFICATES_DIR, KEEP_MAX_MB, PROOFS_DIR, Keep
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 from tcsexam.tasks import load_task, verify_instance_files
 
@@ -151,6 +152,9 @@ class TaskJob:
     records_dir: str | Path | None = None  #: default: records/ beside `output`
     instances: Sequence[str] | None = None  #: only these (records.json then lists only them)
     seed: int = DEFAULT_SEED
+    #: what is kept beside records.json for re-checking (`run_outputs.Keep`) and the largest file kept
+    keep: Keep = Keep.ALL
+    keep_max_mb: int = KEEP_MAX_MB
 
     def paths(self) -> tuple[Path, Path]:
         """(records.json, the records folder)."""
@@ -221,7 +225,9 @@ class _TaskRun:
             sandbox_image=prep.sandbox.image_id(),
             instance_hashes=instance_hashes,
             hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
-            certificates_dir=str(self.output.parent / "certificates"),
+            certificates_dir=str(self.output.parent / CERTIFICATES_DIR) if Keep(self.job.keep).certificates else None,
+            proofs_dir=str(self.output.parent / PROOFS_DIR) if Keep(self.job.keep).proofs else None,
+            keep_max_bytes=int(self.job.keep_max_mb) * MiB,
         )
         summary.calibration = job_calibration(self.output, rerun=bool(batch.pending), say=self.say, label=prep.task.id)
         if batch.pending:
