@@ -63,7 +63,8 @@ class Keep(StrEnum):
 
 #: where a run keeps them, beside records.json: <attempt>/certificates/<instance>.txt and
 #: <attempt>/proofs/<instance>.drat.gz
-CERTIFICATES_DIR, PROOFS_DIR = "certificates", "proofs"
+CERTIFICATES_DIR = "certificates"
+PROOFS_DIR = "proofs"
 CERTIFICATE_SUFFIX, PROOF_SUFFIX = ".txt", ".drat.gz"
 
 
