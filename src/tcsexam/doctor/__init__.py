@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -71,31 +71,32 @@ DEADLINE_S = 30.0
 
 def _groups(
     sandbox: str, allow_unsandboxed: bool, limiter: str, coq_versions: Iterable[str] | None
-) -> list[tuple[tuple[str, ...], Callable[[], list[Check]]]]:
-    """(the checks, one function giving them in that order): a group's checks run one after the
-    other (the in-sandbox coqc check needs the coqc one), the groups in parallel."""
+) -> list[tuple[tuple[str, ...], Callable[[], Iterator[Check]]]]:
+    """(the checks, a generator giving them in that order): a group's checks run one after the
+    other (the in-sandbox coqc check needs the coqc one), the groups in parallel; a check done
+    before its group's deadline is kept even when a later one of the group is not."""
     versions = None if coq_versions is None else sorted(set(coq_versions))
 
-    def coq() -> list[Check]:
-        host = coq_status(versions)
-        inside = coq_sandbox_status(
+    def coq() -> Iterator[Check]:
+        yield (host := coq_status(versions))
+        yield coq_sandbox_status(
             sandbox, allow_unsandboxed=allow_unsandboxed, limiter=limiter, versions=versions, host=host
         )
-        if host.failed and inside.health == Health.OK:  # the proofs run in an image's coqc (docker, apptainer)
-            host = replace(host, consequence=f"none for the proofs: they run with the coqc {inside.detail}")
-        return [host, inside]
+
+    def each(*checks: Callable[[], Check]) -> Callable[[], Iterator[Check]]:
+        return lambda: (check() for check in checks)
 
     return [
-        ((PYTHON, PACKAGE), lambda: [python_check(), package_check()]),
-        ((BWRAP, USERNS), lambda: [bwrap_check(), userns_check()]),
-        ((DOCKER,), lambda: [docker_check()]),
-        ((APPTAINER,), lambda: [apptainer_check()]),
-        ((SANDBOX,), lambda: [sandbox_check(sandbox, allow_unsandboxed=allow_unsandboxed)]),
-        ((CGROUPS, LIMITER, BENCHEXEC), lambda: [cgroups_check(), limiter_check(), benchexec_check()]),
+        ((PYTHON, PACKAGE), each(python_check, package_check)),
+        ((BWRAP, USERNS), each(bwrap_check, userns_check)),
+        ((DOCKER,), each(docker_check)),
+        ((APPTAINER,), each(apptainer_check)),
+        ((SANDBOX,), each(lambda: sandbox_check(sandbox, allow_unsandboxed=allow_unsandboxed))),
+        ((CGROUPS, LIMITER, BENCHEXEC), each(cgroups_check, limiter_check, benchexec_check)),
         ((COQC, COQ_SANDBOX), coq),
-        ((DRAT_CHECKER,), lambda: [drat_status()]),
-        ((SLURM,), lambda: [slurm_status()]),
-        ((BROWSER,), lambda: [browser_status()]),
+        ((DRAT_CHECKER,), each(lambda: drat_status(limiter))),
+        ((SLURM,), each(slurm_status)),
+        ((BROWSER,), each(browser_status)),
     ]
 
 
@@ -136,16 +137,19 @@ def run_checks(
         for names, fn in _groups(sandbox, allow_unsandboxed, limiter, coq_versions)
         if everything or wanted & set(names)
     ]
-    results: dict[int, list[Check]] = {}
+    results: dict[int, list[Check]] = {i: [] for i in range(len(groups))}
 
-    def work(index: int, names: tuple[str, ...], fn: Callable[[], list[Check]]) -> None:
+    def work(index: int, names: tuple[str, ...], fn: Callable[[], Iterator[Check]]) -> None:
         try:
-            results[index] = fn()
+            for check in fn():
+                results[index].append(check)
         except Exception as exc:  # a check's own bug must not hide the other lines
-            results[index] = [
+            done = {c.name for c in results[index]}
+            results[index].extend(
                 broken(n, f"the check itself failed: {type(exc).__name__}: {exc}", "unknown", "report it")
                 for n in names
-            ]
+                if n not in done
+            )
 
     threads = [threading.Thread(target=work, args=(i, *g), daemon=True) for i, g in enumerate(groups)]
     for thread in threads:
@@ -155,11 +159,14 @@ def run_checks(
         thread.join(max(0.0, end - time.monotonic()))
     found: dict[str, Check] = {}
     for index, (names, _) in enumerate(groups):
-        for check in results.get(index) or _timed_out(names, deadline_s):
-            found[check.name] = check
+        done = list(results[index])  # a copy: a late check may still be appended
+        found.update((c.name, c) for c in done)
+        found.update((c.name, c) for c in _timed_out(tuple(n for n in names if n not in found), deadline_s))
     # the machine's coqc is needed only where no sandbox brings its own (an image with Coq)
-    if COQ_SANDBOX in found and found[COQ_SANDBOX].health == Health.OK:
+    inside = found.get(COQ_SANDBOX)
+    if inside is not None and inside.health == Health.OK and found[COQC].failed:
         wanted.discard(COQC)
+        found[COQC] = replace(found[COQC], consequence=f"none for the proofs: they run with the coqc {inside.detail}")
     return [found[name].as_needed(name in wanted) for name in ORDER if name in found]
 
 

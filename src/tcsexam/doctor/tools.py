@@ -130,16 +130,24 @@ def _version_of(exe: str, flag: str = "--print-version", word: int = 0) -> tuple
 
 
 def coq_status(versions: Iterable[str] | None = None, coqc: str = "coqc") -> Check:
-    """coqc on this machine: installed (on PATH), answering, of a release the tasks accept
-    (`versions`; default: those of the bundled suites' proof tasks), with coqchk beside it and
-    where the proof checker's PATH finds it. Only a coqc that is not there at all is `missing`
-    ("not installed"); one that is there but unusable is `broken` with the reason."""
+    """The coqc the proof checker runs on this machine (the first on `PROOF_PATH`, the PATH of
+    its steps): installed, answering, of a release the tasks accept (`versions`; default: those
+    of the bundled suites' proof tasks), with coqchk on that PATH too. Only a coqc that is not
+    there at all (neither on this PATH nor on the checker's) is `missing` ("not installed"); one
+    that is there but unusable is `broken` with the reason."""
     wanted = sorted(set(versions) if versions is not None else set(task_coq_versions()))
     need = f"the tasks need Coq {' or '.join(wanted)}" if wanted else "the tasks name no Coq release"
     fix = _coq_fix(wanted)
-    exe = shutil.which(coqc)
-    if exe is None:
+    mine, exe = shutil.which(coqc), shutil.which(coqc, path=PROOF_PATH)
+    if exe is None and mine is None:
         return missing(COQC, f"not installed (no {coqc} on PATH; {need})", PROOF_CONSEQUENCE, fix)
+    if exe is None:
+        return broken(
+            COQC,
+            f"{mine} is not on the proof checker's PATH ({PROOF_PATH}; {need})",
+            PROOF_CONSEQUENCE,
+            f"install Coq system-wide ({fix}), or link coqc and coqchk into /usr/local/bin",
+        )
     have, why = _version_of(exe)
     if have is None:
         return broken(COQC, f"{exe} installed but does not run: {why}", PROOF_CONSEQUENCE, fix)
@@ -150,23 +158,17 @@ def coq_status(versions: Iterable[str] | None = None, coqc: str = "coqc") -> Che
             f"`tcsexam proof check` refuses those tasks (exit 1): {PROOF_CONSEQUENCE}",
             fix,
         )
-    folder = os.path.dirname(exe)
-    coqchk = shutil.which("coqchk", path=folder) or shutil.which("coqchk")
+    coqchk = shutil.which("coqchk", path=PROOF_PATH)
     if coqchk is None:
         return broken(
             COQC,
-            f"{have} ({exe}), but no coqchk (the kernel re-check of every proof)",
+            f"{have} ({exe}), but no coqchk on the proof checker's PATH (the kernel re-check of every proof)",
             PROOF_CONSEQUENCE,
             "install coqchk beside coqc (Debian: it is in the coq package)",
         )
-    if shutil.which("coqc", path=PROOF_PATH) is None:
-        return broken(
-            COQC,
-            f"{have} ({exe}) is not on the proof checker's PATH ({PROOF_PATH})",
-            PROOF_CONSEQUENCE,
-            f"install Coq system-wide ({fix}), or link coqc and coqchk into /usr/local/bin",
-        )
-    return ok(COQC, f"{have} ({exe}, coqchk {coqchk}; {need})")
+    other = mine is not None and os.path.realpath(mine) != os.path.realpath(exe)
+    also = f"; not {mine}, first on this PATH: the checker runs {exe}" if other else ""
+    return ok(COQC, f"{have} ({exe}, coqchk {coqchk}; {need}{also})")
 
 
 def _probe_coqc(box, limiter: str) -> tuple[str | None, str]:
