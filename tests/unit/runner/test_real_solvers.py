@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tcsexam.errors import InputError
 from tcsexam.problems import get_problem
 from tcsexam.problems.sat import without_trailer
 from tcsexam.runner.candidate import CertificateSource, load_candidate
@@ -59,13 +60,24 @@ def candidate(folder: Path, yaml: str):
     return load_candidate(folder)
 
 
-def run(task, cand, instance: str, work: Path):
-    scratch = work / f"run-{cand.dir.name}-{instance}"
+def run(task, cand, instance: str, work: Path, box=LOCAL):
+    scratch = work / f"run-{box.name}-{cand.dir.name}-{instance}"
     scratch.mkdir()
     scratch.chmod(0o755)
     return run_instance(
-        task, instance, cand, sandbox=LOCAL, limits=task.limits.for_threads(1), seed=1, scratch_dir=scratch
+        task, instance, cand, sandbox=box, limits=task.limits.for_threads(1), seed=1, scratch_dir=scratch
     )
+
+
+@pytest.fixture(params=["local", "bwrap"])
+def box(request):
+    """The solvers run as they are under local and, where it works here, bwrap (skipped with why)."""
+    sandbox = get_sandbox(request.param)
+    try:
+        sandbox.check_available()
+    except InputError as exc:
+        pytest.skip(f"sandbox {request.param} unavailable here: {exc}")
+    return sandbox
 
 
 def sha(path: Path) -> str:
@@ -102,7 +114,7 @@ def test_the_trailer_is_stripped_in_a_copy_and_only_there(work):
     assert _key_meta(task, clean) is clean.meta
 
 
-def test_the_candidate_gets_the_normalised_copy_and_the_record_the_original_digest(work):
+def test_the_candidate_gets_the_normalised_copy_and_the_record_the_original_digest(work, box):
     """A candidate that reports the digest of the file it was given (on stderr) and answers UNKNOWN."""
     task = sat_task(work)
     (work / "c").mkdir()
@@ -114,7 +126,7 @@ def test_the_candidate_gets_the_normalised_copy_and_the_record_the_original_dige
     )
     (work / "c" / "solver.yaml").write_text("command: [python3, show.py, '{instance}', '{solution}']\n")
     (work / "c").chmod(0o755)
-    rec = run(task, load_candidate(work / "c"), "tiny", work)
+    rec = run(task, load_candidate(work / "c"), "tiny", work, box)
     assert rec.status == "ok" and rec.solved is False, rec
     copy, _ = without_trailer((work / "tiny.cnf").read_bytes())
     assert rec.extra["instance_sha256"] == sha(work / "tiny.cnf")
@@ -124,34 +136,34 @@ def test_the_candidate_gets_the_normalised_copy_and_the_record_the_original_dige
 
 
 @needs_cadical
-def test_cadical_as_it_is_solves_satlib_files_with_their_trailer(work):
+def test_cadical_as_it_is_solves_satlib_files_with_their_trailer(work, box):
     task = sat_task(work)
     cand = candidate(work / "cadical", CADICAL)
     assert cand.certificate == CertificateSource.STDOUT and cand.exit_codes_ok == frozenset({0})
     for name in ("s", "tiny"):
-        rec = run(task, cand, name, work)
+        rec = run(task, cand, name, work, box)
         assert rec.status == "ok" and rec.solved is True and rec.exit_code == 10, rec
         assert rec.extra["instance_sha256"] == sha(work / task.instance(name).path.name)
         assert "instance_given" in rec.extra
-    rec = run(task, cand, "u", work)  # UNSAT, exit 20, with its binary DRAT proof in {proof}
+    rec = run(task, cand, "u", work, box)  # UNSAT, exit 20, with its binary DRAT proof in {proof}
     assert rec.status == "ok" and rec.solved is True and rec.exit_code == 20, rec
     assert rec.extra["unsat_proof"]["verified"] is True, rec.extra
 
 
 @needs_minisat
-def test_minisat_as_it_is_writes_its_result_file(work):
+def test_minisat_as_it_is_writes_its_result_file(work, box):
     task = sat_task(work)
     cand = candidate(work / "minisat", MINISAT)
     for name in ("s", "tiny"):
-        rec = run(task, cand, name, work)
+        rec = run(task, cand, name, work, box)
         assert rec.status == "ok" and rec.solved is True and rec.exit_code == 10, rec
         assert rec.claimed == "SAT"
-    rec = run(task, cand, "u", work)  # minisat writes no DRAT proof: the UNSAT claim is refused
+    rec = run(task, cand, "u", work, box)  # minisat writes no DRAT proof: the UNSAT claim is refused
     assert rec.status == "certificate_failed" and rec.exit_code == 20 and rec.claimed == "UNSAT", rec
     assert "no DRAT proof written" in rec.message
     (work / "t").mkdir(mode=0o755)
     trusted = sat_task(work / "t", "trusted")
-    rec = run(trusted, cand, "u", work / "t")
+    rec = run(trusted, cand, "u", work / "t", box)
     assert rec.status == "ok" and rec.solved is True, rec
 
 
@@ -181,7 +193,7 @@ def test_an_answer_exit_code_that_the_certificate_contradicts_is_a_crash(work):
         assert rec.status == status, (code, rec)
         if code == "20":
             assert "exit code 20 (the convention's UNSATISFIABLE) but the certificate says 'SATISFIABLE'" in rec.message
-        shutil.rmtree(work / "run-c-tiny")
+        shutil.rmtree(work / "run-local-c-tiny")
 
 
 def test_a_maxsat_solver_printing_evaluation_output_on_stdout(work):
