@@ -193,6 +193,8 @@ def test_coqc_that_does_not_answer_is_broken(bare_path, monkeypatch):
     _script(bare_path, "coqc", "echo 'Fatal error: cannot load the standard library' >&2; exit 2")
     check = tools.coq_status(["8.16"])
     assert check.health == Health.BROKEN and "does not run" in check.detail and "standard library" in check.detail
+    inside = tools.coq_sandbox_status("local", allow_unsandboxed=True, versions=["8.16"], host=check)
+    assert inside.health == Health.SKIPPED and inside.detail.startswith("the machine's coqc does not work")
 
 
 def test_coqc_installed_but_not_running_in_the_sandbox_is_a_sandbox_failure(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="what works here: sandboxes, limiters, coqc, the DRAT checker, SLURM, the browser (docs/doctor.md)",
         description=(
             "Check every external piece the pipeline uses and print one line each: ok with its version and path, "
-            "or missing/broken with the consequence and the fix (skipped: not checked, a piece it needs is missing). "
+            "or missing/broken with the consequence and the fix (skipped: not judged on its own, a piece it needs does not work). "
             "Exit 0 when everything the bundled default (or --config's run) needs works, "
             f"{NEEDED_MISSING_EXIT} when a piece it needs is missing or broken; optional pieces (Docker, "
             "Apptainer, SLURM, the browser, ...) never fail it."

@@ -203,8 +203,9 @@ def coq_sandbox_status(
 ) -> Check:
     """coqc inside the sandbox the proofs would run in (`auto`: the first of bwrap, docker,
     apptainer, and local where allowed, that starts and runs coqc, as `tcsexam proof check`
-    chooses). When none runs it and coqc is not installed here (`host`, default `coq_status()`),
-    the cause is that, not the sandbox: `skipped`, pointing at the coqc line."""
+    chooses). When none runs it and the machine's coqc is not installed or does not work (`host`,
+    default `coq_status()`), the cause is that, not the sandbox: `skipped`, pointing at the coqc
+    line."""
     wanted = sorted(set(versions) if versions is not None else set(task_coq_versions()))
     host = host or coq_status(wanted)
     names = (
@@ -230,6 +231,8 @@ def coq_sandbox_status(
         return ok(COQ_SANDBOX, f"{have} inside sandbox {name}")
     if host.health == Health.MISSING:
         return skipped(COQ_SANDBOX, f"coqc is not installed (the {COQC} line)")
+    if host.failed:  # the sandboxes see the machine's coqc: its own problem comes first
+        return skipped(COQ_SANDBOX, f"the machine's coqc does not work (the {COQC} line); " + "; ".join(tried))
     return broken(
         COQ_SANDBOX,
         "no sandbox runs coqc: " + "; ".join(tried),

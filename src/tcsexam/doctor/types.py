@@ -15,7 +15,7 @@ class Health(StrEnum):
     OK = "ok"  #: present and working (its version and path in `detail`)
     MISSING = "missing"  #: not installed, not on PATH, not configured
     BROKEN = "broken"  #: installed but does not work here (refused, wrong version, does not answer)
-    SKIPPED = "skipped"  #: not checked: a piece it depends on is missing (`detail` names it)
+    SKIPPED = "skipped"  #: not judged on its own: a piece it depends on is missing or broken (`detail` names it)
 
 
 #: the states in which a piece does not work (a needed one in them fails the doctor and a run)
