@@ -89,6 +89,7 @@ def hostile_script(staged: Path, outside: Path, port: int) -> list:
             {"command": f"nohup sleep {SLEEPS[0]} >/dev/null 2>&1 & setsid sleep {SLEEPS[1]} & echo left running"},
         ),
         ("bash", {"command": "pgrep -x sleep || echo none-left"}),
+        ("bash", {"command": "cat ../escaped ../escaped-editor 2>/dev/null || echo not-persisted"}),
         ("submit", {"answer": "done"}),
     ]
 
@@ -144,8 +145,10 @@ def test_nothing_is_written_outside_the_workspace(hostile_run):
     settings, _, outside, _ = hostile_run
     assert list(outside.iterdir()) == []
     outputs = tool_outputs(settings.output, WID)
-    assert "Read-only file system" in outputs[1] or "Permission denied" in outputs[1]
+    assert "No such file" in outputs[1]  # the host folder is not even there (a private /tmp)
     assert "tmp-ok" in outputs[1]  # its own private /tmp works
+    # above the workspace: refused (root harness), or the sandbox's private tmpfs, gone after the call
+    assert outputs[11].strip() == "not-persisted"
     assert "outside the workspace" in outputs[2] and "outside the workspace" in outputs[3]
     assert "symbolic link" in outputs[5]
     worked = settings.output / "workspaces" / WID
