@@ -236,9 +236,9 @@ class MaxSat(SolverProblem):
     instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"
     formats = ("new", "old")  #: h-line WCNF (MaxSAT Evaluation 2022 on) and 'p wcnf ... top'
-    #: MaxSAT solvers' exit codes (Open-WBO's and the evaluations' convention): 10 SATISFIABLE (a
-    #: solution, not proven optimal), 20 UNSATISFIABLE, 30 OPTIMUM FOUND
-    answer_exit_codes = MappingProxyType({10: "SATISFIABLE", 20: "UNSATISFIABLE", 30: "OPTIMUM FOUND"})
+    #: MaxSAT solvers' exit codes (Open-WBO's `StatusCode`, which its descendants keep): 10
+    #: SATISFIABLE (a solution, not proven optimal), 20 UNSATISFIABLE, 30 OPTIMUM FOUND, 40 UNKNOWN
+    answer_exit_codes = MappingProxyType({10: "SATISFIABLE", 20: "UNSATISFIABLE", 30: "OPTIMUM FOUND", 40: "UNKNOWN"})
 
     def stated_answer(self, data: bytes) -> str | None:
         return c.stated_answer(data, len(data))

@@ -237,6 +237,6 @@ def test_stated_answers_of_sat_and_maxsat_output():
     assert sat.stated_answer(b"UNSAT\n") == "UNSATISFIABLE"
     assert sat.stated_answer(b"SAT\n1 0\n") == "SATISFIABLE"
     assert sat.stated_answer(b"c nothing said\n") is None
-    assert maxsat.answer_exit_codes == {10: "SATISFIABLE", 20: "UNSATISFIABLE", 30: "OPTIMUM FOUND"}
+    assert maxsat.answer_exit_codes == {10: "SATISFIABLE", 20: "UNSATISFIABLE", 30: "OPTIMUM FOUND", 40: "UNKNOWN"}
     assert maxsat.stated_answer(b"o 3\ns OPTIMUM FOUND\nv 0101\n") == "OPTIMUM FOUND"
     assert get_problem("maxcut").answer_exit_codes == {} and get_problem("maxcut").stated_answer(b"s X\n") is None
