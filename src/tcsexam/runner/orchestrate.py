@@ -34,6 +34,7 @@ from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.limits import DEFAULT_SEED, MiB
 from tcsexam.logs import say_for
+from tcsexam.problems.solver_base import SolverProblem
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
@@ -65,8 +66,11 @@ GIVEN_KEY_VERSION = 1
 def _key_meta(task_obj, inst) -> dict:
     """What the record key holds of an instance's metadata: its task-file metadata, and
     `instance_given` when candidates get a normalised copy of it (SATLIB's `%` trailer stripped)."""
-    copy = getattr(task_obj.problem_impl, "candidate_copy", None)
-    if copy is None or copy(Path(inst.path).read_bytes()) is None:
+    problem = task_obj.problem_impl
+    copy = getattr(problem, "candidate_copy", None)
+    if copy is None or type(problem).candidate_copy is SolverProblem.candidate_copy:  # never normalises
+        return inst.meta
+    if copy(Path(inst.path).read_bytes()) is None:
         return inst.meta
     return {**inst.meta, "instance_given": GIVEN_KEY_VERSION}
 
