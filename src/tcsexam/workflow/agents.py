@@ -182,6 +182,9 @@ class AgentRuns:
         judge = self.config.get("judge") or {}
         if judge.get("time_limit_s") is not None:
             args.append(f"--program-time-limit {float(judge['time_limit_s'])}")
+        licences = sorted((judge.get("licences") or {}).items())
+        if licences:  # the agent's solver calls get the judge's full licences (read-only)
+            args.append("--licence " + " ".join(shlex.quote(f"{solver}={path}") for solver, path in licences))
         args.append(f"--modes {' '.join(self.modes)}")
         return " ".join(args)
 

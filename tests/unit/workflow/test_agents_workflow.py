@@ -147,6 +147,7 @@ def test_the_plan_without_snakemake():
             "attempts": 2,
             "conditions": [{"interface": "flat"}],
             "models": {"m": {"model": "mockllm/model", "max_samples": 2}},
+            "judge": {"licences": {"gurobi": "/lic/gurobi.lic"}},
         },
         "out",
     )
@@ -169,4 +170,6 @@ def test_the_plan_without_snakemake():
         AgentRuns({"release": "r", "conditions": [{}, {"view": "revise-all"}], "models": {"m": {"model": "a/b"}}})
     wild = SimpleNamespace(run="m.a1", cond="revise-all_flat_both")
     assert "--modes build explain" in runs.generate_args(wild)
+    assert "--licence gurobi=/lic/gurobi.lic" in runs.generate_args(wild)
+    assert runs.orspace_runs()["m.a1"]["licences"] == {"gurobi": "/lic/gurobi.lic"}
     assert runs.generate_runtime(wild, 1) >= 15
