@@ -20,6 +20,7 @@ import pytest
 import tcsexam.doctor as doctor
 from tcsexam.cli import main
 from tcsexam.doctor import system, tools
+from tcsexam.doctor.cli import NEEDED_MISSING_EXIT
 from tcsexam.doctor.types import ORDER, STATUS_WIDTH, Check, Health, Need
 from tcsexam.errors import InputError
 from tcsexam.runner.sandboxes import get_sandbox
@@ -92,7 +93,7 @@ def test_the_command_exit_status_follows_the_needed_checks():
     data = json.loads(done.stdout)
     failed = [c["name"] for c in data["checks"] if c["needed"] and c["health"] in ("missing", "broken")]
     assert data["ok"] is (not failed)
-    assert done.returncode == (1 if failed else 0), done.stderr
+    assert done.returncode == (NEEDED_MISSING_EXIT if failed else 0), done.stderr
     assert all(c["line"].startswith(c["health"]) for c in data["checks"])
 
 
@@ -429,16 +430,16 @@ def test_the_command_fails_only_on_a_needed_piece(monkeypatch, capsys):
     assert out[-1] == "doctor: everything the bundled default needs works here (1 optional not working: slurm)"
     bad = [*good, Check("coqc", Health.MISSING, "not installed", "c", "f", needed=True)]
     monkeypatch.setattr(doctor, "run_checks", lambda needs, **kw: bad)
-    assert main(["doctor"]) == 1
+    assert main(["doctor"]) == NEEDED_MISSING_EXIT
     assert "coqc" in capsys.readouterr().out.splitlines()[-1]
-    assert main(["doctor", "--json"]) == 1
+    assert main(["doctor", "--json"]) == NEEDED_MISSING_EXIT
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False and [c["name"] for c in data["checks"]] == ["python", "slurm", "coqc"]
 
 
 def test_the_command_with_coqc_hidden_names_it_as_not_installed(bare_path, monkeypatch, capsys):
     monkeypatch.setattr(tools, "PROOF_PATH", str(bare_path))
-    assert main(["doctor"]) == 1
+    assert main(["doctor"]) == NEEDED_MISSING_EXIT
     out = capsys.readouterr().out.splitlines()
     line = next(x for x in out if x.startswith("missing coqc"))
     assert line.startswith("missing coqc: not installed") and "judge_failed" in line and "fix: " in line
@@ -460,13 +461,12 @@ def test_the_command_checks_a_given_config(capsys):
     )
 
 
-def test_a_bad_config_is_one_error_line(tmp_path):
+def test_a_bad_config_is_bad_input_not_a_missing_piece(tmp_path, capsys):
     bad = tmp_path / "c.yaml"
     bad.write_text("- a list\n")
-    with pytest.raises(InputError, match="is a mapping"):
-        from tcsexam.doctor.cli import _config_options
-
-        _config_options(str(bad))
+    assert main(["doctor", "--config", str(bad)]) == 1 != NEEDED_MISSING_EXIT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{bad}: a workflow config is a mapping, not list" in err[0]
 
 
 def test_every_subprocess_of_the_doctor_has_a_timeout():

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-#: the exit status when a piece the checked configuration needs is missing or broken
-NEEDED_MISSING_EXIT = 1
+#: the exit status when a piece the checked configuration needs is missing or broken (1 and 2 stay
+#: what they are for every command: bad input, usage)
+NEEDED_MISSING_EXIT = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +52,7 @@ def _config_options(path: str) -> tuple[set, dict]:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    """the checks, printed; exit 1 when a needed piece does not work"""
+    """the checks, printed; exit NEEDED_MISSING_EXIT when a needed piece does not work"""
     import json
     import sys
 
