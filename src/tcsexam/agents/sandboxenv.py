@@ -40,6 +40,7 @@ from inspect_ai.util import (
     SandboxEnvironment,
     SandboxEnvironmentConfigType,
     SandboxUserUnsupportedError,
+    sample_limits,
     sandbox,
     sandboxenv,
 )
@@ -216,16 +217,19 @@ class TcsexamSandbox(SandboxEnvironment):
     ) -> ExecResult[str]:
         if user is not None:
             raise SandboxUserUnsupportedError(f"tcsexam sandbox: cannot run as {user!r}; commands run as the agent")
+        left = _sample_time_left()  # a call never outlasts its sample's time or working limit
+        wall = min(x for x in (timeout, left, self.config.call_time_s) if x is not None)
         # not abandoned on cancellation: the call (bounded by its wall limit) ends, and its tree with it
-        result, timed_out = await anyio.to_thread.run_sync(self.run_call, list(cmd), input, cwd, env or {}, timeout)
-        if timed_out:
+        result, stopped = await anyio.to_thread.run_sync(self.run_call, list(cmd), input, cwd, env or {}, wall)
+        if stopped and timeout is not None and wall == timeout:
             raise TimeoutError(f"the command exceeded its {timeout} s timeout")
         return result
 
     def run_call(
         self, cmd: list[str], stdin: str | bytes | None, cwd: str | None, env: dict[str, str], timeout: float | None
     ) -> tuple[ExecResult[str], bool]:
-        """One call in the project sandbox: (its result, whether the caller's `timeout` ended it)."""
+        """One call in the project sandbox under the call limits, its wall clock at most `timeout`:
+        (its result, whether the wall clock ended it)."""
         n = next(self._counter)
         self.calls.mkdir(mode=0o700, exist_ok=True)
         out, err = self.calls / f"{n}.out", self.calls / f"{n}.err"
@@ -261,7 +265,7 @@ class TcsexamSandbox(SandboxEnvironment):
         stdout, stderr = _read_capped(out), _read_capped(err) + _termination_note(outcome)
         out.unlink(missing_ok=True)
         err.unlink(missing_ok=True)
-        if outcome.termination == Termination.WALLTIME and timeout and float(timeout) <= self.config.call_time_s:
+        if outcome.termination == Termination.WALLTIME and timeout is not None:
             return ExecResult(False, 124, stdout, stderr), True
         code = outcome.exit_code
         if code is None:
@@ -313,6 +317,17 @@ class TcsexamSandbox(SandboxEnvironment):
         except OverflowError:
             raise OutputLimitExceededError(limit_str=f"{READ_LIMIT // MiB} MiB", truncated_output=None) from None
         return data.decode("utf-8") if text else data
+
+
+def _sample_time_left() -> float | None:
+    """Seconds the running sample has left of its time and working limits (None: no limit, or
+    no sample), at least one."""
+    try:
+        limits = sample_limits()
+    except RuntimeError:
+        return None
+    left = [x for x in (limits.time.remaining, limits.working.remaining) if x is not None]
+    return max(1.0, min(left)) if left else None
 
 
 def checkout_root() -> Path | None:

@@ -1,0 +1,75 @@
+"""A limit reached is the model's result, judged as what it left: a sample that runs out of
+messages after writing its program, or out of time inside a long command, is finished (`final`)
+with its limit as stop reason, and its workspace is what the judge runs; an Explain agent that
+never submits is judged on the answer.md it left."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agent_support import (  # noqa: E402
+    ScriptedAgent,
+    demo_answer,
+    mock_config,
+    program_steps,
+    sandbox_config_or_skip,
+    staged_demo,
+)
+
+from tcsexam.agents.accounting import read_generation  # noqa: E402
+from tcsexam.agents.generate import GenerationSettings, generate  # noqa: E402
+from tcsexam.agents.tasks import AgentLimits  # noqa: E402
+from tcsexam.cli import main  # noqa: E402
+
+pytestmark = pytest.mark.slow
+BUILD, SLOW, EXPLAIN = "or_space_101_build", "or_space_102_build", "or_space_101_explain"
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory):
+    root = tmp_path_factory.mktemp("limits")
+    config = sandbox_config_or_skip(call_time_s=600)
+    staged = staged_demo(root, [BUILD, SLOW, EXPLAIN])
+    writes = program_steps("src", "bakery_highs.py")[:4]  # list, read, read, write: then messages run out
+    agent = ScriptedAgent(
+        {
+            BUILD: writes + [("bash", {"command": "echo still working"})],
+            SLOW: [("bash", {"command": "sleep 600"})],
+            EXPLAIN: [
+                ("text_editor", {"command": "create", "path": "answer.md", "file_text": demo_answer()}),
+                ("bash", {"command": "echo thinking"}),
+            ],
+        }
+    )
+    # 2 messages (system, user) + 2 per tool call: the Build agent makes its 4 calls and is stopped
+    limits = AgentLimits(message_limit=2 + 2 * len(writes), time_limit_s=20)
+    settings = GenerationSettings(
+        staged=staged, output=root / "out", model=mock_config(), sandbox=config, limits=limits
+    )
+    return settings, generate(settings, model=agent.model())
+
+
+def test_limits_end_the_samples_as_the_models_results(limited):
+    settings, summary = limited
+    assert summary["complete"], summary
+    stops = {w: read_generation(settings.output / "samples" / w / "generation.json") for w in (BUILD, SLOW, EXPLAIN)}
+    assert stops[BUILD].stop_reason == "message_limit" and stops[EXPLAIN].stop_reason == "message_limit"
+    assert stops[SLOW].stop_reason == "time_limit"
+    assert all(r.final for r in stops.values())
+
+
+def test_what_it_left_is_judged(limited, tmp_path):
+    settings, _ = limited
+    out = settings.output
+    judged = tmp_path / "judged"
+    assert main(["orspace", "execute", "--workspaces", str(out / "workspaces"), "--output-dir", str(judged)]) == 0
+    rows = {r["workspace_id"]: r for r in map(json.loads, (judged / "predictions.jsonl").read_text().splitlines())}
+    assert rows[BUILD]["status"] == "Optimal"  # the program it wrote before the limit
+    assert rows[SLOW]["failure_mode"] == "missing_output"
+    answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
+    assert answers == [{"workspace_id": EXPLAIN, "answer": demo_answer()}]  # its answer.md
