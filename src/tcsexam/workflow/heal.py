@@ -13,7 +13,8 @@ file the workflow reads back against its own digest and its inputs:
 - cohort.json: equal to the cohort the config asks for (reference id read from the reference);
 - attempts.csv: byte-equal to the table of the current row files; index.json: its sha256 and those
   of attempts.csv and cohort.json equal the ones `tcsexam score --checksums` recorded in
-  `.checksums/index.json` (kept beside it, so index.json itself holds only the Index).
+  `.checksums/index.json` (kept beside it, so index.json itself holds only the Index); the ones
+  the last run wrote after its failed jobs (`salvage`) are always made again.
 
 A file that fails is moved (never deleted) into `<out>/.set-aside/<timestamp>/<its path>`, with
 the reason in `reasons.txt` there, together with everything computed from it up to index.json and
@@ -37,6 +38,7 @@ from tcsexam.records.integrity import file_sha256, seal_problem
 from tcsexam.records.key import find_key
 from tcsexam.records.store import records_file_problem
 from tcsexam.scoring.reference import load_reference
+from tcsexam.workflow.salvage import SALVAGED, salvaged
 
 
 @dataclass
@@ -283,12 +285,16 @@ def _check_summaries(plan, row_files: list[Path], bad: _Marks) -> None:
     if cohort.exists():
         bad.mark(cohort, _check_cohort(plan, cohort))
     if table.exists():
-        if any(f in bad or not f.exists() for f in row_files):
+        if salvaged(layout, table):
+            bad.mark(table, SALVAGED)
+        elif any(f in bad or not f.exists() for f in row_files):
             bad.mark(table, "computed from row files that are missing or set aside")
         else:
             bad.mark(table, _check_table(table, row_files, plan.adoption))
     if index.exists():
-        if table in bad or cohort in bad:
+        if salvaged(layout, index):
+            bad.mark(index, SALVAGED)
+        elif table in bad or cohort in bad:
             bad.mark(index, "computed from an attempts.csv or cohort.json that is set aside")
         else:
             sums = layout.index_checksums

@@ -31,7 +31,13 @@ from tcsexam.attempts.rows import failed_row, read_rows, write_rows
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json
 from tcsexam.jobfail import FAILED_SUFFIX
+from tcsexam.records.digest import hash_file
 from tcsexam.scoring.vocabulary import ScoreStatus
+
+#: the digests of the attempts.csv and index.json a salvage wrote (under <tree>/.salvage/)
+WRITTEN = "written.json"
+#: heal's reason for setting them aside
+SALVAGED = "the incomplete one the last run wrote after its failed jobs (its onerror): made again now"
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,7 @@ def _salvage(plan, since: float, log) -> Path | None:
                 )
                 return None
     atomic_write_json(salvage_dir / "failures.json", [{"log": str(f.log), "reason": f.reason} for f in failed])
+    atomic_write_json(salvage_dir / WRITTEN, {str(p): hash_file(p) for p in (layout.attempts_csv, layout.index)})
     log(
         f"tcsexam: {len(failed)} job(s) failed; index.json is incomplete: {len(rows)} planned attempt(s) judge_failed "
         f"-> {layout.index}"
@@ -150,6 +157,16 @@ def _salvage(plan, since: float, log) -> Path | None:
     for reason in sorted({f.reason for f in failed}):
         log(f"tcsexam:   {reason}")
     return layout.index
+
+
+def salvaged(layout, path: Path) -> bool:
+    """Whether `path` (attempts.csv, index.json) is still the one the last salvage wrote: the next
+    run's self-healing check rebuilds it, saying why (`heal`)."""
+    try:
+        written = json.loads((layout.root / ".salvage" / WRITTEN).read_text(encoding="utf-8"))
+        return written.get(str(path)) == hash_file(path)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def run_started() -> float:

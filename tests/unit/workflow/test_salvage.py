@@ -12,8 +12,10 @@ from pathlib import Path
 
 from tcsexam.attempts.rows import failed_row, write_row
 from tcsexam.cli import main
+from tcsexam.layout import ResultsLayout
+from tcsexam.records.digest import hash_file
 from tcsexam.workflow import Plan
-from tcsexam.workflow.salvage import _reason, failures, salvage_rows
+from tcsexam.workflow.salvage import WRITTEN, _reason, failures, salvage_rows, salvaged
 
 
 def _plan(tmp_path, project_root):
@@ -92,3 +94,17 @@ def test_a_relative_results_folder_still_finds_its_own_failure(tmp_path, monkeyp
     _fail(log, "tcsexam proof: error: coqc is not installed")
     failed = failures(tmp_path / "res", since=0)
     assert _reason(Path("res/proof/m/i/1/row.json"), failed).startswith("tcsexam proof: error: coqc is not installed")
+
+
+def test_the_salvaged_table_and_index_are_known_as_such_until_changed(tmp_path):
+    """heal rebuilds what the last salvage wrote, saying so (not as a damaged file)."""
+    layout = ResultsLayout(tmp_path / "tree")
+    (layout.root / ".salvage").mkdir(parents=True)
+    layout.attempts_csv.write_text("model,track\n")
+    layout.index.write_text("{}")
+    written = {str(p): hash_file(p) for p in (layout.attempts_csv, layout.index)}
+    (layout.root / ".salvage" / WRITTEN).write_text(json.dumps(written))
+    assert salvaged(layout, layout.attempts_csv) and salvaged(layout, layout.index)
+    layout.index.write_text('{"status": "complete"}')  # made by a later run's score job
+    assert not salvaged(layout, layout.index)
+    assert not salvaged(ResultsLayout(tmp_path / "other"), layout.attempts_csv)
