@@ -34,6 +34,7 @@ from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import find_key
 from tcsexam.suites import TRACKS, load_suite
+from tcsexam.view.orspace import collect_orspace
 
 #: the per-record columns of a task's data file, in order
 RECORD_COLUMNS = (
@@ -397,32 +398,6 @@ def _items(
     return out
 
 
-def _orspace(folder: Path | None, site: Path) -> list[dict[str, Any]]:
-    """OR-Space results: <folder>/<run>/<condition>/{objectives.json, explain.json}."""
-    if folder is None or not folder.is_dir():
-        return []
-    out = []
-    for path in sorted(folder.glob("*/*/objectives.json")) + sorted(folder.glob("*/*/explain.json")):
-        data = read_json(path, "OR-Space result")
-        if not isinstance(data, dict):
-            raise InputError(f"{path}: an OR-Space result must be a JSON object")
-        kind = "objectives" if path.name == "objectives.json" else "explain"
-        rows = [r for r in data.get("rows", []) if isinstance(r, dict)]
-        summary = {k: v for k, v in data.items() if k != "rows" and not isinstance(v, (dict, list))}
-        out.append(
-            {
-                "run": path.parent.parent.name,
-                "condition": path.parent.name,
-                "kind": kind,
-                "summary": summary,
-                "failure_modes": data.get("failure_modes"),
-                "rows": rows,
-                "file": _rel(path, site),
-            }
-        )
-    return out
-
-
 def _provenance(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
     """The manifest without its per-instance digests (those stay in the file; the view links it)."""
     if manifest is None:
@@ -554,7 +529,7 @@ def collect_run(
                 td.summary["models"][lb["model"]]["mean"] = lb["task_means"].get(td.task)
     items = _items(layout_abs, site, table, manifest)
     issues.extend(_set_aside(layout_abs))
-    orspace = _orspace(Path(orspace_dir).resolve() if orspace_dir else None, site)
+    orspace = collect_orspace(Path(orspace_dir).resolve() if orspace_dir else None, site)
     meta = {
         "path": str(run_abs),
         "title": f"{suite_id} / {(index or {}).get('solver_protocol') or run.name}",

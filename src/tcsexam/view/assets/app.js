@@ -652,6 +652,14 @@
           f: function (r) { var v = r[k]; return typeof v === 'number' ? num(v, 3) : (k === 'status' || k === 'failure_mode' ? badge(v) : esc(v)); } };
       });
       cols.push({ k: 'cost', label: 'cost', nosort: true, f: function (r) { var u = r.judge_usage; return u ? esc(u.cost_usd != null ? '$' + u.cost_usd : JSON.stringify(u)) : ''; } });
+      if (d.rows.some(function (r) { return r.generation; })) {
+        // the agent's generation of this workspace (tcsexam agents generate): how it stopped, its transcript
+        cols.push({ k: 'agent', label: 'agent stop', nosort: true, f: function (r) { return r.generation ? badge(r.generation.stop_reason) : ''; } });
+        cols.push({ k: 'transcript', label: 'transcript', nosort: true, f: function (r) {
+          var l = r.generation_links || {};
+          return Object.keys(l).map(function (k) { return link(l[k], k); }).join(' ');
+        } });
+      }
       var tbl = Table(m.querySelector('#orsp-' + i), cols, d.rows, { noun: 'workspaces', count: true, attrs: function (r) { return 'data-ws="' + esc(r.workspace_id) + '"'; } });
       m.querySelector('#orsp-' + i).addEventListener('click', function (ev) {
         var tr = ev.target.closest('tr[data-ws]');
