@@ -34,6 +34,8 @@ WID = "or_space_101_build"
 ORACLE_FILE = ORACLE / "evaluation" / "build_evaluation" / "reference_objectives.csv"
 SECRET = "2862.5"  #: the oracle objective of or_space_101_build
 SLEEPS = ("3017", "3019")  #: what the agent leaves running (unique sleep lengths)
+#: an API key in the harness's environment: never in the agent's
+KEY = "sk-hostile-test-9f2c41d7e0"
 
 
 class Listener:
@@ -90,6 +92,7 @@ def hostile_script(staged: Path, outside: Path, port: int) -> list:
         ),
         ("bash", {"command": "pgrep -x sleep || echo none-left"}),
         ("bash", {"command": "cat ../escaped ../escaped-editor 2>/dev/null || echo not-persisted"}),
+        ("bash", {"command": "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'"}),
         ("submit", {"answer": "done"}),
     ]
 
@@ -112,6 +115,8 @@ def hostile_run(tmp_path_factory):
     outside.mkdir()
     outside.chmod(0o1777)  # the host would let anybody write here: only the sandbox stops the agent
     listener = Listener()
+    before = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = KEY  # restored below
     agent = ScriptedAgent({WID: hostile_script(staged, outside, listener.port)})
     settings = GenerationSettings(
         staged=staged, output=root / "out", model=mock_config(), sandbox=config, limits=AgentLimits(message_limit=60)
@@ -120,6 +125,10 @@ def hostile_run(tmp_path_factory):
         summary = generate(settings, model=agent.model())
     finally:
         listener.close()
+        if before is None:
+            del os.environ["OPENAI_API_KEY"]
+        else:
+            os.environ["OPENAI_API_KEY"] = before
     yield settings, summary, outside, listener
     for line in left_running():  # never leave them to the next test, whatever happened
         psutil.Process(int(line.split(":")[0])).kill()
@@ -171,3 +180,9 @@ def test_the_fork_bomb_and_the_leftovers_are_stopped_visibly(hostile_run):
     assert "left running" in outputs[9]
     assert outputs[10].strip() == "none-left"  # the next call sees none of what the previous one left
     assert os.getpid() and left_running() == []
+
+
+def test_the_harness_environment_and_its_keys_stay_out(hostile_run):
+    settings, _, _, _ = hostile_run
+    seen = tool_outputs(settings.output, WID)[12]
+    assert "PATH=" in seen and KEY not in seen and "OPENAI_API_KEY" not in seen
