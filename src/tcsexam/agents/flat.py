@@ -63,6 +63,8 @@ REPLY_FORMAT = "orspace-reply-v1"
 #: where a mode's program goes (relative to the workspace root); Explain has none
 SUBMISSION_FOLDERS: dict[str, str] = {Mode.BUILD.value: "src", Mode.REVISE.value: "revised/src"}
 MAX_FILES = 200
+#: Inspect's output stop reasons of a reply that ended before the model finished it
+CUT_OFF = frozenset({"max_tokens", "model_length"})
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 
 _OPEN_FILE = re.compile(r"^<<<FILE (.+?)>>>$")
@@ -246,8 +248,10 @@ def flat_solver() -> Solver:
                 if mode != Mode.EXPLAIN.value:
                     written = apply_reply(reply, meta["workspace_dir"], mode)
             except ReplyError as exc:
+                cut = state.output.stop_reason if state.output else None
+                why = f"{exc} (the reply was cut off: {cut})" if cut in CUT_OFF else str(exc)
                 state.store.set(STORE_STOP_REASON, StopReason.PARSE_ERROR.value)
-                state.store.set(STORE_ERROR, str(exc))
+                state.store.set(STORE_ERROR, why)
             else:
                 state.store.set(STORE_STOP_REASON, StopReason.ANSWERED.value)
                 state.store.set(STORE_FILES, written)

@@ -227,6 +227,14 @@ def test_a_broken_flat_reply_is_recorded_as_parse_error_with_its_raw_text(staged
     assert data["schema_version"] == 1 and data["stop_reason"] == "parse_error" and data["infrastructure"] is False
 
 
+def test_a_reply_cut_off_by_the_token_cap_says_so(staged, tmp_path):
+    cut = "<<<FILE src/main.py>>>\nimport pulp\nprob = pulp.LpProblem("
+    with ScriptedOpenAI([completion(cut, finish_reason="length")]) as server:
+        record, _ = run_flat(staged, tmp_path, "or_space_101_build", server)
+    assert record.stop_reason == StopReason.PARSE_ERROR
+    assert record.stop_detail.endswith("(the reply was cut off: max_tokens)")
+
+
 def test_a_flat_explain_reply_gives_the_answer_and_the_key_stays_out_of_every_file(staged, tmp_path, monkeypatch):
     from inspect_ai.log import read_eval_log
 
