@@ -8,6 +8,7 @@ OUT/workspaces/manifest.json       the stage manifest (`orspace execute` reads t
 OUT/workspaces/<workspace_id>/     the worked workspace (only once the sample is finished)
 OUT/samples/<workspace_id>/generation.json   the sample's record (`accounting.GenerationRecord`)
 OUT/samples/<workspace_id>/answer.json       an Explain sample's answer
+OUT/samples/<workspace_id>/left_out.txt      links and special files the agent made (not copied out)
 OUT/answers.jsonl                  every finished Explain answer (`explain-score --answers`)
 OUT/generation.json                the run's summary: complete or not, and why not
 ```
@@ -177,6 +178,11 @@ class _Finisher:
             target = self.layout.workspaces / wid
             shutil.rmtree(target, ignore_errors=True)
             os.replace(incoming, target)
+            left_out = Path(f"{incoming}.left-out")  # links and special files the copy-out did not follow
+            if left_out.is_file() and left_out.read_text().strip():
+                os.replace(left_out, self.layout.sample(wid) / "left_out.txt")
+            else:
+                (self.layout.sample(wid) / "left_out.txt").unlink(missing_ok=True)
             answer = _answer(sample, target) if record.mode == "explain" else None
             if answer is not None:
                 atomic_write_json(self.layout.answer(wid), {"workspace_id": wid, "answer": answer})

@@ -193,12 +193,13 @@ class TcsexamSandbox(SandboxEnvironment):
         then remove the scratch folder. No process of the sample is left: each call ended its own."""
         try:
             incoming = self.metadata.get(META_INCOMING)
-            if incoming:
-                dest = Path(incoming)
+            if incoming:  # copied whole or not at all: a partial copy never passes for the agent's work
+                dest, part = Path(incoming), Path(f"{incoming}.part")
+                shutil.rmtree(part, ignore_errors=True)
+                skipped = ws.copy_out(self.workspace, part)
+                Path(f"{incoming}.left-out").write_text("".join(f"{rel}\n" for rel in skipped))
                 shutil.rmtree(dest, ignore_errors=True)
-                skipped = ws.copy_out(self.workspace, dest)
-                if skipped:
-                    (dest.parent / f"{dest.name}.skipped").write_text("\n".join(skipped) + "\n")
+                os.replace(part, dest)
         finally:
             release_scratch(self.scratch)
 

@@ -162,8 +162,10 @@ def test_nothing_is_written_outside_the_workspace(hostile_run):
     assert "symbolic link" in outputs[5]
     worked = settings.output / "workspaces" / WID
     assert not (worked.parent / "escaped").exists() and not (worked.parent / "escaped-editor").exists()
-    # the links it made are not copied out (never followed)
+    # the links it made are not copied out (never followed), and the run says so
     assert not (worked / "out").exists() and not (worked / "oracle.csv").exists()
+    left_out = settings.output / "samples" / WID / "left_out.txt"
+    assert left_out.read_text().split() == ["oracle.csv", "out"]
 
 
 def test_no_network_reaches_the_host(hostile_run):
