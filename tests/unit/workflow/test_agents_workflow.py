@@ -3,6 +3,7 @@ OR-Space runs, under real Snakemake (dry runs: the generation itself is tested i
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -173,3 +174,64 @@ def test_the_plan_without_snakemake():
     assert "--licence gurobi=/lic/gurobi.lic" in runs.generate_args(wild)
     assert runs.orspace_runs()["m.a1"]["licences"] == {"gurobi": "/lic/gurobi.lic"}
     assert runs.generate_runtime(wild, 1) >= 15
+
+
+@pytest.mark.slow
+def test_the_workflow_generates_through_an_endpoint_then_judges_and_reports(flow, monkeypatch):
+    """A real run of rules/agents.smk (half a minute and more: staging, one generation per condition
+    through a real scripted OpenAI-compatible server, 8 programs executed in the sandbox, scoring,
+    the report): what the scripted model writes is what the judges score, and the key set in the
+    environment is in no file of the results."""
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "agents"))
+    from openai_server import ScriptedOpenAI, completion
+
+    oracle = ROOT / "references" / "orspace" / "evaluation" / "build_evaluation" / "reference_objectives.csv"
+    refs = dict(line.split(",")[0::4] for line in oracle.read_text().splitlines()[1:])
+
+    def reply(body: dict):
+        prompt = body["messages"][-1]["content"]
+        prompt = prompt if isinstance(prompt, str) else "".join(p.get("text", "") for p in prompt)
+        wid = prompt.split("\n", 1)[0].removeprefix("# OR-Space workspace ").strip()
+        if wid.endswith("_explain"):
+            return completion("<<<ANSWER>>>\nThe oven capacity binds.\n<<<END ANSWER>>>")
+        value = float(refs[wid]) * (2 if wid == "or_space_102_build" else 1)
+        program = f'print("Status: Optimal")\nprint("OBJECTIVE_VALUE: {value}")\n'
+        return completion(f"<<<FILE src/main.py>>>\n{program}<<<END src/main.py>>>", prompt_tokens=900)
+
+    secret = "sk-workflow-test-77aa01"
+    monkeypatch.setenv("TCSEXAM_TEST_WORKFLOW_KEY", secret)
+    with ScriptedOpenAI(route=reply) as server:
+        cfg = config(
+            modes=["build", "explain"],
+            conditions=[{"interface": "flat"}],
+            judge={"time_limit_s": 20, "sandbox": "auto"},
+            models={
+                "scripted": {
+                    "provider": "openai-compatible",
+                    "model": "scripted-coder",
+                    "base_url": server.base_url,
+                    "api_key_env": "TCSEXAM_TEST_WORKFLOW_KEY",
+                    "max_samples": 2,
+                }
+            },
+        )
+        (flow / "c.yaml").write_text(yaml.safe_dump(cfg))
+        proc = snakemake(flow, "--configfile", "c.yaml", "--cores", "2", "agents_all")
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        asked = server.count
+    run = flow / "results" / "o" / "scripted.a1" / "revise-all_flat_both"
+    generation = json.loads((run / "generation" / "generation.json").read_text())
+    assert generation["complete"] and asked == generation["samples"] == 9
+    rows = {r["workspace_id"]: r for r in json.loads((run / "objectives.json").read_text())["rows"]}
+    assert not rows["or_space_102_build"]["passed"] and rows["or_space_102_build"]["failure_mode"] == "wrong_objective"
+    assert rows["or_space_101_build"]["passed"]
+    explain = json.loads((run / "explain.json").read_text())["rows"][0]
+    assert explain["answer_status"] == "given"
+    assert (flow / "results" / "o" / "scripted.a1" / "effects.html").is_file()
+    from inspect_ai.log import read_eval_log
+
+    for path in (flow / "results").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+            if path.suffix == ".eval":  # compressed: read it back
+                assert secret not in read_eval_log(str(path)).model_dump_json(), path
