@@ -463,7 +463,7 @@ def test_console_script_ends_a_ray_process_with_os_exit(monkeypatch, capsys):
             "command: [x]\ntasks: {tiny-maxcut: {comand: [y]}}\n",
             ["unknown key tasks.tiny-maxcut.'comand'", "did you mean tasks.tiny-maxcut.'command'?"],
         ),
-        ("command: [x]\nzzz: 1\n", ["unknown key 'zzz' (known: build, command"]),
+        ("command: [x]\nzzz: 1\n", ["unknown key 'zzz' (known: build, certificate, command"]),
     ],
 )
 def test_misspelt_solver_yaml_key_is_one_line_and_exit_2(setup, capsys, text, needles):
