@@ -51,7 +51,7 @@ def test_verdict_vocabularies_match_the_code():
     [
         ([1], "f.yaml: (top level): solver.yaml must be a mapping with a 'command' list"),
         ({}, "f.yaml: (top level): missing key 'command'"),
-        ({"command": ["a"], "x": 1}, "f.yaml: (top level): unknown key(s) x; known: build, command, env,"),
+        ({"command": ["a"], "x": 1}, "f.yaml: (top level): unknown key(s) x; known: build, certificate, command, env,"),
         ({"command": ["a"], "threads": 0}, "f.yaml: threads: 'threads' must be an integer >= 1, not 0"),
         ({"command": ["a", ""]}, "f.yaml: command/1: 'command' must be a non-empty list"),
         ({"command": ["a"], "exit_codes_ok": [0, 256]}, "f.yaml: exit_codes_ok/1: 'exit_codes_ok' must be"),
