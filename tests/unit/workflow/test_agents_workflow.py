@@ -235,3 +235,47 @@ def test_the_workflow_generates_through_an_endpoint_then_judges_and_reports(flow
             assert secret.encode() not in path.read_bytes(), path
             if path.suffix == ".eval":  # compressed: read it back
                 assert secret not in read_eval_log(str(path)).model_dump_json(), path
+
+
+@pytest.mark.slow
+def test_a_provider_failure_leaves_the_judges_waiting_and_the_rerun_asks_only_for_it(flow):
+    """Two real runs of rules/agents.smk (half a minute each): the endpoint fails one sample
+    (HTTP 500 after the retries), so the generation is incomplete, the job fails and nothing is
+    judged; the rerun asks the model for that sample only and the judges run."""
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "agents"))
+    from openai_server import ScriptedOpenAI, completion, error
+
+    broken = {"or_space_101_explain"}
+    asked: list[str] = []
+
+    def reply(body: dict):
+        prompt = body["messages"][-1]["content"]
+        prompt = prompt if isinstance(prompt, str) else "".join(p.get("text", "") for p in prompt)
+        wid = prompt.split("\n", 1)[0].removeprefix("# OR-Space workspace ").strip()
+        asked.append(wid)
+        if wid in broken:
+            return error(500)
+        if wid.endswith("_explain"):
+            return completion("<<<ANSWER>>>\nThe oven capacity binds.\n<<<END ANSWER>>>")
+        return completion('<<<FILE src/main.py>>>\nprint("Status: Optimal")\n<<<END src/main.py>>>')
+
+    with ScriptedOpenAI(route=reply) as server:
+        model = {"provider": "openai-compatible", "model": "m", "base_url": server.base_url, "max_retries": 0}
+        cfg = config(modes=["build", "explain"], conditions=[{"interface": "flat"}], models={"scripted": model})
+        (flow / "c.yaml").write_text(yaml.safe_dump(cfg))
+        first = snakemake(flow, "--configfile", "c.yaml", "--cores", "2", "agents_all")
+        run = flow / "results" / "o" / "scripted.a1" / "revise-all_flat_both"
+        assert first.returncode != 0 and "or_space_101_explain: model_error" in first.stdout + first.stderr
+        assert not (run / "generation" / "generation.json").exists()
+        assert not (run / "objectives.json").exists() and not (run / "explain.json").exists()
+        record = json.loads((run / "generation" / "samples" / "or_space_101_explain" / "generation.json").read_text())
+        assert record["stop_reason"] == "model_error" and record["infrastructure"] and not record["final"]
+        assert set(asked) == {f"or_space_10{i}_build" for i in range(1, 9)} | broken
+        broken.clear()
+        before = len(asked)
+        second = snakemake(flow, "--configfile", "c.yaml", "--cores", "2", "agents_all")
+        assert second.returncode == 0, second.stderr[-4000:]
+        assert asked[before:] == ["or_space_101_explain"]
+    assert json.loads((run / "generation" / "generation.json").read_text())["complete"]
+    assert json.loads((run / "explain.json").read_text())["rows"][0]["answer_status"] == "given"
+    assert (run / "objectives.json").is_file()
