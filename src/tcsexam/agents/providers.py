@@ -21,8 +21,8 @@ as a model argument) and not in the agent's sandbox (which gets a clean environm
 
 **Retries.** `max_retries` and `timeout_s` (all attempts of one model call together) and
 `attempt_timeout_s` (one HTTP attempt) are Inspect's `GenerateConfig` settings: HTTP 429, 5xx,
-connection errors and timeouts are retried with exponential back-off and jitter (from 3 s, honouring
-`Retry-After`), other 4xx fail at once. The OpenAI client's own retries are switched off for
+connection errors and timeouts are retried with Inspect's exponential back-off and jitter (from 3 s,
+at most 30 min between tries), other 4xx fail at once. The OpenAI client's own retries are switched off for
 OpenAI-compatible endpoints so that `max_retries` counts every retry. A call that still fails is a
 `model_error` (an infrastructure failure, never the model's score).
 
