@@ -140,3 +140,20 @@ def test_a_provider_failure_is_infrastructure_and_the_rerun_completes_it(staged,
     assert FIRST not in router.asked and SECOND in router.asked
     assert read_generation(out / "samples" / SECOND / "generation.json").final
     assert json.loads((out / "generation.json").read_text())["complete"]
+
+
+def test_a_folder_that_is_not_staged_is_one_error_line_and_no_output(tmp_path, capsys):
+    (tmp_path / "not-staged").mkdir()
+    out = tmp_path / "out"
+    args = ["agents", "generate", "--staged", str(tmp_path / "not-staged"), "--output", str(out)]
+    assert main([*args, "--model", "mockllm/model"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if " INFO " not in line]
+    assert len(errors) == 1 and "not a staged folder" in errors[0]
+    assert not out.exists()
+
+
+def test_bad_limits_are_usage_errors(tmp_path):
+    args = ["agents", "generate", "--staged", str(tmp_path), "--output", str(tmp_path / "out"), "--model", "mockllm/m"]
+    assert main([*args, "--call-time-limit", "0"]) == 2
+    assert main([*args, "--message-limit", "-1"]) == 2
+    assert main([*args, "--licence", "cplex=/x"]) == 2
