@@ -7,10 +7,12 @@ Every `exec` is one run of `runner.sandboxes` (`auto`: bwrap, then docker, then 
 `local` unless the candidates are declared trusted), exactly as a candidate's program runs:
 
 - no network, a read-only system, the workspace copy the only writable folder (HOME and TMPDIR
-  are the sandbox's private /tmp, gone after the call);
+  are the sandbox's private /tmp, gone after the call); the staged folder, the release and
+  oracle its manifest names, the tcsexam checkout and the run's output hidden (`hidden_paths`);
 - the limits of every call (`AgentSandboxConfig`: wall clock, memory, processes, output, disk)
   enforced by the project's limiter, which kills the whole process tree at the end of the call:
-  nothing the agent starts outlives its call, so nothing outlives the sample;
+  nothing the agent starts outlives its call, so nothing outlives the sample; a call's wall
+  clock is at most what its sample has left of its time and working limits;
 - the interpreter of `orspace execute` (this Python, with PuLP/CBC, highspy, gurobipy and
   coptpy; under docker the OR-Space image's), the result helpers (`tcsexam.orspace.result`) on
   PYTHONPATH, `ORSPACE_RESULT_FILE` and `TCSEXAM_TIME_LIMIT` set, full solver licences mounted

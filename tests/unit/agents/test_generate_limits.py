@@ -73,3 +73,28 @@ def test_what_it_left_is_judged(limited, tmp_path):
     assert rows[SLOW]["failure_mode"] == "missing_output"
     answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
     assert answers == [{"workspace_id": EXPLAIN, "answer": demo_answer()}]  # its answer.md
+
+
+def test_a_sandbox_that_fails_is_infrastructure_and_the_rerun_completes(tmp_path, monkeypatch):
+    from tcsexam.agents.sandboxenv import resolve_sandbox
+    from tcsexam.runner.limiter import LaunchError
+
+    config = sandbox_config_or_skip()
+    staged = staged_demo(tmp_path, [BUILD])
+    box = resolve_sandbox(config)[0]
+    script = {BUILD: program_steps("src", "bakery_highs.py")}
+    settings = GenerationSettings(
+        staged=staged, output=tmp_path / "out", model=mock_config(), sandbox=config, retry_on_error=0
+    )
+
+    def broken(self, spec):
+        raise LaunchError("the sandbox's set-up failed (scripted)", False)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(type(box), "run", broken)
+        summary = generate(settings, model=ScriptedAgent(script).model())
+    record = read_generation(settings.output / "samples" / BUILD / "generation.json")
+    assert record.stop_reason == "sandbox_error" and not record.final and "scripted" in record.stop_detail
+    assert not summary["complete"] and not (settings.output / "workspaces" / BUILD).exists()
+    again = ScriptedAgent(script)
+    assert generate(settings, model=again.model())["complete"] and again.calls == {BUILD: len(script[BUILD])}
