@@ -51,6 +51,8 @@ from tcsexam.runner.verdict import (
 
 #: the program's stdout in the run's scratch folder (the certificate under `certificate: stdout`)
 STDOUT_NAME = "stdout.log"
+#: how much of an unread stdout "no certificate written" looks at for an answer
+UNREAD_STDOUT_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -428,14 +430,15 @@ def _where(candidate: Candidate) -> str:
 def _unread_stdout(job: _Job) -> str:
     """What to add to "no certificate written" when the program printed something on stdout that
     was not read (certificate: file): a competition answer, or how many bytes."""
+    cap = min(job.limits.output_bytes, UNREAD_STDOUT_BYTES)
     try:
-        out = read_untrusted(job.scratch / STDOUT_NAME, job.limits.output_bytes)
+        out = read_untrusted(job.scratch / STDOUT_NAME, cap)
     except UntrustedFileError:
         return ""
     if not out or not out.strip():
         return ""
-    stated = job.task.problem_impl.stated_answer(out)
-    what = f"an answer ('s {stated}')" if stated else f"{len(out)} bytes"
+    stated = job.task.problem_impl.stated_answer(out[:cap])
+    what = f"an answer ('s {stated}')" if stated else (f"{len(out)} bytes" if len(out) <= cap else f"over {cap} bytes")
     return (
         f"stdout held {what} but was not read: the certificate is read from {{solution}} unless "
         "solver.yaml says `certificate: stdout`"
