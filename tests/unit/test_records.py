@@ -53,9 +53,10 @@ def test_records_are_written_as_the_same_strings_and_digests():
     assert w.failure_mode is FailureMode.TIMEOUT and w.termination is Termination.EXIT
     data = w.to_dict(KEY)
     assert type(data["failure_mode"]) is str and type(data["termination"]) is str
-    # the same record with the field workspace records held until they kept their time limit
-    # only in `limits` (`time_limit_s`, None here) has the digest it had then
-    assert record_digest({**data, "time_limit_s": None}, KEY) == WORKSPACE_DIGEST
+    # the same record as version 1 wrote it, with `time_limit_s` (None here) beside `limits`, has
+    # the digest it had then
+    assert data["schema_version"] == 2
+    assert record_digest({**data, "schema_version": 1, "time_limit_s": None}, KEY) == WORKSPACE_DIGEST
     back = WorkspaceRecord.from_dict(json.loads(json.dumps(data)))
     assert back.failure_mode is FailureMode.TIMEOUT and back.to_dict(KEY) == data
 

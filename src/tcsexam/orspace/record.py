@@ -23,7 +23,9 @@ from tcsexam.orspace.objectives import FailureMode, status_failure_mode
 from tcsexam.records import StoredRecord, Termination, VocabularyField
 from tcsexam.records.key import RecordKey
 
-SCHEMA_VERSION = 1
+#: the version of the written record (2 dropped `time_limit_s`, which repeated
+#: `limits.wall_s`; `from_dict` still reads version 1)
+SCHEMA_VERSION = 2
 #: the fields of a record that make its line of predictions.jsonl, in order
 PREDICTION_FIELDS = ("workspace_id", "status", "objective", "failure_mode", "solver", "condition")
 #: every value a workspace record's `failure_mode` may hold besides None
@@ -91,8 +93,13 @@ class WorkspaceRecord(StoredRecord):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
-        if LEGACY_TIME_LIMIT in data and data[LEGACY_TIME_LIMIT] == (data.get("limits") or {}).get("wall_s"):
-            data = {k: v for k, v in data.items() if k != LEGACY_TIME_LIMIT}
+        """The record `data` holds, of this version or an earlier one (read as this version: its
+        `schema_version` is then this one's); TypeError naming what is wrong otherwise."""
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version == 1:
+            data = _from_version_1(data)
+        elif version != SCHEMA_VERSION:
+            raise TypeError(f"schema_version {version!r} is not one this harness reads (1 to {SCHEMA_VERSION})")
         unknown = sorted(set(data) - cls._field_set())
         if unknown:
             raise TypeError(f"unknown field {unknown[0]!r}")
@@ -108,9 +115,21 @@ class WorkspaceRecord(StoredRecord):
         return None
 
 
-#: what earlier workspace records held beside `limits`: its `wall_s` again (read, then dropped)
+#: what version 1 records held beside `limits`: its `wall_s` again (read, then dropped)
 LEGACY_TIME_LIMIT = "time_limit_s"
 _NOT_IN_BODY = frozenset({"schema_version", "tries", "digest"})
+
+
+def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 record's fields as version 2's: `time_limit_s` dropped, which the harness always
+    wrote equal to `limits.wall_s` (a record where they differ is refused, not silently changed)."""
+    if LEGACY_TIME_LIMIT in data:
+        wall_s = (data.get("limits") or {}).get("wall_s")
+        if data[LEGACY_TIME_LIMIT] != wall_s:
+            raise TypeError(
+                f"version 1 field {LEGACY_TIME_LIMIT!r} is {data[LEGACY_TIME_LIMIT]!r}, not its limits' wall_s {wall_s!r}"
+            )
+    return {**{k: v for k, v in data.items() if k != LEGACY_TIME_LIMIT}, "schema_version": SCHEMA_VERSION}
 
 
 def outcome_verdict(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
-from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
+from tcsexam.orspace.record import SCHEMA_VERSION, WorkspaceRecord, outcome_verdict
 from tcsexam.records import Termination
 from tcsexam.records.digest import digest_problem
-from tcsexam.records.key import ensure_key
+from tcsexam.records.key import KEY_FILE, ensure_key
+from tcsexam.records.store import RecordStore
+
+V1_RECORDS = Path(__file__).parent / "data" / "records-v1"
 
 FIELDS = [
     "schema_version",
@@ -90,17 +95,47 @@ def test_round_trip_through_json_keeps_every_field_and_the_digest(tmp_path):
     }
 
 
-def test_an_earlier_record_with_its_time_limit_beside_its_limits_still_reads(tmp_path):
-    """Workspace records once held the time limit twice (`time_limit_s` beside `limits`): such a
-    record passes its digest and reads as the same record; a differing one is not silently dropped."""
+def test_a_version_1_record_with_its_time_limit_beside_its_limits_still_reads(tmp_path):
+    """Version 1 records held the time limit twice (`time_limit_s` beside `limits`); version 2
+    dropped it. Such a record passes its digest and reads as the same record, of version 2; a
+    differing one is not silently dropped, and a version 2 record may not hold the field."""
     key = ensure_key(tmp_path)
     record = sample()
-    earlier = {**record.to_dict(), "time_limit_s": 3.0}
-    earlier = record._written(earlier, key)
+    earlier = record._written({**record.to_dict(), "schema_version": 1, "time_limit_s": 3.0}, key)
     assert digest_problem(earlier, key) is None
     assert dataclasses.replace(WorkspaceRecord.from_dict(earlier), digest=None) == record
-    with pytest.raises(TypeError, match="time_limit_s"):
+    assert record.schema_version == SCHEMA_VERSION == 2
+    # written between b7988e4 (which dropped the field) and version 2: version 1 without the field
+    between = record._written({**record.to_dict(), "schema_version": 1}, key)
+    assert dataclasses.replace(WorkspaceRecord.from_dict(between), digest=None) == record
+    with pytest.raises(TypeError, match="time_limit_s.*5.0"):
         WorkspaceRecord.from_dict({**earlier, "time_limit_s": 5.0})
+    with pytest.raises(TypeError, match="unknown field 'time_limit_s'"):
+        WorkspaceRecord.from_dict({**earlier, "schema_version": 2})
+    with pytest.raises(TypeError, match="schema_version 3"):
+        WorkspaceRecord.from_dict({**record.to_dict(), "schema_version": 3})
+
+
+def test_the_files_version_1_wrote_read_through_the_store(tmp_path):
+    """Records written by the harness before version 2 (tests/unit/orspace/data/records-v1, made by
+    the record module of b7988e4^ with its key) pass their digests, are reused under their key,
+    and read as version 2 records; rewritten, they are version 2 files without `time_limit_s`."""
+    tree = tmp_path / "run"
+    shutil.copytree(V1_RECORDS, tree / "records")
+    (tree / "records" / "record-key").rename(tree / KEY_FILE)
+    (tree / KEY_FILE).chmod(0o600)
+    store = RecordStore(tree / "records", record_type=WorkspaceRecord)
+    found = {path.stem: record for path, record in store.records()}
+    assert sorted(found) == ["or_space_007_revise", "or_space_008_build"]
+    ok, missing = found["or_space_007_revise"], found["or_space_008_build"]
+    assert ok.schema_version == missing.schema_version == SCHEMA_VERSION
+    assert ok.limits["wall_s"] == 3.0 and (ok.status, ok.objective, ok.limiter) == ("Optimal", 12.5, "light")
+    assert missing.failure_mode == "missing_output" and missing.limiter is None
+    assert store.lookup("or_space_007_revise", "sha256:ab").reason == "reused"
+    store.write(ok)
+    data = json.loads((tree / "records" / "or_space_007_revise.json").read_text())
+    assert data["schema_version"] == 2 and "time_limit_s" not in data
+    assert dataclasses.replace(WorkspaceRecord.from_dict(data), digest=None) == dataclasses.replace(ok, digest=None)
 
 
 def test_a_record_of_no_run_has_no_limiter_field(tmp_path):
