@@ -46,6 +46,7 @@ rule agents_generate:
         "../envs/tcsexam.yaml"
     threads: AGENTS.generate_threads
     resources:
+        **AGENTS.endpoint_resources(),
         runtime=AGENTS.generate_runtime,
         mem_mb=AGENTS.generate_mem_mb,
         cpus_per_task=lambda w, threads: threads,

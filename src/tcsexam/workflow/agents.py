@@ -26,8 +26,10 @@ for the rerun, which resumes).
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
+from urllib.parse import urlsplit
 
 from tcsexam.orspace.conditions import Condition
 from tcsexam.orspace.release import OBJECTIVE_MODES, Mode
@@ -187,6 +189,32 @@ class AgentRuns:
             args.append("--licence " + " ".join(shlex.quote(f"{solver}={path}") for solver, path in licences))
         args.append(f"--modes {' '.join(self.modes)}")
         return " ".join(args)
+
+    @staticmethod
+    def endpoint(model: dict[str, Any]) -> str:
+        """The endpoint a model talks to, as a resource name's tail: its base URL's host and port,
+        else its Inspect provider (`openai`, `anthropic`, ...)."""
+        if model.get("base_url"):
+            netloc = urlsplit(model["base_url"]).netloc.rsplit("@", 1)[-1]
+            raw = netloc
+        else:
+            raw = model.get("provider") or model["model"].split("/", 1)[0]
+        return re.sub(r"[^a-z0-9]+", "_", raw.lower()).strip("_") or "endpoint"
+
+    def endpoint_resources(self) -> dict[str, Any]:
+        """One Snakemake resource per endpoint, `agents_conn_<endpoint>`: a generation job holds its
+        model's max_connections of its own endpoint's (0 of the others'), so
+        `snakemake --resources agents_conn_<endpoint>=N` caps the requests all jobs send there."""
+        names = sorted({self.endpoint(m) for m in self.models.values()})
+
+        def holds(name: str):
+            return lambda wildcards: (
+                int(self.model(wildcards).get("max_connections", 4))
+                if self.endpoint(self.model(wildcards)) == name
+                else 0
+            )
+
+        return {f"agents_conn_{name}": holds(name) for name in names}
 
     def generate_threads(self, wildcards) -> int:
         return int(self.model(wildcards).get("max_sandboxes", 4))

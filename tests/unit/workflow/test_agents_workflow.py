@@ -170,6 +170,10 @@ def test_the_plan_without_snakemake():
     with pytest.raises(ValueError, match="given twice"):
         AgentRuns({"release": "r", "conditions": [{}, {"view": "revise-all"}], "models": {"m": {"model": "a/b"}}})
     wild = SimpleNamespace(run="m.a1", cond="revise-all_flat_both")
+    assert AgentRuns.endpoint({"model": "x", "base_url": "http://gpu-node-12:8000/v1"}) == "gpu_node_12_8000"
+    assert AgentRuns.endpoint({"model": "openai/gpt-4o"}) == "openai"
+    resources = runs.endpoint_resources()
+    assert list(resources) == ["agents_conn_mockllm"] and resources["agents_conn_mockllm"](wild) == 4
     assert "--modes build explain" in runs.generate_args(wild)
     assert "--licence gurobi=/lic/gurobi.lic" in runs.generate_args(wild)
     assert runs.orspace_runs()["m.a1"]["licences"] == {"gurobi": "/lic/gurobi.lic"}
