@@ -102,17 +102,19 @@ class AgentLimits:
         }
 
 
+#: what an Explain prompt says when the workspace's metadata holds no question
+NO_QUESTION = "(the question is not in metadata.json's explain_task: find it in the workspace's documents)"
+
+
 def explain_question(workspace: Path) -> str:
-    """The Explain question of a staged workspace (metadata.json `explain_task.question`)."""
-    path = workspace / "metadata.json"
+    """The Explain question of a staged workspace (metadata.json `explain_task.question`, the
+    release's place), else `NO_QUESTION`: the agent looks for it."""
     try:
-        meta = json.loads(read_text(path, "workspace metadata"))
+        meta = json.loads(read_text(workspace / "metadata.json", "workspace metadata"))
         question = meta["explain_task"]["question"]
-    except (ValueError, KeyError, TypeError):
-        raise InputError(f"{path}: no explain_task.question") from None
-    if not isinstance(question, str) or not question.strip():
-        raise InputError(f"{path}: explain_task.question must be a non-empty string")
-    return question
+    except (InputError, OSError, ValueError, KeyError, TypeError):
+        return NO_QUESTION
+    return question if isinstance(question, str) and question.strip() else NO_QUESTION
 
 
 def instructions(mode: str, wid: str, workspace: Path, limits: AgentLimits, call_time_s: float) -> str:
