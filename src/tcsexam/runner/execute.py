@@ -349,8 +349,9 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         proof = record.extra.get("unsat_proof") or {}
         _keep(record, job, source, work / drat.PROOF_NAME if proof.get("mode") == "required" else None)
         decision = solver_status(outcome, **how, certificate=certificate)
+        # an answer code is judged against a certificate; with none, the record says there was none
         stated = problem.stated_answer(data) if data is not None and answers else None
-        wrong_code = answer_exit_code(outcome.exit_code, candidate.exit_codes_ok, answers, stated)
+        wrong_code = answer_exit_code(outcome.exit_code, candidate.exit_codes_ok, answers, stated) if data else None
         if check is not None:
             record.claimed, record.reward = check.claimed, check.reward
         if wrong_code is not None:

@@ -172,11 +172,14 @@ def test_stdout_not_read_is_named_when_it_held_the_answer(work):
     """cadical printing on stdout while solver.yaml reads {solution} (the default): invalid, and
     the message says that stdout held an answer and was not read."""
     task = sat_task(work)
-    cand = candidate(work / "cadical-file", 'command: [cadical, -q, "{instance}"]\nexit_codes_ok: [10, 20]\n')
-    rec = run(task, cand, "tiny", work)
-    assert rec.status == "invalid", rec
-    assert rec.message.startswith("no certificate written; stdout held an answer ('s SATISFIABLE') but was not read")
-    assert "certificate: stdout" in rec.message
+    for name, extra in (("listed", "exit_codes_ok: [10, 20]\n"), ("plain", "")):  # exit 10, listed or not
+        cand = candidate(work / f"cadical-{name}", f'command: [cadical, -q, "{{instance}}"]\n{extra}')
+        rec = run(task, cand, "tiny", work)
+        assert rec.status == "invalid" and rec.exit_code == 10, rec
+        assert rec.message.startswith(
+            "no certificate written; stdout held an answer ('s SATISFIABLE') but was not read"
+        )
+        assert "certificate: stdout" in rec.message
 
 
 def test_an_answer_exit_code_that_the_certificate_contradicts_is_a_crash(work):
