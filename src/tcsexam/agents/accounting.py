@@ -18,7 +18,8 @@ calls (in all and by tool), and the **stop reason** (`StopReason`), decided in t
    called submit), `answered` (a flat reply parsed), `parse_error` (a flat reply that could not be
    parsed; the model's result, judged as what it left: nothing), `cost_limit` (the run's budget was
    spent before the sample started: it ran nothing, `final: false`, a rerun with budget does it).
-4. else `completed` (the agent ended its turn without submitting).
+4. `context_limit` when the last reply was cut by the model's context window, else `completed` (the
+   agent ended its turn without submitting).
 
 **Cost.** A prices file in the judge's format (`{model: {input_per_mtok, output_per_mtok}}`, USD per
 million tokens, parsed by `tcsexam.orspace.judge.load_prices`) gives each model's prices; the model
@@ -279,6 +280,8 @@ def stop_reason_of(sample: Any) -> tuple[StopReason, str | None]:
         if reason not in SOLVER_STOPS:
             return StopReason.HARNESS_ERROR, f"the solver left stop reason {said!r}, which only Inspect may give"
         return reason, store.get(STORE_ERROR)
+    if sample.output is not None and sample.output.choices and sample.output.stop_reason == "model_length":
+        return StopReason.CONTEXT_LIMIT, "the conversation outgrew the model's context window"
     return StopReason.COMPLETED, None
 
 

@@ -12,6 +12,7 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalError, EvalSample, EvalSampleLimit
+from inspect_ai.model import ModelOutput
 from inspect_ai.solver import generate, solver
 
 from tcsexam.agents.accounting import (
@@ -79,6 +80,9 @@ def test_errors_are_infrastructure_and_the_solver_says_the_rest():
     assert stop_reason_of(sample(error=odd))[0] == StopReason.HARNESS_ERROR
     assert stop_reason_of(sample(store={STORE_STOP_REASON: "submitted"})) == (StopReason.SUBMITTED, None)
     assert stop_reason_of(sample())[0] == StopReason.COMPLETED
+    full = ModelOutput.from_content("m", "and then", stop_reason="model_length")
+    assert stop_reason_of(sample(output=full))[0] == StopReason.CONTEXT_LIMIT
+    assert stop_reason_of(sample(output=ModelOutput.from_content("m", "done")))[0] == StopReason.COMPLETED
     # a solver may not claim a limit or an infrastructure failure, nor invent a reason
     assert stop_reason_of(sample(store={STORE_STOP_REASON: "token_limit"}))[0] == StopReason.HARNESS_ERROR
     assert stop_reason_of(sample(store={STORE_STOP_REASON: "bored"}))[0] == StopReason.HARNESS_ERROR
