@@ -116,6 +116,19 @@ def test_a_cpu_killed_run_is_not_ok_at_its_limit(ref):
     assert score_at("t", [*RECORDS[:2], killed], ref, 5.0)["instances"][2]["status"] == "timeout"
 
 
+def test_the_profile_drops_at_the_limit_of_a_killed_run(ref):
+    """The profile has a point at a timed-out run's limit (5 s), where its certificate stops counting,
+    not only at its end (5.0003 s); at the limit the curve equals the plain score."""
+    killed = {"instance": "c", "status": "timeout", "termination": "walltime", "wall_s": 5.0003}
+    killed.update(trace=[[0.2, "ok", 3]], extra={"limits": {"wall_s": 5.0, "cpu_s": 5.0}})
+    records = [*RECORDS[:2], killed]
+    out = profile("t", {"run": records}, ref)
+    assert 5.0 in out["limits_s"] and 5.0003 in out["limits_s"]
+    curve = dict(map(tuple, out["curves"]["run"]))
+    assert curve[5.0] == pytest.approx(solver_score("t", records, ref)["relative_score"])
+    assert curve[4.0] > curve[5.0]
+
+
 def test_before_any_certificate_everything_is_timeout(ref):
     out = score_at("t", RECORDS, ref, 0.05)
     assert [i["status"] for i in out["instances"]] == ["timeout"] * 3 and out["relative_score"] == 0
