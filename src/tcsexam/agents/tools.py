@@ -118,7 +118,7 @@ async def _view(path: str, view_range: list[int] | None) -> str:
         if not 1 <= start <= max(end, 1) or end > len(lines):
             raise ToolError(f"view_range {view_range} is outside the file's {len(lines)} lines")
     shown = [f"{n:6}\t{line}" for n, line in enumerate(lines[start - 1 : end], start)]
-    more = f"\n[{len(lines) - end} more lines: use view_range]" if end < len(lines) else ""
+    more = f"\n[{len(lines) - end} more lines: use view_range]" if end < len(lines) and not view_range else ""
     return "\n".join(shown) + more
 
 
