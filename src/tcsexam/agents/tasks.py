@@ -175,8 +175,7 @@ def filesystem_agent() -> Solver:
     """The ReAct agent with the workspace tools and submit."""
     agent = react(
         prompt=AgentPrompt(
-            instructions="Work step by step with the tools; every path is relative to the workspace folder.",
-            assistant_prompt=None,
+            instructions="You work in the folder of one OR-Space workspace; every path is relative to it."
         ),
         tools=workspace_tools(),
         submit=AgentSubmit(tool=submit_tool(), answer_only=True, keep_in_messages=True),
