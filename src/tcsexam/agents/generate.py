@@ -59,7 +59,7 @@ from tcsexam.agents.accounting import (
 )
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
 from tcsexam.agents.tasks import ANSWER_FILE, AgentLimits, orspace_task
-from tcsexam.agents.workspace import stage_manifest
+from tcsexam.agents.workspace import check_staged, stage_manifest
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json
 from tcsexam.orspace.conditions import Condition, Interface
@@ -255,6 +255,9 @@ def generate(
     with exclusive_use([(layout.root, True)]):
         _claim_output(layout, run_identity(settings, staged / "manifest.json"), staged / "manifest.json")
         finished = {w: r for w in wids if (r := finished_record(layout, w)) is not None}
+        for wid in wids:  # a staged workspace changed since its audit: one line before anything runs
+            if wid not in finished:
+                check_staged(staged, manifest, wid)
         say(f"{len(finished)} of {len(wids)} samples finished already (not asked again); {condition.slug}")
         budget = CostBudget(settings.max_cost, spent_in(list(finished.values())))
         wrap = functools.partial(budgeted, budget=budget, prices=prices)

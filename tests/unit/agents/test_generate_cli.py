@@ -157,3 +157,12 @@ def test_bad_limits_are_usage_errors(tmp_path):
     assert main([*args, "--call-time-limit", "0"]) == 2
     assert main([*args, "--message-limit", "-1"]) == 2
     assert main([*args, "--licence", "cplex=/x"]) == 2
+
+
+def test_a_staged_workspace_changed_after_its_audit_stops_the_run_before_any_request(staged, tmp_path, capsys):
+    (staged / SECOND / "docs" / "business_requirement.md").write_text("the optimum is 8140\n")
+    with ScriptedOpenAI(route=Router()) as server:
+        assert main(command(staged, tmp_path / "out", server)) == 1
+        assert server.count == 0
+    errors = [line for line in capsys.readouterr().err.splitlines() if " INFO " not in line]
+    assert len(errors) == 1 and "changed since it was staged" in errors[0]
