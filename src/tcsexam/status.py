@@ -37,9 +37,11 @@ from tcsexam.fileio import atomic_write_json
 from tcsexam.jobfail import reason
 from tcsexam.layout import ResultsLayout
 from tcsexam.logs import logger
-from tcsexam.runner.heartbeat import HEARTBEAT_NAME, duration_text
+from tcsexam.runner.heartbeat import HEARTBEAT_FORMAT, HEARTBEAT_NAME, duration_text
 
 PLAN_PATH = ResultsLayout(Path(".")).status_plan.parts
+#: the version of `.status/plan.json` (`tcsexam.formats`)
+PLAN_FORMAT = 1
 INFRA = "infrastructure_error"
 #: a running heartbeat older than this many of its intervals (and at least STALE_MIN_S) is lost
 STALE_INTERVALS = 6
@@ -149,7 +151,7 @@ def read_attempt(
 ) -> Attempt:
     a = Attempt(suite, protocol, model, task, attempt, state="waiting", planned=planned)
     hb = _read_json(attempt_dir / HEARTBEAT_NAME)
-    if isinstance(hb, dict) and hb.get("format") == 1:
+    if isinstance(hb, dict) and hb.get("format") == HEARTBEAT_FORMAT:
         _from_heartbeat(a, hb, attempt_dir, now, host)
         if a.state == "finished" and not isinstance(_read_json(attempt_dir / "records.json"), list):
             _damaged(a, attempt_dir)
@@ -421,7 +423,7 @@ def write_plan(plan) -> Path | None:
             {"model": p.model, "task": p.item, "attempt": p.attempt, "instances": len(plan.instances(p.item))}
             for p in plan.solver_runs()
         ]
-        data = {"format": 1, "written": time.time(), "suite": plan.suite.id, "protocol": plan.protocol, "runs": runs}
+        data = {"format": PLAN_FORMAT, "written": time.time(), "suite": plan.suite.id, "protocol": plan.protocol, "runs": runs}
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(path, data, durable=False)
     except (OSError, InputError) as exc:

@@ -32,6 +32,7 @@ import yaml
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json, read_yaml
 from tcsexam.paths import config_file, project_root
+from tcsexam.scoring.reference import SCHEMA_VERSION as REFERENCE_SCHEMA_VERSION
 from tcsexam.scoring.reference import load_reference
 from tcsexam.tasks import load_task, verify_instance_files
 
@@ -71,7 +72,7 @@ def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str
                 f"{ref.source}: {kind} reference instance {missing[0]!r} of task {task!r} is not an instance of the task"
             )
     out: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": REFERENCE_SCHEMA_VERSION,
         "reference_id": twin_reference_id(ref.reference_id, seed),
         "description": f"twins (seed {int(seed)}) of task {task}: the outcomes of {ref.reference_id}, carried over",
         "scale_floors": dict(ref.scale_floors),

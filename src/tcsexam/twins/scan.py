@@ -43,6 +43,9 @@ from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.twins import FindingKind
 from tcsexam.tasks import load_task
 
+#: the version of scan.json (`tcsexam.formats`)
+SCAN_SCHEMA_VERSION = 1
+
 MAX_FILES = 2000
 MAX_BYTES = 8 * 1024 * 1024
 MAX_PER_KIND = 25  #: findings of one kind kept per file (the rest counted)
@@ -278,7 +281,7 @@ def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | N
     for f in findings:
         summary[f["kind"]] += f.get("count", 1)
     return {
-        "schema_version": 1,
+        "schema_version": SCAN_SCHEMA_VERSION,
         "task": task.id,
         "candidate": str(folder),
         "files_scanned": len(files),
