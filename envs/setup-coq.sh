@@ -13,8 +13,10 @@
 set -uo pipefail
 
 say() { echo "setup-coq: $*"; }
+# Coq is here when both programs run (not merely when a file of that name is on PATH)
+have_coq() { coqc --print-version >/dev/null 2>&1 && coqchk --version >/dev/null 2>&1; }
 
-if command -v coqc >/dev/null 2>&1 && command -v coqchk >/dev/null 2>&1; then
+if have_coq; then
     say "coqc $(coqc --print-version 2>/dev/null | cut -d' ' -f1) ($(command -v coqc))"
     exit 0
 fi
@@ -58,7 +60,7 @@ if [ -z "$why" ]; then
             false
         fi
     fi
-    if command -v coqc >/dev/null 2>&1 && command -v coqchk >/dev/null 2>&1; then
+    if have_coq; then
         say "installed coqc $(coqc --print-version 2>/dev/null | cut -d' ' -f1) ($(command -v coqc))"
         exit 0
     fi
@@ -79,7 +81,7 @@ if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
 fi
 
 fix="${install:+sudo $install}"
-fix="${fix:-install Coq 8.16 (coqc, coqchk) with your system's package manager or opam}"
+fix="${fix:-install Coq 8.16 (coqc, coqchk) with the system package manager or opam}"
 say "WARNING: coqc is not installed and cannot be installed here ($why)."
 say "WARNING: the theorem and open-conjecture items cannot be judged: their rows are judge_failed and index.json incomplete."
 say "WARNING: fix: $fix   (then run the same command again: only the proof jobs run)"
