@@ -39,6 +39,7 @@ when the sample names one): never an empty submission passed off as the model's.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -57,6 +58,8 @@ from tcsexam.agents.accounting import (
     StopReason,
 )
 from tcsexam.fileio import atomic_write_bytes, atomic_write_text
+from tcsexam.orspace import flat as flat_format
+from tcsexam.orspace.execute import DEFAULT_TIME_LIMIT_S
 from tcsexam.orspace.release import Mode
 
 REPLY_FORMAT = "orspace-reply-v1"
@@ -83,24 +86,50 @@ class FlatReply:
     answer: str | None = None
 
 
-def reply_instructions(mode: str) -> str:
-    """The text appended to the flat prompt: what to produce and the one reply format."""
+def workspace_question(prompt: str) -> str | None:
+    """An Explain workspace's question as the flat prompt shows it (`metadata.json`'s
+    `explain_task.question`, the release's place), else None."""
+    try:
+        files = flat_format.parse(prompt.encode("utf-8"))
+        question = json.loads(files["metadata.json"])["explain_task"]["question"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return question if isinstance(question, str) and question.strip() else None
+
+
+def reply_instructions(mode: str, *, question: str | None = None, time_limit_s: float | None = None) -> str:
+    """The text appended to the flat prompt: the task (as the filesystem agent is told it, without
+    the tools) and the one reply format. `question`: an Explain workspace's question; `time_limit_s`:
+    the judge's limit on the program."""
     mode = Mode(mode).value
+    limit = DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s
     if mode == Mode.EXPLAIN.value:
         task = (
-            "Answer the question of this workspace, grounded in its files (documents, data, code, "
-            "logs and solver records). Put the whole answer in one answer block:\n\n"
+            "You are an operations-research analyst. The workspace above holds the documents, data, "
+            "formulations, logs and solver records of a model before (original/) and after (revised/) a "
+            "revision. Answer its question"
+            + (f":\n\nQuestion: {question}\n\n" if question else " (in metadata.json). ")
+            + "Ground every claim in the workspace: name the files, variables, constraints and values you "
+            "rely on, and quantify; do not invent numbers. Put the whole answer in one answer block:\n\n"
             f"{_OPEN_ANSWER}\n<your answer>\n{_END_ANSWER}\n\n"
             "Write no file blocks."
         )
     else:
         folder = SUBMISSION_FOLDERS[mode]
+        what = (
+            "builds the optimisation model the documents describe from the data files"
+            if mode == Mode.BUILD.value
+            else "models the revised requirements (revised/) starting from the current model (original/)"
+        )
         task = (
-            f"Write the program into {folder}/ (a relative path from the workspace root, e.g. "
-            f"{folder}/main.py). When run from {folder}/ with `python main.py` it must solve the "
-            "optimisation problem and report its result: print `Status: Optimal` and "
-            "`OBJECTIVE_VALUE: <number>` (or write the JSON result file named by $ORSPACE_RESULT_FILE). "
-            "Give every file as one file block:\n\n"
+            "You are an operations-research engineer. Write a program in "
+            f"{folder}/ ({folder}/main.py) that {what} and solves it with PuLP (CBC), highspy, gurobipy "
+            "or coptpy (all installed). Report the result: write the JSON object "
+            '{"status": "Optimal", "objective": <number>} to the file named by the environment variable '
+            "ORSPACE_RESULT_FILE (helpers: `from tcsexam.orspace.result import pulp_result, highs_result, "
+            "write_result`), or print the lines `Status: Optimal` and `OBJECTIVE_VALUE: <number>`. "
+            f"It will be run from {folder}/ as `python3 main.py` with a wall-clock limit of {limit:g} s and no "
+            f"network; read the data with paths relative to {folder}/. Give every file as one file block:\n\n"
             f"<<<FILE {folder}/main.py>>>\n<the file's full text>\n<<<END {folder}/main.py>>>\n\n"
             f"Only files under {folder}/ are accepted; write no answer block."
         )
@@ -226,8 +255,10 @@ def flat_solver() -> Solver:
     writes it into the sample's workspace.
 
     Sample metadata: `mode` (build|revise|explain), `workspace_dir` (the output copy of the
-    workspace the files go into; Build and Revise), optionally `flat_reply_file` (where the raw
-    reply is kept, written whatever the outcome). Store keys set: `tcsexam:stop_reason`
+    workspace the files go into; Build and Revise), optionally `program_time_limit_s` (the judge's
+    limit on the program, told to the model) and `flat_reply_file` (where the raw reply is kept,
+    written whatever the outcome). An Explain workspace's question (metadata.json
+    `explain_task.question`, read from the prompt) is repeated in the instructions. Store keys set: `tcsexam:stop_reason`
     (`answered` or `parse_error`), `tcsexam:error` (the parse error), `tcsexam:files`,
     `tcsexam:answer` (Explain), `tcsexam:reply_format`."""
 
@@ -236,7 +267,10 @@ def flat_solver() -> Solver:
         async def solve(state, generate):
             meta: dict[str, Any] = state.metadata or {}
             mode = Mode(meta["mode"]).value
-            state.user_prompt.text = state.user_prompt.text + reply_instructions(mode)
+            prompt = state.user_prompt.text
+            question = workspace_question(prompt) if mode == Mode.EXPLAIN.value else None
+            limit = meta.get("program_time_limit_s")
+            state.user_prompt.text = prompt + reply_instructions(mode, question=question, time_limit_s=limit)
             state.store.set(STORE_REPLY_FORMAT, REPLY_FORMAT)
             state = await generate(state)
             text = state.output.completion if state.output else ""

@@ -22,6 +22,7 @@ from tcsexam.agents.flat import (
     apply_reply,
     parse_reply,
     reply_instructions,
+    workspace_question,
 )
 from tcsexam.agents.providers import ModelConfig
 from tcsexam.orspace.conditions import Condition
@@ -91,6 +92,15 @@ def test_a_broken_reply_is_a_parse_error_that_says_why(mode, text, why):
     with pytest.raises(ReplyError, match=None) as err:
         parse_reply(text, mode)
     assert why in str(err.value)
+
+
+def test_the_instructions_state_the_task_like_the_filesystem_agent_is_told_it():
+    build = reply_instructions("build", time_limit_s=60)
+    assert "wall-clock limit of 60 s" in build and "ORSPACE_RESULT_FILE" in build and "OBJECTIVE_VALUE" in build
+    assert "limit of 180 s" in reply_instructions("revise") and "original/" in reply_instructions("revise")
+    assert "Question: Which constraint binds?" in reply_instructions("explain", question="Which constraint binds?")
+    assert "(in metadata.json)" in reply_instructions("explain")
+    assert workspace_question("no flat prompt at all") is None
 
 
 def test_the_instructions_state_the_format_for_each_mode():
@@ -244,6 +254,10 @@ def test_a_flat_explain_reply_gives_the_answer_and_the_key_stays_out_of_every_fi
     with ScriptedOpenAI([completion(f"<<<ANSWER>>>\n{answer}\n<<<END ANSWER>>>")]) as server:
         record, sample = run_flat(staged, tmp_path, "or_space_101_explain", server, env_key="TCSEXAM_TEST_FLAT_KEY")
         assert server.requests[0]["headers"]["authorization"] == f"Bearer {secret}"
+        sent = server.requests[0]["body"]["messages"][-1]["content"]
+    # the workspace's question is repeated after the files, with the answer format
+    tail = sent.rsplit("# Your reply (format orspace-reply-v1)", 1)[1]
+    assert "Question: Why does the revised plan earn less than the original one?" in tail
     assert record.stop_reason == StopReason.ANSWERED and sample.store["tcsexam:answer"] == answer
     assert record.model["api_key_env"] == "TCSEXAM_TEST_FLAT_KEY"
     needle = secret.encode()
