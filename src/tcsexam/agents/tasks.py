@@ -2,7 +2,7 @@
 
 The staged folder's manifest (`tcsexam orspace stage`) says the condition (view x interface x
 context). Per sample (`Sample.id` = the workspace id), metadata `workspace_id`, `mode`,
-`condition`, `interface`, `staged_dir` (what `sandboxenv` copies the workspace from: only its
+`condition`, `interface`, `program_time_limit_s` (the judge's limit, told to the model), `staged_dir` (what `sandboxenv` copies the workspace from: only its
 audited files), `incoming_dir` (where the worked workspace is copied when the sample ends) and,
 set once the sample's sandbox is up (`workspace_dir_solver`), `workspace_dir` (the host path of
 the sample's workspace copy).
@@ -155,6 +155,7 @@ def staged_samples(
             "interface": condition.interface,
             "staged_dir": str(staged.resolve()),
             "incoming_dir": str((output / ".incoming" / wid).resolve()),
+            "program_time_limit_s": limits.program_time_limit_s,  # told to the model (flat: by flat_solver)
         }
         samples.append(Sample(id=wid, input=text, metadata=meta))
     return samples

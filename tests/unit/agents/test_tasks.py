@@ -30,6 +30,7 @@ def test_one_sample_per_staged_workspace_of_the_mode(staged, tmp_path):
     meta = task.dataset[0].metadata
     assert meta["mode"] == "build" and meta["interface"] == "filesystem"
     assert meta["condition"] == "revise-all_filesystem_both"
+    assert meta["program_time_limit_s"] == AgentLimits().program_time_limit_s
     assert meta["staged_dir"] == str(staged["filesystem"].resolve())
     assert meta["incoming_dir"] == str((tmp_path / ".incoming" / "or_space_101_build").resolve())
     assert task.sandbox.type == SANDBOX_TYPE and task.message_limit == AgentLimits().message_limit
@@ -47,8 +48,11 @@ def test_the_prompts_name_the_workspace_its_folder_and_limits(staged, tmp_path):
 
 
 def test_the_flat_interface_gives_the_staged_prompt_and_never_a_command(staged, tmp_path):
-    task = orspace_task(staged["flat"], "build", output=tmp_path, config=AgentSandboxConfig(sandbox="bwrap"))
+    limits = AgentLimits(program_time_limit_s=42)
+    config = AgentSandboxConfig(sandbox="bwrap")
+    task = orspace_task(staged["flat"], "build", output=tmp_path, config=config, limits=limits)
     prompt = (staged["flat"] / "prompts" / "or_space_101_build.txt").read_text()
+    assert task.dataset[0].metadata["program_time_limit_s"] == 42  # flat_solver tells the model
     assert task.dataset[0].input == prompt
     assert task.sandbox.config.sandbox == "local"  # used only for the workspace copy: no tools
 
