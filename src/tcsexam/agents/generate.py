@@ -252,14 +252,16 @@ def generate(
     if condition.interface == Interface.FILESYSTEM:
         say(resolve_sandbox(sandbox)[1])
     prices = prices_for(settings.prices, settings.model.price_keys) if settings.prices else None
+    if settings.max_cost is not None and prices is None:
+        raise InputError(f"--max-cost needs the prices of model {settings.model.name} (--prices FILE listing it)")
     with exclusive_use([(layout.root, True)]):
-        _claim_output(layout, run_identity(settings, staged / "manifest.json"), staged / "manifest.json")
         finished = {w: r for w in wids if (r := finished_record(layout, w)) is not None}
         for wid in wids:  # a staged workspace changed since its audit: one line before anything runs
             if wid not in finished:
                 check_staged(staged, manifest, wid)
-        say(f"{len(finished)} of {len(wids)} samples finished already (not asked again); {condition.slug}")
         budget = CostBudget(settings.max_cost, spent_in(list(finished.values())))
+        _claim_output(layout, run_identity(settings, staged / "manifest.json"), staged / "manifest.json")
+        say(f"{len(finished)} of {len(wids)} samples finished already (not asked again); {condition.slug}")
         wrap = functools.partial(budgeted, budget=budget, prices=prices)
         tasks = [
             task

@@ -159,6 +159,13 @@ def test_bad_limits_are_usage_errors(tmp_path):
     assert main([*args, "--licence", "cplex=/x"]) == 2
 
 
+def test_a_cost_limit_without_prices_is_refused_before_anything_is_written(staged, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["agents", "generate", "--staged", str(staged), "--output", str(out), "--model", "mockllm/model"]
+    assert main([*args, "--max-cost", "5"]) == 1
+    assert "--max-cost needs the prices" in capsys.readouterr().err and not out.exists()
+
+
 def test_a_staged_workspace_changed_after_its_audit_stops_the_run_before_any_request(staged, tmp_path, capsys):
     (staged / SECOND / "docs" / "business_requirement.md").write_text("the optimum is 8140\n")
     with ScriptedOpenAI(route=Router()) as server:
@@ -166,3 +173,4 @@ def test_a_staged_workspace_changed_after_its_audit_stops_the_run_before_any_req
         assert server.count == 0
     errors = [line for line in capsys.readouterr().err.splitlines() if " INFO " not in line]
     assert len(errors) == 1 and "changed since it was staged" in errors[0]
+    assert not (tmp_path / "out").exists()  # no output of a run that never started
