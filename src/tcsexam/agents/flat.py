@@ -31,6 +31,15 @@ The binding constraint is ...
   `<<<END ANSWER>>>`), the answer `explain-score` reads (`answers.jsonl` row
   `{"workspace_id", "answer"}`). A block of the other kind is refused.
 - Text outside blocks (the model's commentary) is ignored.
+- The parser also reads the same blocks in a Markdown spelling (models often answer in Markdown;
+  the instructions show the marker spelling only): a line `### FILE: <path>` (any heading level,
+  the path optionally in backticks) followed by one fenced code block (three or more backticks or
+  tildes; it ends at a fence line of the same character at least as long), `### ANSWER` followed
+  by one fenced block holding the answer, or `### ANSWERS` followed by one fenced block of JSONL
+  rows as `explain-score --answers` reads them (`{"workspace_id", "answer"}`: exactly one row, for
+  this workspace). The headings are upper case and stand alone (`### Answer`, `### File: notes`
+  are commentary); a heading not followed by a closed fence is a parse error. Both spellings may
+  be mixed in one reply.
 
 A reply that breaks any rule is a **parse error**: nothing is written, the sample's stop reason is
 `parse_error` with the reason, and the raw reply is kept (the transcript, and `flat_reply_file`
@@ -74,6 +83,9 @@ _OPEN_FILE = re.compile(r"^<<<FILE (.+?)>>>$")
 _OPEN_ANSWER = "<<<ANSWER>>>"
 _END_ANSWER = "<<<END ANSWER>>>"
 _FENCE_OPEN = re.compile(r"^```[A-Za-z0-9_+.-]*$")
+#: the Markdown spelling: `### FILE: <path>`, `### ANSWER`, `### ANSWERS` (then one fenced block)
+_MD_HEADING = re.compile(r"^#{1,6}[ \t]*(?:(FILE):[ \t]*(`?[^\s`]+`?)|(ANSWERS|ANSWER):?)[ \t]*$")
+_FENCE = re.compile(r"^(`{3,}|~{3,})[A-Za-z0-9_+.-]*$")
 
 
 class ReplyError(ValueError):
@@ -161,8 +173,70 @@ def _unfence(lines: list[str]) -> list[str]:
     return lines
 
 
-def parse_reply(text: str, mode: str) -> FlatReply:
-    """The files and answer of a reply in `orspace-reply-v1` (ReplyError when it breaks a rule)."""
+def _fenced(lines: list[str], i: int, heading: str) -> tuple[list[str], int]:
+    """(body, index of the closing fence) of the fenced code block that must follow the Markdown
+    heading on line i (blank lines may come between)."""
+    j = i + 1
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    opened = _FENCE.match(lines[j].strip()) if j < len(lines) else None
+    if not opened:
+        raise ReplyError(f"line {i + 1}: {heading} is not followed by a fenced code block")
+    fence = opened.group(1)
+    for k in range(j + 1, len(lines)):
+        close = lines[k].strip()
+        if close and set(close) == {fence[0]} and len(close) >= len(fence):
+            return lines[j + 1 : k], k
+    raise ReplyError(f"line {j + 1}: the code block under {heading} is not closed by {fence}")
+
+
+def _answer_rows(body: list[str], line: int, workspace_id: str | None) -> str:
+    """The answer of an `### ANSWERS` block: JSONL rows as `explain-score --answers` reads them, one
+    for this workspace."""
+    rows = []
+    for k, raw in enumerate(body):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            raise ReplyError(f"line {line + k + 2}: an answers row is not JSON") from None
+        if not (
+            isinstance(row, dict) and isinstance(row.get("workspace_id"), str) and isinstance(row.get("answer"), str)
+        ):
+            raise ReplyError(f"line {line + k + 2}: an answers row needs string workspace_id and answer")
+        rows.append(row)
+    if len(rows) != 1:
+        raise ReplyError(f"line {line + 1}: the answers block holds {len(rows)} rows; one is expected")
+    if workspace_id is not None and rows[0]["workspace_id"] != workspace_id:
+        raise ReplyError(f"line {line + 1}: the answers row is for {rows[0]['workspace_id']}, not {workspace_id}")
+    return rows[0]["answer"]
+
+
+def _add_file(reply: FlatReply, raw: str, body: list[str], mode: str, line: int) -> None:
+    if mode == Mode.EXPLAIN.value:
+        raise ReplyError(f"line {line}: an Explain reply holds one answer block and no file blocks")
+    path = _check_path(raw, mode, line)
+    if path in reply.files:
+        raise ReplyError(f"line {line}: file {path} is given twice")
+    reply.files[path] = ("\n".join(body) + "\n").encode("utf-8", "surrogatepass")
+    if len(reply.files) > MAX_FILES:
+        raise ReplyError(f"more than {MAX_FILES} files")
+
+
+def _add_answer(reply: FlatReply, answer: str, mode: str, line: int) -> None:
+    if mode != Mode.EXPLAIN.value:
+        raise ReplyError(f"line {line}: a {mode} reply holds file blocks and no answer block")
+    if reply.answer is not None:
+        raise ReplyError(f"line {line}: a second answer block")
+    reply.answer = answer.strip()
+    if not reply.answer:
+        raise ReplyError(f"line {line}: the answer block is empty")
+
+
+def parse_reply(text: str, mode: str, workspace_id: str | None = None) -> FlatReply:
+    """The files and answer of a reply in `orspace-reply-v1`, either spelling (ReplyError when it
+    breaks a rule). `workspace_id`: checked against an `### ANSWERS` row."""
     mode = Mode(mode).value
     if not isinstance(text, str) or not text.strip():
         raise ReplyError("the reply is empty")
@@ -174,6 +248,7 @@ def parse_reply(text: str, mode: str) -> FlatReply:
     while i < len(lines):
         marker = lines[i].rstrip()
         opened = _OPEN_FILE.match(marker)
+        heading = _MD_HEADING.match(marker.strip())
         if opened or marker == _OPEN_ANSWER:
             end = f"<<<END {opened.group(1)}>>>" if opened else _END_ANSWER
             try:
@@ -182,22 +257,20 @@ def parse_reply(text: str, mode: str) -> FlatReply:
                 raise ReplyError(f"line {i + 1}: {marker} has no {end} line") from None
             body = _unfence(lines[i + 1 : close])
             if opened:
-                if mode == Mode.EXPLAIN.value:
-                    raise ReplyError(f"line {i + 1}: an Explain reply holds one answer block and no file blocks")
-                path = _check_path(opened.group(1), mode, i + 1)
-                if path in reply.files:
-                    raise ReplyError(f"line {i + 1}: file {path} is given twice")
-                reply.files[path] = ("\n".join(body) + "\n").encode("utf-8", "surrogatepass")
-                if len(reply.files) > MAX_FILES:
-                    raise ReplyError(f"more than {MAX_FILES} files")
+                _add_file(reply, opened.group(1), body, mode, i + 1)
             else:
-                if mode != Mode.EXPLAIN.value:
-                    raise ReplyError(f"line {i + 1}: a {mode} reply holds file blocks and no answer block")
-                if reply.answer is not None:
-                    raise ReplyError(f"line {i + 1}: a second answer block")
-                reply.answer = "\n".join(body).strip()
-                if not reply.answer:
-                    raise ReplyError(f"line {i + 1}: the answer block is empty")
+                _add_answer(reply, "\n".join(body), mode, i + 1)
+            i = close + 1
+            continue
+        if heading:
+            kind, raw = heading.group(1) or heading.group(3), (heading.group(2) or "").strip("`")
+            body, close = _fenced(lines, i, marker.strip())
+            if kind == "FILE":
+                _add_file(reply, raw, body, mode, i + 1)
+            elif kind == "ANSWER":
+                _add_answer(reply, "\n".join(body), mode, i + 1)
+            else:
+                _add_answer(reply, _answer_rows(body, i, workspace_id), mode, i + 1)
             i = close + 1
             continue
         if marker.startswith("<<<END "):
@@ -277,7 +350,7 @@ def flat_solver() -> Solver:
             if meta.get("flat_reply_file"):
                 atomic_write_text(meta["flat_reply_file"], text)
             try:
-                reply = parse_reply(text, mode)
+                reply = parse_reply(text, mode, meta.get("workspace_id"))
                 written = []
                 if mode != Mode.EXPLAIN.value:
                     written = apply_reply(reply, meta["workspace_dir"], mode)

@@ -59,6 +59,43 @@ def test_a_fenced_body_loses_its_fence_and_crlf_is_read():
     assert parse_reply(text, "revise").files == {"revised/src/model.py": b"print(2)\n"}
 
 
+def test_the_markdown_spelling_reads_the_same():
+    text = (
+        "Plan first.\n### FILE: `src/main.py`\n\n```python\n" + PROGRAM + "```\n"
+        "## FILE: src/util.py\n~~~~\nFENCE = '```'\n~~~~\n"
+        "### File: notes about the model (commentary, not a block)\n"
+    )
+    assert parse_reply(text, "build").files == {"src/main.py": PROGRAM.encode(), "src/util.py": b"FENCE = '```'\n"}
+    mixed = build_reply("revised/src/a.py", "A = 1\n") + "\n### FILE: revised/src/b.py\n```\nB = 2\n```\n"
+    assert set(parse_reply(mixed, "revise").files) == {"revised/src/a.py", "revised/src/b.py"}
+    answer = "### ANSWER\n```\nThe oven binds.\n```"
+    assert parse_reply(answer, "explain").answer == "The oven binds."
+    rows = '### ANSWERS\n```jsonl\n{"workspace_id": "or_space_101_explain", "answer": "The oven binds."}\n```'
+    assert parse_reply(rows, "explain", "or_space_101_explain").answer == "The oven binds."
+    # a heading that merely looks similar is commentary
+    assert parse_reply("### Answer\nsee below\n<<<ANSWER>>>\nok\n<<<END ANSWER>>>", "explain").answer == "ok"
+
+
+@pytest.mark.parametrize(
+    ("mode", "text", "why"),
+    [
+        ("build", "### FILE: src/main.py\nprint(1)\n", "is not followed by a fenced code block"),
+        ("build", "### FILE: src/main.py\n```python\nprint(1)\n", "is not closed by ```"),
+        ("build", "### FILE: ../main.py\n```\nx\n```", "'..'"),
+        ("build", "### ANSWER\n```\nx\n```", "no answer block"),
+        ("explain", "### ANSWER\n```\n\n```", "answer block is empty"),
+        ("explain", '### ANSWERS\n```\n{"workspace_id": "other", "answer": "a"}\n```', "is for other, not w"),
+        ("explain", "### ANSWERS\n```\nnot json\n```", "is not JSON"),
+        ("explain", '### ANSWERS\n```\n{"workspace_id": "w"}\n```', "needs string workspace_id and answer"),
+        ("explain", "### ANSWERS\n```\n\n```", "holds 0 rows"),
+    ],
+)
+def test_a_broken_markdown_spelling_is_a_parse_error(mode, text, why):
+    with pytest.raises(ReplyError) as err:
+        parse_reply(text, mode, "w")
+    assert why in str(err.value)
+
+
 def test_an_explain_reply_gives_its_answer():
     text = "Thinking...\n<<<ANSWER>>>\nThe capacity constraint of plant A binds (dual 12.5).\n<<<END ANSWER>>>\n"
     assert parse_reply(text, "explain").answer == "The capacity constraint of plant A binds (dual 12.5)."
