@@ -421,8 +421,11 @@ def compute_index(
         zip(cohort.models, track_mean.tolist(), task_mean.tolist(), per_track.tolist())
     ):
         if model_complete[m]:
-            p, s_, c, o = tmeans
-            index = w[0] * p + w[1] * s_ + w[2] * c + w[3] * o  # the spec's order: 30P + 30S + 30C + 10O
+            # the weighted track means summed left to right in TRACKS order: the spec's 30P + 30S + 30C
+            # + 10O, one term per track (a track added to Track and WEIGHTS joins it)
+            index = w[0] * tmeans[0]
+            for weight, mean in zip(w[1:], tmeans[1:], strict=True):
+                index += weight * mean
             status = "provisional" if n_provisional[m] else "complete"
         else:
             index = None
