@@ -40,6 +40,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=int, default=DEFAULT_TIMEOUT_S, help="seconds for one model call, all retries together"
     )
     group.add_argument("--attempt-timeout", type=int, default=None, help="seconds for one HTTP attempt")
+    group.add_argument("--temperature", type=float, default=None, help="sampling temperature (provider default)")
+    group.add_argument("--max-tokens", type=int, default=None, help="the longest reply (provider default)")
+    group.add_argument("--seed", type=int, default=None, help="the provider's sampling seed, where it takes one")
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:

@@ -26,6 +26,9 @@ at most 30 min between tries), other 4xx fail at once. The OpenAI client's own r
 OpenAI-compatible endpoints so that `max_retries` counts every retry. A call that still fails is a
 `model_error` (an infrastructure failure, never the model's score).
 
+**Sampling.** `temperature`, `max_tokens` and `seed` go to every model call (None: the provider's
+default); they are part of `public()`, so every record says what the model ran with.
+
 **Concurrency per endpoint.** `max_connections` (concurrent requests to this model),
 `max_samples` (samples in flight) and `max_sandboxes` (sandboxes alive at once) are passed to
 Inspect (`eval_kwargs()`).
@@ -70,6 +73,9 @@ class ModelConfig:
     max_retries: int = DEFAULT_MAX_RETRIES
     timeout_s: int = DEFAULT_TIMEOUT_S
     attempt_timeout_s: int | None = None
+    temperature: float | None = None  #: sampling (None: the provider's default)
+    max_tokens: int | None = None  #: the longest reply (None: the provider's default)
+    seed: int | None = None  #: the provider's sampling seed, where it takes one
 
     def __post_init__(self) -> None:
         where = f"model {self.name or self.model!r}"
@@ -96,6 +102,16 @@ class ModelConfig:
             not isinstance(self.attempt_timeout_s, int) or self.attempt_timeout_s < 1
         ):
             raise InputError(f"{where}: attempt_timeout_s must be a positive integer (got {self.attempt_timeout_s!r})")
+        if self.temperature is not None and (
+            not isinstance(self.temperature, (int, float)) or isinstance(self.temperature, bool) or self.temperature < 0
+        ):
+            raise InputError(f"{where}: temperature must be a non-negative number (got {self.temperature!r})")
+        if self.max_tokens is not None and (
+            not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or self.max_tokens < 1
+        ):
+            raise InputError(f"{where}: max_tokens must be a positive integer (got {self.max_tokens!r})")
+        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
+            raise InputError(f"{where}: seed must be an integer (got {self.seed!r})")
         if not self.name:
             object.__setattr__(self, "name", self.model)
 
@@ -138,6 +154,9 @@ class ModelConfig:
             max_retries=args.max_retries,
             timeout_s=args.timeout,
             attempt_timeout_s=args.attempt_timeout,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
         )
 
     @property
@@ -189,6 +208,9 @@ class ModelConfig:
             timeout=self.timeout_s,
             attempt_timeout=self.attempt_timeout_s,
             max_connections=self.max_connections,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
         )
 
     def inspect_model(self, env: dict[str, str] | None = None) -> Model:

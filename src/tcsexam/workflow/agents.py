@@ -52,6 +52,9 @@ MODEL_FLAGS = {
     "max_retries": "--max-retries",
     "timeout_s": "--timeout",
     "attempt_timeout_s": "--attempt-timeout",
+    "temperature": "--temperature",
+    "max_tokens": "--max-tokens",
+    "seed": "--seed",
     "prices": "--prices",
     "max_cost": "--max-cost",
 }

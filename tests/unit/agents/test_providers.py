@@ -88,6 +88,8 @@ def test_a_config_names_a_provider_or_an_endpoint():
         ({"model": "openai/gpt-4o", "max_connections": 0}, "max_connections must be a positive integer"),
         ({"model": "openai/gpt-4o", "max_retries": -1}, "max_retries must be a non-negative integer"),
         ({"provider": "openai"}, "model is required"),
+        ({"model": "openai/gpt-4o", "temperature": -1}, "temperature must be a non-negative number"),
+        ({"model": "openai/gpt-4o", "max_tokens": 0}, "max_tokens must be a positive integer"),
         ("openai/gpt-4o", "must be a mapping"),
     ],
 )
@@ -112,6 +114,7 @@ def test_the_flags_give_the_same_config():
     args = parser.parse_args(
         ["--model", "m", "--base-url", "http://h:1/v1", "--api-key-env", "K", "--max-connections", "2"]
         + ["--max-samples", "3", "--max-sandboxes", "5", "--max-retries", "1", "--timeout", "60"]
+        + ["--temperature", "0", "--max-tokens", "8000", "--seed", "7"]
     )
     cfg = ModelConfig.from_args(args)
     assert cfg == ModelConfig(
@@ -123,6 +126,9 @@ def test_the_flags_give_the_same_config():
         max_sandboxes=5,
         max_retries=1,
         timeout_s=60,
+        temperature=0.0,
+        max_tokens=8000,
+        seed=7,
     )
     assert cfg.eval_kwargs()["max_samples"] == 3 and cfg.eval_kwargs()["max_sandboxes"] == 5
 
@@ -136,10 +142,19 @@ def test_429_and_500_are_retried_and_the_key_is_sent_but_never_logged(quick_back
     script = [error(429), error(500), error(503), completion("hello", prompt_tokens=11, completion_tokens=4)]
     with ScriptedOpenAI(script) as server:
         cfg = ModelConfig(
-            model="scripted-7b", name="lab vllm", base_url=server.base_url, api_key_env="TCSEXAM_TEST_ENDPOINT_KEY"
+            model="scripted-7b",
+            name="lab vllm",
+            base_url=server.base_url,
+            api_key_env="TCSEXAM_TEST_ENDPOINT_KEY",
+            temperature=0.0,
+            max_tokens=512,
+            seed=11,
         )
         log = run(cfg, [Sample(input="hi", id="s1")], tmp_path / "logs")
         assert server.count == 4
+        sent = server.requests[-1]["body"]
+        assert (sent["model"], sent["temperature"], sent["seed"]) == ("scripted-7b", 0.0, 11)
+        assert 512 in (sent.get("max_tokens"), sent.get("max_completion_tokens"))
         assert all(r["headers"].get("authorization") == f"Bearer {secret}" for r in server.requests)
     sample = log.samples[0]
     record = GenerationRecord.from_sample(sample, cfg, None, log_file=log.location)

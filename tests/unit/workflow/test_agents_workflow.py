@@ -58,6 +58,7 @@ def config(**agents) -> dict:
                 "base_url": "http://gpu-node:8000/v1",
                 "max_samples": 8,
                 "max_cost": 2.5,
+                "temperature": 0,
                 "limits": {"messages": 40},
             },
         },
@@ -96,6 +97,7 @@ def test_the_dry_run_generates_then_judges_then_reports(flow):
     assert args[args.index("--base-url") + 1] == "http://gpu-node:8000/v1"
     assert args[args.index("--max-samples") + 1] == "8" and args[args.index("--max-cost") + 1] == "2.5"
     assert args[args.index("--message-limit") + 1] == "40" and args[args.index("--time-limit") + 1] == "900"
+    assert args[args.index("--temperature") + 1] == "0"
     assert args[args.index("--staged") + 1] == "results/o/qwen.a2/revise-code_flat_both/staged"
     assert args[args.index("--output") + 1] == "results/o/qwen.a2/revise-code_flat_both/generation"
     gpt = shlex.split(next(c for c in generate if "gpt.a1/revise-all_filesystem_both" in c).split(" > ", 1)[0])
