@@ -15,6 +15,7 @@ from tcsexam.runner.sandboxes import SANDBOX_OPTION
 def register(subparsers) -> None:
     # the flags alone (importing Inspect costs seconds: every tcsexam command registers this)
     from tcsexam.agents.options import add_budget_arguments, add_model_arguments
+    from tcsexam.agents.solve_cli import add_solve_parser
 
     parser = subparsers.add_parser(
         "agents",
@@ -63,6 +64,7 @@ def register(subparsers) -> None:
     )
     calls.add_argument("--scratch-root", default=None, help="parent of the per-sample scratch folders ($TMPDIR)")
     p.set_defaults(handler=_generate)
+    add_solve_parser(sub)  # `tcsexam agents solve`: the TCSExam tracks (agents/tracks.py)
 
 
 def _positive_or_none(value: int | None, flag: str) -> int | None:
