@@ -61,6 +61,21 @@ class Listener:
         self.sock.close()
 
 
+#: what the agent's next call sees of the sleepers it left (no procps needed: minimal images lack it)
+SLEEPERS = (
+    "import os\n"
+    "left = []\n"
+    "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "    try:\n"
+    "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n"
+    "    except OSError:\n"
+    "        continue\n"
+    "    if cmd.startswith(b'sleep'):\n"
+    "        left.append(cmd)\n"
+    "print(left or 'none-left')\n"
+)
+
+
 def hostile_script(staged: Path, outside: Path, port: int) -> list:
     connect = (
         "import socket\n"
@@ -90,7 +105,7 @@ def hostile_script(staged: Path, outside: Path, port: int) -> list:
             "bash",
             {"command": f"nohup sleep {SLEEPS[0]} >/dev/null 2>&1 & setsid sleep {SLEEPS[1]} & echo left running"},
         ),
-        ("bash", {"command": "pgrep -x sleep || echo none-left"}),
+        ("python", {"code": SLEEPERS}),
         ("bash", {"command": "cat ../escaped ../escaped-editor 2>/dev/null || echo not-persisted"}),
         ("bash", {"command": "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'"}),
         ("submit", {"answer": "done"}),
@@ -106,10 +121,12 @@ def left_running() -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def hostile_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hostile-agent")
-    config = sandbox_config_or_skip(call_time_s=15, call_nproc=64, call_mem_mb=512)
+@pytest.fixture(scope="module", params=["auto", "docker"])
+def hostile_run(request, tmp_path_factory):
+    """The hostile agent's run under `auto` (bwrap here) and under docker (where an engine and
+    the OR-Space image, or $TCSEXAM_ORSPACE_IMAGE, are there; else skipped)."""
+    root = tmp_path_factory.mktemp(f"hostile-agent-{request.param}")
+    config = sandbox_config_or_skip(sandbox=request.param, call_time_s=15, call_nproc=64, call_mem_mb=512)
     staged = staged_demo(root, [WID])
     outside = root / "outside"
     outside.mkdir()

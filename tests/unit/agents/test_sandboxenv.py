@@ -152,3 +152,34 @@ def test_the_worked_workspace_is_copied_out_when_the_sample_ends(staged, tmp_pat
     assert (incoming / "src" / "main.py").read_text() == "print(1)\n"
     assert (incoming / "src" / "by_shell.txt").read_text() == "made\n"
     assert not (incoming / "src" / "link").exists() and not scratch.exists()
+
+
+def test_calls_run_the_same_under_docker(staged, tmp_path):
+    """The docker sandbox (CI has its engine and the OR-Space image): the same workspace, stdin,
+    working folder, no network, a read-only system; the four solvers when the image has them."""
+    from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
+    from tcsexam.orspace.execute import DEFAULT_ORSPACE_IMAGE
+
+    config = AgentSandboxConfig(sandbox="docker", call_time_s=60)
+    try:
+        box = resolve_sandbox(config)[0]
+    except InputError as exc:
+        pytest.skip(str(exc))
+    env = _make_environment(
+        config, {"staged_dir": str(staged), "workspace_id": WID, "incoming_dir": str(tmp_path / "in")}
+    )
+    try:
+        result = run(env.exec(["bash", "-c", "pwd; cat; touch /etc/x 2>&1 || true; ls ../data"], input="in\n", cwd="src"))
+        assert result.success, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[:2] == [str(env.workspace / "src"), "in"] and "table_1.csv" in result.stdout
+        assert "Read-only file system" in result.stdout or "Permission denied" in result.stdout
+        net = "import socket\ntry:\n socket.create_connection(('1.1.1.1', 80), timeout=3); print('CONNECTED')\nexcept OSError: print('none')"
+        assert run(env.exec(["python3", "-"], input=net)).stdout.strip() == "none"
+        if box.image_name == DEFAULT_ORSPACE_IMAGE:
+            solvers = run(env.exec(["python3", "-c", "import pulp, highspy, gurobipy, coptpy; print('ok')"]))
+            assert solvers.stdout.strip() == "ok", solvers.stderr
+        run(env.write_file("src/main.py", "print(1)\n"))
+    finally:
+        env.finish()
+    assert (tmp_path / "in" / "src" / "main.py").read_text() == "print(1)\n"
