@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tcsexam.attempts.rows import failed_row, read_rows, write_rows
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json
+from tcsexam.fileio import aside_dir, atomic_write_json, move_aside
 from tcsexam.jobfail import FAILED_SUFFIX
 from tcsexam.records.digest import hash_file
 from tcsexam.scoring.vocabulary import ScoreStatus
@@ -62,10 +62,22 @@ def failures(root: Path, since: float) -> list[Failure]:
     return [f for _, f in sorted(found, key=lambda pair: pair[0])]
 
 
-def _reason(row: Path, failed: list[Failure]) -> str:
-    """Why the planned row `row` was not produced: the failure in its own folder (the newest),
+def _own(row: Path, failed: list[Failure], root: Path) -> list[Failure]:
+    """The failures of the jobs that make `row`: their logs lie in its folder or a folder above it
+    inside the evaluation tree (a model's verdict rows: tracks/<model>/rows.log), oldest first."""
+    here, top = row.parent.resolve(), root.resolve()
+    out = []
+    for f in failed:
+        folder = f.log.parent.resolve()
+        if folder != top and top in folder.parents and (folder == here or folder in here.parents):
+            out.append(f)
+    return out
+
+
+def _reason(row: Path, failed: list[Failure], root: Path) -> str:
+    """Why the planned row `row` is not judged: the failure of a job that makes it (the newest),
     else the run's failures (a job it depends on)."""
-    own = [f for f in failed if f.log.parent.resolve() == row.parent.resolve()]
+    own = _own(row, failed, root)
     if own:
         return f"{own[-1].reason} (log: {own[-1].log})"
     if failed:
@@ -75,8 +87,11 @@ def _reason(row: Path, failed: list[Failure]) -> str:
 
 
 def salvage_rows(plan, failed: list[Failure]) -> tuple[list[str], list]:
-    """(the row files that exist, the judge_failed rows of the planned attempts without one)."""
-    files = [f for f in plan.row_files() if Path(plan.root / f).is_file()]
+    """(the row files this run may keep, the judge_failed rows of every other planned attempt). A
+    row file is kept when it exists and no job that makes it failed in this run: a failed job's
+    own output is gone, but what an earlier run computed from it is still there, and stale."""
+    root = plan.root / plan.layout.root
+    files = [f for f in plan.row_files() if (plan.root / f).is_file() and not _own(plan.root / f, failed, root)]
     covered = set()
     for f in files:
         for row in read_rows(plan.root / f):
@@ -89,7 +104,7 @@ def salvage_rows(plan, failed: list[Failure]) -> tuple[list[str], list]:
             p.item,
             p.attempt,
             ScoreStatus.JUDGE_FAILED,
-            _reason(plan.root / p.row, failed),
+            _reason(plan.root / p.row, failed, root),
             plan.protocol if p.track == "solver" else "",
         )
         if row.identity not in covered:
@@ -114,7 +129,7 @@ def _salvage(plan, since: float, log) -> Path | None:
     failed = failures(plan.root / layout.root, since)
     files, rows = salvage_rows(plan, failed)
     if not rows and layout.index.is_file():
-        return None
+        return None  # every result is judged: the failure was after the Index (a plot, the view)
     salvage_dir = layout.root / ".salvage"
     salvage_dir.mkdir(parents=True, exist_ok=True)
     extra = salvage_dir / "rows.json"
@@ -147,6 +162,7 @@ def _salvage(plan, since: float, log) -> Path | None:
                 log(
                     f"tcsexam: the incomplete Index could not be written: {shlex.join(argv[:3])} failed (log: {salvage_log})"
                 )
+                _set_aside_stale(layout, log)
                 return None
     atomic_write_json(salvage_dir / "failures.json", [{"log": str(f.log), "reason": f.reason} for f in failed])
     atomic_write_json(salvage_dir / WRITTEN, {str(p): hash_file(p) for p in (layout.attempts_csv, layout.index)})
@@ -157,6 +173,13 @@ def _salvage(plan, since: float, log) -> Path | None:
     for reason in sorted({f.reason for f in failed}):
         log(f"tcsexam:   {reason}")
     return layout.index
+
+
+def _set_aside_stale(layout, log) -> None:
+    """No Index could be made: an index.json of an earlier run must not stand as this run's."""
+    if layout.index.is_file():
+        where = move_aside(layout.index, aside_dir(layout.set_aside_dir), "a run with failed jobs could not replace it")
+        log(f"tcsexam: the earlier index.json is set aside ({where}): this run has none")
 
 
 def salvaged(layout, path: Path) -> bool:

@@ -93,7 +93,22 @@ def test_a_relative_results_folder_still_finds_its_own_failure(tmp_path, monkeyp
     log = tmp_path / "res" / "proof" / "m" / "i" / "1" / "check.log"
     _fail(log, "tcsexam proof: error: coqc is not installed")
     failed = failures(tmp_path / "res", since=0)
-    assert _reason(Path("res/proof/m/i/1/row.json"), failed).startswith("tcsexam proof: error: coqc is not installed")
+    row = Path("res/proof/m/i/1/row.json")
+    assert _reason(row, failed, Path("res")).startswith("tcsexam proof: error: coqc is not installed")
+
+
+def test_a_row_left_by_an_earlier_run_is_stale_when_its_job_failed_now(tmp_path, project_root):
+    """The failed job's own output is gone, but the row an earlier run computed from it is still
+    there: it is judge_failed with the failure's reason, never kept as this run's result."""
+    plan = _plan(tmp_path, project_root)
+    layout = plan.layout
+    row = layout.solver_row("a", "maxcut-mqlib", "1")
+    write_row(row, failed_row("a", "solver", "maxcut-mqlib", "1", "missing", "x", "offline"))
+    _fail(layout.attempt_dir("a", "maxcut-mqlib", "1") / "run.log", "tcsexam run: error: task changed and broke")
+    files, rows = salvage_rows(plan, failures(layout.root, since=0))
+    assert str(row) not in files
+    maxcut = next(r for r in rows if r.item == "maxcut-mqlib")
+    assert maxcut.note.startswith("tcsexam run: error: task changed and broke")
 
 
 def test_the_salvaged_table_and_index_are_known_as_such_until_changed(tmp_path):
