@@ -1,21 +1,9 @@
 """`tcsexam agents solve`: a model writes the TCSExam submissions of a track, as an agent with the
 judge's own checker at hand (docs/agents.md, "TCSExam tracks").
 
-One Inspect task per track, one sample per item (the suite's items of the track, or those named).
-Each sample gets a workspace (the same `tcsexam` sandbox environment as `agents generate`: every
-command in the project's sandbox under the per-call limits, the tcsexam checkout, the run's
-folder and the solvers folder hidden) holding only what the task gives the model:
-
-- theorem / open_conjecture: `task/<statement>.v` (the task's statement file) and the prompt
-  (theorem name, statement, libraries, axioms, limits); the agent writes `submission/proof.v`
-  and may call `check_proof` (the judge's `check_proof` on its draft, a bounded number of times);
-- construction: `task/instance.yaml` (the task file: the parameters a program reads as
-  `{instance}`) and the prompt (kind, certificate format, parameters, direction, baseline and
-  reference of the reward, limits); the agent writes `submission/construction.txt` or a program
-  (`submission/solver.yaml` and its files) and may call `check_construction` (`construction run`'s
-  judging of its draft).
-
-The tools are `agents.tools`' bash, python, text_editor and submit, plus the checker tool.
+One Inspect task per track, one sample per item (the suite's items of the track, or those named):
+what each is given is `agents.track_items`, the task and its sandbox `agents.track_task`, the
+checker tools `agents.track_tools`.
 
 When a sample ends, what the agent left in `submission/` becomes the attempt folder
 `<solvers_dir>/<model>/<item>/<attempt>/` (a proof: `proof.v` only; a construction: the folder,
@@ -39,25 +27,17 @@ import dataclasses
 import functools
 import hashlib
 import os
-import re
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
-from inspect_ai.agent import AgentPrompt, AgentSubmit, as_solver, react
-from inspect_ai.dataset import Sample
 from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.log import EvalSample
-from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import SandboxEnvironment, SandboxEnvironmentConfigType, SandboxEnvironmentSpec, sandboxenv
 
-from tcsexam.agents import workspace as ws
 from tcsexam.agents.accounting import (
     GENERATION_FILE,
     CostBudget,
@@ -69,308 +49,22 @@ from tcsexam.agents.accounting import (
     spent_in,
     write_generation,
 )
-from tcsexam.agents.sandboxenv import AgentSandboxConfig, TcsexamSandbox, resolve_sandbox
+from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
-from tcsexam.agents.tools import submit_tool, workspace_tools
-from tcsexam.agents.track_tools import (
-    STORE_TASK_FILE,
-    SUBMISSION_DIR,
-    CheckerSetup,
-    check_construction_tool,
-    check_proof_tool,
-)
+from tcsexam.agents.track_items import SAFE_NAME, TrackItem, load_items, stage_items
+from tcsexam.agents.track_task import track_task
+from tcsexam.agents.track_tools import SUBMISSION_DIR, CheckerSetup
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json, read_yaml
-from tcsexam.paths import config_file
-from tcsexam.problems import CONSTRUCTIONS
+from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json
 from tcsexam.proofs import coq
 from tcsexam.proofs.check import PROOF_NAME, choose_proof_sandbox, sandbox_coq_version
-from tcsexam.proofs.task import ProofTask, load_proof_task
-from tcsexam.records.digest import hash_file
+from tcsexam.proofs.task import load_proof_task
 from tcsexam.runner.batch import PoolOptions, RunOptions
-from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, load_construction_task
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
-from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
-from tcsexam.suites import BINARY_TRACKS, Track, load_suite
+from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME
+from tcsexam.suites import BINARY_TRACKS
 
-#: the Inspect sandbox environment of the track agents (the `tcsexam` one, over a track's items)
-TRACK_SANDBOX = "tcsexam_track"
-#: the tracks an agent can work on
-AGENT_TRACKS = (Track.THEOREM.value, Track.OPEN_CONJECTURE.value, Track.CONSTRUCTION.value)
-TASK_DIR = "task"  #: the workspace folder of the task's files (read them; the judge uses its own copy)
-INSTANCE_NAME = "instance.yaml"  #: a construction's parameter file in the workspace
 RUN_FILE = "run.json"
 SUMMARY_FILE = "generation.json"
-#: a model label and an attempt id name folders: solvers/<model>/<item>/<attempt>/
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
-
-
-# ---- the items ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TrackItem:
-    """One item of a track: its task file, the files its workspace holds and the prompt."""
-
-    item: str
-    track: str
-    task_file: Path
-    files: dict[str, Path]  #: workspace path -> the file it is a copy of
-    prompt: str
-
-
-_TOOLS = (
-    "Tools: bash (a shell command line) and python (a program) run in the workspace folder, in a "
-    "sandbox without network, each call under a limit of {call:g} s; text_editor views, creates and "
-    "edits files; {check} runs the judge's exact check on your draft (at most {checks} calls in this "
-    "task); submit ends the task. The judge checks {what} as you leave it when you submit (or when "
-    "the task's limits stop you)."
-)
-
-
-def _proof_prompt(t: ProofTask, statement_rel: str, checks: str, call_s: float) -> str:
-    libraries = ", ".join(t.libraries) or "none"
-    axioms = ", ".join(t.axioms) or "none"
-    if t.track == Track.OPEN_CONJECTURE:
-        goal = (
-            f"This is an open conjecture: prove it or refute it. A proof is `Theorem {t.theorem} : {t.statement}.`; "
-            f"a refutation is `Theorem {t.refutation} : {t.negation}.` (the file defines {t.negation}). "
-            "Either one, complete, resolves it."
-        )
-    else:
-        goal = f"Prove `Theorem {t.theorem} : {t.statement}.` (any type convertible to {t.statement} is accepted)."
-    limits = t.limits
-    return "\n\n".join(
-        [
-            f"You are proving a {t.track.replace('_', ' ')} in Coq {t.coq_version}: task {t.id}"
-            + (f" ({t.description})." if t.description else "."),
-            f"The workspace holds {statement_rel}, the task's statement file, which the judge compiles as the "
-            f"library TCSExam.Task. {goal}",
-            f"Write {SUBMISSION_DIR}/{PROOF_NAME}. It starts with `From TCSExam Require Import Task.` (which does not "
-            "re-import what the statement file imports: Require the libraries you use), and is compiled as "
-            "TCSExamSubmission.Proof. Libraries a proof may load: "
-            f"{libraries}. Axioms it may rest on: {axioms}; Admitted, Axiom and Parameter make it incomplete. "
-            "Commands that load or extract files, change the kernel's checks or declare ML modules are refused. "
-            f"Each checker step runs under a limit of {limits.wall_s:g} s and {limits.mem_mb} MB.",
-            _TOOLS.format(call=call_s, check="check_proof", checks=checks, what=f"{SUBMISSION_DIR}/{PROOF_NAME}"),
-            f"The statement file {statement_rel}:\n```coq\n{t.statement_file.read_text(encoding='utf-8')}\n```",
-        ]
-    )
-
-
-def _construction_prompt(task_file: Path, checks: str, call_s: float) -> str:
-    t = load_construction_task(task_file)
-    data = read_yaml(t.source, "task file")
-    problem = t.problem_impl
-    (inst,) = t.instances
-    params = ", ".join(f"{k} = {v}" for k, v in (data.get("parameters") or {}).items())
-    fmt = (sys.modules[type(problem).__module__].__doc__ or "").strip()
-    baseline, reference = inst.meta.get("baseline"), inst.meta.get("reference")
-    if problem.direction == "maximize":
-        rule = f"max(0, (v - {baseline}) / ({reference} - {baseline}))"
-    else:
-        rule = f"max(0, ({baseline} - v) / ({baseline} - {reference}))"
-    limits = t.limits
-    return "\n\n".join(
-        [
-            f"You are building a construction: task {t.id} ({data.get('description') or t.problem}).",
-            f"Kind {t.problem} ({problem.direction} the value), parameters: {params}. {fmt}",
-            f"Score: for the verified value v, the reward {rule}: the baseline {baseline} scores 0, the reference "
-            f"{reference} scores 1, beyond it more. An object the checker rejects scores 0. The certificate is lines "
-            "of whitespace-separated numbers; blank lines and lines starting with # are ignored.",
-            f"Hand in, in {SUBMISSION_DIR}/, exactly one of: {STATIC_NAME} (the object itself), or {PROGRAM_NAME} "
-            'with a program that writes the object to the file {solution}, e.g. `command: ["python3", "build.py", '
-            '"{solution}"]` with build.py beside it in ' + SUBMISSION_DIR + "/. The program may read the parameters "
-            f"from {{instance}} (this task's parameter file: {TASK_DIR}/{INSTANCE_NAME} here) and runs without "
-            f"network under a limit of {limits.wall_s:g} s and {limits.mem_mb} MB.",
-            _TOOLS.format(call=call_s, check="check_construction", checks=checks, what=f"{SUBMISSION_DIR}/"),
-        ]
-    )
-
-
-def load_items(
-    track: str, *, suite: str | None, items: list[str] | None, call_s: float, checks: str
-) -> list[TrackItem]:
-    """The items of `track` to run: those named (`items`, each checked to be of the track and, with a
-    suite, in it), else the suite's items of the track."""
-    if track not in AGENT_TRACKS:
-        raise InputError(f"track {track!r}: agents write submissions for {', '.join(AGENT_TRACKS)}")
-    names: list[str]
-    if suite is not None:
-        s = load_suite(suite)
-        names = list(items) if items else list(s.tracks[track])
-        for name in names:
-            if s.track_of.get(name) != track:
-                raise InputError(f"{s.source}: {name} is not a {track} item of suite {s.id}")
-    elif items:
-        names = list(items)
-    else:
-        raise InputError("name the items (--items) or a suite (--suite)")
-    if len(set(names)) != len(names):
-        raise InputError(f"an item is named twice: {', '.join(names)}")
-    out = []
-    for name in names:
-        task_file = config_file(name, "tasks").resolve()
-        if track in BINARY_TRACKS:
-            t = load_proof_task(task_file)
-            if t.track != track:
-                raise InputError(f"{task_file}: task {t.id} is a {t.track} task, not {track}")
-            rel = f"{TASK_DIR}/{t.statement_file.name}"
-            out.append(
-                TrackItem(t.id, track, task_file, {rel: t.statement_file}, _proof_prompt(t, rel, checks, call_s))
-            )
-        else:
-            t = load_construction_task(task_file)
-            if t.problem not in CONSTRUCTIONS:
-                raise InputError(f"{task_file}: task {t.id} is not a construction task")
-            (inst,) = t.instances
-            out.append(
-                TrackItem(
-                    t.id,
-                    track,
-                    task_file,
-                    {f"{TASK_DIR}/{INSTANCE_NAME}": Path(inst.path)},
-                    _construction_prompt(task_file, checks, call_s),
-                )
-            )
-        if not SAFE_NAME.fullmatch(out[-1].item):
-            raise InputError(f"{task_file}: item id {out[-1].item!r} cannot name a folder")
-    return out
-
-
-def stage_items(items: list[TrackItem], staged: Path) -> None:
-    """The items' workspace files under `staged/<item>/` and their manifest (what the `tcsexam`
-    sandbox copies in, each file checked against its digest): only the task's statement or
-    parameter file, never a reference or another item's file."""
-    shutil.rmtree(staged, ignore_errors=True)
-    entries = {}
-    for it in items:
-        files = []
-        for rel, source in sorted(it.files.items()):
-            target = staged / it.item / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-            files.append({"path": rel, "sha256": hash_file(target)})
-        entries[it.item] = {"track": it.track, "task_file": str(it.task_file), "files": files}
-    manifest = {
-        "kind": "tcsexam-track-items",
-        "workspaces": entries,
-        # what an item's workspace holds is decided here (load_items): the task's own statement
-        # or parameter file, which the model is meant to read; no other file can enter
-        "leakage_audit": {"passed": True, "by": "tcsexam agents solve (task files only)"},
-    }
-    atomic_write_json(staged / "manifest.json", manifest)
-
-
-# ---- the sandbox environment ------------------------------------------------------------------------
-
-
-def _as_config(config: SandboxEnvironmentConfigType | None) -> AgentSandboxConfig:
-    if isinstance(config, AgentSandboxConfig):
-        return config
-    if isinstance(config, dict):
-        return AgentSandboxConfig(**config)
-    return AgentSandboxConfig()
-
-
-def _make_item_environment(config: AgentSandboxConfig, metadata: dict[str, Any]) -> TrackSandbox:
-    """A sample's environment: a scratch folder with the item's files and an empty submission folder."""
-    box, _ = resolve_sandbox(config)
-    staged, item = Path(str(metadata.get("staged_dir"))), str(metadata.get("workspace_id"))
-    manifest = ws.stage_manifest(staged)
-    scratch = Path(make_scratch(config.scratch_root, kind="agent-"))
-    try:
-        dest = scratch / "workspace"
-        listed = ws.check_staged(staged, manifest, item)
-        dest.mkdir(mode=0o755)
-        for rel, _ in listed:
-            target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(staged / item / rel, target, follow_symlinks=False)
-        (dest / SUBMISSION_DIR).mkdir()
-        environment = TrackSandbox(config, box, scratch, metadata)
-        give_to([str(environment.workspace)], candidate_ids())
-        return environment
-    except BaseException:
-        release_scratch(scratch)
-        raise
-
-
-@sandboxenv(name=TRACK_SANDBOX)
-class TrackSandbox(TcsexamSandbox):
-    """The `tcsexam` sandbox environment over a track item's workspace (not an OR-Space one)."""
-
-    @classmethod
-    async def sample_init(
-        cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
-    ) -> dict[str, SandboxEnvironment]:
-        environment = await anyio.to_thread.run_sync(_make_item_environment, _as_config(config), dict(metadata))
-        return {"default": environment}
-
-
-# ---- the Inspect task ---------------------------------------------------------------------------------
-
-
-@solver
-def item_solver() -> Solver:
-    """Put the sample's task file where its checker tool reads it (the sample's store)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        state.store.set(STORE_TASK_FILE, str(state.metadata["task_file"]))
-        return state
-
-    return solve
-
-
-def track_agent(track: str, setup: CheckerSetup) -> Solver:
-    checker = check_proof_tool(setup) if track in BINARY_TRACKS else check_construction_tool(setup)
-    agent = react(
-        prompt=AgentPrompt(instructions="You work in the folder of one TCSExam task; every path is relative to it."),
-        tools=[*workspace_tools(), checker],
-        submit=AgentSubmit(tool=submit_tool(), answer_only=True, keep_in_messages=True),
-    )
-    return as_solver(agent)
-
-
-def track_task(
-    items: list[TrackItem],
-    *,
-    staged: Path,
-    run_dir: Path,
-    attempt: str,
-    config: AgentSandboxConfig,
-    setup: CheckerSetup,
-    limits: AgentLimits,
-    wrap: Any = None,
-) -> Task:
-    """The Inspect task of one track over `items` (one sample each)."""
-    track = items[0].track
-    samples = [
-        Sample(
-            id=it.item,
-            input=it.prompt,
-            metadata={
-                "workspace_id": it.item,
-                "mode": track,
-                "track": track,
-                "attempt": attempt,
-                "task_file": str(it.task_file),
-                "staged_dir": str(staged.resolve()),
-                "incoming_dir": str((run_dir / ".incoming" / it.item).resolve()),
-                "track_run": str(run_dir.resolve()),
-            },
-        )
-        for it in items
-    ]
-    agent = track_agent(track, setup)
-    return Task(
-        dataset=samples,
-        solver=[item_solver(), agent if wrap is None else wrap(agent)],
-        sandbox=SandboxEnvironmentSpec(TRACK_SANDBOX, config),
-        name=f"tcsexam_{track}",
-        metadata={"track": track, "attempt": attempt},
-        **limits.task_kwargs(),
-    )
 
 
 # ---- a run --------------------------------------------------------------------------------------------
@@ -702,6 +396,3 @@ def summary_line(summary: dict[str, Any]) -> str:
         f"generated now; stop reasons: {stops}); cost {summary['cost_usd']:g} USD; attempts in "
         f"{summary['solvers_dir']}/{summary['model']}/<item>/{summary['attempt']}"
     )
-
-
-__all__ = ["AGENT_TRACKS", "SolveSettings", "TrackItem", "load_items", "solve", "stage_items"]
