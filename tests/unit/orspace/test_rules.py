@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-
-def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    exe = Path(sys.executable).parent / "snakemake"
-    if not exe.exists():
-        pytest.skip("snakemake not installed in this environment")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    return subprocess.run(
-        [str(exe), "-s", str(cwd / "Snakefile"), "-d", str(cwd), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+from snakemake_support import snakemake  # noqa: E402
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ OR-Space runs, under real Snakemake (dry runs: the generation itself is tested i
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -19,20 +18,8 @@ from tcsexam.workflow.agents import AgentRuns
 
 ROOT = Path(__file__).resolve().parents[3]
 
-
-def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    exe = Path(sys.executable).parent / "snakemake"
-    if not exe.exists():
-        pytest.skip("snakemake not installed in this environment")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    return subprocess.run(
-        [str(exe), "-s", str(cwd / "Snakefile"), "-d", str(cwd), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from snakemake_support import snakemake  # noqa: E402
 
 
 @pytest.fixture
