@@ -122,7 +122,9 @@ def run_identity(settings: GenerationSettings, manifest_path: Path) -> dict[str,
     """What makes two invocations the same run (its `run.json`): a rerun must match it."""
     public = settings.model.public()
     return {
-        "model": {k: public.get(k) for k in ("name", "model", "base_url", "provider")},
+        "model": {
+            k: public.get(k) for k in ("name", "model", "base_url", "provider", "temperature", "max_tokens", "seed")
+        },
         "staged": str(settings.staged.resolve()),
         "staged_manifest_sha256": hashlib.sha256(manifest_path.read_bytes()).hexdigest(),
         "limits": dataclasses.asdict(settings.limits),
@@ -252,6 +254,8 @@ def generate(
     if condition.interface == Interface.FILESYSTEM:
         say(resolve_sandbox(sandbox)[1])
     prices = prices_for(settings.prices, settings.model.price_keys) if settings.prices else None
+    if model is None:
+        settings.model.api_key()  # a named key variable that is unset: one line before anything is written
     if settings.max_cost is not None and prices is None:
         raise InputError(f"--max-cost needs the prices of model {settings.model.name} (--prices FILE listing it)")
     with exclusive_use([(layout.root, True)]):

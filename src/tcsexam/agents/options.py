@@ -1,10 +1,18 @@
-"""The flags of `tcsexam agents generate` that providers.py and accounting.py read (model and
-endpoint, cost), defined once, here. This module imports no Inspect AI: `tcsexam` registers every
-command's flags on every invocation, and importing Inspect takes seconds."""
+"""The flags of the `tcsexam agents` commands, defined once, here: model and endpoint, cost
+(providers.py and accounting.py read them), per-sample limits and how the agent's commands are
+contained (`sample_limit_kwargs`, `call_config_kwargs`). This module imports no Inspect AI:
+`tcsexam` registers every command's flags on every invocation, and importing Inspect takes seconds."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import UsageError
+from tcsexam.orspace.solvers import LICENSED
+from tcsexam.runner.limiter.types import LIMITER_OPTION
+from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 DEFAULT_MAX_CONNECTIONS = 4
 DEFAULT_MAX_SAMPLES = 4
@@ -61,3 +69,82 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="USD",
         help="the run's cost limit: no sample starts once it is spent (needs --prices listing the model)",
     )
+
+
+def add_sample_limit_arguments(parser: argparse.ArgumentParser, what: str = "sample") -> None:
+    """Inspect's per-sample limits (`sample_limit_kwargs` reads them); `what` names a sample."""
+    group = parser.add_argument_group(f"per-{what} limits (Inspect's; 0: none)")
+    group.add_argument("--message-limit", type=int, default=100, help=f"messages per {what} (default 100)")
+    group.add_argument("--token-limit", type=int, default=0, help=f"tokens per {what} (default none)")
+    group.add_argument("--time-limit", type=int, default=3600, help=f"wall-clock seconds per {what} (default 3600)")
+    group.add_argument("--working-limit", type=int, default=0, help=f"working seconds per {what} (default none)")
+    group.add_argument("--retry-on-error", type=int, default=1, help=f"Inspect's retries of a {what} that errored")
+
+
+def _none_if_zero(value: int, flag: str) -> int | None:
+    if value < 0:
+        raise UsageError(f"{flag} must not be negative")
+    return value or None
+
+
+def sample_limit_kwargs(args: argparse.Namespace) -> dict[str, int | None]:
+    """`tasks.AgentLimits`' keyword arguments from `add_sample_limit_arguments`' flags (0: none)."""
+    if args.retry_on_error < 0:
+        raise UsageError("--retry-on-error must not be negative")
+    return {
+        "message_limit": _none_if_zero(args.message_limit, "--message-limit"),
+        "token_limit": _none_if_zero(args.token_limit, "--token-limit"),
+        "time_limit_s": _none_if_zero(args.time_limit, "--time-limit"),
+        "working_limit_s": _none_if_zero(args.working_limit, "--working-limit"),
+    }
+
+
+def add_call_arguments(parser: argparse.ArgumentParser, title: str, *, programs: bool = True) -> None:
+    """How every command the agent runs is contained (`call_config_kwargs` reads them): the
+    project's sandbox and limiter, the limits of each call; with `programs` also the programs'
+    interpreter, image and solver licences (`orspace execute`'s)."""
+    group = parser.add_argument_group(title)
+    group.add_argument("--sandbox", **SANDBOX_OPTION)
+    group.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="the agent's commands are trusted: --sandbox auto may fall back to local (not contained)",
+    )
+    group.add_argument("--limiter", **LIMITER_OPTION)
+    group.add_argument("--call-time-limit", type=float, default=120.0, help="wall-clock seconds per call (120)")
+    group.add_argument("--call-mem-mb", type=int, default=4096, help="memory per call (4096)")
+    group.add_argument("--call-nproc", type=int, default=256, help="processes and threads per call (256)")
+    group.add_argument("--workspace-mb", type=int, default=1024, help="what the workspace copy may hold (1024)")
+    group.add_argument("--scratch-root", default=None, help="parent of the per-sample scratch folders ($TMPDIR)")
+    if programs:
+        group.add_argument("--python", default=None, help="the agent's python3 (default: orspace execute's)")
+        group.add_argument("--docker-image", default=None, help="image of --sandbox docker (as orspace execute)")
+        group.add_argument(
+            "--licence", nargs="+", default=[], metavar="SOLVER=PATH", help="full solver licences, read-only"
+        )
+
+
+def call_config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """`sandboxenv.AgentSandboxConfig`'s keyword arguments from `add_call_arguments`' flags."""
+    for flag in ("call_time_limit", "call_mem_mb", "call_nproc", "workspace_mb"):
+        if getattr(args, flag) <= 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be positive")
+    kwargs: dict[str, Any] = {
+        "sandbox": args.sandbox,
+        "allow_unsandboxed": args.allow_unsandboxed,
+        "limiter": args.limiter,
+        "call_time_s": args.call_time_limit,
+        "call_mem_mb": args.call_mem_mb,
+        "call_nproc": args.call_nproc,
+        "workspace_mb": args.workspace_mb,
+        "scratch_root": args.scratch_root,
+    }
+    if hasattr(args, "licence"):
+        licences = []
+        for value in args.licence:
+            solver, sep, path = value.partition("=")
+            if not sep or solver not in LICENSED or not path:
+                raise UsageError(f"--licence {value!r}: expected gurobi=PATH or copt=PATH")
+            licences.append((solver, str(Path(path).resolve())))
+        kwargs.update(python=args.python, docker_image=args.docker_image, licences=tuple(licences))
+    return kwargs

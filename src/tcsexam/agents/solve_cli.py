@@ -7,11 +7,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tcsexam.agents.options import add_budget_arguments, add_model_arguments
+from tcsexam.agents.options import (
+    add_budget_arguments,
+    add_call_arguments,
+    add_model_arguments,
+    add_sample_limit_arguments,
+    call_config_kwargs,
+    sample_limit_kwargs,
+)
 from tcsexam.errors import UsageError
-from tcsexam.runner.cli import RUN_HELP
-from tcsexam.runner.limiter.types import LIMITER_OPTION
-from tcsexam.runner.sandboxes import SANDBOX_OPTION
 from tcsexam.suites import Track
 
 #: the tracks `agents solve` writes (tracks.AGENT_TRACKS, kept here without importing Inspect)
@@ -38,28 +42,11 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_model_arguments(p)
     add_budget_arguments(p)
-    limits = p.add_argument_group("per-item limits (Inspect's; 0: none)")
-    limits.add_argument("--message-limit", type=int, default=100, help="messages per item (default 100)")
-    limits.add_argument("--token-limit", type=int, default=0, help="tokens per item (default none)")
-    limits.add_argument("--time-limit", type=int, default=3600, help="wall-clock seconds per item (default 3600)")
-    limits.add_argument("--working-limit", type=int, default=0, help="working seconds per item (default none)")
-    limits.add_argument("--retry-on-error", type=int, default=1, help="Inspect's retries of an item that errored")
-    calls = p.add_argument_group("every command the agent runs, and the checker (the project's sandbox and limiter)")
-    calls.add_argument("--sandbox", **SANDBOX_OPTION)
-    calls.add_argument("--allow-unsandboxed", action="store_true", help=RUN_HELP["allow_unsandboxed"])
-    calls.add_argument("--limiter", **LIMITER_OPTION)
-    calls.add_argument("--call-time-limit", type=float, default=120.0, help="wall-clock seconds per call (120)")
-    calls.add_argument("--call-mem-mb", type=int, default=4096, help="memory per call (4096)")
-    calls.add_argument("--call-nproc", type=int, default=256, help="processes and threads per call (256)")
-    calls.add_argument("--workspace-mb", type=int, default=1024, help="what the workspace may hold (1024)")
-    calls.add_argument("--scratch-root", default=None, help="parent of the per-item scratch folders ($TMPDIR)")
+    add_sample_limit_arguments(p, "item")
+    add_call_arguments(
+        p, "every command the agent runs, and the checker (the project's sandbox and limiter)", programs=False
+    )
     p.set_defaults(handler=_solve)
-
-
-def _none_if_zero(value: int, flag: str) -> int | None:
-    if value < 0:
-        raise UsageError(f"{flag} must not be negative")
-    return value or None
 
 
 def _solve(args: argparse.Namespace) -> int:
@@ -70,9 +57,6 @@ def _solve(args: argparse.Namespace) -> int:
     from tcsexam.cliutil import sigterm_as_exit
     from tcsexam.logs import logger
 
-    for flag in ("call_time_limit", "call_mem_mb", "call_nproc", "workspace_mb"):
-        if getattr(args, flag) <= 0:
-            raise UsageError(f"--{flag.replace('_', '-')} must be positive")
     if args.max_checks < 0:
         raise UsageError("--max-checks must not be negative")
     settings = SolveSettings(
@@ -83,22 +67,8 @@ def _solve(args: argparse.Namespace) -> int:
         model=ModelConfig.from_args(args),
         suite=args.suite,
         items=tuple(args.items),
-        sandbox=AgentSandboxConfig(
-            sandbox=args.sandbox,
-            allow_unsandboxed=args.allow_unsandboxed,
-            limiter=args.limiter,
-            call_time_s=args.call_time_limit,
-            call_mem_mb=args.call_mem_mb,
-            call_nproc=args.call_nproc,
-            workspace_mb=args.workspace_mb,
-            scratch_root=args.scratch_root,
-        ),
-        limits=AgentLimits(
-            message_limit=_none_if_zero(args.message_limit, "--message-limit"),
-            token_limit=_none_if_zero(args.token_limit, "--token-limit"),
-            time_limit_s=_none_if_zero(args.time_limit, "--time-limit"),
-            working_limit_s=_none_if_zero(args.working_limit, "--working-limit"),
-        ),
+        sandbox=AgentSandboxConfig(**call_config_kwargs(args)),
+        limits=AgentLimits(**sample_limit_kwargs(args)),
         max_checks=args.max_checks,
         prices=args.prices,
         max_cost=args.max_cost,

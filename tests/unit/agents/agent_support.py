@@ -161,3 +161,22 @@ def tool_outputs(out: Path, wid: str) -> list[str]:
 
 
 RunJudge = Callable[[list[str]], int]
+
+
+def scripted_endpoint_args(server) -> list[str]:
+    """The flags of an `agents` command against a scripted OpenAI-compatible server
+    (`openai_server.ScriptedOpenAI`): one sample at a time, no retries, a minute per call."""
+    return [
+        "--model",
+        "scripted",
+        "--base-url",
+        server.base_url,
+        "--max-samples",
+        "1",
+        "--max-retries",
+        "0",
+        "--retry-on-error",
+        "0",
+        "--call-time-limit",
+        "60",
+    ]

@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_support import WORKSPACE_LINE, program_steps, sandbox_config_or_skip, staged_demo  # noqa: E402
+from agent_support import (  # noqa: E402
+    WORKSPACE_LINE,
+    program_steps,
+    sandbox_config_or_skip,
+    scripted_endpoint_args,
+    staged_demo,
+)
 from openai_server import Entry, ScriptedOpenAI, completion, error, tool_call  # noqa: E402
 
 from tcsexam.agents.accounting import read_generation  # noqa: E402
@@ -68,18 +74,7 @@ def command(staged: Path, out: Path, server: ScriptedOpenAI) -> list[str]:
         str(out),
         "--modes",
         "build",
-        "--model",
-        "scripted",
-        "--base-url",
-        server.base_url,
-        "--max-samples",
-        "1",
-        "--max-retries",
-        "0",
-        "--retry-on-error",
-        "0",
-        "--call-time-limit",
-        "60",
+        *scripted_endpoint_args(server),
     ]
 
 
@@ -174,3 +169,12 @@ def test_a_staged_workspace_changed_after_its_audit_stops_the_run_before_any_req
     errors = [line for line in capsys.readouterr().err.splitlines() if " INFO " not in line]
     assert len(errors) == 1 and "changed since it was staged" in errors[0]
     assert not (tmp_path / "out").exists()  # no output of a run that never started
+
+
+def test_an_unset_key_variable_is_refused_before_anything_is_written(staged, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TCSEXAM_TEST_UNSET_KEY", raising=False)
+    out = tmp_path / "out"
+    args = ["agents", "generate", "--staged", str(staged), "--output", str(out), "--model", "m"]
+    endpoint = ["--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "TCSEXAM_TEST_UNSET_KEY"]
+    assert main([*args, *endpoint]) == 1
+    assert "TCSEXAM_TEST_UNSET_KEY" in capsys.readouterr().err and not out.exists()
