@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_support import sandbox_config_or_skip  # noqa: E402
+from agent_support import sandbox_config_or_skip, scripted_endpoint_args  # noqa: E402
 from openai_server import Entry, ScriptedOpenAI, completion, error, tool_call  # noqa: E402
 
 from tcsexam.agents.accounting import read_generation  # noqa: E402
@@ -79,18 +79,7 @@ def command(tmp: Path, server: ScriptedOpenAI, *extra: str) -> list[str]:
         str(tmp / "solvers"),
         "--output",
         str(tmp / "run"),
-        "--model",
-        "scripted",
-        "--base-url",
-        server.base_url,
-        "--max-samples",
-        "1",
-        "--max-retries",
-        "0",
-        "--retry-on-error",
-        "0",
-        "--call-time-limit",
-        "60",
+        *scripted_endpoint_args(server),
         *extra,
     ]
 
