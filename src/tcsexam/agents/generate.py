@@ -39,7 +39,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.hooks import Hooks, SampleEnd, hooks
@@ -209,8 +209,17 @@ def _answer(sample: EvalSample, workspace: Path) -> str | None:
     return None
 
 
-#: output root -> the finisher of the generation running into it (read by the Inspect hook)
-_ACTIVE: dict[str, _Finisher] = {}
+class SampleFinisher(Protocol):
+    """What turns an ended sample into its outputs (`_Finisher` here; the tracks' own in
+    `agents.tracks`): called by the Inspect hook as each sample ends, and again for every sample
+    of the logs after the eval (with the log's name), so it must be idempotent per sample."""
+
+    def finish(self, sample: EvalSample, log_file: str | None = None) -> Any: ...
+
+
+#: output root -> the finisher of the run writing into it (read by the Inspect hook; a sample's
+#: `incoming_dir` metadata is `<output root>/.incoming/<id>`)
+_ACTIVE: dict[str, SampleFinisher] = {}
 
 
 @hooks(name="tcsexam_generation", description="writes each finished OR-Space sample's outputs as it ends")
@@ -285,11 +294,16 @@ def generate(
         ]
         finisher = _Finisher(settings, layout, prices)
         if tasks:
-            _run_eval(settings, layout, tasks, finisher, model)
+            run_eval(settings, layout, tasks, finisher, model)
         return _summarise(layout, wids, condition, finisher, budget)
 
 
-def _run_eval(settings: GenerationSettings, layout: OutputLayout, tasks: list, finisher: _Finisher, model: Any) -> None:
+def run_eval(settings: Any, layout: Any, tasks: list, finisher: SampleFinisher, model: Any) -> None:
+    """Inspect's eval of `tasks` with its logs in `layout.root`/logs, every sample finished by
+    `finisher` as it ends (the hook) and again from the logs afterwards (the logs' names, and what
+    the hook did not finish). `settings`: `.model` (a `providers.ModelConfig`, whose model is
+    used unless `model` is given) and `.retry_on_error`; `layout`: `.root`. Shared by
+    `agents generate` and `agents solve` (`agents.tracks`)."""
     key = str(layout.root.resolve())
     _ACTIVE[key] = finisher
     try:
