@@ -423,7 +423,13 @@ def write_plan(plan) -> Path | None:
             {"model": p.model, "task": p.item, "attempt": p.attempt, "instances": len(plan.instances(p.item))}
             for p in plan.solver_runs()
         ]
-        data = {"format": PLAN_FORMAT, "written": time.time(), "suite": plan.suite.id, "protocol": plan.protocol, "runs": runs}
+        data = {
+            "format": PLAN_FORMAT,
+            "written": time.time(),
+            "suite": plan.suite.id,
+            "protocol": plan.protocol,
+            "runs": runs,
+        }
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(path, data, durable=False)
     except (OSError, InputError) as exc:
