@@ -32,9 +32,10 @@ BUILD, SLOW, EXPLAIN = "or_space_101_build", "or_space_102_build", "or_space_101
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory):
+    """Two runs: Build and Explain agents that run out of messages, and one that runs out of time
+    (a 3 s sample limit) inside a command of its own that would take 10 minutes."""
     root = tmp_path_factory.mktemp("limits")
     config = sandbox_config_or_skip(call_time_s=600)
-    staged = staged_demo(root, [BUILD, SLOW, EXPLAIN])
     writes = program_steps("src", "bakery_highs.py")[:4]  # list, read, read, write: then messages run out
     agent = ScriptedAgent(
         {
@@ -47,31 +48,48 @@ def limited(tmp_path_factory):
         }
     )
     # 2 messages (system, user) + 2 per tool call: the Build agent makes its 4 calls and is stopped
-    limits = AgentLimits(message_limit=2 + 2 * len(writes), time_limit_s=20)
-    settings = GenerationSettings(
-        staged=staged, output=root / "out", model=mock_config(), sandbox=config, limits=limits
+    messages = GenerationSettings(
+        staged=staged_demo(root / "messages", [BUILD, EXPLAIN]),
+        output=root / "out-messages",
+        model=mock_config(),
+        sandbox=config,
+        limits=AgentLimits(message_limit=2 + 2 * len(writes)),
     )
-    return settings, generate(settings, model=agent.model())
+    time = GenerationSettings(
+        staged=staged_demo(root / "time", [SLOW]),
+        output=root / "out-time",
+        model=mock_config(),
+        sandbox=config,
+        limits=AgentLimits(time_limit_s=3),
+    )
+    return {s.output: generate(s, model=agent.model()) for s in (messages, time)}
+
+
+def _record(out: Path, wid: str):
+    return read_generation(out / "samples" / wid / "generation.json")
 
 
 def test_limits_end_the_samples_as_the_models_results(limited):
-    settings, summary = limited
-    assert summary["complete"], summary
-    stops = {w: read_generation(settings.output / "samples" / w / "generation.json") for w in (BUILD, SLOW, EXPLAIN)}
+    assert all(summary["complete"] for summary in limited.values()), limited
+    messages, time = limited
+    stops = {BUILD: _record(messages, BUILD), EXPLAIN: _record(messages, EXPLAIN), SLOW: _record(time, SLOW)}
     assert stops[BUILD].stop_reason == "message_limit" and stops[EXPLAIN].stop_reason == "message_limit"
     assert stops[SLOW].stop_reason == "time_limit"
     assert all(r.final for r in stops.values())
 
 
 def test_what_it_left_is_judged(limited, tmp_path):
-    settings, _ = limited
-    out = settings.output
-    judged = tmp_path / "judged"
-    assert main(["orspace", "execute", "--workspaces", str(out / "workspaces"), "--output-dir", str(judged)]) == 0
-    rows = {r["workspace_id"]: r for r in map(json.loads, (judged / "predictions.jsonl").read_text().splitlines())}
+    rows = {}
+    for n, out in enumerate(limited):
+        judged = tmp_path / f"judged{n}"
+        assert main(["orspace", "execute", "--workspaces", str(out / "workspaces"), "--output-dir", str(judged)]) == 0
+        rows.update(
+            (r["workspace_id"], r) for r in map(json.loads, (judged / "predictions.jsonl").read_text().splitlines())
+        )
     assert rows[BUILD]["status"] == "Optimal"  # the program it wrote before the limit
     assert rows[SLOW]["failure_mode"] == "missing_output"
-    answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
+    messages = next(iter(limited))
+    answers = [json.loads(line) for line in (messages / "answers.jsonl").read_text().splitlines()]
     assert answers == [{"workspace_id": EXPLAIN, "answer": demo_answer()}]  # its answer.md
 
 
