@@ -19,7 +19,7 @@ from tcsexam.errors import UsageError
 from tcsexam.suites import Track
 
 #: the tracks `agents solve` writes (tracks.AGENT_TRACKS, kept here without importing Inspect)
-SOLVE_TRACKS = (Track.THEOREM.value, Track.OPEN_CONJECTURE.value, Track.CONSTRUCTION.value)
+SOLVE_TRACKS = tuple(t.value for t in Track)
 
 
 def add_solve_parser(sub: argparse._SubParsersAction) -> None:
@@ -39,6 +39,12 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-checks", type=int, default=10, help="checker tool calls per item (default 10; 0: none allowed)"
+    )
+    p.add_argument(
+        "--dev-instances",
+        type=int,
+        default=3,
+        help="solver track: development instances per item, from the problem's generator (default 3)",
     )
     add_model_arguments(p)
     add_budget_arguments(p)
@@ -70,6 +76,7 @@ def _solve(args: argparse.Namespace) -> int:
         sandbox=AgentSandboxConfig(**call_config_kwargs(args)),
         limits=AgentLimits(**sample_limit_kwargs(args)),
         max_checks=args.max_checks,
+        dev_instances=args.dev_instances,
         prices=args.prices,
         max_cost=args.max_cost,
         retry_on_error=args.retry_on_error,

@@ -7,7 +7,10 @@ files of its workspace, staged with a manifest the `tcsexam` sandbox environment
 - construction: `task/instance.yaml` (the task file: the parameters a program reads as
   `{instance}`) and the prompt (kind, certificate format, parameters, direction, baseline and
   reference of the reward, limits); the agent writes `submission/construction.txt` or a program
-  (`submission/solver.yaml` and its files) and may call `check_construction`.
+  (`submission/solver.yaml` and its files) and may call `check_construction`;
+- solver: `dev/` (a development set from the problem's generator, `agents.track_solver`) and the
+  prompt (problem, formats, the candidate contract, limits); the agent writes a candidate
+  (`submission/solver.yaml` and its files) and may call `run_dev` (the harness on `dev/`).
 
 Nothing else enters a workspace: no reference, no other item's file, no solution.
 """
@@ -19,10 +22,14 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from tcsexam.agents.track_solver import DEV_DIR, dev_task, solver_material
 from tcsexam.agents.track_tools import SUBMISSION_DIR
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_yaml
+from tcsexam.fileio import atomic_write_json, atomic_write_text, read_yaml
 from tcsexam.paths import config_file
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.proofs.check import PROOF_NAME
@@ -32,7 +39,7 @@ from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, load_construc
 from tcsexam.suites import BINARY_TRACKS, Track, load_suite
 
 #: the tracks an agent can work on
-AGENT_TRACKS = (Track.THEOREM.value, Track.OPEN_CONJECTURE.value, Track.CONSTRUCTION.value)
+AGENT_TRACKS = tuple(t.value for t in Track)
 TASK_DIR = "task"  #: the workspace folder of the task's files (read them; the judge uses its own copy)
 INSTANCE_NAME = "instance.yaml"  #: a construction's parameter file in the workspace
 #: a model label, an item and an attempt id name folders: solvers/<model>/<item>/<attempt>/
@@ -49,17 +56,29 @@ class TrackItem:
     item: str
     track: str
     task_file: Path
-    files: dict[str, Path]  #: workspace path -> the file it is a copy of
+    files: dict[str, Path | bytes]  #: workspace path -> the file it is a copy of, or its bytes
     prompt: str
+    #: Solver items: the development task (a task mapping without instance_dir) the feedback tool runs
+    dev_task: dict[str, Any] | None = None
 
 
 _TOOLS = (
     "Tools: bash (a shell command line) and python (a program) run in the workspace folder, in a "
     "sandbox without network, each call under a limit of {call:g} s; text_editor views, creates and "
-    "edits files; {check} runs the judge's exact check on your draft (at most {checks} calls in this "
-    "task); submit ends the task. The judge checks {what} as you leave it when you submit (or when "
+    "edits files; {check} (at most {checks} calls in this task); submit ends the task. The judge checks {what} as you leave it when you submit (or when "
     "the task's limits stop you)."
 )
+
+
+_CHECKS = {
+    "check_proof": "check_proof runs the judge's exact check on your draft",
+    "check_construction": "check_construction runs the judge's exact check on your draft",
+    "run_dev": (
+        f"run_dev runs your candidate ({SUBMISSION_DIR}/) on every development instance exactly as the judge "
+        "will run it on the evaluation instances (the harness, the sandbox, the limits) and returns each "
+        "instance's status, value, time and message"
+    ),
+}
 
 
 def _proof_prompt(t: ProofTask, statement_rel: str, checks: str, call_s: float) -> str:
@@ -86,7 +105,9 @@ def _proof_prompt(t: ProofTask, statement_rel: str, checks: str, call_s: float) 
             f"{libraries}. Axioms it may rest on: {axioms}; Admitted, Axiom and Parameter make it incomplete. "
             "Commands that load or extract files, change the kernel's checks or declare ML modules are refused. "
             f"Each checker step runs under a limit of {limits.wall_s:g} s and {limits.mem_mb} MB.",
-            _TOOLS.format(call=call_s, check="check_proof", checks=checks, what=f"{SUBMISSION_DIR}/{PROOF_NAME}"),
+            _TOOLS.format(
+                call=call_s, check=_CHECKS["check_proof"], checks=checks, what=f"{SUBMISSION_DIR}/{PROOF_NAME}"
+            ),
             f"The statement file {statement_rel}:\n```coq\n{t.statement_file.read_text(encoding='utf-8')}\n```",
         ]
     )
@@ -117,13 +138,13 @@ def _construction_prompt(task_file: Path, checks: str, call_s: float) -> str:
             '"{solution}"]` with build.py beside it in ' + SUBMISSION_DIR + "/. The program may read the parameters "
             f"from {{instance}} (this task's parameter file: {TASK_DIR}/{INSTANCE_NAME} here) and runs without "
             f"network under a limit of {limits.wall_s:g} s and {limits.mem_mb} MB.",
-            _TOOLS.format(call=call_s, check="check_construction", checks=checks, what=f"{SUBMISSION_DIR}/"),
+            _TOOLS.format(call=call_s, check=_CHECKS["check_construction"], checks=checks, what=f"{SUBMISSION_DIR}/"),
         ]
     )
 
 
 def load_items(
-    track: str, *, suite: str | None, items: list[str] | None, call_s: float, checks: str
+    track: str, *, suite: str | None, items: list[str] | None, call_s: float, checks: str, dev_instances: int = 3
 ) -> list[TrackItem]:
     """The items of `track` to run: those named (`items`, each checked to be of the track and, with a
     suite, in it), else the suite's items of the track."""
@@ -153,6 +174,23 @@ def load_items(
             out.append(
                 TrackItem(t.id, track, task_file, {rel: t.statement_file}, _proof_prompt(t, rel, checks, call_s))
             )
+        elif track == Track.SOLVER:
+            what = f"{SUBMISSION_DIR}/{PROGRAM_NAME} and its files"
+            tools = _TOOLS.format(call=call_s, check=_CHECKS["run_dev"], checks=checks, what=what)
+            t, files, prompt = solver_material(task_file, count=dev_instances, tools=tools)
+            handed = (
+                f"Hand in your candidate: {SUBMISSION_DIR}/{PROGRAM_NAME} and the files it needs, in {SUBMISSION_DIR}/."
+            )
+            out.append(
+                TrackItem(
+                    t.id,
+                    track,
+                    task_file,
+                    dict(files),
+                    f"{prompt}\n\n{handed}",
+                    dev_task(t, {Path(rel).stem: Path(rel).name for rel in files}),
+                )
+            )
         else:
             t = load_construction_task(task_file)
             if t.problem not in CONSTRUCTIONS:
@@ -172,6 +210,12 @@ def load_items(
     return out
 
 
+def checker_task(staged: Path, it: TrackItem) -> Path:
+    """The task file the item's checker tool runs: a Solver item's development task (written by
+    `stage_items`), else the item's own task file."""
+    return staged / "_dev" / f"{it.item}.yaml" if it.dev_task is not None else it.task_file
+
+
 def stage_items(items: list[TrackItem], staged: Path) -> None:
     """The items' workspace files under `staged/<item>/` and their manifest (what the `tcsexam`
     sandbox copies in, each file checked against its digest): only the task's statement or
@@ -183,9 +227,15 @@ def stage_items(items: list[TrackItem], staged: Path) -> None:
         for rel, source in sorted(it.files.items()):
             target = staged / it.item / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+            if isinstance(source, bytes):
+                target.write_bytes(source)
+            else:
+                shutil.copyfile(source, target)
             files.append({"path": rel, "sha256": hash_file(target)})
         entries[it.item] = {"track": it.track, "task_file": str(it.task_file), "files": files}
+        if it.dev_task is not None:  # beside the items' folders: never in a workspace
+            dev = {**it.dev_task, "instance_dir": str((staged / it.item / DEV_DIR).resolve())}
+            atomic_write_text(checker_task(staged, it), yaml.safe_dump(dev, sort_keys=False))
     manifest = {
         "kind": "tcsexam-track-items",
         "workspaces": entries,

@@ -22,17 +22,18 @@ from tcsexam.agents import workspace as ws
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, TcsexamSandbox, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.tools import submit_tool, workspace_tools
-from tcsexam.agents.track_items import TrackItem
+from tcsexam.agents.track_items import TrackItem, checker_task
 from tcsexam.agents.track_tools import (
     STORE_TASK_FILE,
     SUBMISSION_DIR,
     CheckerSetup,
     check_construction_tool,
     check_proof_tool,
+    run_dev_tool,
 )
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
-from tcsexam.suites import BINARY_TRACKS
+from tcsexam.suites import BINARY_TRACKS, Track
 
 #: the Inspect sandbox environment of the track agents (the `tcsexam` one, over a track's items)
 TRACK_SANDBOX = "tcsexam_track"
@@ -99,7 +100,12 @@ def item_solver() -> Solver:
 
 
 def track_agent(track: str, setup: CheckerSetup) -> Solver:
-    checker = check_proof_tool(setup) if track in BINARY_TRACKS else check_construction_tool(setup)
+    if track in BINARY_TRACKS:
+        checker = check_proof_tool(setup)
+    elif track == Track.SOLVER:
+        checker = run_dev_tool(setup)
+    else:
+        checker = check_construction_tool(setup)
     agent = react(
         prompt=AgentPrompt(instructions="You work in the folder of one TCSExam task; every path is relative to it."),
         tools=[*workspace_tools(), checker],
@@ -130,7 +136,7 @@ def track_task(
                 "mode": track,
                 "track": track,
                 "attempt": attempt,
-                "task_file": str(it.task_file),
+                "task_file": str(checker_task(staged, it)),
                 "staged_dir": str(staged.resolve()),
                 "incoming_dir": str((run_dir / ".incoming" / it.item).resolve()),
                 "track_run": str(run_dir.resolve()),

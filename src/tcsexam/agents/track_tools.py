@@ -5,6 +5,9 @@ agent's draft, inside the sample, a bounded number of times.
   `tcsexam.proofs.check.check_proof` against the task (the statement, its libraries and axioms,
   its limits, coqc in the project's sandbox): the verdict, its reason (Coq's error message, the
   axioms a proof rests on) and each checker step.
+- `run_dev()` (solver): the agent's candidate (`submission/`) run by the real harness
+  (`runner.orchestrate.run_job`, the sandbox, the task's limits, the certificate checked) on the
+  development set (`agents.track_solver`): each instance's status, value, time and message;
 - `check_construction()` (construction): `submission/` checked by
   `tcsexam.runner.construction.judge_submission`, exactly as `tcsexam construction run` judges it:
   `construction.txt` with the task's exact checker, a `solver.yaml` program run in the project's
@@ -30,10 +33,12 @@ from inspect_ai.util import store
 from tcsexam.agents import workspace as ws
 from tcsexam.agents.sandboxenv import current_workspace
 from tcsexam.errors import InputError
+from tcsexam.fileio import read_json
 from tcsexam.proofs.check import PROOF_NAME, check_proof
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.runner.batch import RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, judge_submission, submission_kind
+from tcsexam.runner.orchestrate import TaskJob, run_job
 
 #: the workspace folder the agent hands in (copied to solvers/<model>/<item>/<attempt>/)
 SUBMISSION_DIR = "submission"
@@ -177,13 +182,16 @@ def _run_construction_check(task_file: Path, setup: CheckerSetup, number: int) -
                 f"{SUBMISSION_DIR}/ holds neither {STATIC_NAME} (the object) nor {PROGRAM_NAME} (a program "
                 f"writing it){extra}: write one of them, then check it"
             )
-        return judge_submission(
-            task=task_file,
-            submission=folder,
-            output=Path(tmp) / "out" / "records.json",
-            attempt=f"check-{number}",
-            options=setup.run,
-        )
+        try:
+            return judge_submission(
+                task=task_file,
+                submission=folder,
+                output=Path(tmp) / "out" / "records.json",
+                attempt=f"check-{number}",
+                options=setup.run,
+            )
+        except InputError as exc:  # the agent's solver.yaml (the sandbox was checked to work before)
+            return f"the harness refused the submission: {_no_paths(str(exc), tmp)}"
 
 
 @tool(name="check_construction")
@@ -203,5 +211,58 @@ def check_construction_tool(setup: CheckerSetup) -> Tool:
         if isinstance(record, str):
             raise ToolError(record)
         return format_construction_record(record, number, setup)
+
+    return execute
+
+
+def format_dev_records(records: list[dict[str, Any]], number: int, setup: CheckerSetup) -> str:
+    left = "" if setup.max_checks is None else f" ({setup.max_checks - number} runs left)"
+    lines = [f"run {number}{left}: {len(records)} development instances"]
+    for r in records:
+        value = "" if r.get("A") is None else f" value {r['A']}"
+        wall = "" if r.get("wall_s") is None else f" {r['wall_s']:.2f} s"
+        message = f": {_cut(str(r['message']))[:500]}" if r.get("message") else ""
+        lines.append(f"{r.get('instance')}: {r.get('status')}{value}{wall}{message}")
+    return "\n".join(lines)
+
+
+def _no_paths(text: str, tmp: str) -> str:
+    """A harness message without the harness's private folder in it."""
+    return text.replace(f"{tmp}/", "").replace(tmp, ".")
+
+
+def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[dict[str, Any]] | str:
+    with tempfile.TemporaryDirectory(prefix="tcsexam-dev-", dir=setup.scratch_root) as tmp:
+        folder = Path(tmp) / "candidate" / "item" / str(number)
+        skipped = _copy_submission(folder)
+        if not (folder / PROGRAM_NAME).is_file():
+            extra = f" ({', '.join(skipped)} left out: links are not followed)" if skipped else ""
+            return f"no {SUBMISSION_DIR}/{PROGRAM_NAME} yet{extra}: write your candidate there, then run it"
+        output = Path(tmp) / "out" / "records.json"
+        job = TaskJob(task=task_file, candidate_dir=folder, output=output, attempt=f"dev-{number}")
+        try:
+            run_job(job, setup.run)
+        except InputError as exc:  # the agent's solver.yaml (the sandbox was checked to work before)
+            return f"the harness refused the candidate: {_no_paths(str(exc), tmp)}"
+        return read_json(output, "development records")
+
+
+@tool(name="run_dev")
+def run_dev_tool(setup: CheckerSetup) -> Tool:
+    """The harness on the development set, with the agent's candidate."""
+
+    async def execute() -> str:
+        """Run your candidate (submission/solver.yaml) on every development instance exactly as the judge will run it on the evaluation instances: the harness, the sandbox, the task's limits, the certificate checked.
+
+        Returns:
+          Per development instance: the status (ok, invalid, timeout, memout, crash, ...), the verified value, the wall time and the checker's message.
+        """
+        number = _take_check(setup)
+        if number is None:
+            return _no_checks_left(setup)
+        records = await anyio.to_thread.run_sync(_run_dev, _task_file(), setup, number)
+        if isinstance(records, str):
+            raise ToolError(records)
+        return format_dev_records(records, number, setup)
 
     return execute

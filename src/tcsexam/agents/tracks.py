@@ -61,7 +61,7 @@ from tcsexam.proofs.check import PROOF_NAME, choose_proof_sandbox, sandbox_coq_v
 from tcsexam.proofs.task import load_proof_task
 from tcsexam.runner.batch import PoolOptions, RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME
-from tcsexam.suites import BINARY_TRACKS
+from tcsexam.suites import BINARY_TRACKS, Track
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "generation.json"
@@ -85,6 +85,7 @@ class SolveSettings:
     sandbox: AgentSandboxConfig = AgentSandboxConfig()
     limits: AgentLimits = AgentLimits()
     max_checks: int | None = 10
+    dev_instances: int = 3  #: the Solver track's development instances per item
     prices: str | None = None
     max_cost: float | None = None
     retry_on_error: int = 1
@@ -125,7 +126,7 @@ def _collect(submission: Path, dest: Path, track: str) -> list[str]:
     everything = sorted(p.relative_to(submission).as_posix() for p in submission.rglob("*") if p.is_file())
     if track in BINARY_TRACKS:
         keep = [PROOF_NAME] if PROOF_NAME in everything else []
-    elif STATIC_NAME in everything:
+    elif track == Track.CONSTRUCTION and STATIC_NAME in everything:
         keep = [STATIC_NAME]
     else:
         keep = everything if PROGRAM_NAME in everything else []
@@ -218,6 +219,7 @@ def run_identity(settings: SolveSettings, items: list[TrackItem]) -> dict[str, A
         "attempt": settings.attempt,
         "limits": dataclasses.asdict(settings.limits),
         "max_checks": settings.max_checks,
+        "dev_instances": settings.dev_instances if settings.track == Track.SOLVER else None,
         "calls": settings.sandbox.model_dump(include={"call_time_s", "call_mem_mb", "call_nproc", "workspace_mb"}),
     }
 
@@ -232,6 +234,8 @@ def _check_names(settings: SolveSettings) -> None:
         raise InputError(f"attempt {settings.attempt!r} cannot name a folder (letters, digits, . _ + -)")
     if settings.max_checks is not None and settings.max_checks < 0:
         raise InputError("the number of checker calls must not be negative")
+    if settings.dev_instances < 1:
+        raise InputError("the Solver track needs at least one development instance")
 
 
 def _check_checker(settings: SolveSettings, items: list[TrackItem]) -> str:
@@ -247,6 +251,8 @@ def _check_checker(settings: SolveSettings, items: list[TrackItem]) -> str:
                     f"{t.source}: task {t.id} needs Coq {t.coq_version}, but the checker's coqc is {version}"
                 )
         return f"proof checker: coqc {version} ({why})"
+    if settings.track == Track.SOLVER:
+        return f"solver feedback: the harness on {settings.dev_instances} development instances per item"
     return "construction checker: the task's exact checker (programs in the project's sandbox)"
 
 
@@ -294,6 +300,7 @@ def solve(
         items=list(settings.items) or None,
         call_s=settings.sandbox.call_time_s,
         checks=checks,
+        dev_instances=settings.dev_instances,
     )
     run_dir, solvers = Path(settings.output), Path(settings.solvers_dir)
     hidden = (*settings.sandbox.hidden, str(run_dir.resolve()), str(solvers.resolve()))

@@ -34,7 +34,7 @@ from tcsexam.proofs import coq  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[3]
-ITEM_LINE = re.compile(r"task ((?:theorem|conjecture|construction)-[a-z0-9-]+)")
+ITEM_LINE = re.compile(r"task ([a-z0-9][a-z0-9-]*[a-z0-9])\b")
 
 WRONG_PROOF = (
     "From TCSExam Require Import Task.\nTheorem sum_odds_square : statement.\nProof. intro n. reflexivity. Qed.\n"
@@ -107,7 +107,7 @@ class Scripted:
         self.scripts, self.calls = scripts, {}
 
     def __call__(self, messages, tools, tool_choice, config) -> ModelOutput:
-        text = " ".join(m.text for m in messages if m.role in ("system", "user"))
+        text = " ".join(m.text for m in messages if m.role == "user")  # the item's prompt
         found = ITEM_LINE.search(text)
         item = found.group(1) if found else "?"
         self.calls[item] = self.calls.get(item, 0) + 1

@@ -22,7 +22,7 @@ from tcsexam.proofs import coq  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[3]
-ITEM_LINE = re.compile(r"task ((?:theorem|conjecture|construction)-[a-z0-9-]+)")
+ITEM_LINE = re.compile(r"task ([a-z0-9][a-z0-9-]*[a-z0-9])\b")
 FIRST, SECOND = "theorem-sum-odds-square", "theorem-gauss-sum"
 
 
@@ -53,7 +53,7 @@ class Router:
         self.asked: list[str] = []
 
     def __call__(self, body: dict) -> Entry:
-        prompt = " ".join(_text(m) for m in body.get("messages", []) if m.get("role") in ("system", "user"))
+        prompt = " ".join(_text(m) for m in body.get("messages", []) if m.get("role") == "user")
         found = ITEM_LINE.search(prompt)
         item = found.group(1) if found else "?"
         self.asked.append(item)

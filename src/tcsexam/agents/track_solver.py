@@ -1,0 +1,116 @@
+"""What a Solver-track agent is given (`agents.track_items`): the task's statement (problem,
+instance and certificate formats, the candidate contract, limits) and a development set.
+
+The development set is `count` instances drawn by the problem's own generator
+(`problems.generate.generate_text`) at sizes spread over the task's instance sizes (their
+`generate.size` or `n`; 100 when the task says none), from seeds of their own (`DEV_SEED` + k,
+never a seed of the task's generated instances), in the task's instance format. An instance
+identical to an evaluation instance (same sha256) is refused. No evaluation instance, no
+reference value (`best_known`) and no reference solution enters the workspace; the development
+task (what the feedback tool runs) carries no reference values either, so its records hold
+statuses and values only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from tcsexam.errors import InputError
+from tcsexam.fileio import read_yaml
+from tcsexam.problems import CONSTRUCTIONS
+from tcsexam.problems.generate import generate_text, generated_name
+from tcsexam.tasks import Task, load_task
+
+DEV_DIR = "dev"  #: the workspace folder of the development instances
+DEV_SEED = 7_300_000  #: the development instances' seeds: DEV_SEED + k
+DEFAULT_SIZE = 100  #: a development instance's size when the task gives none
+#: the task file keys a development task keeps (no instances, no references, no sources)
+DEV_TASK_KEYS = ("problem", "kind", "direction", "description", "limits", "anytime", "unsat_proof", "proof_limits")
+
+CONTRACT = (
+    "A candidate is a folder with solver.yaml:\n"
+    '  command: ["python3", "solve.py", "{instance}", "{solution}"]   # placeholders: {instance} {solution} '
+    "{time_limit} {seed} {threads} {workdir}\n"
+    '  build: ["make"]   # optional, run once before the instances; its failure makes every instance invalid\n'
+    "  threads: 1        # CPUs reserved for each run\n"
+    "The instance file is read-only; the program writes its certificate to {solution} (it may rewrite it as it "
+    "improves: what is there when it stops is judged). The time limit is also in TCSEXAM_TIME_LIMIT. It runs as "
+    "an unprivileged user in a sandbox without network, and sees no reference values and no other candidate."
+)
+
+
+def _size(inst) -> int | None:
+    raw = (inst.generate or {}).get("size") if inst.generate else inst.meta.get("n")
+    return int(raw) if isinstance(raw, int | float) and raw > 0 else None
+
+
+def dev_sizes(t: Task, count: int) -> list[int]:
+    """`count` sizes spread over the task's instance sizes (smallest to largest)."""
+    known = sorted({s for s in (_size(i) for i in t.instances) if s is not None})
+    if not known:
+        return [DEFAULT_SIZE] * count
+    if count == 1:
+        return [known[len(known) // 2]]
+    return [known[round(k * (len(known) - 1) / (count - 1))] for k in range(count)]
+
+
+def dev_instances(t: Task, count: int) -> dict[str, bytes]:
+    """The development set of task `t`: file name -> bytes."""
+    problem = t.problem_impl
+    form = next(
+        (str(i.generate["format"]) for i in t.instances if i.generate and i.generate.get("format")),
+        problem.formats[0],
+    )
+    seeds = {int(i.generate["seed"]) for i in t.instances if i.generate and "seed" in i.generate}
+    digests = {i.sha256 for i in t.instances if i.sha256}
+    out: dict[str, bytes] = {}
+    seed = DEV_SEED
+    for size in dev_sizes(t, count):
+        while seed in seeds:
+            seed += 1
+        data = generate_text(problem, size, seed, 1, form).encode()
+        if hashlib.sha256(data).hexdigest() in digests:
+            raise InputError(f"{t.source}: development instance (size {size}, seed {seed}) is an evaluation instance")
+        out[generated_name(problem, size, seed, 1, form)] = data
+        seed += 1
+    return out
+
+
+def dev_task(t: Task, files: dict[str, str]) -> dict[str, Any]:
+    """The development task (a task file's mapping without `instance_dir`): the task's problem,
+    direction and limits over the development instances (`files`: name -> file), no references."""
+    data = read_yaml(t.source, "task file")
+    task = {k: data[k] for k in DEV_TASK_KEYS if k in data}
+    task["id"] = f"{t.id}-dev"
+    task["instances"] = [{"name": name, "file": file} for name, file in files.items()]
+    return task
+
+
+def solver_material(task_file: Path, *, count: int, tools: str) -> tuple[Task, dict[str, bytes], str]:
+    """(the task, its development set under `dev/`, the prompt) of a Solver item."""
+    t = load_task(task_file)
+    if t.problem in CONSTRUCTIONS:
+        raise InputError(f"{task_file}: task {t.id} is a construction task, not a Solver task")
+    problem = t.problem_impl
+    files = {f"{DEV_DIR}/{name}": data for name, data in dev_instances(t, count).items()}
+    data = read_yaml(t.source, "task file")
+    fmt = (sys.modules[type(problem).__module__].__doc__ or "").strip()
+    limits = ", ".join(f"{k} {v:g}" for k, v in t.limits.task_dict().items() if isinstance(v, int | float))
+    sizes = sorted({s for s in (_size(i) for i in t.instances) if s is not None})
+    scale = "" if not sizes else f" (size {sizes[0]})" if len(sizes) == 1 else f" (sizes {sizes[0]} to {sizes[-1]})"
+    prompt = "\n\n".join(
+        [
+            f"You are writing a solver: task {t.id} ({data.get('description') or t.problem}).",
+            f"Problem {t.problem} ({t.direction} the value). {fmt}",
+            f"Your candidate is judged on the task's {len(t.instances)} evaluation instances{scale}, which you do not "
+            f"see. {DEV_DIR}/ holds {len(files)} development instances of the same problem, drawn by the problem's "
+            f"generator: {', '.join(sorted(files))}.",
+            CONTRACT,
+            f"Limits of every run: {limits}.",
+            tools,
+        ]
+    )
+    return t, files, prompt
