@@ -126,7 +126,7 @@ def hostile_run(request, tmp_path_factory):
     """The hostile agent's run under `auto` (bwrap here) and under docker (where an engine and
     the OR-Space image, or $TCSEXAM_ORSPACE_IMAGE, are there; else skipped)."""
     root = tmp_path_factory.mktemp(f"hostile-agent-{request.param}")
-    config = sandbox_config_or_skip(sandbox=request.param, call_time_s=15, call_nproc=64, call_mem_mb=512)
+    config = sandbox_config_or_skip(sandbox=request.param, call_time_s=6, call_nproc=64, call_mem_mb=512)
     staged = staged_demo(root, [WID])
     outside = root / "outside"
     outside.mkdir()
