@@ -11,10 +11,7 @@ from tcsexam.errors import InputError, UsageError
 from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
 from tcsexam.orspace.release import MODES, OBJECTIVE_MODES
 from tcsexam.orspace.solvers import LICENSED
-from tcsexam.runner.cli import RUN_HELP
-from tcsexam.runner.limiter.types import LIMITER_OPTION
-from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
-from tcsexam.runner.sandboxes import SANDBOX_OPTION
+from tcsexam.runner.options import add_run_options, run_options
 
 
 def register(subparsers) -> None:
@@ -70,13 +67,8 @@ def _register_execute(sub) -> None:
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--time-limit", type=float, help="wall-clock seconds per program (default 180)")
     p.add_argument("--mem-mb", type=int, help="memory limit per program (default 4096)")
-    p.add_argument("--sandbox", **SANDBOX_OPTION)
-    p.add_argument("--allow-unsandboxed", action="store_true", help=RUN_HELP["allow_unsandboxed"])
-    p.add_argument("--limiter", **LIMITER_OPTION)
-    p.add_argument(
-        "--workers", type=int, default=1, help="programs run at once, on Ray actors when more than one (default 1)"
-    )
-    p.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="K", help=RUN_HELP["max_retries"])
+    workers_help = "programs run at once, on Ray actors when more than one (default 1)"
+    add_run_options(p, pool=True, candidate=False, workers=workers_help)
     p.add_argument(
         "--python",
         default=None,
@@ -242,13 +234,10 @@ def _licences(values: list[str]) -> dict[str, str]:
 
 def _execute(args) -> int:
     from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute
-    from tcsexam.runner.batch import PoolOptions
 
     if args.time_limit is not None and args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
-    pool = PoolOptions(workers=args.workers, max_retries=args.max_retries)
-    pool.check()
-    run = dataclasses.replace(DEFAULT_RUN, **pick(args, "sandbox", "limiter", "allow_unsandboxed"), pool=pool)
+    run = run_options(args, base=DEFAULT_RUN)
     asked = {"wall_s": args.time_limit, "mem_mb": args.mem_mb}  # an option not given: DEFAULT_LIMITS'
     limits = dataclasses.replace(DEFAULT_LIMITS, **{k: v for k, v in asked.items() if v is not None})
     given = {k: v for k, v in pick(args, "python", "docker_image").items() if v is not None}  # else the default

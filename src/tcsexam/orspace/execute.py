@@ -106,7 +106,6 @@ class ExecuteSettings:
     #: the programs' interpreter: None = this one, or under docker the image's `python3` (a bare
     #: name is looked up on the sandbox's PATH; a path is mounted read-only with its prefix)
     python: str | None = None
-    workers: int = 1
     #: solver -> full licence (file for gurobi, folder or file for copt), mounted read-only;
     #: without one gurobipy and coptpy run with the size-limited licences their wheels ship
     licences: dict[str, str] = field(default_factory=dict)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
-from tcsexam.cliutil import actions, command, pick, required
+from tcsexam.cliutil import actions, command, required
+from tcsexam.runner.options import add_run_options, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from tcsexam.runner.limiter.types import LIMITER_OPTION
-    from tcsexam.runner.sandboxes import SANDBOX_OPTION
-
     top = actions(
         sub,
         "proof",
@@ -25,11 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     required(p, "--output", output="verdict.json")
     p.add_argument("--model", default=None, help="the verdict's model (default: the folder's grandparent's name)")
     p.add_argument("--attempt", default=None, help="the verdict's attempt (default: the folder's name)")
-    p.add_argument("--sandbox", **SANDBOX_OPTION)
-    p.add_argument(
-        "--allow-unsandboxed", action="store_true", help="the proofs are trusted: auto may fall back to local"
-    )
-    p.add_argument("--limiter", **LIMITER_OPTION)
+    add_run_options(p, pool=False, candidate=False)  # one coqc at a time, in this process
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -49,7 +42,7 @@ def _check(args: argparse.Namespace) -> int:
         verdict = check_proof(
             args.task,
             args.submission,
-            run=dataclasses.replace(RUN_ONE, **pick(args, "sandbox", "allow_unsandboxed", "limiter")),
+            run=run_options(args, base=RUN_ONE),
             model=args.model,
             attempt=args.attempt,
             hidden_paths=hidden_paths(out, out.parent),

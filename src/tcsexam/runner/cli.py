@@ -3,37 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from tcsexam.cliutil import command, pick, sigterm_as_exit
-from tcsexam.limits import DEFAULT_SEED, seed_option
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
-from tcsexam.runner.batch import DEFAULT_BUILD_TIMEOUT_S
-from tcsexam.runner.limiter.types import LIMITER_OPTION
-from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
+from tcsexam.runner.options import add_run_options, run_options
 from tcsexam.runner.run_outputs import KEEP_MAX_MB, Keep
-from tcsexam.runner.sandboxes import SANDBOX_OPTION
-
-if TYPE_CHECKING:
-    from tcsexam.runner.batch import RunOptions
-
-#: the help lines of the options that say how a candidate runs (`tcsexam run`, `tcsexam construction run`)
-RUN_HELP = {
-    "workers": "concurrent runs (default: this job's CPUs // the candidate's threads; "
-    "with --ray-address: the cluster's CPUs // threads)",
-    "ray_address": "use an existing Ray cluster (also RAY_ADDRESS); default: this user's default Ray head when "
-    "one is alive (`tcsexam runner ray-head start`; TCSEXAM_RAY_HEAD=none: never), else a local Ray",
-    "ray_head": "use the shared Ray head whose state folder is DIR (`tcsexam runner ray-head start --state-dir DIR`), "
-    "waiting for it while it starts; a local Ray when none is alive there",
-    "no_ray": "run in this process, one instance at a time (same executor; debugging)",
-    "allow_unsandboxed": "the candidates are trusted: `--sandbox auto` may fall back to local "
-    "(records and index.json say so)",
-    "seed": "seed passed to the candidate ({seed}, TCSEXAM_SEED): 1..2^31-1, default %(default)s",
-    "max_retries": "resubmissions after an infrastructure failure (lost actor, ...); default %(default)s",
-    "build_timeout": "wall limit of the candidate's build step (default 600)",
-    "no_progress": "no progress bar on stderr",
-}
 
 
 def positive_mb(text: str) -> int:
@@ -69,46 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     every_help = "log a progress line (done/planned, rate, ETA) this often; 0: never (default %(default)s)"
     run.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS", help=every_help)
     _register_repair(sub)
-
-
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """The options saying how a candidate runs: its pool (workers, Ray), sandbox, limiter, seed,
-    retries, build timeout, progress bar (read back by `run_options`)."""
-    h = RUN_HELP
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help=h["workers"])
-    ray_where = parser.add_mutually_exclusive_group()
-    ray_where.add_argument("--ray-address", default=None, metavar="ADDR", help=h["ray_address"])
-    ray_where.add_argument("--ray-head", default=None, metavar="DIR", help=h["ray_head"])
-    parser.add_argument("--no-ray", action="store_true", help=h["no_ray"])
-    parser.add_argument("--sandbox", **SANDBOX_OPTION)
-    parser.add_argument("--allow-unsandboxed", action="store_true", help=h["allow_unsandboxed"])
-    parser.add_argument("--seed", type=seed_option, default=DEFAULT_SEED, help=h["seed"])
-    parser.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="K", help=h["max_retries"])
-    timeout = DEFAULT_BUILD_TIMEOUT_S
-    parser.add_argument("--build-timeout", type=float, default=timeout, metavar="SECONDS", help=h["build_timeout"])
-    parser.add_argument("--limiter", **LIMITER_OPTION)
-    parser.add_argument("--no-progress", action="store_true", help=h["no_progress"])
-
-
-def run_options(args: argparse.Namespace) -> RunOptions:
-    """The `RunOptions` of the options `add_run_options` declared."""
-    from tcsexam.runner.batch import PoolOptions, RunOptions
-
-    pool = PoolOptions(
-        workers=args.workers,
-        use_ray=not args.no_ray,
-        ray_address=args.ray_address,
-        ray_head=args.ray_head,
-        max_retries=args.max_retries,
-    )
-    return RunOptions(
-        sandbox=args.sandbox,
-        limiter=args.limiter,
-        allow_unsandboxed=args.allow_unsandboxed,
-        build_timeout_s=args.build_timeout,
-        progress=not args.no_progress,
-        pool=pool,
-    )
 
 
 def _register_repair(sub: argparse._SubParsersAction) -> None:

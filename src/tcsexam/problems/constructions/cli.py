@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from tcsexam.cliutil import actions, command, pick, required
-from tcsexam.runner.cli import add_run_options, run_options
+from tcsexam.runner.options import add_run_options, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
