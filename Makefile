@@ -43,8 +43,10 @@ $(VENV)/.installed-orspace: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[orspace]'
 	touch $@
 
+# --rerun-incomplete: `make run` again after an interruption resumes (every finished instance record
+# is kept; only the unfinished ones run) instead of refusing the files the interrupted jobs left.
 run: setup setup-coq
-	$(BIN)/snakemake --cores all
+	$(BIN)/snakemake --cores all --rerun-incomplete
 
 # The suite on $(TEST_WORKERS) pytest-xdist workers (a test file stays on one worker: tests/conftest.py),
 # the 20 slowest tests listed at the end. TEST_WORKERS=0 runs it in this one process.
