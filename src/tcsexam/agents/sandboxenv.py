@@ -55,7 +55,8 @@ from tcsexam.orspace.result import RESULT_ENV
 from tcsexam.orspace.solvers import licence_mounts
 from tcsexam.records import Termination
 from tcsexam.runner.candidate import program_env
-from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunPaths, RunSpec
+from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunPaths, RunSpec, resolve_limiter
+from tcsexam.runner.limiter.launcher import SAFE_PATH
 from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
@@ -156,6 +157,7 @@ class TcsexamSandbox(SandboxEnvironment):
         self.lib = helper_library(scratch)
         self.python = config.python or box.candidate_python
         self.hidden = hidden_paths(config, metadata)
+        self.prlimit = nproc_wrapper(box, config.limiter)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -240,6 +242,8 @@ class TcsexamSandbox(SandboxEnvironment):
         environment, readonly, writable = self._environment(limits)
         environment.update(env)
         argv = list(cmd)
+        if self.prlimit is not None:  # the process limit enforced by the kernel too (see `nproc_wrapper`)
+            argv = [self.prlimit, f"--nproc={limits.nproc}", "--", *argv]
         if stdin is not None:  # a file of the harness's, read-only inside, the program's stdin
             feed = self.scratch / "stdin" / str(n)
             feed.parent.mkdir(mode=0o755, exist_ok=True)
@@ -320,6 +324,18 @@ class TcsexamSandbox(SandboxEnvironment):
         except OverflowError:
             raise OutputLimitExceededError(limit_str=f"{READ_LIMIT // MiB} MiB", truncated_output=None) from None
         return data.decode("utf-8") if text else data
+
+
+def nproc_wrapper(box: Sandbox, limiter: str) -> str | None:
+    """`prlimit` (util-linux), to set RLIMIT_NPROC in every call, where the limiter alone would only
+    poll the process count (`light`: no cgroups, e.g. any unprivileged harness) and the sandbox
+    gives each call a user namespace of its own (bwrap as an unprivileged user): there the kernel
+    counts the call's own processes and threads only, so an unbounded fork fails at the limit
+    instead of flooding the machine between two polls. None elsewhere: cgroups (pids) and Docker
+    (`pids_limit`) enforce it, and as root the candidate uid is shared, so the count would be too."""
+    if box.name != "bwrap" or candidate_ids() is not None or resolve_limiter(limiter) != "light":
+        return None
+    return shutil.which("prlimit", path=SAFE_PATH)
 
 
 def _sample_time_left() -> float | None:

@@ -133,6 +133,26 @@ def test_a_limit_stops_the_call_and_says_so(environment):
     assert NOTE in result.stderr or "MemoryError" in result.stderr
 
 
+def test_the_process_limit_holds_inside_a_call(environment):
+    """However the limits are enforced here (cgroups as root, RLIMIT_NPROC in the call's own user
+    namespace as an unprivileged user), a call cannot hold more than its process limit (64)."""
+    code = (
+        "import os, time\n"
+        "n = 0\n"
+        "for _ in range(200):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(30)\n"
+        "            os._exit(0)\n"
+        "    except OSError:\n"
+        "        break\n"
+        "    n += 1\n"
+        "print('forked', n)\n"
+    )
+    result = run(environment.exec(["python3", "-c", code]))
+    assert "forked 200" not in result.stdout, (result.stdout, result.stderr)
+
+
 def test_a_timeout_the_caller_gives_raises_and_another_user_is_refused(environment):
     with pytest.raises(TimeoutError):
         run(environment.exec(["sleep", "30"], timeout=1))
@@ -169,7 +189,9 @@ def test_calls_run_the_same_under_docker(staged, tmp_path):
         config, {"staged_dir": str(staged), "workspace_id": WID, "incoming_dir": str(tmp_path / "in")}
     )
     try:
-        result = run(env.exec(["bash", "-c", "pwd; cat; touch /etc/x 2>&1 || true; ls ../data"], input="in\n", cwd="src"))
+        result = run(
+            env.exec(["bash", "-c", "pwd; cat; touch /etc/x 2>&1 || true; ls ../data"], input="in\n", cwd="src")
+        )
         assert result.success, result.stderr
         lines = result.stdout.splitlines()
         assert lines[:2] == [str(env.workspace / "src"), "in"] and "table_1.csv" in result.stdout
