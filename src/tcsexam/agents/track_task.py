@@ -139,7 +139,6 @@ def track_task(
                 "task_file": str(checker_task(staged, it)),
                 "staged_dir": str(staged.resolve()),
                 "incoming_dir": str((run_dir / ".incoming" / it.item).resolve()),
-                "track_run": str(run_dir.resolve()),
             },
         )
         for it in items

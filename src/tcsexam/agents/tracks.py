@@ -33,9 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
-from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.log import EvalSample
 
 from tcsexam.agents.accounting import (
@@ -49,6 +46,7 @@ from tcsexam.agents.accounting import (
     spent_in,
     write_generation,
 )
+from tcsexam.agents.generate import OutputLayout, run_eval
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.track_items import SAFE_NAME, TrackItem, load_items, stage_items
@@ -193,21 +191,6 @@ class _Finisher:
         return record
 
 
-#: run folder -> the finisher of the track run writing into it (read by the Inspect hook)
-_ACTIVE: dict[str, _Finisher] = {}
-
-
-@hooks(name="tcsexam_tracks", description="writes each finished TCSExam track sample's attempt folder as it ends")
-class TrackHook(Hooks):
-    def enabled(self) -> bool:
-        return bool(_ACTIVE)
-
-    async def on_sample_end(self, data: SampleEnd) -> None:
-        finisher = _ACTIVE.get(str((data.sample.metadata or {}).get("track_run")))
-        if finisher is not None:
-            finisher.finish(data.sample)
-
-
 def run_identity(settings: SolveSettings, items: list[TrackItem]) -> dict[str, Any]:
     """What makes two invocations the same run (run.json)."""
     public = settings.model.public()
@@ -337,30 +320,8 @@ def solve(
                 limits=settings.limits,
                 wrap=functools.partial(budgeted, budget=budget, prices=prices),
             )
-            _run_eval(settings, task, finisher, model)
+            run_eval(settings, OutputLayout(run_dir), [task], finisher, model)  # agents generate's eval step
         return _summarise(settings, items, finisher, budget)
-
-
-def _run_eval(settings: SolveSettings, task: Task, finisher: _Finisher, model: Any) -> None:
-    run_dir = Path(settings.output).resolve()
-    _ACTIVE[str(run_dir)] = finisher
-    try:
-        logs = inspect_eval(
-            task,
-            model=model if model is not None else settings.model.inspect_model(),
-            log_dir=str(run_dir / "logs"),
-            log_format="eval",
-            display="none",
-            fail_on_error=False,
-            retry_on_error=settings.retry_on_error,
-            score=False,
-            **{k: v for k, v in settings.model.eval_kwargs().items() if v is not None},
-        )
-    finally:
-        _ACTIVE.pop(str(run_dir), None)
-    for log in logs:  # what the hook did not finish, and the logs' names
-        for sample in log.samples or []:
-            finisher.finish(sample, log_file=str(Path(log.location).resolve().relative_to(run_dir)))
 
 
 def _summarise(
