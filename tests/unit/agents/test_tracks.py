@@ -68,8 +68,13 @@ def theorem_steps() -> list[Step]:
     ]
 
 
+#: what an agent must not reach: the checkout's reference proofs and task files, the run's other folders
+PEEK = f"cat {REPO}/solvers/demo-strong/theorem-gauss-sum/1/proof.v; ls {REPO}/config/tasks {REPO}/references"
+
+
 def wandering_steps() -> list[Step]:
-    return [("bash", {"command": "cat task/*.v"})] * 50  # never writes a proof: stopped by its message limit
+    # looks for the reference proof, then never writes one: stopped by its message limit
+    return [("bash", {"command": PEEK})] + [("bash", {"command": "cat task/*.v"})] * 50
 
 
 def refutation_steps() -> list[Step]:
@@ -180,6 +185,12 @@ def test_the_judge_scores_what_the_agent_left(theorem_run, tmp_path):
     other = settings.solvers_dir / "scripted" / "theorem-gauss-sum" / "1"
     assert sorted(p.name for p in other.iterdir()) == ["generation.json"]
     assert read_generation(other / "generation.json").stop_reason == "message_limit"
+
+
+def test_the_checkout_with_its_reference_proofs_is_hidden_from_the_agent(theorem_run):
+    settings, _, _ = theorem_run
+    peek = tool_outputs(settings.output, "theorem-gauss-sum")[0]
+    assert "No such file" in peek and "Qed" not in peek and "theorem-gauss-sum.yaml" not in peek, peek
 
 
 def test_a_rerun_asks_nothing_and_a_foreign_attempt_is_refused(theorem_run):
