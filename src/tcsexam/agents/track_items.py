@@ -76,7 +76,8 @@ _CHECKS = {
     "run_dev": (
         f"run_dev runs your candidate ({SUBMISSION_DIR}/) on every development instance exactly as the judge "
         "will run it on the evaluation instances (the harness, the sandbox, the limits) and returns each "
-        "instance's status, value, time and message"
+        "instance's status, value, time and message, and the value relative to the project's reference solver "
+        "on the same instance where there is one (above 1: better than the reference)"
     ),
 }
 

@@ -7,8 +7,14 @@ The development set is `count` instances drawn by the problem's own generator
 never a seed of the task's generated instances), in the task's instance format. An instance
 identical to an evaluation instance (same sha256) is refused. No evaluation instance, no
 reference value (`best_known`) and no reference solution enters the workspace; the development
-task (what the feedback tool runs) carries no reference values either, so its records hold
-statuses and values only.
+task (what the feedback tool runs) carries no reference values either.
+
+The development reference: where the project has a reference solver for the task
+(`solvers/reference/<task>/`, else `solvers/reference/<problem>/`), it runs once on the
+development set through the same harness, sandbox and limits (`dev_reference`, its records kept
+and reused in the run folder); the feedback tool then gives each value relative to it (the
+candidate's over the reference's when maximizing, the reference's over the candidate's when
+minimizing: above 1 is better than the reference).
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_yaml
+from tcsexam.fileio import atomic_write_json, read_json, read_yaml
+from tcsexam.paths import project_root
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.generate import generate_text, generated_name
+from tcsexam.runner.batch import RunOptions
+from tcsexam.runner.orchestrate import TaskJob, run_job
 from tcsexam.tasks import Task, load_task
 
 DEV_DIR = "dev"  #: the workspace folder of the development instances
@@ -87,6 +96,44 @@ def dev_task(t: Task, files: dict[str, str]) -> dict[str, Any]:
     task["id"] = f"{t.id}-dev"
     task["instances"] = [{"name": name, "file": file} for name, file in files.items()]
     return task
+
+
+def reference_candidate(t: Task) -> Path | None:
+    """The project's reference solver of task `t` (`solvers/reference/<task or problem>/`), if any."""
+    for name in (t.id, t.problem):
+        folder = project_root() / "solvers" / "reference" / name
+        if (folder / "solver.yaml").is_file():
+            return folder
+    return None
+
+
+def reference_file(dev_task_file: Path) -> Path:
+    """Where the development reference's values of a development task are kept."""
+    return dev_task_file.with_suffix(".reference.json")
+
+
+def dev_reference(dev_task_file: Path, candidate: Path, out: Path, run: RunOptions) -> dict[str, Any]:
+    """Run the reference solver `candidate` on the development task (records in `out`, reused by a
+    rerun) and keep its values beside the task (`reference_file`); returns what is kept."""
+    output = out / "records.json"
+    run_job(TaskJob(task=dev_task_file, candidate_dir=candidate, output=output, attempt="dev-reference"), run)
+    values = {
+        str(r["instance"]): float(r["A"])
+        for r in read_json(output, "development reference records")
+        if r.get("status") == "ok" and isinstance(r.get("A"), int | float) and not isinstance(r.get("A"), bool)
+    }
+    kept = {"candidate": str(candidate), "values": values}
+    atomic_write_json(reference_file(dev_task_file), kept)
+    return kept
+
+
+def relative_score(direction: str, value: Any, reference: Any) -> float | None:
+    """The value against the development reference's (above 1: better), None where undefined."""
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (value, reference)):
+        return None
+    if direction == "maximize":
+        return value / reference if reference > 0 else None  # the Solver reward's ratio (negative cuts too)
+    return reference / value if value > 0 and reference >= 0 else None
 
 
 def solver_material(task_file: Path, *, count: int, tools: str) -> tuple[Task, dict[str, bytes], str]:

@@ -7,7 +7,8 @@ agent's draft, inside the sample, a bounded number of times.
   axioms a proof rests on) and each checker step.
 - `run_dev()` (solver): the agent's candidate (`submission/`) run by the real harness
   (`runner.orchestrate.run_job`, the sandbox, the task's limits, the certificate checked) on the
-  development set (`agents.track_solver`): each instance's status, value, time and message;
+  development set (`agents.track_solver`): each instance's status, value, time and message, and
+  the value relative to the development reference where there is one;
 - `check_construction()` (construction): `submission/` checked by
   `tcsexam.runner.construction.judge_submission`, exactly as `tcsexam construction run` judges it:
   `construction.txt` with the task's exact checker, a `solver.yaml` program run in the project's
@@ -32,6 +33,7 @@ from inspect_ai.util import store
 
 from tcsexam.agents import workspace as ws
 from tcsexam.agents.sandboxenv import current_workspace
+from tcsexam.agents.track_solver import reference_file, relative_score
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.proofs.check import PROOF_NAME, check_proof
@@ -39,6 +41,7 @@ from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.runner.batch import RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, judge_submission, submission_kind
 from tcsexam.runner.orchestrate import TaskJob, run_job
+from tcsexam.tasks import load_task
 
 #: the workspace folder the agent hands in (copied to solvers/<model>/<item>/<attempt>/)
 SUBMISSION_DIR = "submission"
@@ -215,11 +218,18 @@ def check_construction_tool(setup: CheckerSetup) -> Tool:
     return execute
 
 
-def format_dev_records(records: list[dict[str, Any]], number: int, setup: CheckerSetup) -> str:
+def format_dev_records(
+    records: list[dict[str, Any]], number: int, setup: CheckerSetup, reference: dict[str, Any] | None, direction: str
+) -> str:
     left = "" if setup.max_checks is None else f" ({setup.max_checks - number} runs left)"
     lines = [f"run {number}{left}: {len(records)} development instances"]
+    values = (reference or {}).get("values") or {}
     for r in records:
         value = "" if r.get("A") is None else f" value {r['A']}"
+        ref = values.get(str(r.get("instance")))
+        score = relative_score(direction, r.get("A"), ref) if r.get("status") == "ok" else None
+        if score is not None:
+            value += f" (reference {ref:g}, relative score {score:.4f})"
         wall = "" if r.get("wall_s") is None else f" {r['wall_s']:.2f} s"
         message = f": {_cut(str(r['message']))[:500]}" if r.get("message") else ""
         lines.append(f"{r.get('instance')}: {r.get('status')}{value}{wall}{message}")
@@ -247,6 +257,13 @@ def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[dict[str
         return read_json(output, "development records")
 
 
+def _dev_reference(task_file: Path) -> tuple[dict[str, Any] | None, str]:
+    """(the development reference kept beside the development task, or None; the task's direction)."""
+    path = reference_file(task_file)
+    kept = read_json(path, "development reference") if path.is_file() else None
+    return kept if isinstance(kept, dict) else None, load_task(task_file).direction
+
+
 @tool(name="run_dev")
 def run_dev_tool(setup: CheckerSetup) -> Tool:
     """The harness on the development set, with the agent's candidate."""
@@ -260,9 +277,10 @@ def run_dev_tool(setup: CheckerSetup) -> Tool:
         number = _take_check(setup)
         if number is None:
             return _no_checks_left(setup)
-        records = await anyio.to_thread.run_sync(_run_dev, _task_file(), setup, number)
+        task_file = _task_file()
+        records = await anyio.to_thread.run_sync(_run_dev, task_file, setup, number)
         if isinstance(records, str):
             raise ToolError(records)
-        return format_dev_records(records, number, setup)
+        return format_dev_records(records, number, setup, *_dev_reference(task_file))
 
     return execute

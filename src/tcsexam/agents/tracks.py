@@ -49,7 +49,8 @@ from tcsexam.agents.accounting import (
 from tcsexam.agents.generate import OutputLayout, run_eval
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
-from tcsexam.agents.track_items import SAFE_NAME, TrackItem, load_items, stage_items
+from tcsexam.agents.track_items import SAFE_NAME, TrackItem, checker_task, load_items, stage_items
+from tcsexam.agents.track_solver import dev_reference, reference_candidate
 from tcsexam.agents.track_task import track_task
 from tcsexam.agents.track_tools import SUBMISSION_DIR, CheckerSetup
 from tcsexam.errors import InputError
@@ -60,6 +61,7 @@ from tcsexam.proofs.task import load_proof_task
 from tcsexam.runner.batch import PoolOptions, RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME
 from tcsexam.suites import BINARY_TRACKS, Track
+from tcsexam.tasks import load_task
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "generation.json"
@@ -303,6 +305,8 @@ def solve(
         if todo:
             staged = run_dir / "staged"
             stage_items(todo, staged)
+            if settings.track == Track.SOLVER:
+                _dev_references(settings, todo, staged, say)
             shutil.rmtree(run_dir / ".incoming", ignore_errors=True)
             setup = CheckerSetup(
                 run=settings.checker_run(),
@@ -322,6 +326,18 @@ def solve(
             )
             run_eval(settings, OutputLayout(run_dir), [task], finisher, model)  # agents generate's eval step
         return _summarise(settings, items, finisher, budget)
+
+
+def _dev_references(settings: SolveSettings, items: list[TrackItem], staged: Path, say: Callable[[str], None]) -> None:
+    """The development reference of every Solver item that has a reference solver (`track_solver`)."""
+    for it in items:
+        candidate = reference_candidate(load_task(it.task_file))
+        if candidate is None:
+            say(f"{it.item}: no reference solver: development feedback without relative scores")
+            continue
+        out = Path(settings.output) / "dev-reference" / it.item
+        kept = dev_reference(checker_task(staged, it), candidate, out, settings.checker_run())
+        say(f"{it.item}: development reference {candidate.name}: {len(kept['values'])} values")
 
 
 def _summarise(

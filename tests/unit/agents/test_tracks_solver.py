@@ -1,7 +1,8 @@
 """A scripted `mockllm` agent writes a Solver-track candidate with the development-set feedback
 tool (`tcsexam agents solve --track solver`): it reads the statement and a development
 instance, writes a candidate that prints an invalid certificate, sees every development instance
-`invalid` from `run_dev`, fixes it, sees them `ok` with their values, submits; `tcsexam run`
+`certificate_failed` from `run_dev`, fixes it, sees them `ok` with their values and their scores
+relative to the reference solver's on the same instances, submits; `tcsexam run`
 then judges the candidate folder on the task's evaluation instances. The workspace holds the
 development set and no evaluation instance or reference value; feedback calls are bounded."""
 
@@ -18,7 +19,7 @@ from agent_support import tool_outputs  # noqa: E402
 from test_tracks import Scripted, _settings  # noqa: E402
 
 from tcsexam.agents.accounting import read_generation  # noqa: E402
-from tcsexam.agents.track_solver import DEV_SEED, dev_instances  # noqa: E402
+from tcsexam.agents.track_solver import DEV_SEED, dev_instances, relative_score  # noqa: E402
 from tcsexam.agents.tracks import solve  # noqa: E402
 from tcsexam.cli import main  # noqa: E402
 from tcsexam.records.digest import hash_file  # noqa: E402
@@ -66,6 +67,8 @@ def test_the_agent_reads_its_feedback_and_fixes_its_candidate(solver_run):
     assert runs[0].startswith("run 1 (1 runs left): 3 development instances")
     assert runs[0].count(": certificate_failed") == 3
     assert runs[1].count(": ok value ") == 3
+    # each value against the project's reference solver on the same development instance
+    assert runs[1].count("relative score ") == 3
     assert any(o.startswith("No check left") for o in outputs)
     folder = settings.solvers_dir / "scripted" / ITEM / "1"
     assert sorted(p.name for p in folder.iterdir()) == ["generation.json", "solve.py", "solver.yaml"]
@@ -84,6 +87,8 @@ def test_the_workspace_holds_no_evaluation_instance(solver_run):
     dev_task = (settings.output / "staged" / "_dev" / f"{ITEM}.yaml").read_text()
     assert "best_known" not in dev_task and "references/" not in dev_task
     assert len(dev_instances(task, 3)) == 3
+    reference = json.loads((settings.output / "staged" / "_dev" / f"{ITEM}.reference.json").read_text())
+    assert reference["candidate"].endswith("solvers/reference/maxcut") and len(reference["values"]) == 3
 
 
 def test_the_harness_judges_the_candidate_on_the_evaluation_instances(solver_run, tmp_path):
@@ -95,3 +100,10 @@ def test_the_harness_judges_the_candidate_on_the_evaluation_instances(solver_run
     records = json.loads(out.read_text())
     assert [r["status"] for r in records] == ["ok", "ok"]
     assert all(r["A"] > 0 for r in records)
+
+
+def test_the_relative_score_is_above_one_when_better_than_the_reference():
+    assert relative_score("maximize", 120, 100) == pytest.approx(1.2)
+    assert relative_score("minimize", 125, 100) == pytest.approx(0.8)
+    assert relative_score("minimize", 0, 100) is None and relative_score("maximize", 5, 0) is None
+    assert relative_score("maximize", None, 100) is None and relative_score("maximize", True, 1) is None
