@@ -177,9 +177,12 @@ class _Finisher:
             part = dest.with_name(f"{dest.name}.part")
             shutil.rmtree(part, ignore_errors=True)
             part.mkdir(parents=True)
-            left = _collect(incoming / SUBMISSION_DIR, part, self.settings.track)
+            left = [f"{SUBMISSION_DIR}/{r}" for r in _collect(incoming / SUBMISSION_DIR, part, self.settings.track)]
+            links = Path(f"{incoming}.left-out")  # links and special files the sandbox's copy-out did not follow
+            if links.is_file():
+                left += [f"{r} (a link or special file)" for r in links.read_text().splitlines() if r.strip()]
             if left:
-                atomic_write_text(sample_dir / "left_out.txt", "".join(f"{SUBMISSION_DIR}/{r}\n" for r in left))
+                atomic_write_text(sample_dir / "left_out.txt", "".join(f"{r}\n" for r in left))
             else:
                 (sample_dir / "left_out.txt").unlink(missing_ok=True)
             write_generation(part / GENERATION_FILE, record)

@@ -245,3 +245,25 @@ def test_constructions_checked_then_judged(tmp_path):
         assert main([*args, "--output", str(records), "--no-ray"]) == 0
         (record,) = json.loads(records.read_text())
         assert (record["status"], record["A"], record["reward"]) == ("ok", value, reward), record
+
+
+def hostile_steps() -> list[Step]:
+    return [
+        ("bash", {"command": "ln -s /etc/passwd submission/proof.v && mkfifo submission/pipe && ls -l submission"}),
+        ("check_proof", {}),
+        ("submit", {"answer": "a link"}),
+    ]
+
+
+def test_a_linked_proof_is_neither_checked_nor_handed_in(tmp_path):
+    _need_coq()
+    agent = Scripted({"theorem-even-or-odd": hostile_steps()})
+    settings = _settings(tmp_path, "theorem", ("theorem-even-or-odd",))
+    summary = solve(settings, model=agent.model())
+    assert summary["complete"] and summary["stop_reasons"] == {"submitted": 1}, summary
+    check = tool_outputs(settings.output, "theorem-even-or-odd")[1]
+    assert "no submission/proof.v yet" in check and "links are not followed" in check and "root:" not in check
+    folder = settings.solvers_dir / "scripted" / "theorem-even-or-odd" / "1"
+    assert sorted(p.name for p in folder.iterdir()) == ["generation.json"]  # judged as what it left: nothing
+    left = (settings.output / "samples" / "theorem-even-or-odd" / "left_out.txt").read_text()
+    assert "submission/proof.v (a link or special file)" in left and "submission/pipe" in left
