@@ -244,9 +244,9 @@ def _check_checker(settings: SolveSettings, items: list[TrackItem]) -> str:
     return "construction checker: the task's exact checker (programs in the project's sandbox)"
 
 
-def _claim(settings: SolveSettings, items: list[TrackItem]) -> dict[str, GenerationRecord]:
+def _claim(settings: SolveSettings, items: list[TrackItem], *, write: bool = True) -> dict[str, GenerationRecord]:
     """Refuse a run folder of another run and an attempt folder not written by an agent run; the
-    finished items."""
+    finished items. `write`: claim the run folder (its run.json) when it is new."""
     run_dir = Path(settings.output)
     identity = run_identity(settings, items)
     path = run_dir / RUN_FILE
@@ -268,7 +268,7 @@ def _claim(settings: SolveSettings, items: list[TrackItem]) -> dict[str, Generat
         record = finished_attempt(folder) if folder.exists() else None
         if record is not None:
             finished[it.item] = record
-    if not path.exists():
+    if write and not path.exists():
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_json(path, identity)
     return finished
@@ -298,6 +298,7 @@ def solve(
     prices = prices_for(settings.prices, settings.model.price_keys) if settings.prices else None
     if settings.model.api_key_env and model is None:
         settings.model.api_key()  # an unset key: one line, before anything is written
+    _claim(settings, items, write=False)  # bad input refused before anything is written
     run_dir.mkdir(parents=True, exist_ok=True)
     with exclusive_use([(run_dir, True)]):
         finished = _claim(settings, items)

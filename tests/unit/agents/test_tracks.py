@@ -206,6 +206,7 @@ def test_a_rerun_asks_nothing_and_a_foreign_attempt_is_refused(theorem_run):
     )
     with pytest.raises(InputError, match="no agent run wrote"):
         solve(other, model=again.model())
+    assert not other.output.exists()  # refused before anything is written
 
 
 def test_an_open_conjecture_is_refuted(tmp_path):
