@@ -174,7 +174,7 @@ class _Finisher:
         sample_dir = self.record_path(item).parent
         sample_dir.mkdir(parents=True, exist_ok=True)
         if record.final:
-            part = dest.with_name(f"{dest.name}.part")
+            part = dest.with_name(f".{dest.name}.part")  # hidden: never taken for an attempt
             shutil.rmtree(part, ignore_errors=True)
             part.mkdir(parents=True)
             left = [f"{SUBMISSION_DIR}/{r}" for r in _collect(incoming / SUBMISSION_DIR, part, self.settings.track)]
