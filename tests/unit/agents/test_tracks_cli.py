@@ -1,13 +1,18 @@
 """`tcsexam agents solve` against a real OpenAI-compatible HTTP server (scripted tool calls): the
 proofs land in solvers/<model>/<item>/<attempt>/ with their cost; a provider failure is
 infrastructure (no attempt folder, exit 1) and the rerun asks only for that item; a run whose
-budget is spent leaves the rest for a rerun; bad input is one line and writes nothing."""
+budget is spent leaves the rest for a rerun; a killed run resumes without asking again for a
+finished item; bad input is one line and writes nothing."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,10 +51,11 @@ def _text(message: dict) -> str:
 
 
 class Router:
-    """The next step of the script of the item the request's prompt names; `fail`: items answered 500."""
+    """The next step of the script of the item the request's prompt names; `fail`: items answered
+    500; `stall` (item -> seconds): that item's requests held."""
 
-    def __init__(self, fail: set[str] | None = None):
-        self.fail = fail or set()
+    def __init__(self, fail: set[str] | None = None, stall: dict[str, float] | None = None):
+        self.fail, self.stall = fail or set(), stall or {}
         self.asked: list[str] = []
 
     def __call__(self, body: dict) -> Entry:
@@ -61,7 +67,7 @@ class Router:
             return error(500, "scripted outage")
         step = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         name, arguments = SCRIPTS[item][min(step, len(SCRIPTS[item]) - 1)]
-        return completion(None, tool_calls=[tool_call(name, arguments)])
+        return completion(None, tool_calls=[tool_call(name, arguments)], delay=self.stall.get(item, 0.0))
 
 
 def command(tmp: Path, server: ScriptedOpenAI, *extra: str) -> list[str]:
@@ -143,3 +149,36 @@ def test_a_model_label_that_cannot_name_a_folder_is_refused(tmp_path, capsys):
     assert main(args) == 1
     assert "--model-name" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_killed_run_resumes_without_asking_again_for_a_finished_item(tmp_path):
+    router = Router(stall={SECOND: 120.0})
+    with ScriptedOpenAI(route=router) as server:
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tcsexam", *command(tmp_path, server)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            record = tmp_path / "solvers" / "scripted" / FIRST / "1" / "generation.json"
+            while not (record.is_file() and SECOND in router.asked):  # the first finished, the second asked
+                assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+                time.sleep(0.2)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc.stderr.close()
+        assert router.asked.count(FIRST) == len(SCRIPTS[FIRST])
+        assert not (tmp_path / "solvers" / "scripted" / SECOND).exists()
+
+        router.asked.clear()
+        router.stall = {}
+        assert main(command(tmp_path, server)) == 0
+    assert FIRST not in router.asked and router.asked.count(SECOND) == len(SCRIPTS[SECOND])
+    summary = json.loads((tmp_path / "run" / "generation.json").read_text())
+    assert summary["complete"] and summary["finished"] == 2 and summary["generated_now"] == 1
+    for item in (FIRST, SECOND):
+        assert (tmp_path / "solvers" / "scripted" / item / "1" / "proof.v").is_file()
