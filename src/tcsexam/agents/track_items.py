@@ -96,7 +96,7 @@ def _proof_prompt(t: ProofTask, statement_rel: str, checks: str, call_s: float) 
     limits = t.limits
     return "\n\n".join(
         [
-            f"You are proving a {t.track.replace('_', ' ')} in Coq {t.coq_version}: task {t.id}"
+            f"You are proving {'an open conjecture' if t.track == Track.OPEN_CONJECTURE else 'a theorem'} in Coq {t.coq_version}: task {t.id}"
             + (f" ({t.description})." if t.description else "."),
             f"The workspace holds {statement_rel}, the task's statement file, which the judge compiles as the "
             f"library TCSExam.Task. {goal}",
