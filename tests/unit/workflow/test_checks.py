@@ -11,6 +11,7 @@ import pytest
 
 from tcsexam.cli import main
 from tcsexam.errors import InputError
+from tcsexam.doctor import tools as doctor_tools
 from tcsexam.jobfail import reason
 from tcsexam.workflow import startup
 
@@ -46,6 +47,7 @@ def test_a_missing_proof_checker_is_one_warning_and_the_run_goes_on(tmp_path, mo
     """The doctor's own check, on a machine where no coqc is found: named as not installed, with
     the fix, and the run is not stopped."""
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(doctor_tools, "PROOF_PATH", str(tmp_path))  # nor on the proof checker's PATH
     task = SimpleNamespace(coq_version="8.16")
     plan = SimpleNamespace(
         online=True,
