@@ -54,7 +54,8 @@ SHOWN_CHARS = 6000
 
 @dataclass(frozen=True)
 class CheckerSetup:
-    """How the checker tool runs: the project's sandbox and limiter (`RunOptions`), what it hides,
+    """How the checker tool runs: the project's sandbox and limiter (`RunOptions`), what it hides
+    from the draft (the run and solvers folders, the tcsexam checkout),
     where its scratch folders go, and the checks a sample may make (None: no limit)."""
 
     run: RunOptions
@@ -192,6 +193,7 @@ def _run_construction_check(task_file: Path, setup: CheckerSetup, number: int) -
                 output=Path(tmp) / "out" / "records.json",
                 attempt=f"check-{number}",
                 options=setup.run,
+                hidden=setup.hidden,
             )
         except InputError as exc:  # the agent's solver.yaml (the sandbox was checked to work before)
             return f"the harness refused the submission: {_no_paths(str(exc), tmp)}"
@@ -249,7 +251,7 @@ def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[dict[str
             extra = f" ({', '.join(skipped)} left out: links are not followed)" if skipped else ""
             return f"no {SUBMISSION_DIR}/{PROGRAM_NAME} yet{extra}: write your candidate there, then run it"
         output = Path(tmp) / "out" / "records.json"
-        job = TaskJob(task=task_file, candidate_dir=folder, output=output, attempt=f"dev-{number}")
+        job = TaskJob(task=task_file, candidate_dir=folder, output=output, attempt=f"dev-{number}", hidden=setup.hidden)
         try:
             run_job(job, setup.run)
         except InputError as exc:  # the agent's solver.yaml (the sandbox was checked to work before)

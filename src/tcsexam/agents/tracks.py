@@ -47,7 +47,7 @@ from tcsexam.agents.accounting import (
     write_generation,
 )
 from tcsexam.agents.generate import OutputLayout, run_eval
-from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
+from tcsexam.agents.sandboxenv import AgentSandboxConfig, checkout_root, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.track_items import SAFE_NAME, TrackItem, checker_task, load_items, stage_items
 from tcsexam.agents.track_solver import dev_reference, reference_candidate
@@ -315,7 +315,7 @@ def solve(
             setup = CheckerSetup(
                 run=settings.checker_run(),
                 max_checks=settings.max_checks,
-                hidden=hidden,
+                hidden=tuple(sorted({*hidden, *([str(root)] if (root := checkout_root()) else [])})),
                 scratch_root=settings.sandbox.scratch_root,
             )
             task = track_task(

@@ -71,9 +71,11 @@ def judge_submission(
     records_dir: str | Path | None = None,
     seed: int = 0,
     options: RunOptions | None = None,
+    hidden: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Run or check the submission; write records.json (`output`); return its one record. A
-    program runs with `options` (`batch.RunOptions`; None: the defaults)."""
+    program runs with `options` (`batch.RunOptions`; None: the defaults), `hidden` folders out of
+    its sight besides the usual ones (`orchestrate.TaskJob.hidden`)."""
     t = load_construction_task(task)
     folder = Path(submission)
     if not folder.is_dir():
@@ -83,7 +85,13 @@ def judge_submission(
         raise InputError(f"{folder}: neither {PROGRAM_NAME} (a program writing {{solution}}) nor {STATIC_NAME}")
     records_dir = Path(records_dir) if records_dir is not None else Path(output).parent / "records"
     job = TaskJob(
-        task=t.source, candidate_dir=folder, output=output, attempt=attempt, records_dir=records_dir, seed=seed
+        task=t.source,
+        candidate_dir=folder,
+        output=output,
+        attempt=attempt,
+        records_dir=records_dir,
+        seed=seed,
+        hidden=tuple(hidden),
     )
     if kind == "object":
         _check_object(t, job)

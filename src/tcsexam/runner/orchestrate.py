@@ -159,6 +159,8 @@ class TaskJob:
     #: what is kept beside records.json for re-checking (`run_outputs.Keep`) and the largest file kept
     keep: Keep = Keep.ALL
     keep_max_mb: int = KEEP_MAX_MB
+    #: more folders the candidate must not see (an agent's checker: the solvers folder, its run, the checkout)
+    hidden: tuple[str, ...] = ()
 
     def paths(self) -> tuple[Path, Path]:
         """(records.json, the records folder)."""
@@ -228,7 +230,9 @@ class _TaskRun:
             candidate_hash=candidate_hash,
             sandbox_image=prep.sandbox.image_id(),
             instance_hashes=instance_hashes,
-            hidden_paths=tuple(sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent)})),
+            hidden_paths=tuple(
+                sorted({*hidden_paths(self.output, self.records_dir), str(seal_key.path.parent), *self.job.hidden})
+            ),
             certificates_dir=str(self.output.parent / CERTIFICATES_DIR) if Keep(self.job.keep).certificates else None,
             proofs_dir=str(self.output.parent / PROOFS_DIR) if Keep(self.job.keep).proofs else None,
             keep_max_bytes=int(self.job.keep_max_mb) * MiB,

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,8 @@ from tcsexam.agents.tracks import SolveSettings, solve  # noqa: E402
 from tcsexam.cli import main  # noqa: E402
 from tcsexam.errors import InputError  # noqa: E402
 from tcsexam.proofs import coq  # noqa: E402
+from tcsexam.runner.batch import PoolOptions, RunOptions  # noqa: E402
+from tcsexam.runner.construction import judge_submission  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[3]
@@ -268,3 +272,34 @@ def test_a_linked_proof_is_neither_checked_nor_handed_in(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["generation.json"]  # judged as what it left: nothing
     left = (settings.output / "samples" / "theorem-even-or-odd" / "left_out.txt").read_text()
     assert "submission/proof.v (a link or special file)" in left and "submission/pipe" in left
+
+
+COPY_SECRET = "import shutil, sys\nshutil.copyfile(sys.argv[2], sys.argv[1])\n"
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_the_checker_hides_the_given_folders_from_a_construction_program(tmp_path, hide):
+    """What `check_construction` passes as hidden (the solvers and run folders, the checkout) is out
+    of the program's sight; outside /tmp (private in the sandbox) and the working folder, only
+    that hides it."""
+    sandbox_config_or_skip()
+    secret = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="tcsexam-test-secret-"))
+    try:
+        secret.chmod(0o755)
+        (secret / "ruler.txt").write_text(OPTIMAL_RULER)
+        (secret / "ruler.txt").chmod(0o644)
+        sub = tmp_path / "m" / "construction-golomb-ruler-14" / "1"
+        sub.mkdir(parents=True)
+        (sub / "build.py").write_text(COPY_SECRET)
+        (sub / "solver.yaml").write_text(f'command: ["python3", "build.py", "{{solution}}", "{secret}/ruler.txt"]\n')
+        record = judge_submission(
+            task="construction-golomb-ruler-14",
+            submission=sub,
+            output=tmp_path / "out" / "records.json",
+            attempt="1",
+            options=RunOptions(progress=False, pool=PoolOptions(workers=1, use_ray=False)),
+            hidden=(str(secret),) if hide else (),
+        )
+    finally:
+        shutil.rmtree(secret)
+    assert (record["status"] != "ok") if hide else (record["status"], record["A"]) == ("ok", 127), record
