@@ -60,7 +60,10 @@ def _reference(run):
 def _instance_scores(records_by_attempt, task, reference, at) -> dict[str, float]:
     sums: dict[str, list[float]] = {}
     for source, records in records_by_attempt:
-        for inst in score_at(task, records, reference, at, source)["instances"]:
+        # both runs by what they had by their limits approached from below: the slower machine's run
+        # is compared at its own limit, where a killed run would otherwise count nothing while the
+        # faster one, still going at its equivalent limit, counts its trace
+        for inst in score_at(task, records, reference, at, source, below=True)["instances"]:
             sums.setdefault(inst["instance"], []).append(inst["score"])
     return {name: float(np.mean(v)) for name, v in sums.items()}
 

@@ -55,13 +55,16 @@ def _better(direction: str):
     return max if direction == "maximize" else min
 
 
-def record_at(rec: dict[str, Any], at: float, direction: str, kind: str) -> dict[str, Any]:
-    """The record as if the limit had been `at` seconds (module doc)."""
+def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, below: bool = False) -> dict[str, Any]:
+    """The record as if the limit had been `at` seconds (module doc). `below`: what the run had by
+    `at` approached from below, so a run killed at a limit `at` reached still counts its trace
+    (two runs compared at limits where only one was killed, `tcsexam compare`'s speed-equivalent
+    limits, must be judged alike)."""
     wall = rec.get("wall_s")
     if wall is None or wall <= at or rec.get("status") == Status.INFRASTRUCTURE_ERROR:
         return rec
     limit = stopped_at(rec)
-    if limit is not None and at >= limit:
+    if limit is not None and at >= limit and not below:
         return rec  # killed at a limit S reached: not finished inside S, so not ok at S
     pick = max if kind == "solve" else _better(direction)
     values = [v for t, s, v in (rec.get("trace") or ()) if t <= at and s == Status.OK and v is not None]
@@ -123,13 +126,16 @@ def _checked(records: Any, kind: str, source: str) -> list[dict[str, Any]]:
     return records
 
 
-def score_at(task: str, records: Any, reference: Reference, at: float, source: str = "records") -> dict[str, Any]:
-    """`solver_score`'s output as if the task's limit had been `at` seconds, plus `at_s`."""
+def score_at(
+    task: str, records: Any, reference: Reference, at: float, source: str = "records", *, below: bool = False
+) -> dict[str, Any]:
+    """`solver_score`'s output as if the task's limit had been `at` seconds, plus `at_s`
+    (`below`: as `record_at`'s)."""
     if not (math.isfinite(at) and at >= 0):
         raise InputError(f"--at must be a finite number of seconds >= 0, not {at!r}")
     ref = reference.task(task)
     records = _checked(records, ref.kind, source)
-    viewed = [record_at(r, at, ref.direction, ref.kind) for r in records]
+    viewed = [record_at(r, at, ref.direction, ref.kind, below=below) for r in records]
     result = score_outcomes(task, parse_outcomes(viewed, ref.kind, source), reference, source)
     result["at_s"] = at
     return result
