@@ -303,3 +303,28 @@ def test_the_checker_hides_the_given_folders_from_a_construction_program(tmp_pat
     finally:
         shutil.rmtree(secret)
     assert (record["status"] != "ok") if hide else (record["status"], record["A"]) == ("ok", 127), record
+
+
+ENV_PROBE = (
+    "import os, sys\n"
+    "leaked = [k for k in os.environ if 'API_KEY' in k]\n"
+    "open(sys.argv[1], 'w').write('# leaked\\n' if leaked else sys.argv[2].replace(',', ' ') + '\\n')\n"
+)
+
+
+def test_an_api_key_of_the_harness_never_reaches_a_checked_program(tmp_path, monkeypatch):
+    sandbox_config_or_skip()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    sub = tmp_path / "m" / "construction-golomb-ruler-14" / "1"
+    sub.mkdir(parents=True)
+    (sub / "build.py").write_text(ENV_PROBE)
+    ruler = ",".join(OPTIMAL_RULER.splitlines()[1].split())
+    (sub / "solver.yaml").write_text(f'command: ["python3", "build.py", "{{solution}}", "{ruler}"]\n')
+    record = judge_submission(
+        task="construction-golomb-ruler-14",
+        submission=sub,
+        output=tmp_path / "out" / "records.json",
+        attempt="1",
+        options=RunOptions(progress=False, pool=PoolOptions(workers=1, use_ray=False)),
+    )
+    assert (record["status"], record["A"]) == ("ok", 127), record  # "# leaked" alone would be invalid
