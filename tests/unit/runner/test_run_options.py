@@ -39,8 +39,10 @@ def test_each_command_left_at_its_defaults_runs_with_its_own(argv, base):
 def test_orspace_execute_takes_the_pool_and_ray_options_like_tcsexam_run():
     execute = _options([*EXECUTE, "--workers", "3", "--ray-head", "/tmp/head", "--max-retries", "4"], DEFAULT_RUN)
     run = _options([*RUN, "--workers", "3", "--ray-head", "/tmp/head", "--max-retries", "4"])
-    assert execute.pool == run.pool == dataclasses.replace(
-        RunOptions().pool, workers=3, ray_head="/tmp/head", max_retries=4
+    assert (
+        execute.pool
+        == run.pool
+        == dataclasses.replace(RunOptions().pool, workers=3, ray_head="/tmp/head", max_retries=4)
     )
     assert not execute.progress and run.progress  # each command's own default
     assert _options([*EXECUTE, "--no-ray"], DEFAULT_RUN).pool.use_ray is False

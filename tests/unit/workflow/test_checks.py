@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from tcsexam.cli import main
-from tcsexam.errors import InputError
 from tcsexam.doctor import tools as doctor_tools
+from tcsexam.errors import InputError
 from tcsexam.jobfail import reason
 from tcsexam.workflow import startup
 
