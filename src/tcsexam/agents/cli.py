@@ -11,6 +11,7 @@ from tcsexam.agents.options import (
     add_model_arguments,
     add_sample_limit_arguments,
     call_config_kwargs,
+    run_exit_status,
     sample_limit_kwargs,
 )
 from tcsexam.errors import UsageError
@@ -84,14 +85,4 @@ def _generate(args) -> int:
         f"stop reasons: {stops}); {summary['answers']} Explain answers; cost {summary['cost_usd']:g} USD; "
         f"outputs in {args.output}"
     )
-    if not summary["complete"]:
-        first, why = next(iter(summary["incomplete"].items()))
-        log.error(
-            "tcsexam agents: %d sample(s) incomplete, first %s: %s; rerun the same command to generate them "
-            "(finished samples are not asked again)",
-            len(summary["incomplete"]),
-            first,
-            why,
-        )
-        return 1
-    return 0
+    return run_exit_status(summary, log, "tcsexam agents", "sample")

@@ -148,3 +148,22 @@ def call_config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
             licences.append((solver, str(Path(path).resolve())))
         kwargs.update(python=args.python, docker_image=args.docker_image, licences=tuple(licences))
     return kwargs
+
+
+def run_exit_status(summary: dict[str, Any], log: Any, command: str, unit: str) -> int:
+    """A generation run's exit status from its summary: 0 when every sample is final; else one ERROR
+    line naming how many `unit`s are incomplete and the first with its reason, and 1."""
+    if summary["complete"]:
+        return 0
+    first, why = next(iter(summary["incomplete"].items()))
+    log.error(
+        "%s: %d %s(s) incomplete, first %s: %s; rerun the same command to generate them "
+        "(finished %ss are not asked again)",
+        command,
+        len(summary["incomplete"]),
+        unit,
+        first,
+        why,
+        unit,
+    )
+    return 1

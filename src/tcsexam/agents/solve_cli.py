@@ -13,6 +13,7 @@ from tcsexam.agents.options import (
     add_model_arguments,
     add_sample_limit_arguments,
     call_config_kwargs,
+    run_exit_status,
     sample_limit_kwargs,
 )
 from tcsexam.errors import UsageError
@@ -85,14 +86,4 @@ def _solve(args: argparse.Namespace) -> int:
     with sigterm_as_exit():
         summary = solve(settings, progress=lambda line: log.info("%s", line))
     print(summary_line(summary))
-    if not summary["complete"]:
-        first, why = next(iter(summary["incomplete"].items()))
-        log.error(
-            "tcsexam agents solve: %d item(s) incomplete, first %s: %s; rerun the same command to generate them "
-            "(finished items are not asked again)",
-            len(summary["incomplete"]),
-            first,
-            why,
-        )
-        return 1
-    return 0
+    return run_exit_status(summary, log, "tcsexam agents solve", "item")
