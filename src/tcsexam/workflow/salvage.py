@@ -5,17 +5,19 @@ never starts the aggregation that depends on the failed job. Where the spec want
 `incomplete` (null) with coverage and issues naming what is missing, this builds it from what the
 run did produce:
 
-- every planned attempt whose row file exists keeps its row;
+- every planned attempt whose row file exists, and no job that makes it failed in this run, keeps
+  its row (a failed job's own output is gone, but a row an earlier run computed from it is stale);
 - every other planned attempt gets a `judge_failed` row whose note is the one-line reason of the
-  job that failed for it: the failure note `tcsexam job-failed` wrote beside that job's log in the
-  attempt's folder during this run (`<log>.failed`), else the run's other failures;
+  job that failed for it: the failure note `tcsexam job-failed` wrote beside that job's log, in the
+  row's folder or one above it, during this run (`<log>.failed`), else the run's other failures;
 - the attempt table, the cohort (when its job did not run) and index.json are then made by the very
   commands the rules run (`tcsexam attempts table`, `attempts cohort`, `score`), so the Index is
   never complete while a job failed.
 
 The failed jobs' own exits stay non-zero (Snakemake and SLURM see them) and their outputs stay
-absent, so the next run redoes exactly them; the self-healing check at its start (`heal`) then finds
-that this attempts.csv is not the table of the row files and sets it and index.json aside.
+absent, so the next run redoes exactly them; the self-healing check at its start (`heal`) knows the
+attempts.csv and index.json written here (`salvaged`) and has them made again. Where no Index can
+be made, the earlier index.json is set aside: it must not stand as this run's.
 """
 
 from __future__ import annotations
