@@ -293,6 +293,14 @@ def read_generation(path: str | Path) -> GenerationRecord:
     return GenerationRecord.from_json(read_json(path, "generation record"), str(path))
 
 
+def final_generation(path: str | Path) -> GenerationRecord | None:
+    """The record at `path` when there is one and it is final (the model's result), else None."""
+    if not Path(path).is_file():
+        return None
+    record = read_generation(path)
+    return record if record.final else None
+
+
 def spent_in(records: list[GenerationRecord]) -> float:
     """What finished samples cost (those without a cost count nothing)."""
     return sum(r.cost_usd for r in records if r.cost_usd is not None)

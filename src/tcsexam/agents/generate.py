@@ -52,6 +52,7 @@ from tcsexam.agents.accounting import (
     GenerationRecord,
     StopReason,
     budgeted,
+    final_generation,
     prices_for,
     read_generation,
     spent_in,
@@ -111,11 +112,8 @@ class OutputLayout:
 
 def finished_record(layout: OutputLayout, wid: str) -> GenerationRecord | None:
     """The record of a finished sample of `wid` (final, its workspace in place), else None."""
-    path = layout.record(wid)
-    if not path.is_file():
-        return None
-    record = read_generation(path)
-    return record if record.final and (layout.workspaces / wid).is_dir() else None
+    record = final_generation(layout.record(wid))
+    return record if record is not None and (layout.workspaces / wid).is_dir() else None
 
 
 def run_identity(settings: GenerationSettings, manifest_path: Path) -> dict[str, Any]:
@@ -166,15 +164,8 @@ class _Finisher:
                 write_generation(self.layout.record(wid), record)
                 self.done[wid] = record
             return record
-        record = GenerationRecord.from_sample(sample, self.settings.model, self.prices, log_file=log_file)
         incoming = self.layout.incoming / wid
-        if record.final and not incoming.is_dir():
-            record = dataclasses.replace(
-                record,
-                final=False,
-                stop_reason=StopReason.HARNESS_ERROR,
-                stop_detail=f"the worked workspace was not copied out of the sandbox ({record.stop_reason})",
-            )
+        record = ended_sample_record(sample, self.settings.model, self.prices, log_file, incoming)
         self.layout.sample(wid).mkdir(parents=True, exist_ok=True)
         if record.final:
             target = self.layout.workspaces / wid
@@ -195,6 +186,21 @@ class _Finisher:
         write_generation(self.layout.record(wid), record)  # last: its presence says the sample is done
         self.done[wid] = record
         return record
+
+
+def ended_sample_record(sample: EvalSample, model: Any, prices: Any, log_file: str | None, incoming: Path):
+    """The record of an ended sample (`GenerationRecord.from_sample`), made a harness error when it
+    would be final but its worked workspace was not copied out to `incoming`: every finisher's
+    first step."""
+    record = GenerationRecord.from_sample(sample, model, prices, log_file=log_file)
+    if record.final and not incoming.is_dir():
+        record = dataclasses.replace(
+            record,
+            final=False,
+            stop_reason=StopReason.HARNESS_ERROR,
+            stop_detail=f"the worked workspace was not copied out of the sandbox ({record.stop_reason})",
+        )
+    return record
 
 
 def _answer(sample: EvalSample, workspace: Path) -> str | None:

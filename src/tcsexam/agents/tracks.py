@@ -39,14 +39,14 @@ from tcsexam.agents.accounting import (
     GENERATION_FILE,
     CostBudget,
     GenerationRecord,
-    StopReason,
     budgeted,
+    final_generation,
     prices_for,
     read_generation,
     spent_in,
     write_generation,
 )
-from tcsexam.agents.generate import OutputLayout, run_eval
+from tcsexam.agents.generate import OutputLayout, ended_sample_record, run_eval
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, checkout_root, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.track_items import SAFE_NAME, TrackItem, checker_task, load_items, stage_items
@@ -109,11 +109,7 @@ class SolveSettings:
 
 def finished_attempt(folder: Path) -> GenerationRecord | None:
     """The final record of an attempt folder an agent run finished, else None."""
-    path = folder / GENERATION_FILE
-    if not path.is_file():
-        return None
-    record = read_generation(path)
-    return record if record.final else None
+    return final_generation(folder / GENERATION_FILE)
 
 
 def _collect(submission: Path, dest: Path, track: str) -> list[str]:
@@ -162,15 +158,8 @@ class _Finisher:
                     write_generation(dest / GENERATION_FILE, before)
                 self.done[item] = before
             return before
-        record = GenerationRecord.from_sample(sample, self.settings.model, self.prices, log_file=log_file)
         incoming = self.run_dir / ".incoming" / item
-        if record.final and not incoming.is_dir():
-            record = dataclasses.replace(
-                record,
-                final=False,
-                stop_reason=StopReason.HARNESS_ERROR,
-                stop_detail=f"the worked workspace was not copied out of the sandbox ({record.stop_reason})",
-            )
+        record = ended_sample_record(sample, self.settings.model, self.prices, log_file, incoming)
         sample_dir = self.record_path(item).parent
         sample_dir.mkdir(parents=True, exist_ok=True)
         if record.final:
