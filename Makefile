@@ -45,8 +45,10 @@ $(VENV)/.installed-orspace: $(VENV)/.installed
 
 # --rerun-incomplete: `make run` again after an interruption resumes (every finished instance record
 # is kept; only the unfinished ones run) instead of refusing the files the interrupted jobs left.
+# --keep-going: a failed job never stops the rest (rules/common.smk also sets it at the run's start,
+# for a plain `snakemake`; said here too so that make run does not rest on Snakemake's internals).
 run: setup setup-coq
-	$(BIN)/snakemake --cores all --rerun-incomplete
+	$(BIN)/snakemake --cores all --rerun-incomplete --keep-going
 
 # The suite on $(TEST_WORKERS) pytest-xdist workers (a test file stays on one worker: tests/conftest.py),
 # the 20 slowest tests listed at the end. TEST_WORKERS=0 runs it in this one process.
