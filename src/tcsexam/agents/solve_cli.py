@@ -47,6 +47,23 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
         default=3,
         help="solver track: development instances per item, from the problem's generator (default 3)",
     )
+    p.add_argument(
+        "--task-file",
+        nargs="+",
+        default=[],
+        metavar="ITEM=FILE",
+        help="an item's task file where it is not config/tasks/<item>.yaml (a workflow's run.task_files)",
+    )
+    p.add_argument(
+        "--online-records-dir",
+        type=Path,
+        default=None,
+        help="solver track: judge each session's candidate once on the evaluation instances and write the "
+        "online protocol's records to DIR/<model>/<item>/<attempt>/records.json (config online_records_dir)",
+    )
+    p.add_argument(
+        "--judge-seed", type=int, default=None, help="the seed of the online judge's runs (tcsexam run --seed)"
+    )
     add_model_arguments(p)
     add_budget_arguments(p)
     add_sample_limit_arguments(p, "item")
@@ -66,6 +83,17 @@ def _solve(args: argparse.Namespace) -> int:
 
     if args.max_checks < 0:
         raise UsageError("--max-checks must not be negative")
+    if args.online_records_dir is not None and args.track != Track.SOLVER:
+        raise UsageError("--online-records-dir judges Solver candidates: use it with --track solver")
+    task_files = {}
+    for given in args.task_file:
+        item, sep, path = given.partition("=")
+        if not sep or not item or not path:
+            raise UsageError(f"--task-file {given!r}: give ITEM=FILE")
+        if item in task_files:
+            raise UsageError(f"--task-file: item {item} is given twice")
+        task_files[item] = path
+    extra = {} if args.judge_seed is None else {"judge_seed": args.judge_seed}
     settings = SolveSettings(
         track=args.track,
         output=args.output,
@@ -81,6 +109,9 @@ def _solve(args: argparse.Namespace) -> int:
         prices=args.prices,
         max_cost=args.max_cost,
         retry_on_error=args.retry_on_error,
+        task_files=task_files,
+        online_dir=args.online_records_dir,
+        **extra,
     )
     log = logger("agents")
     with sigterm_as_exit():

@@ -145,10 +145,18 @@ def _construction_prompt(task_file: Path, checks: str, call_s: float) -> str:
 
 
 def load_items(
-    track: str, *, suite: str | None, items: list[str] | None, call_s: float, checks: str, dev_instances: int = 3
+    track: str,
+    *,
+    suite: str | None,
+    items: list[str] | None,
+    call_s: float,
+    checks: str,
+    dev_instances: int = 3,
+    task_files: dict[str, str] | None = None,
 ) -> list[TrackItem]:
     """The items of `track` to run: those named (`items`, each checked to be of the track and, with a
-    suite, in it), else the suite's items of the track."""
+    suite, in it), else the suite's items of the track. `task_files`: item -> its task file where
+    it is not config/tasks/<item>.yaml (a workflow's `run.task_files`)."""
     if track not in AGENT_TRACKS:
         raise InputError(f"track {track!r}: agents write submissions for {', '.join(AGENT_TRACKS)}")
     names: list[str]
@@ -166,7 +174,7 @@ def load_items(
         raise InputError(f"an item is named twice: {', '.join(names)}")
     out = []
     for name in names:
-        task_file = config_file(name, "tasks").resolve()
+        task_file = Path((task_files or {}).get(name) or config_file(name, "tasks")).resolve()
         if track in BINARY_TRACKS:
             t = load_proof_task(task_file)
             if t.track != track:

@@ -29,7 +29,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +50,13 @@ from tcsexam.agents.generate import OutputLayout, ended_sample_record, run_eval
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, checkout_root, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.track_items import SAFE_NAME, TrackItem, checker_task, load_items, stage_items
+from tcsexam.agents.track_online import OnlineJudge, judge_online
 from tcsexam.agents.track_solver import dev_reference, reference_candidate
 from tcsexam.agents.track_task import track_task
 from tcsexam.agents.track_tools import SUBMISSION_DIR, CheckerSetup
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json
+from tcsexam.limits import DEFAULT_SEED
 from tcsexam.proofs import coq
 from tcsexam.proofs.check import PROOF_NAME, choose_proof_sandbox, sandbox_coq_version
 from tcsexam.proofs.task import load_proof_task
@@ -89,6 +91,12 @@ class SolveSettings:
     prices: str | None = None
     max_cost: float | None = None
     retry_on_error: int = 1
+    #: item -> its task file (default config/tasks/<item>.yaml): what the model is told and judged on
+    task_files: dict[str, str] = field(default_factory=dict)
+    #: the Solver track's online protocol: each session's candidate judged on the evaluation
+    #: instances, published under <online_dir>/<model>/<item>/<attempt>/ (`agents.track_online`)
+    online_dir: Path | None = None
+    judge_seed: int = DEFAULT_SEED
 
     @property
     def model_label(self) -> str:
@@ -213,6 +221,10 @@ def _check_names(settings: SolveSettings) -> None:
         raise InputError("the number of checker calls must not be negative")
     if settings.dev_instances < 1:
         raise InputError("the Solver track needs at least one development instance")
+    if settings.online_dir is not None and settings.track != Track.SOLVER:
+        raise InputError(
+            "the online protocol judges Solver candidates: give an online records folder with the solver track only"
+        )
 
 
 def _check_checker(settings: SolveSettings, items: list[TrackItem]) -> str:
@@ -278,9 +290,12 @@ def solve(
         call_s=settings.sandbox.call_time_s,
         checks=checks,
         dev_instances=settings.dev_instances,
+        task_files=settings.task_files,
     )
     run_dir, solvers = Path(settings.output), Path(settings.solvers_dir)
     hidden = (*settings.sandbox.hidden, str(run_dir.resolve()), str(solvers.resolve()))
+    if settings.online_dir is not None:
+        hidden = (*hidden, str(Path(settings.online_dir).resolve()))
     sandbox = settings.sandbox.model_copy(update={"hidden": hidden})
     say(resolve_sandbox(sandbox)[1])
     say(_check_checker(settings, items))
@@ -318,7 +333,40 @@ def solve(
                 wrap=functools.partial(budgeted, budget=budget, prices=prices),
             )
             run_eval(settings, OutputLayout(run_dir), [task], finisher, model)  # agents generate's eval step
-        return _summarise(settings, items, finisher, budget)
+        online = _judge_online(settings, items, hidden, say) if settings.online_dir is not None else None
+        return _summarise(settings, items, finisher, budget, online)
+
+
+def _judge_online(
+    settings: SolveSettings, items: list[TrackItem], hidden: tuple[str, ...], say: Callable[[str], None]
+) -> dict[str, dict[str, Any]]:
+    """The online protocol: every finished item's candidate judged once on its evaluation
+    instances (`track_online`); item -> the judge's note."""
+    judge = OnlineJudge(
+        online_dir=Path(settings.online_dir),
+        work_dir=Path(settings.output) / "online",
+        run=settings.checker_run(),
+        seed=settings.judge_seed,
+        hidden=tuple(sorted(set(hidden))),
+    )
+    notes = {}
+    for it in items:
+        folder = settings.attempt_dir(it.item)
+        record = finished_attempt(folder) if folder.is_dir() else None
+        if record is None:
+            continue  # not generated yet: judged when it is
+        note = judge_online(
+            judge,
+            model=settings.model_label,
+            item=it.item,
+            attempt=settings.attempt,
+            task_file=it.task_file,
+            candidate=folder,
+            record=record,
+        )
+        say(f"{it.item}: online judge: {note['status']}" + (f" ({note['statuses']})" if "statuses" in note else ""))
+        notes[it.item] = note
+    return notes
 
 
 def _dev_references(settings: SolveSettings, items: list[TrackItem], staged: Path, say: Callable[[str], None]) -> None:
@@ -334,12 +382,21 @@ def _dev_references(settings: SolveSettings, items: list[TrackItem], staged: Pat
 
 
 def _summarise(
-    settings: SolveSettings, items: list[TrackItem], finisher: _Finisher, budget: CostBudget
+    settings: SolveSettings,
+    items: list[TrackItem],
+    finisher: _Finisher,
+    budget: CostBudget,
+    online: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     incomplete, stops = {}, {}
     for it in items:
         record = finished_attempt(settings.attempt_dir(it.item)) if settings.attempt_dir(it.item).is_dir() else None
-        if record is None:
+        note = (online or {}).get(it.item) or {}
+        if record is not None and note.get("status") == "infrastructure_error":
+            where = ", ".join(note.get("infrastructure_errors") or [])
+            incomplete[it.item] = f"online judge: infrastructure_error on {where} (a rerun judges them again)"
+            stops[str(record.stop_reason)] = stops.get(str(record.stop_reason), 0) + 1
+        elif record is None:
             path = finisher.record_path(it.item)
             why = "not run"
             if path.is_file():
@@ -361,6 +418,11 @@ def _summarise(
         "stop_reasons": dict(sorted(stops.items())),
         "cost_usd": round(budget.spent, 6),
     }
+    if online is not None:
+        counts: dict[str, int] = {}
+        for note in online.values():
+            counts[note["status"]] = counts.get(note["status"], 0) + 1
+        summary["online"] = {"online_dir": str(settings.online_dir), "judged": dict(sorted(counts.items()))}
     shutil.rmtree(Path(settings.output) / ".incoming", ignore_errors=True)
     atomic_write_json(Path(settings.output) / SUMMARY_FILE, summary)
     return summary

@@ -4,7 +4,12 @@ instance, writes a candidate that prints an invalid certificate, sees every deve
 `certificate_failed` from `run_dev`, fixes it, sees them `ok` with their values and their scores
 relative to the reference solver's on the same instances, submits; `tcsexam run`
 then judges the candidate folder on the task's evaluation instances. The workspace holds the
-development set and no evaluation instance or reference value; feedback calls are bounded."""
+development set and no evaluation instance or reference value; feedback calls are bounded.
+
+The online protocol: the session's candidate is judged once on the evaluation instances inside the
+run and published as the model's online records (what `tcsexam attempts ingest-online` takes); a
+rerun neither asks the model nor judges again; an infrastructure failure of the judge is never
+published as the model's."""
 
 from __future__ import annotations
 
@@ -18,15 +23,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_support import tool_outputs  # noqa: E402
 from test_tracks import Scripted, _settings  # noqa: E402
 
+from tcsexam.agents import track_online  # noqa: E402
 from tcsexam.agents.accounting import read_generation  # noqa: E402
+from tcsexam.agents.track_online import OnlineJudge, judge_online  # noqa: E402
 from tcsexam.agents.track_solver import DEV_SEED, dev_instances, relative_score  # noqa: E402
 from tcsexam.agents.tracks import solve  # noqa: E402
+from tcsexam.attempts.online import records_source  # noqa: E402
 from tcsexam.cli import main  # noqa: E402
-from tcsexam.records.digest import hash_file  # noqa: E402
+from tcsexam.records.digest import hash_candidate, hash_file  # noqa: E402
 from tcsexam.tasks import load_task  # noqa: E402
 
 pytestmark = pytest.mark.slow
 ITEM = "maxcut-mqlib"
+REPO = Path(__file__).resolve().parents[3]
+TINY_TASK = REPO / "config" / "test" / "tasks" / f"{ITEM}.yaml"  # two evaluation instances
 SOLVER_YAML = 'command: ["python3", "solve.py", "{instance}", "{solution}"]\nthreads: 1\n'
 BROKEN = "import sys\nopen(sys.argv[2], 'w').write('2 2 2\\n')\n"
 ALTERNATE = (
@@ -53,7 +63,9 @@ def solver_steps() -> list[tuple[str, dict]]:
 def solver_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("solver-track")
     agent = Scripted({ITEM: solver_steps()})
-    settings = _settings(root, "solver", (ITEM,), max_checks=2)
+    settings = _settings(
+        root, "solver", (ITEM,), max_checks=2, task_files={ITEM: str(TINY_TASK)}, online_dir=root / "online"
+    )
     return settings, solve(settings, model=agent.model())
 
 
@@ -107,3 +119,56 @@ def test_the_relative_score_is_above_one_when_better_than_the_reference():
     assert relative_score("minimize", 125, 100) == pytest.approx(0.8)
     assert relative_score("minimize", 0, 100) is None and relative_score("maximize", 5, 0) is None
     assert relative_score("maximize", None, 100) is None and relative_score("maximize", True, 1) is None
+
+
+def test_the_session_candidate_is_judged_online_once(solver_run, tmp_path):
+    settings, summary = solver_run
+    assert summary["online"]["judged"] == {"judged": 1}, summary
+    published = settings.online_dir / "scripted" / ITEM / "1"
+    assert sorted(p.name for p in published.iterdir()) == ["provenance.json", "records.json"]
+    records = json.loads((published / "records.json").read_text())
+    assert [(r["instance"], r["status"]) for r in records] == [("G11", "ok"), ("G14", "ok")]
+    provenance = json.loads((published / "provenance.json").read_text())
+    assert provenance["candidate_sha256"] == hash_candidate(settings.solvers_dir / "scripted" / ITEM / "1")
+    assert provenance["session"]["stop_reason"] == "submitted" and provenance["task_sha256"] == hash_file(TINY_TASK)
+    # the workflow's online path takes them as they are, marked online (never the offline harness's)
+    out = tmp_path / "tree" / "records.json"
+    args = ["attempts", "ingest-online", "--input", str(published / "records.json"), "--task-file", str(TINY_TASK)]
+    assert main([*args, "--model", "scripted", "--attempt", "1", "--output", str(out)]) == 0
+    assert records_source(json.loads(out.read_text()), out)["protocol"] == "online"
+
+
+def test_a_rerun_neither_asks_nor_judges_again(solver_run):
+    settings, _ = solver_run
+    published = settings.online_dir / "scripted" / ITEM / "1" / "records.json"
+    before = published.stat().st_mtime_ns
+    agent = Scripted({ITEM: solver_steps()})
+    summary = solve(settings, model=agent.model())
+    assert agent.calls == {} and summary["complete"] and summary["online"]["judged"] == {"already_judged": 1}
+    assert published.stat().st_mtime_ns == before
+
+
+def test_an_infrastructure_failure_of_the_judge_is_not_published(solver_run, tmp_path, monkeypatch):
+    settings, _ = solver_run
+    candidate = settings.solvers_dir / "scripted" / ITEM / "1"
+    record = read_generation(candidate / "generation.json")
+    real = track_online.run_job
+
+    def broken(job, options):  # the harness ran, but the judge's machine failed on one instance
+        summary = real(job, options)
+        data = json.loads(Path(job.output).read_text())
+        data[1]["status"] = "infrastructure_error"
+        Path(job.output).write_text(json.dumps(data))
+        return summary
+
+    judge = OnlineJudge(online_dir=tmp_path / "online", work_dir=tmp_path / "work", run=settings.checker_run())
+    monkeypatch.setattr(track_online, "run_job", broken)
+    kw = {"model": "scripted", "item": ITEM, "attempt": "1", "task_file": TINY_TASK, "candidate": candidate}
+    note = judge_online(judge, **kw, record=record)
+    assert note["status"] == "infrastructure_error" and note["infrastructure_errors"] == ["G14"]
+    assert not (tmp_path / "online" / "scripted").exists()  # nothing stands as the model's result
+    monkeypatch.setattr(track_online, "run_job", real)
+    note = judge_online(judge, **kw, record=record)  # the rerun judges it
+    assert note["status"] == "judged"
+    records = json.loads((tmp_path / "online" / "scripted" / ITEM / "1" / "records.json").read_text())
+    assert [r["status"] for r in records] == ["ok", "ok"]
