@@ -46,10 +46,33 @@ rule attempts_table:
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
+# The attempt table's cost companion: each attempt's tokens, cost, time and feedback calls from the
+# agent's generation.json beside its submission (docs/scoring.md, "Cost beside the Index").
+rule attempts_generation:
+    input:
+        attempts=f"{OUT}/attempts.csv",
+        records=PLAN.generation_files,
+    output:
+        f"{OUT}/generation.csv",
+    log:
+        f"{OUT}/logs/generation.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        **one_cpu_job(),
+    params:
+        solvers_dir=PLAN.solvers_dir,
+    shell:
+        "tcsexam attempts generation --attempts {input.attempts:q} --solvers-dir {params.solvers_dir:q}"
+        " --output {output:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
+
+
 rule score:
     input:
         attempts=f"{OUT}/attempts.csv",
         cohort=f"{OUT}/cohort.json",
+        generation=f"{OUT}/generation.csv",
         relative=PLAN.score_inputs,
     output:
         report(
@@ -75,6 +98,7 @@ rule score:
     shell:
         "tcsexam score --suite {params.suite:q} --attempts {input.attempts:q} --cohort {input.cohort:q}"
         " --output {output:q} --solver-scores {params.solver_dir:q} {params.twins} --checksums {params.checksums:q}"
+        " --generation {input.generation:q}"
         " --bootstrap-resamples {params.resamples} --bootstrap-seed {params.seed}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 

@@ -124,9 +124,10 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         "agent-generation",
-        "generation.json of an agent's OR-Space workspace (tcsexam agents generate)",
+        "generation.json of an agent's OR-Space workspace (tcsexam agents generate) or track attempt (agents solve)",
         ("tcsexam.agents.accounting:SCHEMA_VERSION",),
         _first("2026-12-06", "988a66f"),
+        kept=(Change(1, "2026-12-06", "HASHGEN", "run_dir: the run's folder, which log_file is relative to"),),
     ),
     Format(
         "agent-reply",
@@ -190,6 +191,12 @@ FORMATS: tuple[Format, ...] = (
         _first("2026-11-30", "312f65b"),
     ),
     Format(
+        "attempt-generation",
+        "generation.csv beside attempts.csv: each attempt's tokens, cost, time and feedback calls (tcsexam attempts generation)",
+        ("tcsexam.attempts.generation:GENERATION_TABLE_VERSION",),
+        _first("2026-12-06", "HASHGEN"),
+    ),
+    Format(
         "reference",
         "a fixed reference (references/*.json, a twin set's reference.json); its JSON Schema's const",
         ("tcsexam.scoring.reference:SCHEMA_VERSION",),
@@ -212,6 +219,7 @@ FORMATS: tuple[Format, ...] = (
         "index.json of tcsexam score",
         ("tcsexam.scoring.index:OUTPUT_SCHEMA_VERSION",),
         _first("2026-11-30", "5e603ea"),
+        kept=(Change(1, "2026-12-06", "HASHGEN", "cost per model and top-level cost, with --generation only"),),
     ),
     Format(
         "view-summary",

@@ -153,6 +153,8 @@ class GenerationRecord:
     completed_at: str | None = None
     log_file: str | None = None
     sample_uuid: str | None = None
+    #: the generation run's output folder (absolute), which `log_file` is relative to
+    run_dir: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -228,7 +230,15 @@ class GenerationRecord:
             completed_at=str(sample.completed_at) if sample.completed_at else None,
             log_file=log_file,
             sample_uuid=sample.uuid,
+            run_dir=_run_dir(meta),
         )
+
+
+def _run_dir(meta: dict[str, Any]) -> str | None:
+    """The run's output folder, from the sample's `incoming_dir` metadata (every task of the agent
+    stage sets it to `<output root>/.incoming/<id>`, resolved)."""
+    incoming = meta.get("incoming_dir")
+    return str(Path(incoming).parent.parent) if isinstance(incoming, str) and incoming else None
 
 
 def _conversation_counts(messages: list[Any]) -> tuple[int, int, dict[str, int]]:

@@ -5,6 +5,7 @@ verdict-row   a theorem / construction / open-conjecture checker verdict -> its 
 verdict-rows  every such planned attempt of one model (absent verdicts -> missing rows)
 missing-row   a planned attempt without any result -> a row with score_status missing (or another)
 table         row files -> attempts.csv (the spec's nine columns + note; an adoption file applied)
+generation    attempts.csv + the agents' generation.json records -> generation.csv (tokens, cost, time)
 ingest-online the final judge's records of one online attempt -> its records.json in the results tree
 cohort        cohort.json for a run (the reference id is read from the reference file)
 plots         report plots (PNG) from index.json, attempts.csv and the solver results
@@ -91,7 +92,18 @@ def _add_row_commands(sub) -> None:
 
 
 def _add_table_commands(sub) -> None:
-    """table (rows -> attempts.csv) and ingest-online (an online attempt's judged records)."""
+    """table (rows -> attempts.csv), generation (its companion generation.csv) and ingest-online
+    (an online attempt's judged records)."""
+    p = command(sub, "generation", _generation)
+    p.add_argument("--attempts", required=True, metavar="attempts.csv", help="the attempt table")
+    p.add_argument(
+        "--solvers-dir",
+        required=True,
+        metavar="DIR",
+        help="the submissions: DIR/<model>/<item>/<attempt>/generation.json is the agent's record of each attempt",
+    )
+    required(p, "--output", output="generation.csv")
+
     p = command(sub, "table", _table)
     p.add_argument("--rows", nargs="+", required=True, metavar="ROW.json")
     p.add_argument(
@@ -233,6 +245,22 @@ def _table(args: argparse.Namespace) -> int:
     rows = write_table(args.rows, args.output, adoption)
     say_for("attempts table", "attempts")(
         f"{len(rows)} attempt rows ({count_text(r.score_status for r in rows)}) -> {args.output}"
+    )
+    return 0
+
+
+def _generation(args: argparse.Namespace) -> int:
+    """attempts.csv + the agents' records -> generation.csv, the attempt table's cost companion
+
+    One line per attempt row: tokens, cost (USD, when priced), wall time, feedback calls and the transcript,
+    read from <solvers-dir>/<model>/<item>/<attempt>/generation.json; an attempt without one is `none` (its
+    cost is missing, never 0)."""
+    from tcsexam.attempts.generation import write_generation_table
+
+    entries = write_generation_table(args.attempts, args.solvers_dir, args.output)
+    say_for("attempts generation", "attempts")(
+        f"{len(entries)} attempts: {sum(e.recorded for e in entries)} with a generation record, "
+        f"{sum(e.cost_usd is not None for e in entries)} priced -> {args.output}"
     )
     return 0
 

@@ -93,6 +93,12 @@ def _add_score_command(subparsers) -> None:
         "the folder whose scan.json files (tcsexam scan-candidate) go into index.json",
     )
     p.add_argument(
+        "--generation",
+        metavar="generation.csv",
+        help="the attempt table's cost companion (tcsexam attempts generation): add each model's cost section "
+        "(tokens, USD, time, feedback calls, cost per solved item) and the Pareto front; no score changes",
+    )
+    p.add_argument(
         "--twin-threshold",
         type=float,
         default=None,
@@ -219,9 +225,15 @@ def _score(args: argparse.Namespace) -> int:
     _add_intervals(result, suite, args)
     add_sandbox_use(result, args.solver_scores)
     _add_memorisation_checks(result, suite, args)
+    if args.generation:
+        from tcsexam.scoring.cost import add_cost
+
+        add_cost(result, suite, args.attempts, args.generation)
     _write(args.output, result)
     if args.checksums:
         inputs = {"output": args.output, "attempts": args.attempts, "cohort": args.cohort}
+        if args.generation:
+            inputs["generation"] = args.generation
         _write(args.checksums, seal({"index": args.output}, inputs, at=args.checksums))
     say = say_for("score", "scoring")  # log lines (time stamp, level): the rule's index.log
     for warning in result["warnings"]:

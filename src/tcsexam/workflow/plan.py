@@ -140,6 +140,13 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         files += [str(self.layout.track_rows(model)) for model in self.models]
         return self.score_rows(files)
 
+    def generation_files(self, wildcards=None) -> list[str]:
+        """The agents' records beside the planned attempts' submissions
+        (<solvers_dir>/<model>/<item>/<attempt>/generation.json, those present): the inputs of
+        generation.csv, so a new or changed record rebuilds it."""
+        files = (f"{self.candidate(p.model, p.item, p.attempt)}/generation.json" for p in self.planned)
+        return [f for f in files if (self.root / f).is_file()]
+
     def verdict_files(self, wildcards) -> list[str]:
         """The verdict files present for a model (inputs of its rows job, so a new one reruns it)."""
         return [
