@@ -127,7 +127,7 @@ FORMATS: tuple[Format, ...] = (
         "generation.json of an agent's OR-Space workspace (tcsexam agents generate) or track attempt (agents solve)",
         ("tcsexam.agents.accounting:SCHEMA_VERSION",),
         _first("2026-12-06", "988a66f"),
-        kept=(Change(1, "2026-12-06", "HASHGEN", "run_dir: the run's folder, which log_file is relative to"),),
+        kept=(Change(1, "2026-12-06", "d82abba", "run_dir: the run's folder, which log_file is relative to"),),
     ),
     Format(
         "agent-reply",
@@ -194,7 +194,7 @@ FORMATS: tuple[Format, ...] = (
         "attempt-generation",
         "generation.csv beside attempts.csv: each attempt's tokens, cost, time and feedback calls (tcsexam attempts generation)",
         ("tcsexam.attempts.generation:GENERATION_TABLE_VERSION",),
-        _first("2026-12-06", "HASHGEN"),
+        _first("2026-12-06", "d82abba"),
     ),
     Format(
         "reference",
@@ -219,7 +219,7 @@ FORMATS: tuple[Format, ...] = (
         "index.json of tcsexam score",
         ("tcsexam.scoring.index:OUTPUT_SCHEMA_VERSION",),
         _first("2026-11-30", "5e603ea"),
-        kept=(Change(1, "2026-12-06", "HASHGEN", "cost per model and top-level cost, with --generation only"),),
+        kept=(Change(1, "2026-12-06", "d82abba", "cost per model and top-level cost, with --generation only"),),
     ),
     Format(
         "view-summary",
