@@ -7,6 +7,7 @@ rule view:
     input:
         index=f"{OUT}/index.json",
         attempts=f"{OUT}/attempts.csv",
+        generation=f"{OUT}/generation.csv",
         manifest=f"{OUT}/manifest.json",
         records=PLAN.records_files,
         relative=PLAN.relative_files,
@@ -31,6 +32,12 @@ rule view:
             caption="../workflow/report/proofs.rst",
             category="Theorem and open-conjecture tracks",
             labels={"plot": "proof verdicts"},
+        ),
+        cost=report(
+            f"{OUT}/plots/cost.png",
+            caption="../workflow/report/cost.rst",
+            category="Index",
+            labels={"plot": "Index against cost"},
         ),
     log:
         f"{OUT}/logs/view.log",

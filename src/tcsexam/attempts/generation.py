@@ -77,7 +77,7 @@ GENERATION_COLUMNS = (
     "transcript",  #: the .eval log: run_dir/log_file (empty when the record does not say where its run was)
     "log_file",
     "sample_uuid",
-    "record",  #: the generation.json read
+    "record",  #: the generation.json read (absolute)
     "version",  #: GENERATION_TABLE_VERSION
 )
 INT_COLUMNS = ("input_tokens", "output_tokens", "total_tokens", "turns", "tool_calls", "feedback_calls", "model_calls")
@@ -221,7 +221,7 @@ def attempt_generation(solvers_dir: str | Path, identity: tuple[str, str, str, s
     path = Path(solvers_dir) / model / item / attempt / GENERATION_FILE
     if not path.is_file():
         return AttemptGeneration(*identity, recorded=False)
-    return AttemptGeneration.from_record(identity, read_json(path, "generation record"), path)
+    return AttemptGeneration.from_record(identity, read_json(path, "generation record"), path.resolve())
 
 
 def attempt_identities(attempts_csv: str | Path) -> list[tuple[str, str, str, str]]:

@@ -23,7 +23,9 @@ def register(subparsers) -> None:
     )
     p.add_argument("--orspace", metavar="DIR", help="OR-Space results to include (<DIR>/<run>/<condition>/*.json)")
     p.add_argument(
-        "--report", metavar="DIR", help="also write the report's leaderboard.html, constructions.png and proofs.png"
+        "--report",
+        metavar="DIR",
+        help="also write the report's leaderboard.html, constructions.png, proofs.png and cost.png",
     )
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples of the comparison (default 10000)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed of the comparison (default 20260925)")

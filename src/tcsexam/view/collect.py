@@ -12,7 +12,9 @@ Everything comes from the files the pipeline wrote, read as they are:
   the checker verdict files the manifest names -> the construction / proof attempts with their
   checker verdicts;
 - manifest.json -> provenance; .set-aside/ and records failing their digest -> issues;
-- an OR-Space results folder (objectives.json, explain.json per run and condition) when given.
+- an OR-Space results folder (objectives.json, explain.json per run and condition) when given;
+- generation.csv (the attempt table's cost companion) and index.json's cost sections -> Index
+  against cost, the Pareto front, each attempt's tokens, cost and a link to its transcript.
 
 A file that exists but is not what it should be raises `InputError` naming it; a file that does
 not exist yet (a run in progress) is simply absent from the view.
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import __version__
+from tcsexam.attempts.generation import GENERATION_TABLE, read_generation_table
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_csv, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
@@ -90,6 +93,7 @@ class RunData:
     orspace: list[dict[str, Any]]
     provenance: dict[str, Any] | None
     issues: list[dict[str, Any]]
+    cost: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The run's data without the per-record rows (what data/run.js holds)."""
@@ -101,6 +105,7 @@ class RunData:
             "orspace": self.orspace,
             "provenance": self.provenance,
             "issues": self.issues,
+            "cost": self.cost,
         }
 
 
@@ -464,6 +469,7 @@ def _leaderboard(index: dict[str, Any] | None) -> tuple[list[dict[str, Any]], li
                 "coverage": m.get("coverage") or {},
                 "attempts": m.get("attempts") or {},
                 "issues": m.get("issues") or [],
+                "cost": m.get("cost"),
             }
         )
         for issue in m.get("issues") or []:
@@ -483,6 +489,54 @@ def _leaderboard(index: dict[str, Any] | None) -> tuple[list[dict[str, Any]], li
     elif index.get("status") != "complete":
         issues.append({"kind": "run_status", "message": f"the run's Index is {index.get('status')}"})
     return leaderboard, issues
+
+
+#: what the explorer shows of each attempt's generation (generation.csv)
+COST_FIELDS = (
+    "model",
+    "track",
+    "item",
+    "attempt",
+    "cost_missing",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "wall_time_s",
+    "turns",
+    "tool_calls",
+    "feedback_calls",
+    "stop_reason",
+    "sample_uuid",
+)
+
+
+def _cost(run_abs: Path, site: Path, index: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Index against cost: index.json's top-level cost (Pareto front, solved bars) and every
+    attempt of generation.csv with links to its record and transcript (None: neither exists)."""
+    path = run_abs / GENERATION_TABLE
+    top = (index or {}).get("cost")
+    if not path.is_file() and not isinstance(top, dict):
+        return None
+    attempts = []
+    for e in read_generation_table(path) if path.is_file() else []:
+        row = {k: getattr(e, k) for k in COST_FIELDS}
+        row["cost_missing"] = str(e.cost_missing) if e.cost_missing else None
+        links = {}
+        if e.record and Path(e.record).is_file():
+            links["generation.json"] = _rel(Path(e.record), site)
+        if e.transcript and Path(e.transcript).is_file():
+            links["transcript"] = _rel(Path(e.transcript), site)
+        row["links"] = links
+        row["transcript_path"] = e.transcript or None
+        attempts.append(row)
+    top = top if isinstance(top, dict) else {}
+    return {
+        "pareto_front": top.get("pareto_front") or [],
+        "solved_at": top.get("solved_at"),
+        "scored": bool(top),
+        "attempts": attempts,
+        "file": _rel(path, site) if path.is_file() else None,
+    }
 
 
 def collect_run(
@@ -548,8 +602,9 @@ def collect_run(
         "records_verified": verify_records,
         "links": {
             name: _rel(run_abs / name, site)
-            for name in ("index.json", "attempts.csv", "manifest.json", "cohort.json")
+            for name in ("index.json", "attempts.csv", "manifest.json", "cohort.json", GENERATION_TABLE)
             if (run_abs / name).is_file()
         },
     }
-    return RunData(run_abs, meta, leaderboard, tasks, items, orspace, _provenance(manifest), issues)
+    cost = _cost(run_abs, site, index)
+    return RunData(run_abs, meta, leaderboard, tasks, items, orspace, _provenance(manifest), issues, cost)

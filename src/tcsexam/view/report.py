@@ -6,7 +6,12 @@ collected data as the site (`collect_run`), so the two never disagree:
 - `constructions.png`: per construction item, each model's score (the checker's original reward)
   with the checker's status marked where it was not ok;
 - `proofs.png`: theorem and open-conjecture items x models: complete (1), not complete with the
-  checker's partial reward written in, or no verdict.
+  checker's partial reward written in, or no verdict;
+- `cost.png`: Index against cost (USD) per model with the Pareto front, from index.json's cost
+  sections (models with an unknown cost are named below the plot, never drawn at 0).
+
+With cost sections (`tcsexam score --generation`) the leaderboard also gives each model's cost,
+what is missing of it, its cost per solved item and whether it is on the Pareto front.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from tcsexam.fileio import atomic_write_bytes, atomic_write_text
 from tcsexam.suites import BINARY_TRACKS
 from tcsexam.view.collect import RunData
 
-REPORT_FILES = ("leaderboard.html", "constructions.png", "proofs.png")
+REPORT_FILES = ("leaderboard.html", "constructions.png", "proofs.png", "cost.png")
 TRACK_LABELS = {
     "theorem": "Theorem",
     "solver": "Solver",
@@ -40,9 +45,30 @@ def leaderboard_rows(run: RunData) -> list[dict[str, Any]]:
     return sorted(run.leaderboard, key=lambda r: (r["index"] is None, -(r["index"] or 0.0), r["model"]))
 
 
+def _usd(v: float | None) -> str:
+    return "unknown" if v is None else f"${v:.4f}"
+
+
+def _cost_cells(r: dict[str, Any], front: list[str]) -> str:
+    cost = r.get("cost")
+    if not isinstance(cost, dict):
+        return '<td class="n">&mdash;</td><td></td><td class="n">&mdash;</td><td></td>'
+    missing = cost.get("cost_missing") or {}
+    said = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in missing.items() if v)
+    return (
+        f'<td class="n">{_usd(cost.get("cost_usd"))}</td><td>{escape(said)}</td>'
+        f'<td class="n">{_usd(cost.get("cost_per_solved_item")) if cost.get("cost_usd") is not None else "unknown"}</td>'
+        f"<td>{'yes' if r['model'] in front else ''}</td>"
+    )
+
+
 def leaderboard_html(run: RunData, site: Path | None = None) -> str:
     tracks = run.meta["tracks"]
     head = "".join(f"<th>{TRACK_LABELS[t]}</th>" for t in tracks)
+    with_cost = run.cost is not None and run.cost.get("scored")
+    front = run.cost.get("pareto_front", []) if with_cost else []
+    if with_cost:
+        head += "<th>Cost</th><th>Cost missing</th><th>Cost per solved item</th><th>Pareto front</th>"
     body = []
     for rank, r in enumerate(leaderboard_rows(run), start=1):
         ci = r.get("index_ci95")
@@ -52,6 +78,8 @@ def leaderboard_html(run: RunData, site: Path | None = None) -> str:
             if isinstance(i, dict)
         )
         cells = "".join(f'<td class="n">{_f(r["track_means"].get(t), 3)}</td>' for t in tracks)
+        if with_cost:
+            cells += _cost_cells(r, front)
         body.append(
             f"<tr><td>{rank if r['index'] is not None else ''}</td><td>{escape(r['model'])}</td>"
             f'<td class="n"><b>{_f(r["index"], 2)}</b></td>'
@@ -75,12 +103,57 @@ p {{ color: #667085; }}
 <h2>Leaderboard: {escape(meta["title"])}</h2>
 <p>Reference {escape(str(meta.get("reference_id")))}; Index = 30 Theorem + 30 Solver + 30 Construction + 10 Open
 conjecture; 95% bootstrap intervals. Run status: {escape(str(meta.get("status")))}. The same numbers as index.json and
-the results explorer{explorer}.</p>
+the results explorer{explorer}.{_cost_note(run) if with_cost else ""}</p>
 <table id="leaderboard"><thead><tr><th>#</th><th>Model</th><th>Index</th><th>95% interval</th>{head}<th>Status</th>
 <th>Reasons</th></tr></thead><tbody>
 {"".join(body)}
 </tbody></table></body></html>
 """
+
+
+def _cost_note(run: RunData) -> str:
+    bars = ", ".join(f"{TRACK_LABELS.get(t, t)} {v:g}" for t, v in (run.cost.get("solved_at") or {}).items())
+    return (
+        " Cost: what the adopted attempts' generations cost (unknown when an attempt has no generation record or no"
+        f" price: never free); an item is solved when its task mean reaches {escape(bars)}; the Pareto front holds"
+        " the models no other model beats on both Index and cost."
+    )
+
+
+def cost_figure(plt, run: RunData):
+    """Index against cost per model, the Pareto front joined; unknown costs named, not drawn."""
+    front = (run.cost or {}).get("pareto_front") or []
+    known, unknown = [], []
+    for r in leaderboard_rows(run):
+        cost = (r.get("cost") or {}).get("cost_usd")
+        (known if cost is not None and r["index"] is not None else unknown).append((r, cost))
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    if not known:
+        ax.text(
+            0.5, 0.5, "no model has both an Index and a known cost", ha="center", va="center", transform=ax.transAxes
+        )
+        ax.set_axis_off()
+    else:
+        for r, cost in known:
+            on = r["model"] in front
+            ax.scatter([cost], [r["index"]], color="#2563eb" if on else "#98a2b3", zorder=3)
+            ax.annotate(r["model"], (cost, r["index"]), textcoords="offset points", xytext=(5, 5), fontsize=8)
+        line = sorted((c, r["index"]) for r, c in known if r["model"] in front)
+        if len(line) > 1:
+            ax.plot([c for c, _ in line], [i for _, i in line], "--", color="#2563eb", label="Pareto front")
+            ax.legend(fontsize=8)
+        costs = [c for _, c in known]
+        if min(costs) > 0 and max(costs) / min(costs) > 20:
+            ax.set_xscale("log")
+        ax.set_xlabel("cost of the adopted attempts (USD)")
+        ax.set_ylabel("Index")
+        ax.grid(alpha=0.3)
+    if unknown:
+        names = ", ".join(r["model"] for r, _ in unknown)
+        fig.text(0.01, 0.01, f"not drawn (no Index or cost unknown): {names}", fontsize=7, color="#667085")
+    ax.set_title(f"Index against cost ({run.meta['title']})", fontsize=10)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
 
 
 def _items(run: RunData, tracks: tuple[str, ...]) -> tuple[list[str], list[str], dict[tuple[str, str], list]]:
@@ -182,7 +255,7 @@ def write_report(run: RunData, folder: str | Path, site: str | Path | None = Non
     folder.mkdir(parents=True, exist_ok=True)
     out = [folder / name for name in REPORT_FILES]
     atomic_write_text(out[0], leaderboard_html(run, Path(site) if site is not None else None))
-    for path, make in zip(out[1:], (constructions_figure, proofs_figure)):
+    for path, make in zip(out[1:], (constructions_figure, proofs_figure, cost_figure)):
         fig = make(plt, run)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)

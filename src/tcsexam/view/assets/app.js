@@ -232,6 +232,7 @@
   function nav(active) {
     var items = [['', 'Leaderboard'], ['tasks', 'Tasks'], ['instances', 'Instances'], ['items', 'Constructions & proofs']];
     if (RUN.orspace && RUN.orspace.length) items.push(['orspace', 'OR-Space']);
+    if (RUN.cost) items.push(['cost', 'Cost']);
     items.push(['provenance', 'Provenance']);
     items.push(['issues', 'Issues' + (RUN.issues.length ? ' <span class="pill">' + RUN.issues.length + '</span>' : '')]);
     if (CMP) items.push(['compare', 'Comparison <span class="pill v-' + esc(CMP.verdict) + '">' + esc(CMP.verdict) + '</span>']);
@@ -671,6 +672,84 @@
     });
   }
 
+  // ---- Index against cost (index.json's cost sections, generation.csv) -------------------------
+  function usd(v) { return v == null ? '<span class="na">unknown</span>' : '$' + (v < 0.01 && v > 0 ? v.toExponential(2) : v.toFixed(v < 10 ? 4 : 2)); }
+  function missingText(c) {
+    if (!c || !c.cost_missing) return '';
+    return Object.keys(c.cost_missing).filter(function (k) { return c.cost_missing[k]; }).map(function (k) { return esc(k.replace(/_/g, ' ')) + '&nbsp;' + c.cost_missing[k]; }).join(', ');
+  }
+  function costPlot(models, front) {
+    // Index (y) against cost in USD (x, log scale when the costs span more than a factor of 20)
+    var pts = models.filter(function (r) { return r.index != null && r.cost && r.cost.cost_usd != null; });
+    var w = 560, h = 300, L = 52, R = 16, Tp = 12, B = 38;
+    if (!pts.length) return '<p class="na" id="cost-plot">No model has both an Index and a known cost yet.</p>';
+    var cs = pts.map(function (r) { return r.cost.cost_usd; }), is = pts.map(function (r) { return r.index; });
+    var cmin = Math.min.apply(null, cs), cmax = Math.max.apply(null, cs);
+    var log = cmin > 0 && cmax / cmin > 20;
+    function tx(c) { return log ? Math.log10(c) : c; }
+    var x0 = tx(log ? cmin : 0), x1 = tx(cmax); if (x1 <= x0) x1 = x0 + 1;
+    var y0 = 0, y1 = Math.max(100, Math.max.apply(null, is));
+    function X(c) { return L + (tx(c) - x0) / (x1 - x0) * (w - L - R); }
+    function Y(v) { return Tp + (1 - (v - y0) / (y1 - y0)) * (h - Tp - B); }
+    var s = '<svg id="cost-plot" class="costplot" width="' + w + '" height="' + h + '" viewBox="0 0 ' + w + ' ' + h + '" role="img" aria-label="Index against cost">';
+    s += '<line x1="' + L + '" y1="' + (h - B) + '" x2="' + (w - R) + '" y2="' + (h - B) + '" class="axis"/><line x1="' + L + '" y1="' + Tp + '" x2="' + L + '" y2="' + (h - B) + '" class="axis"/>';
+    [y0, y1 / 2, y1].forEach(function (v) { s += '<text x="' + (L - 6) + '" y="' + (Y(v) + 4) + '" text-anchor="end" class="tick">' + v.toFixed(0) + '</text>'; });
+    [x0, (x0 + x1) / 2, x1].forEach(function (t) { var c = log ? Math.pow(10, t) : t; s += '<text x="' + X(c) + '" y="' + (h - B + 16) + '" text-anchor="middle" class="tick">$' + (c < 1 ? c.toPrecision(2) : c.toFixed(2)) + '</text>'; });
+    s += '<text x="' + ((L + w - R) / 2) + '" y="' + (h - 4) + '" text-anchor="middle" class="tick">cost (USD' + (log ? ', log scale' : '') + ')</text>';
+    s += '<text x="12" y="' + ((Tp + h - B) / 2) + '" transform="rotate(-90 12 ' + ((Tp + h - B) / 2) + ')" text-anchor="middle" class="tick">Index</text>';
+    var fp = pts.filter(function (r) { return front.indexOf(r.model) >= 0; }).sort(function (a, b) { return a.cost.cost_usd - b.cost.cost_usd; });
+    if (fp.length > 1) s += '<polyline class="front" points="' + fp.map(function (r) { return X(r.cost.cost_usd) + ',' + Y(r.index); }).join(' ') + '"/>';
+    pts.forEach(function (r) {
+      var on = front.indexOf(r.model) >= 0;
+      s += '<g class="pt' + (on ? ' on-front' : '') + '" data-model="' + esc(r.model) + '" data-cost="' + r.cost.cost_usd + '" data-index="' + r.index + '">' +
+        '<circle cx="' + X(r.cost.cost_usd) + '" cy="' + Y(r.index) + '" r="5"><title>' + esc(r.model) + ': Index ' + r.index.toFixed(2) + ', $' + r.cost.cost_usd.toFixed(4) + '</title></circle>' +
+        '<text x="' + (X(r.cost.cost_usd) + 7) + '" y="' + (Y(r.index) - 6) + '" class="lbl">' + esc(r.model) + '</text></g>';
+    });
+    return s + '</svg>';
+  }
+  function viewCost(params) {
+    nav('cost');
+    var C = RUN.cost || {}, front = C.pareto_front || [];
+    var models = RUN.leaderboard;
+    var h = '<h1>Index against cost</h1><p class="help">Each model\'s Index and what its adopted attempts cost (the agents\' generation records, ' + link(C.file, 'generation.csv') + '). ' +
+      'The Pareto front joins the models no other model beats on both. A model with missing data has no point: its cost is unknown, never free. ' +
+      'An item is solved when its task mean reaches ' + Object.keys(C.solved_at || {}).map(function (t) { return esc(TRACK_NAMES[t] || t) + '&nbsp;' + C.solved_at[t]; }).join(', ') + '.</p>' +
+      costPlot(models, front) + '<h2>Models</h2><div id="cost-models"></div><h2>Attempts</h2><div id="cost-attempts"></div>';
+    var m = main(h);
+    function c(r) { return r.cost || {}; }
+    Table(m.querySelector('#cost-models'), [
+      { k: 'model', label: 'Model', f: function (r) { return '<a href="' + href(['model', r.model]) + '">' + esc(r.model) + '</a>' + (front.indexOf(r.model) >= 0 ? ' <span class="pill">Pareto</span>' : ''); } },
+      { k: 'index', label: 'Index', cls: 'num', f: function (r) { return num(r.index, 2); } },
+      { k: 'cost_usd', label: 'Cost', cls: 'num', v: function (r) { return c(r).cost_usd; }, f: function (r) { return '<span data-model="' + esc(r.model) + '" data-field="cost_usd" data-value="' + (c(r).cost_usd == null ? '' : c(r).cost_usd) + '">' + usd(c(r).cost_usd) + '</span>'; } },
+      { k: 'missing', label: 'Missing', nosort: true, f: function (r) { return r.cost ? '<span data-model="' + esc(r.model) + '" data-field="cost_missing">' + missingText(r.cost) + '</span>' : '<span class="na">not scored with costs</span>'; } },
+      { k: 'known', label: 'Known part', cls: 'num', v: function (r) { return c(r).cost_usd_known; }, f: function (r) { return c(r).cost_usd == null && c(r).priced ? usd(c(r).cost_usd_known) : ''; } },
+      { k: 'tokens', label: 'Tokens in / out', cls: 'num', v: function (r) { return c(r).total_tokens; }, f: function (r) { return c(r).input_tokens == null ? '<span class="na">unknown</span>' : c(r).input_tokens + ' / ' + c(r).output_tokens; } },
+      { k: 'feedback', label: 'Feedback calls', cls: 'num', v: function (r) { return c(r).feedback_calls; }, f: function (r) { return c(r).feedback_calls == null ? '<span class="na">unknown</span>' : c(r).feedback_calls; } },
+      { k: 'wall', label: 'Wall time (s)', cls: 'num', v: function (r) { return c(r).wall_time_s; }, f: function (r) { return num(c(r).wall_time_s, 0); } },
+      { k: 'solved', label: 'Solved items', cls: 'num', v: function (r) { return c(r).solved_items; }, f: function (r) { return r.cost ? c(r).solved_items + '/' + c(r).items : ''; } },
+      { k: 'per', label: 'Cost per solved item', cls: 'num', v: function (r) { return c(r).cost_per_solved_item; }, f: function (r) { return usd(c(r).cost_per_solved_item); } }
+    ], models, { id: 'cost-table', sort: 'index', dir: -1 });
+    var rows = (C.attempts || []).filter(function (a) { return !params.model || a.model === params.model; });
+    Table(m.querySelector('#cost-attempts'), [
+      { k: 'model', label: 'Model', f: function (a) { return esc(a.model); } },
+      { k: 'track', label: 'Track', f: function (a) { return esc(TRACK_NAMES[a.track] || a.track); } },
+      { k: 'item', label: 'Item', f: function (a) { return esc(a.item); } },
+      { k: 'attempt', label: '#', f: function (a) { return esc(a.attempt); } },
+      { k: 'cost_usd', label: 'Cost', cls: 'num', f: function (a) { return a.cost_missing ? '<span class="na">' + esc(a.cost_missing.replace(/_/g, ' ')) + '</span>' : usd(a.cost_usd); } },
+      { k: 'input_tokens', label: 'Tokens in', cls: 'num', f: function (a) { return a.input_tokens == null ? '' : a.input_tokens; } },
+      { k: 'output_tokens', label: 'Tokens out', cls: 'num', f: function (a) { return a.output_tokens == null ? '' : a.output_tokens; } },
+      { k: 'feedback_calls', label: 'Feedback', cls: 'num', f: function (a) { return a.feedback_calls == null ? '' : a.feedback_calls; } },
+      { k: 'wall_time_s', label: 'Wall (s)', cls: 'num', f: function (a) { return num(a.wall_time_s, 1); } },
+      { k: 'stop_reason', label: 'Stop', f: function (a) { return a.stop_reason ? badge(a.stop_reason) : ''; } },
+      { k: 'links', label: 'Transcript', nosort: true, f: function (a) {
+        var l = a.links || {};
+        var out = Object.keys(l).map(function (k) { return link(l[k], k); }).join(' ');
+        if (!l.transcript && a.transcript_path) out += ' <span class="na" title="' + esc(a.transcript_path) + '">transcript not here</span>';
+        return '<span class="tr-links" data-attempt="' + esc([a.model, a.item, a.attempt].join('/')) + '">' + out + '</span>';
+      } }
+    ], rows, { noun: 'attempts', count: true, id: 'cost-attempts-table' });
+  }
+
   // ---- provenance and issues -----------------------------------------------------------------
   function viewProvenance() {
     nav('provenance');
@@ -797,6 +876,7 @@
       case 'items': return viewItems(r.params);
       case 'item': return viewItem(p[1], p[2], p[3]);
       case 'orspace': return viewOrspace(r.params);
+      case 'cost': return viewCost(r.params);
       case 'provenance': return viewProvenance();
       case 'issues': return viewIssues();
       case 'compare': return viewCompare(r.params);
