@@ -226,6 +226,7 @@ FORMATS: tuple[Format, ...] = (
         "data/run.js of tcsexam view, the summary the explorer reads first",
         ("tcsexam.view.site:SITE_SCHEMA_VERSION",),
         _first("2026-12-03", "f7e7b34"),
+        kept=(Change(1, "2026-12-06", "ab5a39d", "cost (Index against cost) and each leaderboard row's cost"),),
     ),
     Format(
         "twin-scan",
