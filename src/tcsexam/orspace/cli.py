@@ -104,7 +104,29 @@ def _register_scoring(sub) -> None:
     p.add_argument("--output", required=True, type=Path, help="summary JSON")
     p.add_argument("--modes", nargs="+", choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
     p.add_argument("--workspaces", type=Path, help="workspaces (for revise types missing from the index)")
+    p.add_argument(
+        "--disputes", type=Path, help="build_reference_disputes.csv: also the pass rate with its items left out"
+    )
+    p.add_argument(
+        "--audit", type=Path, help="audit-references JSON: also the pass rate accepting any evidenced answer"
+    )
     p.set_defaults(handler=_score_objectives)
+
+    p = sub.add_parser("audit-references", help="re-solve Build references with the project's reference models")
+    p.add_argument("--release", required=True, type=Path, help="release root (oracle and Workspace_OR/)")
+    p.add_argument(
+        "--models",
+        required=True,
+        type=Path,
+        help="reference models: <DIR>/<workspace_id>/<reading>.py (references/orspace-models)",
+    )
+    p.add_argument("--disputes", type=Path, help="build_reference_disputes.csv (its items are always audited)")
+    p.add_argument("--output", required=True, type=Path, help="audit JSON")
+    p.add_argument("--ids", nargs="+", metavar="ID", help="only these Build workspace ids")
+    p.add_argument("--all", action="store_true", help="every Build item of the oracle (no_model where none)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per model (default 300)")
+    p.add_argument("--jobs", type=int, default=1, help="models run at once (default 1)")
+    p.set_defaults(handler=_audit_references)
 
     p = sub.add_parser("explain-score", help="Explain answers + rubrics -> scores (LLM judge)")
     p.add_argument("--rubrics", required=True, type=Path, help="rubrics.jsonl")
@@ -260,10 +282,13 @@ def _score_objectives(args) -> int:
     from tcsexam.fileio import atomic_write_json
     from tcsexam.orspace.objectives import load_predictions, score_objectives
     from tcsexam.orspace.release import load_release
+    from tcsexam.orspace.scoring_views import ReferenceEvidence, add_pass_rate_views
 
     release = load_release(args.release, tuple(args.modes))
+    evidence = ReferenceEvidence.load(args.disputes, args.audit, release) if args.disputes or args.audit else None
     predictions = load_predictions(args.predictions, set(release.oracle))
     summary = score_objectives(release, predictions, tuple(args.modes), workspaces_root=args.workspaces)
+    add_pass_rate_views(summary, evidence)
     summary["release"] = str(args.release)
     summary["predictions"] = str(args.predictions)
     atomic_write_json(args.output, summary)
@@ -274,6 +299,39 @@ def _score_objectives(args) -> int:
         if summary["n"]
         else "no oracle rows to score"
     )
+    return 0
+
+
+def _audit_references(args) -> int:
+    from tcsexam.fileio import atomic_write_json
+    from tcsexam.orspace.audit import DEFAULT_TIME_LIMIT_S, audit_references, load_disputes
+    from tcsexam.orspace.release import load_release
+    from tcsexam.orspace.scoring_views import input_version
+
+    limit = DEFAULT_TIME_LIMIT_S if args.time_limit is None else args.time_limit
+    if limit <= 0 or args.jobs < 1:
+        raise UsageError("--time-limit must be positive and --jobs at least 1")
+    release = load_release(args.release, ("build",))
+    disputes = load_disputes(args.disputes) if args.disputes else {}
+    doc = audit_references(
+        release,
+        args.models,
+        disputes,
+        ids=args.ids,
+        every_build_item=args.all,
+        time_limit_s=limit,
+        jobs=args.jobs,
+        progress=_progress,
+    )
+    doc["inputs"] = {
+        "release": str(args.release),
+        "oracle": input_version(args.release / "evaluation" / "build_evaluation" / "reference_objectives.csv"),
+        "disputes": input_version(args.disputes) if args.disputes else None,
+        "models": str(args.models),
+    }
+    atomic_write_json(args.output, doc)
+    counts = ", ".join(f"{k} {v}" for k, v in doc["verdicts"].items() if v)
+    print(f"audited {doc['n']} Build items with {doc['models']} reference models: {counts}; written to {args.output}")
     return 0
 
 

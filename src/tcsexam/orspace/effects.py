@@ -3,8 +3,10 @@
 Input: per condition, its `objectives.json` (score-objectives) and optionally its `explain.json`
 (explain-score). Output:
 
-- per condition and mode (build, revise): n, passed, Pass@1 and its 95% interval; the failure-mode
-  table (counts and shares of every mode, `none` included);
+- per condition and mode (build, revise): n, passed, Pass@1 and its 95% interval; the same with the
+  disputed items left out and accepting any evidenced answer (`disputed_left_out`,
+  `any_evidenced`: when the objectives were scored with --disputes / --audit, else None); the
+  failure-mode table (counts and shares of every mode, `none` included);
 - per condition: the mean Explain score with the penalty cap it was computed under, its interval,
   and the unfaithful count and share;
 - for every two conditions and each mode: the paired difference of Pass@1 (and of the mean Explain
@@ -63,9 +65,33 @@ def _objective_part(model: str, slug: str, summary: dict[str, Any], seed: int, r
             "pass_at_1": float(passed.mean()) if rows else None,
             "ci95": _mean_ci(passed, f"orspace|{model}|{mode}|{slug}|", seed, resamples),
             "failure_table": failure_table(rows),
+            **_views(rows, f"orspace|{model}|{mode}|{slug}|", seed, resamples),
         }
         outcomes[mode] = {r["workspace_id"]: float(r["passed"]) for r in rows}
     return per_mode, outcomes
+
+
+def _views(rows: list[dict[str, Any]], item: str, seed: int, resamples: int) -> dict[str, Any]:
+    """Pass@1 with the disputed items left out and accepting any evidenced answer (rows scored
+    with --disputes / --audit, `scoring_views`), each with its interval; None without its input."""
+    out: dict[str, Any] = {"disputed_left_out": None, "any_evidenced": None}
+    if rows and all(r.get("disputed") is not None for r in rows):
+        kept = np.array([float(r["passed"]) for r in rows if not r["disputed"]])
+        out["disputed_left_out"] = {
+            "n": int(kept.size),
+            "passed": int(kept.sum()),
+            "pass_at_1": float(kept.mean()) if kept.size else None,
+            "ci95": _mean_ci(kept, f"{item}disputed_left_out", seed, resamples),
+        }
+    if rows and all(r.get("passed_any_evidenced") is not None for r in rows):
+        ok = np.array([float(r["passed_any_evidenced"]) for r in rows])
+        out["any_evidenced"] = {
+            "n": int(ok.size),
+            "passed": int(ok.sum()),
+            "pass_at_1": float(ok.mean()),
+            "ci95": _mean_ci(ok, f"{item}any_evidenced", seed, resamples),
+        }
+    return out
 
 
 def _explain_part(model: str, slug: str, summary: dict[str, Any], seed: int, resamples: int):
@@ -163,11 +189,18 @@ def _fmt(value: float | None, ci: list[float] | None = None, pct: bool = True) -
 def render_html(doc: dict[str, Any]) -> str:
     """The effects document as one HTML page (the workflow report's OR-Space item)."""
     out = [f"<h2>OR-Space: {escape(doc['model'])}</h2>", "<h3>Pass@1 per mode and condition (95% CI)</h3>"]
-    out.append("<table border=1><tr><th>condition</th><th>mode</th><th>n</th><th>Pass@1</th></tr>")
+    out.append(
+        "<table border=1><tr><th>condition</th><th>mode</th><th>n</th><th>Pass@1 as released</th>"
+        "<th>disputed items left out (n)</th><th>any evidenced answer</th></tr>"
+    )
     for slug, c in doc["conditions"].items():
         for mode, m in c["modes"].items():
+            left, any_ok = m.get("disputed_left_out"), m.get("any_evidenced")
+            left_cell = f"{_fmt(left['pass_at_1'], left['ci95'])} ({left['n']})" if left else "n/a"
+            any_cell = _fmt(any_ok["pass_at_1"], any_ok["ci95"]) if any_ok else "n/a"
             out.append(
-                f"<tr><td>{escape(slug)}</td><td>{mode}</td><td>{m['n']}</td><td>{_fmt(m['pass_at_1'], m['ci95'])}</td></tr>"
+                f"<tr><td>{escape(slug)}</td><td>{mode}</td><td>{m['n']}</td><td>{_fmt(m['pass_at_1'], m['ci95'])}</td>"
+                f"<td>{left_cell}</td><td>{any_cell}</td></tr>"
             )
     out.append("</table><h3>Failure modes (count, share)</h3><table border=1><tr><th>condition</th>")
     out += [f"<th>{m}</th>" for m in doc["result_modes"]] + ["</tr>"]

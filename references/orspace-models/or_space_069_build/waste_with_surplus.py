@@ -1,0 +1,15 @@
+"""Item 69: waste in metres, surplus pieces counted as waste."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _cutting import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "waste in metres, surplus pieces counted as waste"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, measure="waste_with_surplus"))

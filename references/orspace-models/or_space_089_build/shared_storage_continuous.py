@@ -1,0 +1,15 @@
+"""Item 89: one storage space: 4A + B <= 16 (A takes four times B's space, 4 kg of A fill it), continuous kg."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _liquid import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "one storage space: 4A + B <= 16 (A takes four times B's space, 4 kg of A fill it), continuous kg"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, storage="shared", integer=False))

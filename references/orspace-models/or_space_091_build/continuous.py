@@ -1,0 +1,15 @@
+"""Item 91: continuous quantities."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _assembly import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "continuous quantities"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, integer=False))

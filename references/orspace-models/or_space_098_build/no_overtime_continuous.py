@@ -1,0 +1,15 @@
+"""Item 98: no overtime (labour within the available hours), continuous quantities."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _overtime import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "no overtime (labour within the available hours), continuous quantities"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, overtime=False, integer=False))

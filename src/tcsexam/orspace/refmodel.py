@@ -1,0 +1,88 @@
+"""What the project's OR-Space reference models share (`references/orspace-models/`, docs/orspace.md
+"audit-references"): reading a Build workspace's own documents and data, solving a PuLP model with
+the bundled HiGHS (or CBC), and printing the one JSON line the audit reads.
+
+A reference model is a Python file `<models>/<workspace_id>/<reading>.py` with a module-level
+string `READING` (the reading of the requirements it encodes, in words) that, run as
+`python <file> <workspace folder>`, reads the workspace's `data/` (never a number of the release's
+oracle) and prints one line `{"status": ..., "objective": ..., "solver": ...}` (`main` does it).
+The status is Optimal only when the solver proved optimality (`result.pulp_result`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tcsexam.orspace.result import pulp_result
+
+
+def _clean(text: str | None) -> str:
+    return (text or "").strip()
+
+
+def parameters(workspace: Path) -> dict[str, str]:
+    """`data/general_parameters.csv` as {Parameter_Name: Value} (white space around cells dropped:
+    some release files write `Name, Value`)."""
+    rows = table(workspace, "general_parameters")
+    return {_clean(r.get("Parameter_Name")): _clean(r.get("Value")) for r in rows if _clean(r.get("Parameter_Name"))}
+
+
+def number(values: dict[str, str], name: str) -> float:
+    """A numeric parameter; a missing or non-numeric one is an error naming it."""
+    if name not in values:
+        raise KeyError(f"parameter {name} not in general_parameters.csv")
+    return float(values[name])
+
+
+def table(workspace: Path, name: str) -> list[dict[str, str]]:
+    """`data/<name>.csv` (e.g. `table_1`) as rows of stripped cells keyed by stripped headers."""
+    path = Path(workspace) / "data" / f"{name}.csv"
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = [_clean(h) for h in next(reader, [])]
+        return [
+            dict(zip(header, (_clean(c) for c in row), strict=False)) for row in reader if any(_clean(c) for c in row)
+        ]
+
+
+def cell(row: dict[str, str], column: str) -> float | None:
+    """A numeric cell; None for a blank one."""
+    text = row.get(column, "")
+    return float(text) if text not in ("", "-") else None
+
+
+def solve(prob: Any, solver: str = "highs", time_limit_s: float = 120.0) -> dict[str, Any]:
+    """Solve a PuLP problem with HiGHS (highspy) or CBC and return the audit's result line."""
+    import pulp
+
+    backend = (
+        pulp.HiGHS(msg=False, timeLimit=time_limit_s)
+        if solver == "highs"
+        else pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s)
+    )
+    prob.solve(backend)
+    result = pulp_result(prob)
+    objective = result["objective"] if result["status"] == "Optimal" else None
+    return {"status": result["status"], "objective": objective, "solver": solver}
+
+
+def optimum(objective: float, solver: str) -> dict[str, Any]:
+    """The result line of a model solved by exhaustive search (no LP/MIP solver involved)."""
+    return {"status": "Optimal", "objective": objective, "solver": solver}
+
+
+def main(build: Callable[[Path], dict[str, Any]]) -> None:
+    """Run `build(workspace)` on the folder named by argv[1] and print its result line."""
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} WORKSPACE")
+    result = build(Path(sys.argv[1]))
+    value = result.get("objective")
+    if isinstance(value, float) and not math.isfinite(value):
+        result["objective"] = None
+    print(json.dumps(result))
