@@ -646,11 +646,11 @@
     var m = main(h);
     docs.forEach(function (d, i) {
       var keys = d.kind === 'objectives' ?
-        ['workspace_id', 'mode', 'difficulty', 'status', 'objective', 'reference_objective', 'relative_error', 'passed', 'failure_mode', 'solver'] :
+        ['workspace_id', 'mode', 'difficulty', 'status', 'objective', 'reference_objective', 'relative_error', 'passed', 'failure_mode', 'attribution', 'disputed', 'passed_any_evidenced', 'solver'] :
         ['workspace_id', 'status', 'answer_status', 'score', 'coverage', 'reasoning', 'grounding', 'answer_quality', 'hallucination_penalty', 'unfaithful'];
       var cols = keys.map(function (k) {
         return { k: k, label: esc(k.replace(/_/g, ' ')), cls: typeof (d.rows[0] || {})[k] === 'number' ? 'num' : '',
-          f: function (r) { var v = r[k]; return typeof v === 'number' ? num(v, 3) : (k === 'status' || k === 'failure_mode' ? badge(v) : esc(v)); } };
+          f: function (r) { var v = r[k]; return typeof v === 'number' ? num(v, 3) : (k === 'status' || k === 'failure_mode' || k === 'attribution' ? badge(v) : esc(v)); } };
       });
       cols.push({ k: 'cost', label: 'cost', nosort: true, f: function (r) { var u = r.judge_usage; return u ? esc(u.cost_usd != null ? '$' + u.cost_usd : JSON.stringify(u)) : ''; } });
       if (d.rows.some(function (r) { return r.generation; })) {
