@@ -24,20 +24,26 @@ chmod 755 "$copy"  # a root harness runs the candidates as an unprivileged uid: 
 mkdir -p "$copy/results"
 cd "$copy"
 
-# hidden HIDE... -- CMD...: CMD in a private mount namespace with each HIDE program bound over by
-# /dev/null (not executable: `command -v` and Python's shutil.which no longer find it, nor does a
-# bwrap sandbox, which binds /usr with its mounts), after checking that none of them is found
+# hidden HIDE... -- CMD...: CMD in a private mount namespace with every copy of each HIDE program on
+# the inner PATH bound over by /dev/null (not executable: `command -v` and Python's shutil.which no
+# longer find it, nor does a bwrap sandbox, which binds /usr with its mounts), after checking that
+# none of them is found. Every copy: a machine may have two (CI's has /usr/local/bin/docker beside
+# Debian's /usr/bin/docker), and hiding the first only exits 97 below.
 hidden() {
-    local hide=":" tools="" tool path
+    local hide=":" tools="" tool dir
+    local -a dirs
+    IFS=: read -ra dirs <<<"$bin:$PATH"
     while [ "$1" != -- ]; do
         tool="$1"
         tools="$tools $tool"
         shift
-        if path="$(command -v "$tool")"; then hide="$hide && mount --bind /dev/null $path"; fi
+        for dir in "${dirs[@]}"; do
+            if [ -f "$dir/$tool" ] && [ -x "$dir/$tool" ]; then hide="$hide && mount --bind /dev/null $dir/$tool"; fi
+        done
     done
     shift
     # shellcheck disable=SC2016  # $@ and $t are the inner shell's
-    unshare --mount --propagation private sh -c "$hide"' && for t in '"$tools"'; do ! command -v "$t" >/dev/null || exit 97; done && exec "$@"' fresh \
+    unshare --mount --propagation private sh -c "$hide"' && for t in '"$tools"'; do ! command -v "$t" >/dev/null || { echo "fresh-machine: $t is still found: $(command -v "$t")" >&2; exit 97; }; done && exec "$@"' fresh \
         env PATH="$bin:$PATH" PYTHONPATH="$clone/src" TCSEXAM_ROOT="$copy" "$@"
 }
 
