@@ -62,3 +62,51 @@ if AGENTS.config.get("run_locally"):
 
     localrules:
         agents_generate,
+
+
+# The TCSExam tracks (`agents.tcsexam`): each model of the config's `models` that agents.models
+# names writes its submissions of the suite's items of each track, one `tcsexam agents solve` job
+# per model, track and planned attempt (tcsexam.workflow.agent_tracks). A checkpoint: which
+# judge jobs and rows the evaluation has depends on what the agents left, so the plan's input
+# functions wait for it (PLAN.agents_waiter) and plan afresh. The Solver sessions' candidates are
+# judged online inside the job (the online protocol's records); the evaluation's rules judge the
+# submission folders offline. Its per-item records (samples/, the attempt folders' generation.json)
+# are not declared outputs: a rerun after an interruption resumes without asking the model again.
+# The job exits 1 while an item is incomplete (an infrastructure failure), so nothing is judged
+# from it until a rerun. (This file also runs alone, without the evaluation's rules: no PLAN.)
+if globals().get("PLAN") is not None and PLAN.agent_jobs():
+
+    checkpoint agents_solve:
+        output:
+            f"{PLAN.agent_runs_dir}/{{model}}/{{track}}/{{attempt}}/generation.json",
+        log:
+            f"{PLAN.agent_runs_dir}/{{model}}/{{track}}/{{attempt}}/solve.log",
+        conda:
+            "../envs/tcsexam.yaml"
+        threads: PLAN.agents_threads
+        resources:
+            **PLAN.agents_endpoint_resources(),
+            runtime=PLAN.agents_runtime,
+            mem_mb=lambda w, threads: 2048
+            + threads
+            * int((PLAN.agents_config.get("sandbox") or {}).get("call_mem_mb", 4096)),
+            cpus_per_task=lambda w, threads: threads,
+        params:
+            outdir=lambda w: PLAN.agent_run_dir(w.model, w.track, w.attempt),
+            args=PLAN.agents_solve_args,
+        shell:
+            "tcsexam agents solve {params.args} --output {params.outdir:q}"
+            " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
+
+    PLAN.agents_waiter = lambda: [
+        checkpoints.agents_solve.get(**job) for job in PLAN.agent_jobs()
+    ]
+
+    rule agents_tracks:
+        input:
+            PLAN.agent_summaries,
+
+    if PLAN.agents_config.get("run_locally"):
+
+        localrules:
+            agents_solve,

@@ -76,7 +76,15 @@ class AgentRuns:
 
     def __init__(self, agents: dict[str, Any] | None, orspace_out: str = "results/orspace"):
         self.config: dict[str, Any] = dict(agents or {})
-        self.models: dict[str, dict[str, Any]] = dict(self.config.get("models", {}))
+        given = dict(self.config.get("models", {}))
+        if given and not self.config.get("release") and self.config.get("tcsexam") is None:
+            raise ValueError(
+                "agents: give release (the OR-Space workspaces the models work in) or tcsexam (the TCSExam "
+                "tracks, tcsexam.workflow.agent_tracks), or both"
+            )
+        #: the models put to work in the OR-Space workspaces (with `release`; the TCSExam tracks'
+        #: jobs are the evaluation plan's, `tcsexam.workflow.agent_tracks`)
+        self.models: dict[str, dict[str, Any]] = given if self.config.get("release") else {}
         self.out = orspace_out
         self.modes: list[str] = list(self.config.get("modes", [m.value for m in Mode]))
         self.objective_modes = [m for m in self.modes if m in OBJECTIVE_MODES]

@@ -89,7 +89,9 @@ class CampaignPlan:
         )
 
     def table_inputs(self, wildcards=None) -> list[str]:
-        return [self.adoption_file] if self.adoption_file else []
+        """The adoption file, and every agents' generation (`agent_tracks`): asked for here all at
+        once, so that they run side by side before the table's rows are planned."""
+        return [*([self.adoption_file] if self.adoption_file else []), *self.agent_summaries()]
 
     def check_campaign(self) -> None:
         """The protocol's inputs and the adoption file, checked at DAG time (one line each):

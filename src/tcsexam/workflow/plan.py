@@ -27,6 +27,7 @@ from tcsexam.scoring.reference import load_reference, resolve_reference_path
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
 from tcsexam.suites import TRACKS, VERDICT_TRACKS, load_suite
 from tcsexam.tasks import load_task
+from tcsexam.workflow.agent_tracks import AgentTracksPlan, after_agents
 from tcsexam.workflow.campaign import CampaignPlan
 from tcsexam.workflow.configfix import load_config_schema, with_defaults
 from tcsexam.workflow.reference_build import ReferenceBuildPlan
@@ -42,7 +43,7 @@ class Planned:
     row: str  #: the row file the attempt table reads
 
 
-class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
+class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
     def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
         self.root = Path(root)
         # every default comes from the schema (Snakemake's validate has filled them in already;
@@ -62,6 +63,8 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
             if spec["name"] in self.models:
                 raise InputError(f"config models: {spec['name']!r} is listed twice")
             self.models[spec["name"]] = [str(a) for a in spec["attempts"]]
+        if self.online and not self.online_dir and any(self.generated_by_agents(m, "solver") for m in self.models):
+            self.online_dir = self.agent_online_dir  # the agents' own online judgments
 
     # ---- suite and tasks ------------------------------------------------------------------
 
@@ -132,6 +135,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
             return str(self.layout.track_row(model, item, attempt))
         return str(self.layout.missing_row(track, model, item, attempt))
 
+    @after_agents
     def row_files(self, wildcards=None) -> list[str]:
         """Solver rows (one file per attempt) + one rows file per model for the other tracks."""
         files = [p.row for p in self.planned if p.track == "solver"]
@@ -140,6 +144,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         files += [str(self.layout.track_rows(model)) for model in self.models]
         return self.score_rows(files)
 
+    @after_agents
     def generation_files(self, wildcards=None) -> list[str]:
         """The agents' records beside the planned attempts' submissions
         (<solvers_dir>/<model>/<item>/<attempt>/generation.json, those present): the inputs of
@@ -147,6 +152,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         files = (f"{self.candidate(p.model, p.item, p.attempt)}/generation.json" for p in self.planned)
         return [f for f in files if (self.root / f).is_file()]
 
+    @after_agents
     def verdict_files(self, wildcards) -> list[str]:
         """The verdict files present for a model (inputs of its rows job, so a new one reruns it)."""
         return [
@@ -168,6 +174,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
                 out.append(item)
         return out
 
+    @after_agents
     def verdict_statement_inputs(self, wildcards) -> list[str]:
         """The task and statement files of those items (inputs of the rows job: a changed
         statement reruns it)."""
@@ -177,6 +184,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
             out += [self.task_file(item), statement]
         return out
 
+    @after_agents
     def verdict_task_files_arg(self, wildcards) -> str:
         """`--task-file ITEM=FILE ...` for those items whose task file the config overrides."""
         files = self.run["task_files"]
@@ -202,11 +210,13 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
     def solver_runs(self) -> list[Planned]:
         return [p for p in self.planned if p.track == "solver" and "/missing/" not in p.row]
 
+    @after_agents
     def relative_files(self, wildcards=None) -> list[str]:
         """The solver-score outputs (relative.json) of every Solver run: what `tcsexam score
         --solver-scores` and the plots read."""
         return [str(self.layout.relative_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
 
+    @after_agents
     def records_files(self, wildcards=None) -> list[str]:
         return [str(self.layout.records_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
 
@@ -247,6 +257,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         cand = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
         return [*self.candidate_files(cand), self.task_file(wildcards.item)]
 
+    @after_agents
     def judged_constructions_arg(self, wildcards) -> str:
         """`--judged ITEM/ATTEMPT ...`: the model's constructions and proofs the verdict-rows job
         leaves out (their rows come from their own construction or proof job)."""
@@ -383,6 +394,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         each other-track item (`allow_missing: true` plans `missing` rows instead). A missing
         planned attempt inside an existing task folder is a `missing` row, not an error."""
         self.check_reference_build()
+        self.check_agents()
         for task, names in self.run["instances"].items():
             if task not in self.solver_tasks and task not in self.reference_suite_tasks:
                 raise InputError(f"config run.instances: {task!r} is not a Solver task of the suite")
@@ -456,11 +468,16 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
         solver_key, solver_dir = (
             ("online_records_dir", self.online_dir) if self.online else ("solvers_dir", self.solvers_dir)
         )
-        solvers = self._dir(solver_key, solver_dir) if self.solver_tasks else None
+        # the agents' models write their own submissions of their tracks in this run
+        judged = [m for m in self.models if not self.generated_by_agents(m, "solver")]
+        solvers = self._dir(solver_key, solver_dir) if self.solver_tasks and judged else None
         verdicts = self._dir("verdicts_dir", self.verdicts_dir) if other_items else None
         allow_missing = bool(self.config["allow_missing"])
         known = sorted({p.name for d in (solvers, verdicts) if d is not None for p in d.iterdir() if p.is_dir()})
         for model, attempts in self.models.items():
+            if model in self.agent_models:
+                self._check_agent_model_rest(model, attempts, other_items, allow_missing)
+                continue
             in_solvers = solvers is not None and (solvers / model).is_dir()
             in_verdicts = verdicts is not None and (verdicts / model).is_dir()
             if not in_solvers and not in_verdicts:
@@ -504,6 +521,31 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan):
                         f"config models: model {model!r} {track} item {item!r}: no checker verdict for attempt(s) "
                         f"{', '.join(attempts)}: expected {expected}{hint} "
                         "(set allow_missing: true to plan missing rows instead)"
+                    )
+
+    def _check_agent_model_rest(
+        self, model: str, attempts: list[str], other_items: list[tuple[str, str]], allow_missing: bool
+    ) -> None:
+        """An agents' model: the items of the tracks the agents do not write need their verdicts
+        (or allow_missing), as any model's."""
+        if allow_missing:
+            return
+        for track, item in other_items:
+            if self.generated_by_agents(model, track):
+                continue
+            if not any((self.root / self.verdict(model, item, a)).is_file() for a in attempts):
+                raise InputError(
+                    f"config models: model {model!r} {track} item {item!r}: no checker verdict for attempt(s) "
+                    f"{', '.join(attempts)}: expected {self.verdict(model, item, attempts[0])} (agents.tcsexam.tracks "
+                    "does not list this track; set allow_missing: true to plan missing rows instead)"
+                )
+        if "solver" not in self.agent_tracks and self.solver_tasks:
+            for task in self.solver_tasks:
+                if not any(self.has_solver_input(model, task, a) for a in attempts):
+                    raise InputError(
+                        f"config models: model {model!r} task {task!r}: no candidate for attempt(s) {', '.join(attempts)}: "
+                        f"expected {self.solver_input_path(model, task, attempts[0])} (agents.tcsexam.tracks does not "
+                        "list solver; set allow_missing: true to plan missing rows instead)"
                     )
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.scoring.reference import resolve_reference_path
 from tcsexam.twins.make import twin_name
+from tcsexam.workflow.agent_tracks import after_agents
 
 
 class TwinsPlan:
@@ -104,12 +105,14 @@ class TwinsPlan:
             for p in self.solver_runs()
         ]
 
+    @after_agents
     def scan_files(self, wildcards=None) -> list[str]:
         """scan.json of every offline Solver attempt (the online protocol runs no candidate)."""
         if self.online:
             return []
         return [f"{self.layout.attempt_dir(p.model, p.item, p.attempt)}/scan.json" for p in self.solver_runs()]
 
+    @after_agents
     def score_inputs(self, wildcards=None) -> list[str]:
         """Everything `tcsexam score` reads beyond the table and the cohort: the solver-score outputs
         on the originals and on every twin set, the scans."""
