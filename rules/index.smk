@@ -181,7 +181,8 @@ rule manifest:
         solvers_dir=PLAN.solvers_dir,
         verdicts_dir=PLAN.verdicts_dir,
         task_files=PLAN.task_files_arg,
+        suite=PLAN.config["suite"],
     shell:
-        "tcsexam manifest {params.run_dir:q} --output {output:q} --reference {params.reference:q}"
+        "tcsexam manifest {params.run_dir:q} --output {output:q} --reference {params.reference:q} --suite {params.suite:q}"
         " --solvers-dir {params.solvers_dir:q} --verdicts-dir {params.verdicts_dir:q} {params.task_files}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

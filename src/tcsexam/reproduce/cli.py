@@ -16,6 +16,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--verdicts-dir", help="checker verdicts <dir>/<model>/<item>/<attempt>.json (default: config/verdicts)"
     )
+    p.add_argument("--suite", help="the run's suite file where it is not config/suites/<suite id>.yaml")
     task_file_help = "a Solver task file other than config/tasks/<task>.yaml (repeatable)"
     p.add_argument("--task-file", action="append", default=[], metavar="TASK=FILE", help=task_file_help)
 
@@ -59,6 +60,7 @@ def _manifest(args: argparse.Namespace) -> int:
         solvers_dir=args.solvers_dir or base.solvers_dir,
         verdicts_dir=args.verdicts_dir or base.verdicts_dir,
         task_files=task_files,
+        suite=args.suite or base.suite,
     )
     out = write_manifest(args.run_dir, args.output, sources)
     from tcsexam.logs import say_for

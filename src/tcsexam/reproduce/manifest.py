@@ -142,6 +142,7 @@ class Sources:
     solvers_dir: str = "solvers"
     verdicts_dir: str = "config/verdicts"
     task_files: dict[str, str] = field(default_factory=dict)  #: task -> task file (default config/tasks/<task>.yaml)
+    suite: str | None = None  #: the suite's id or file (default: the cohort's suite id, config/suites/<id>.yaml)
 
 
 def _resolve(path: str) -> Path:
@@ -162,6 +163,7 @@ def sources_from_manifest(run_dir: Path) -> Sources | None:
             solvers_dir=src.get("solvers_dir") or "solvers",
             verdicts_dir=src.get("verdicts_dir") or "config/verdicts",
             task_files=dict(src.get("task_files") or {}),
+            suite=src.get("suite"),
         )
     except (InputError, KeyError, TypeError, AttributeError):
         return None
@@ -236,7 +238,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
     cohort = _read_cohort(run_dir)
     sources = sources or sources_from_manifest(run_dir) or Sources()
     suite_id = str(cohort.get("suite"))
-    suite = load_suite(suite_id)
+    suite = load_suite(sources.suite or suite_id)
     reference_spec = sources.reference or suite_id
     reference_path = resolve_reference_path(reference_spec)
     if not reference_path.is_absolute() and not reference_path.exists():
@@ -275,6 +277,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
             "solvers_dir": sources.solvers_dir,
             "verdicts_dir": sources.verdicts_dir,
             "task_files": task_files,
+            **({"suite": sources.suite} if sources.suite else {}),
         },
     }
 
