@@ -110,6 +110,13 @@ def _register_scoring(sub) -> None:
     p.add_argument(
         "--audit", type=Path, help="audit-references JSON: also the pass rate accepting any evidenced answer"
     )
+    p.add_argument(
+        "--attribute",
+        action="store_true",
+        help="attribute every failed result (execution, grounding, modelling, invented_constraint, unknown); "
+        "needs --workspaces (the submissions)",
+    )
+    p.add_argument("--records", type=Path, help="execute's records/ folder (default: records/ beside --predictions)")
     p.set_defaults(handler=_score_objectives)
 
     p = sub.add_parser("audit-references", help="re-solve Build references with the project's reference models")
@@ -289,11 +296,20 @@ def _score_objectives(args) -> int:
     predictions = load_predictions(args.predictions, set(release.oracle))
     summary = score_objectives(release, predictions, tuple(args.modes), workspaces_root=args.workspaces)
     add_pass_rate_views(summary, evidence)
+    if args.attribute:
+        from tcsexam.orspace.attribution import attribute_rows
+
+        if args.workspaces is None:
+            raise UsageError("--attribute needs --workspaces (the submissions whose failures are attributed)")
+        records = args.records or args.predictions.parent / "records"
+        attribute_rows(summary, args.workspaces, records if records.is_dir() else None, evidence)
     summary["release"] = str(args.release)
     summary["predictions"] = str(args.predictions)
     atomic_write_json(args.output, summary)
     by_mode = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in summary["by_mode"].items())
     table = ", ".join(f"{r['failure_mode']} {r['count']}" for r in summary["failure_table"] if r["count"])
+    if summary.get("attributions"):
+        table += "; attributed " + ", ".join(f"{k} {v}" for k, v in summary["attributions"].items() if v)
     print(
         f"pass@1 {summary['passed']}/{summary['n']} = {summary['pass_at_1']:.4f} ({by_mode}); {table}"
         if summary["n"]

@@ -134,6 +134,8 @@ def condition_effects(
             raise InputError(f"objectives of condition {slug} were made under condition {summary['condition']}")
         per_mode, outcomes[slug] = _objective_part(model, slug, summary, seed, resamples)
         entry: dict[str, Any] = {"modes": per_mode, "failure_table": failure_table(summary["rows"])}
+        if summary.get("attributions") is not None:
+            entry["attributions"] = summary["attributions"]
         if slug in explain:
             if explain[slug].get("condition") not in (None, slug):
                 raise InputError(f"explain scores of condition {slug} were made under {explain[slug]['condition']}")
@@ -207,6 +209,15 @@ def render_html(doc: dict[str, Any]) -> str:
     for slug, c in doc["conditions"].items():
         cells = "".join(f"<td>{r['count']} ({_fmt(r['share'])})</td>" for r in c["failure_table"])
         out.append(f"<tr><td>{escape(slug)}</td>{cells}</tr>")
+    attributed = {slug: c["attributions"] for slug, c in doc["conditions"].items() if c.get("attributions")}
+    if attributed:
+        kinds = list(next(iter(attributed.values())))
+        out.append("</table><h3>Why results failed (attribution)</h3><table border=1><tr><th>condition</th>")
+        out += [f"<th>{escape(k)}</th>" for k in kinds] + ["</tr>"]
+        for slug, counts in attributed.items():
+            out.append(
+                f"<tr><td>{escape(slug)}</td>" + "".join(f"<td>{counts.get(k, 0)}</td>" for k in kinds) + "</tr>"
+            )
     out.append("</table><h3>Explain</h3><table border=1><tr><th>condition</th><th>mean score (cap)</th>")
     out.append("<th>95% CI</th><th>unfaithful</th></tr>")
     for slug, c in doc["conditions"].items():

@@ -54,7 +54,7 @@ from tcsexam.fileio import (
     read_untrusted,
     read_yaml,
 )
-from tcsexam.orspace import result
+from tcsexam.orspace import capture, result
 from tcsexam.orspace.conditions import staged_condition
 from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
@@ -237,6 +237,7 @@ def helper_library(scratch: Path) -> Path:
     for init in (lib / "tcsexam" / "__init__.py", package / "__init__.py"):
         init.write_text("")
     shutil.copyfile(result.__file__, package / "result.py")
+    shutil.copyfile(capture.__file__, lib / "sitecustomize.py")  # the attribution evidence (capture.py)
     return lib
 
 
@@ -255,6 +256,7 @@ def program_environment(
         RESULT_ENV: str(result_file),
         "TCSEXAM_TIME_LIMIT": f"{settings.limits.wall_s:g}",
         "PYTHONPATH": str(helper_library(scratch)),
+        capture.EVIDENCE_ENV: str(evidence_folder(scratch)),
     }
     env = program_env(str(scratch), path=path, inherit=False, **fixed)
     licence_env, licence_paths = licence_mounts(settings.licences)
@@ -264,6 +266,42 @@ def program_environment(
         {sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])} if host_python else set()
     )
     return env, sorted({*interpreter, str(root), *licence_paths})
+
+
+def evidence_folder(scratch: Path) -> Path:
+    """Where the program's `capture` evidence goes (inside its writable scratch)."""
+    folder = scratch / "evidence"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+#: the most of a captured model kept on the record (a larger one is left out, noted as None)
+MAX_MODEL_BYTES = 1 << 20
+
+
+def read_evidence(scratch: Path, root: Path) -> dict[str, Any]:
+    """The record's `files_read` (the files under the task root the program opened, relative, in
+    the order first opened; None when it left no `opened.json`) and `model_lp` (its last captured
+    PuLP/highspy model as LP text; None when none or too large)."""
+    folder = scratch / "evidence"
+    text = _read(folder / capture.OPENED_FILE, 4 * MAX_MODEL_BYTES)
+    files = None
+    if text is not None:
+        try:
+            opened = json.loads(text)
+        except json.JSONDecodeError:
+            opened = None
+        if isinstance(opened, list):
+            bases = {str(root) + os.sep, str(root.resolve()) + os.sep}
+            files = []
+            for path in opened:
+                base = next((b for b in bases if isinstance(path, str) and path.startswith(b)), None)
+                if base is not None and path[len(base) :] not in files:
+                    files.append(path[len(base) :])
+    model = _read(folder / capture.MODEL_FILE, MAX_MODEL_BYTES)
+    if model is not None and len(model.encode()) > MAX_MODEL_BYTES:
+        model = None  # cut short: not a model any more
+    return {"files_read": files, "model_lp": model}
 
 
 def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
@@ -345,6 +383,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             status_source=derived["status_source"],
             solver=solver,
             **verdict,
+            **read_evidence(scratch, root),
         )
     finally:
         release_scratch(scratch)

@@ -26,6 +26,8 @@ from tcsexam.records.key import RecordKey
 #: the version of the written record (2 dropped `time_limit_s`, which repeated
 #: `limits.wall_s`; `from_dict` still reads version 1)
 SCHEMA_VERSION = 2
+#: the attribution evidence a program left (`capture`), written only when present
+EVIDENCE_FIELDS = ("files_read", "model_lp")
 #: the fields of a record that make its line of predictions.jsonl, in order
 PREDICTION_FIELDS = ("workspace_id", "status", "objective", "failure_mode", "solver", "condition")
 #: every value a workspace record's `failure_mode` may hold besides None
@@ -67,6 +69,8 @@ class WorkspaceRecord(StoredRecord):
     status: str | None = None
     objective: float | None = None
     failure_mode: FailureMode | None = VocabularyField(FailureMode)
+    files_read: list[str] | None = None  #: files under the task root the program opened (`capture`)
+    model_lp: str | None = None  #: its last PuLP/highspy model as LP text (`capture`), if captured
     tries: int | None = None  #: how many runs it took, when more than one (written only then)
     schema_version: int = SCHEMA_VERSION
     digest: str | None = None  #: sha256 of the record's other fields, set by to_dict
@@ -81,12 +85,14 @@ class WorkspaceRecord(StoredRecord):
         return {name: getattr(self, name) for name in PREDICTION_FIELDS}
 
     def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
-        """The record as written: `schema_version` first, `limiter` only when a program ran,
+        """The record as written: `schema_version` first, `limiter` only when a program ran, the
+        evidence fields only when captured,
         `tries` only when set, `digest` (the HMAC under `key`; none without one) last."""
         data = {"schema_version": self.schema_version}
         data.update((name, getattr(self, name)) for name in self.field_names() if name not in _NOT_IN_BODY)
-        if self.limiter is None:
-            del data["limiter"]
+        for name in ("limiter", *EVIDENCE_FIELDS):  # written only when a program ran / left evidence
+            if data[name] is None:
+                del data[name]
         if self.tries is not None:
             data["tries"] = self.tries
         return self._written(data, key)
