@@ -182,6 +182,15 @@ def _register_scoring(sub) -> None:
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
     p.set_defaults(handler=_effects)
 
+    p = sub.add_parser("leaderboard", help="models compared: Pass@1, Explain, interface and legacy-code effects")
+    p.add_argument("--results", required=True, type=Path, help="OR-Space results: <DIR>/<run>/<condition>/*.json")
+    p.add_argument("--output", required=True, type=Path, help="leaderboard JSON")
+    p.add_argument("--html", type=Path, help="also an HTML page (the report's item)")
+    p.add_argument("--condition", help=f"headline condition of every run (default {Condition().slug}, else its first)")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default the project's)")
+    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
+    p.set_defaults(handler=_leaderboard)
+
 
 def _pairs(values: list[str], what: str) -> dict[str, object]:
     from tcsexam.fileio import read_json
@@ -217,6 +226,30 @@ def _effects(args) -> int:
         modes = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in c["modes"].items())
         ex = f"; explain {c['explain']['mean_score_label']}" if "explain" in c else ""
         print(f"{args.model} {slug}: {modes}{ex}")
+    return 0
+
+
+def _leaderboard(args) -> int:
+    from tcsexam.fileio import atomic_write_json, atomic_write_text
+    from tcsexam.orspace.leaderboard import leaderboard, load_results, render_html
+    from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    doc = leaderboard(
+        load_results(args.results),
+        condition=args.condition,
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        resamples=DEFAULT_RESAMPLES if args.resamples is None else args.resamples,
+    )
+    atomic_write_json(args.output, doc)
+    if args.html is not None:
+        atomic_write_text(args.html, render_html(doc))
+    for r in doc["runs"]:
+        modes = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in r["modes"].items())
+        ex = r["explain"]
+        explain = f"; explain {ex['mean_score']:.2f}" if ex and ex["mean_score"] is not None else ""
+        print(f"{r['run']} {r['condition']}: {modes}{explain}")
+    c = doc["explain_vs_build_revise"]
+    print(f"explain vs build/revise across {c['n_runs']} runs: r = {c['r'] if c['r'] is not None else 'n/a'}")
     return 0
 
 
