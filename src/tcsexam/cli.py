@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "tcsexam.reproduce.cli",  # manifest, compare
     "tcsexam.status",  # status
     "tcsexam.view.cli",  # view (the static results explorer)
+    "tcsexam.export.cli",  # export (a per-instance table; the Every Eval Ever schema)
     "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
     "tcsexam.twins.cli",  # twins make|translate, scan-candidate
     "tcsexam.doctor.cli",  # doctor (what works here)

@@ -193,7 +193,7 @@ FORMATS: tuple[Format, ...] = (
     Format(
         "attempt-generation",
         "generation.csv beside attempts.csv: each attempt's tokens, cost, time and feedback calls (tcsexam attempts generation)",
-        ("tcsexam.attempts.generation:GENERATION_TABLE_VERSION",),
+        ("tcsexam.scoring.generation:GENERATION_TABLE_VERSION",),
         _first("2026-12-06", "d82abba"),
     ),
     Format(
@@ -237,7 +237,10 @@ FORMATS: tuple[Format, ...] = (
 )
 
 #: output formats that say no version yet: (name, files); give one a constant and move it above
-UNVERSIONED: tuple[tuple[str, str], ...] = (("doctor-json", "the JSON of tcsexam doctor --json"),)
+UNVERSIONED: tuple[tuple[str, str], ...] = (
+    ("doctor-json", "the JSON of tcsexam doctor --json"),
+    ("instance-table", "instances.csv / instances.parquet of tcsexam export (docs/export.md lists its columns)"),
+)
 
 
 def get_format(name: str) -> Format:

@@ -255,7 +255,7 @@ def _generation(args: argparse.Namespace) -> int:
     One line per attempt row: tokens, cost (USD, when priced), wall time, feedback calls and the transcript,
     read from <solvers-dir>/<model>/<item>/<attempt>/generation.json; an attempt without one is `none` (its
     cost is missing, never 0)."""
-    from tcsexam.attempts.generation import write_generation_table
+    from tcsexam.scoring.generation import write_generation_table
 
     entries = write_generation_table(args.attempts, args.solvers_dir, args.output)
     say_for("attempts generation", "attempts")(

@@ -1,6 +1,6 @@
 """Cost as an axis beside the Index: index.json's `cost` sections (`tcsexam score --generation`).
 
-Read from the attempt table's companion generation.csv (`tcsexam.attempts.generation`), over each
+Read from the attempt table's companion generation.csv (`tcsexam.scoring.generation`), over each
 model's **adopted** attempts (selected, selected_provisional: those the Index is computed from):
 
 - per model and per track: tokens in, out and in all, cost in USD, wall and working time, turns,
@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tcsexam.attempts.generation import IDENTITY, AttemptGeneration, CostMissing, read_generation_table
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_csv
+from tcsexam.scoring.generation import IDENTITY, AttemptGeneration, CostMissing, read_generation_table
 from tcsexam.scoring.vocabulary import ADOPTED
 from tcsexam.suites import TRACKS, Suite, Track
 

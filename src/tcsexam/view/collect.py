@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import __version__
-from tcsexam.attempts.generation import GENERATION_TABLE, read_generation_table
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_csv, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import find_key
+from tcsexam.scoring.generation import GENERATION_TABLE
 from tcsexam.suites import TRACKS, load_suite
+from tcsexam.view.cost import collect_cost
 from tcsexam.view.orspace import collect_orspace
 
 #: the per-record columns of a task's data file, in order
@@ -491,54 +492,6 @@ def _leaderboard(index: dict[str, Any] | None) -> tuple[list[dict[str, Any]], li
     return leaderboard, issues
 
 
-#: what the explorer shows of each attempt's generation (generation.csv)
-COST_FIELDS = (
-    "model",
-    "track",
-    "item",
-    "attempt",
-    "cost_missing",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "wall_time_s",
-    "turns",
-    "tool_calls",
-    "feedback_calls",
-    "stop_reason",
-    "sample_uuid",
-)
-
-
-def _cost(run_abs: Path, site: Path, index: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Index against cost: index.json's top-level cost (Pareto front, solved bars) and every
-    attempt of generation.csv with links to its record and transcript (None: neither exists)."""
-    path = run_abs / GENERATION_TABLE
-    top = (index or {}).get("cost")
-    if not path.is_file() and not isinstance(top, dict):
-        return None
-    attempts = []
-    for e in read_generation_table(path) if path.is_file() else []:
-        row = {k: getattr(e, k) for k in COST_FIELDS}
-        row["cost_missing"] = str(e.cost_missing) if e.cost_missing else None
-        links = {}
-        if e.record and Path(e.record).is_file():
-            links["generation.json"] = _rel(Path(e.record), site)
-        if e.transcript and Path(e.transcript).is_file():
-            links["transcript"] = _rel(Path(e.transcript), site)
-        row["links"] = links
-        row["transcript_path"] = e.transcript or None
-        attempts.append(row)
-    top = top if isinstance(top, dict) else {}
-    return {
-        "pareto_front": top.get("pareto_front") or [],
-        "solved_at": top.get("solved_at"),
-        "scored": bool(top),
-        "attempts": attempts,
-        "file": _rel(path, site) if path.is_file() else None,
-    }
-
-
 def collect_run(
     run_dir: str | os.PathLike,
     site_dir: str | os.PathLike,
@@ -606,5 +559,5 @@ def collect_run(
             if (run_abs / name).is_file()
         },
     }
-    cost = _cost(run_abs, site, index)
+    cost = collect_cost(run_abs, site, index)
     return RunData(run_abs, meta, leaderboard, tasks, items, orspace, _provenance(manifest), issues, cost)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tcsexam.agents.accounting import GenerationRecord, StopReason, write_generation
-from tcsexam.attempts.generation import CostMissing, read_generation_table
 from tcsexam.cli import main
 from tcsexam.scoring.cost import pareto_front
+from tcsexam.scoring.generation import CostMissing, read_generation_table
 
 
 def _record(item: str, *, cost: float | None, tokens=(1000, 200), checks=2, run_dir: Path | None = None):
