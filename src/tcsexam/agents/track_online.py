@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,15 @@ RECORDS = "records.json"
 #: the judge's note in the run folder (`online/<item>/online.json`)
 NOTE = "online.json"
 JUDGE = "tcsexam agents solve (online protocol)"
+
+
+class OnlineJudgment(StrEnum):
+    """What the online judge did with an item (its note's `status`)."""
+
+    JUDGED = "judged"  #: judged now and published
+    ALREADY_JUDGED = "already_judged"  #: published before for this very candidate: left alone
+    NO_CANDIDATE = "no_candidate"  #: the session left no solver.yaml: no online records
+    INFRASTRUCTURE_ERROR = Status.INFRASTRUCTURE_ERROR.value  #: not published; a rerun judges again
 
 
 @dataclass(frozen=True)
@@ -92,10 +102,10 @@ def judge_online(
     dest = judge.published(model, item, attempt)
     work = judge.work(item)
     if not (candidate / PROGRAM_NAME).is_file():
-        return {"status": "no_candidate", "item": item}
+        return {"status": OnlineJudgment.NO_CANDIDATE.value, "item": item}
     digest = hash_candidate(candidate)
     if judged(dest, digest):
-        return {"status": "already_judged", "item": item, "records": str(dest / RECORDS)}
+        return {"status": OnlineJudgment.ALREADY_JUDGED.value, "item": item, "records": str(dest / RECORDS)}
     output = work / RECORDS
     job = TaskJob(
         task=task_file,
@@ -116,7 +126,7 @@ def judge_online(
         "statuses": dict(sorted(summary.statuses.items())),
     }
     if infra:  # never the model's: not published, the run stays incomplete until a rerun
-        note.update(status=Status.INFRASTRUCTURE_ERROR.value, infrastructure_errors=infra)
+        note.update(status=OnlineJudgment.INFRASTRUCTURE_ERROR.value, infrastructure_errors=infra)
         atomic_write_json(work / NOTE, note)
         return note
     (dest / PROVENANCE).unlink(missing_ok=True)
@@ -145,6 +155,6 @@ def judge_online(
         },
     }
     atomic_write_json(dest / PROVENANCE, provenance)  # last: the judgment is published
-    note.update(status="judged", records=str(dest / RECORDS))
+    note.update(status=OnlineJudgment.JUDGED.value, records=str(dest / RECORDS))
     atomic_write_json(work / NOTE, note)
     return note

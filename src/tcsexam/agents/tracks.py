@@ -50,7 +50,7 @@ from tcsexam.agents.generate import OutputLayout, ended_sample_record, run_eval
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, checkout_root, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.track_items import SAFE_NAME, TrackItem, checker_task, load_items, stage_items
-from tcsexam.agents.track_online import OnlineJudge, judge_online
+from tcsexam.agents.track_online import OnlineJudge, OnlineJudgment, judge_online
 from tcsexam.agents.track_solver import dev_reference, reference_candidate
 from tcsexam.agents.track_task import track_task
 from tcsexam.agents.track_tools import SUBMISSION_DIR, CheckerSetup
@@ -392,7 +392,7 @@ def _summarise(
     for it in items:
         record = finished_attempt(settings.attempt_dir(it.item)) if settings.attempt_dir(it.item).is_dir() else None
         note = (online or {}).get(it.item) or {}
-        if record is not None and note.get("status") == "infrastructure_error":
+        if record is not None and note.get("status") == OnlineJudgment.INFRASTRUCTURE_ERROR:
             where = ", ".join(note.get("infrastructure_errors") or [])
             incomplete[it.item] = f"online judge: infrastructure_error on {where} (a rerun judges them again)"
             stops[str(record.stop_reason)] = stops.get(str(record.stop_reason), 0) + 1
