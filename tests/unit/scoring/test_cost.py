@@ -168,3 +168,24 @@ def test_bad_record_and_stale_table_are_refused(h, tmp_path, lite, capsys):
     argv = ["score", "--suite", "lite", "--attempts", str(attempts), "--cohort", str(cohort), "--output", str(index)]
     assert main([*argv, "--generation", str(generation), "--bootstrap-resamples", "0"]) != 0
     assert "generation table is stale" in capsys.readouterr().err and not index.exists()
+
+
+def test_a_record_names_its_run_folder_so_the_transcript_can_be_found(tmp_path):
+    from inspect_ai.log import EvalSample
+
+    from tcsexam.agents.providers import ModelConfig
+
+    run_dir = tmp_path / "run"
+    sample = EvalSample(
+        id="theorem-x",
+        epoch=1,
+        input="x",
+        target="",
+        metadata={"incoming_dir": str(run_dir / ".incoming" / "theorem-x")},
+    )
+    record = GenerationRecord.from_sample(sample, ModelConfig(model="openai/gpt-x"), log_file="logs/a.eval")
+    assert record.run_dir == str(run_dir) and record.log_file == "logs/a.eval"
+    bare = GenerationRecord.from_sample(
+        EvalSample(id="y", epoch=1, input="x", target=""), ModelConfig(model="openai/m")
+    )
+    assert bare.run_dir is None  # no metadata: not guessed
