@@ -81,8 +81,28 @@ rule orspace_execute:
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
+# Once per run with `references`: the release's Build references re-solved by the project's
+# reference models (what score-objectives' extra pass-rate views read).
+rule orspace_audit_references:
+    output:
+        f"{ORSPACE_OUT}/{{run}}/reference-audit.json",
+    log:
+        f"{ORSPACE_OUT}/{{run}}/reference-audit.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        **one_cpu_job(runtime=60),
+    params:
+        args=ORSPACE.audit_args,
+    shell:
+        "tcsexam orspace audit-references {params.args} --output {output:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
+
+
 rule orspace_score_objectives:
     input:
+        unpack(ORSPACE.score_inputs),
         predictions=f"{ORSPACE_OUT}/{{run}}/{{cond}}/predictions.jsonl",
     output:
         f"{ORSPACE_OUT}/{{run}}/{{cond}}/objectives.json",
@@ -97,9 +117,10 @@ rule orspace_score_objectives:
         release=lambda w: ORSPACE.run(w)["release"],
         workspaces=ORSPACE.workspaces,
         modes=lambda w: " ".join(ORSPACE.run(w)["modes"]),
+        extra=ORSPACE.score_args,
     shell:
         "tcsexam orspace score-objectives --release {params.release:q} --predictions {input.predictions:q}"
-        " --workspaces {params.workspaces:q} --modes {params.modes} --output {output:q}"
+        " --workspaces {params.workspaces:q} --modes {params.modes} {params.extra} --output {output:q}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
 
 
@@ -148,4 +169,31 @@ rule orspace_effects:
     shell:
         "tcsexam orspace effects --model {wildcards.run} {params.args} --output {output.json:q}"
         " --html {output.html:q}"
+        " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
+
+
+# Across runs: Pass@1 and Explain per run, the interface and legacy-code effects, the Explain vs
+# Build/Revise correlation (also an item of `snakemake --report`).
+rule orspace_leaderboard:
+    input:
+        ORSPACE.leaderboard_inputs,
+    output:
+        json=f"{ORSPACE_OUT}/leaderboard.json",
+        html=report(
+            f"{ORSPACE_OUT}/leaderboard.html",
+            caption="../workflow/report/orspace_leaderboard.rst",
+            category="OR-Space",
+            labels={"table": "leaderboard across runs"},
+        ),
+    log:
+        f"{ORSPACE_OUT}/leaderboard.log",
+    conda:
+        "../envs/tcsexam.yaml"
+    threads: 1
+    resources:
+        **one_cpu_job(),
+    params:
+        args=ORSPACE.leaderboard_args,
+    shell:
+        "tcsexam orspace leaderboard {params.args} --output {output.json:q} --html {output.html:q}"
         " > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.orspace.release import WORKSPACE_ID, Mode, Release, _finite, _read_csv, parse_workspace_id
+from tcsexam.orspace.release import (
+    WORKSPACE_ID,
+    Mode,
+    Release,
+    _finite,
+    _read_csv,
+    find_workspace,
+    parse_workspace_id,
+)
 from tcsexam.records.digest import hash_file
 
 SCHEMA_VERSION = 1
@@ -163,7 +171,7 @@ def run_model(path: Path, workspace: Path, time_limit_s: float) -> dict[str, Any
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
     try:
         proc = subprocess.run(
-            [sys.executable, str(path), str(workspace)],
+            [sys.executable, str(path), str(Path(workspace).resolve())],
             cwd=path.parent,
             capture_output=True,
             text=True,
@@ -282,13 +290,16 @@ def audit_references(
     every_build_item: bool = False,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     jobs: int = 1,
+    workspaces_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The audit document: one item per disputed item, per item with models (and per Build item of
-    the oracle with `every_build_item`), or the `ids` given."""
-    models = discover_models(models_dir)
+    the oracle with `every_build_item`), or the `ids` given. Workspaces are looked up under
+    `workspaces_root` (release or staged layout), default the release."""
     build_ids = {w for w, o in release.oracle.items() if o.task_type == Mode.BUILD}
-    for wid in [*disputes, *models, *(ids or [])]:
+    # a models folder may serve several releases: the models of items this oracle lacks are not run
+    models = {w: files for w, files in discover_models(models_dir).items() if w in build_ids}
+    for wid in [*disputes, *(ids or [])]:
         if wid not in build_ids:
             raise InputError(f"{wid}: not a Build item of the release's oracle ({release.root})")
     for wid, dispute in disputes.items():
@@ -300,9 +311,9 @@ def audit_references(
     chosen = set(ids) if ids else {*disputes, *models, *(build_ids if every_build_item else ())}
     todo: list[tuple[Path, Path]] = []
     for wid in sorted(chosen):
-        workspace = release.workspace_dir(wid)
+        workspace = find_workspace(workspaces_root, wid) if workspaces_root else release.workspace_dir(wid)
         if wid in models and workspace is None:
-            raise InputError(f"{wid}: workspace not found under {release.root}")
+            raise InputError(f"{wid}: workspace not found under {workspaces_root or release.root}")
         todo += [(path, workspace) for path in models.get(wid, [])]
 
     def one(task: tuple[Path, Path]) -> dict[str, Any]:

@@ -128,6 +128,7 @@ def _register_scoring(sub) -> None:
         help="reference models: <DIR>/<workspace_id>/<reading>.py (references/orspace-models)",
     )
     p.add_argument("--disputes", type=Path, help="build_reference_disputes.csv (its items are always audited)")
+    p.add_argument("--workspaces", type=Path, help="where the Build workspaces are (default the release)")
     p.add_argument("--output", required=True, type=Path, help="audit JSON")
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these Build workspace ids")
     p.add_argument("--all", action="store_true", help="every Build item of the oracle (no_model where none)")
@@ -371,12 +372,14 @@ def _audit_references(args) -> int:
         time_limit_s=limit,
         jobs=args.jobs,
         progress=_progress,
+        workspaces_root=args.workspaces,
     )
     doc["inputs"] = {
         "release": str(args.release),
         "oracle": input_version(args.release / "evaluation" / "build_evaluation" / "reference_objectives.csv"),
         "disputes": input_version(args.disputes) if args.disputes else None,
         "models": str(args.models),
+        "workspaces": str(args.workspaces or args.release),
     }
     atomic_write_json(args.output, doc)
     counts = ", ".join(f"{k} {v}" for k, v in doc["verdicts"].items() if v)

@@ -52,7 +52,57 @@ class OrspaceRuns:
                 if self.has_explain(name, slug):
                     out.append(f"{self.out}/{name}/{slug}/explain.json")
             out.append(f"{self.out}/{name}/effects.html")
+        if self.runs:
+            out.append(f"{self.out}/leaderboard.html")
         return out
+
+    def audit(self, name: str) -> str | None:
+        """The reference audit of a run (`references` set), else None."""
+        refs = self.runs[name].get("references") or {}
+        return f"{self.out}/{name}/reference-audit.json" if refs.get("models") else None
+
+    def audit_args(self, wildcards) -> str:
+        run = self.run(wildcards)
+        refs = run.get("references") or {}
+        args = [
+            f"--release {shlex.quote(run['release'])}",
+            f"--models {shlex.quote(refs['models'])}",
+            f"--workspaces {shlex.quote(self.stage_source(run))}",
+            f"--time-limit {float(refs.get('time_limit_s', 300))}",
+        ]
+        if refs.get("disputes"):
+            args.append(f"--disputes {shlex.quote(refs['disputes'])}")
+        return " ".join(args)
+
+    def score_inputs(self, wildcards) -> dict[str, str]:
+        """What score-objectives waits for beside the predictions: the run's reference audit."""
+        audit = self.audit(wildcards.run)
+        return {"audit": audit} if audit else {}
+
+    def score_args(self, wildcards) -> str:
+        """score-objectives' options beyond the release and predictions: the disputes file and the
+        audit (the three pass-rate views), and attribution of the failures."""
+        run = self.run(wildcards)
+        refs = run.get("references") or {}
+        args = []
+        if refs.get("disputes"):
+            args.append(f"--disputes {shlex.quote(refs['disputes'])}")
+        if self.audit(wildcards.run):
+            args.append(f"--audit {shlex.quote(self.audit(wildcards.run))}")
+        if run.get("attribute", True):
+            args.append("--attribute")
+        return " ".join(args)
+
+    def leaderboard_inputs(self, wildcards=None) -> list[str]:
+        """Every run's objectives (and Explain scores) the leaderboard compares."""
+        return [t for t in self.targets() if t.endswith(("objectives.json", "explain.json"))]
+
+    def leaderboard_args(self, wildcards=None) -> str:
+        args = [f"--results {shlex.quote(self.out)}"]
+        for key in ("seed", "resamples"):
+            if key in self.bootstrap:
+                args.append(f"--{key} {int(self.bootstrap[key])}")
+        return " ".join(args)
 
     def workspaces(self, wildcards) -> str:
         """What runs under a condition: the condition's `workspaces` (the agent's work), else the

@@ -108,3 +108,22 @@ def test_a_leaking_release_fails_its_stage_rule(flow):
     log = (flow / "results" / "orspace" / "t" / "revise-all_filesystem_both" / "stage.log").read_text()
     assert "leakage audit" in log and "hint.md" in log
     assert not (flow / "results" / "orspace" / "t" / "revise-all_filesystem_both" / "predictions.jsonl").exists()
+
+
+def test_references_attribution_and_leaderboard_in_the_workflow(flow, project_root):
+    """With `references`, the run's Build references are audited once and every condition's
+    objectives carry the three pass-rate views; failures are attributed; the leaderboard compares."""
+    (flow / "c.yaml").write_text(
+        "orspace:\n  bootstrap: {seed: 3, resamples: 200}\n  runs:\n    t:\n      workspaces: subs\n      release: rel\n"
+        f"      modes: [build]\n      time_limit_s: 20\n      references: {{models: {project_root}/references/orspace-models}}\n"
+    )
+    proc = snakemake(flow, "--configfile", "c.yaml", "--cores", "1", "orspace_all")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = flow / "results" / "orspace"
+    audit = json.loads((out / "t" / "reference-audit.json").read_text())
+    assert [(i["workspace_id"], i["verdict"]) for i in audit["items"]] == [("or_space_101_build", "reproduced")]
+    summary = json.loads((out / "t" / "revise-all_filesystem_both" / "objectives.json").read_text())
+    assert summary["pass_rates"]["any_evidenced"]["passed"] == 1 and summary["inputs"]["audit"]["sha256"]
+    assert summary["attributions"]["execution"] == 1
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert [r["run"] for r in board["runs"]] == ["t"] and board["runs"][0]["modes"]["build"]["passed"] == 1
