@@ -87,4 +87,7 @@ def test_cost_page_in_a_browser(cost_run):
         assert re.search(r"no generation\s+20", missing.text)
         links = browserkit.wait(page, "#cost-attempts-table .tr-links a")
         assert any(a.text == "transcript" and a.get_attribute("href").endswith("logs/theorem.eval") for a in links)
+        browserkit.open_site(page, site, "#/model/beta")
+        card = browserkit.wait(page, "#model-cost")[0]
+        assert "unknown" in card.text and re.search(r"no generation\s+20", card.text)
         assert not browserkit.console_errors(page)

@@ -337,6 +337,7 @@
     var m = main(crumbs([['Leaderboard', '#/'], [name]]) + '<h1>' + esc(name) + ' ' + badge(r.status) + '</h1>' +
       '<div class="cards">' + '<div class="card big"><div class="label">Index</div><div class="value">' + num(r.index, 2) + '</div><div class="small">' + ci(r.index_ci95, 2) + '</div></div>' +
       RUN.meta.tracks.map(function (t) { return '<div class="card"><div class="label">' + esc(TRACK_NAMES[t]) + '</div><div class="value">' + num(r.track_means[t], 3) + '</div><div class="small">' + ci((r.track_ci95 || {})[t], 3) + '</div></div>'; }).join('') +
+      (r.cost ? '<div class="card" id="model-cost"><div class="label"><a href="' + href(['cost'], { model: name }) + '">Cost</a></div><div class="value">' + usd(r.cost.cost_usd) + '</div><div class="small">' + (r.cost.cost_usd == null ? missingText(r.cost) : 'per solved item ' + usd(r.cost.cost_per_solved_item)) + '</div></div>' : '') +
       '</div>' + reasons(r) + '<h2>Tasks</h2><div id="mt"></div>');
     var rows = [];
     RUN.meta.tracks.forEach(function (t) {
