@@ -10,12 +10,18 @@ The first `snakemake` is killed (SIGKILL, the whole process group) while the Sol
 held by the server, after the theorem's was finished; the rerun (`--rerun-incomplete`) asks the
 model nothing for the finished items and ends with a complete Index, every item judged by the
 evaluation's own rules (offline). The same generation then gives the online protocol's Index
-from the session's own judgment, with no model request and no candidate run."""
+from the session's own judgment, with no model request and no candidate run.
+
+A second cohort on the same server: a model that hands in a table of the published instances'
+answers (demo-memo's; the candidate scan and the twins flag it) and runs out of messages on the
+theorem (judged as what it left: 0), and one whose candidate only knows its development
+instances (good feedback, nothing on the evaluation instances)."""
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import json
 import os
 import re
@@ -34,7 +40,10 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "agents"))
 from agent_support import sandbox_config_or_skip  # noqa: E402
 from openai_server import Entry, ScriptedOpenAI, completion, tool_call  # noqa: E402
 
+from tcsexam.agents.track_solver import dev_instances  # noqa: E402
 from tcsexam.proofs import coq  # noqa: E402
+from tcsexam.records.digest import hash_file  # noqa: E402
+from tcsexam.tasks import load_task  # noqa: E402
 
 pytestmark = pytest.mark.slow
 CONFIG = "agents-tracks.yaml"
@@ -235,3 +244,103 @@ def test_an_endpoint_to_an_index_in_one_snakemake_run_killed_and_resumed(tmp_pat
         assert table[SOLVER]["solver_protocol"] == "online"
         ingested = json.loads((ws / ONLINE / "solver" / "scripted" / SOLVER / "1" / "records.json").read_text())
         assert [r["A"] for r in ingested] == [r["A"] for r in offline_records]  # one candidate, judged twice apart
+
+
+# ---- models that game the development set, memorise the published answers, run out of budget -----
+
+MEMO = ROOT / "solvers" / "demo-memo" / SOLVER / "1"
+
+
+def overfit_candidate(dev_hashes: list[str]) -> str:
+    """Good on the development instances it saw (keyed on their sha256), nothing elsewhere."""
+    return (
+        "import hashlib, sys\n"
+        f"SEEN = {sorted(dev_hashes)!r}\n"
+        "data = open(sys.argv[1], 'rb').read()\n"
+        "n = int(data.split()[0])\n"
+        "seen = hashlib.sha256(data).hexdigest() in SEEN\n"
+        "open(sys.argv[2], 'w').write(' '.join(str(v % 2 if seen else 0) for v in range(n)) + '\\n')\n"
+    )
+
+
+class Cohort(Model):
+    """Two scripted models on one server, told apart by the request's model name: `memoriser`
+    hands in demo-memo's table of the published instances' answers (their reference certificates)
+    and runs out of messages on the theorem; `overfitter` hands in a candidate that only knows its development instances."""
+
+    def __init__(self, dev_hashes: list[str]):
+        super().__init__()
+        self.by_model = {
+            "memoriser": {
+                SOLVER: [
+                    _edit("submission/solver.yaml", (MEMO / "solver.yaml").read_text()),
+                    _edit("submission/solve.py", (MEMO / "solve.py").read_text()),
+                    _edit("submission/answers.py", (MEMO / "answers.py").read_text()),
+                    ("run_dev", {}),
+                    ("submit", {"answer": "a table"}),
+                ],
+                THEOREM: [_edit("submission/proof.v", WRONG_PROOF), *[("bash", {"command": "ls"})] * 20],
+            },
+            "overfitter": {
+                SOLVER: [
+                    _edit("submission/solver.yaml", SOLVER_YAML),
+                    _edit("submission/solve.py", overfit_candidate(dev_hashes)),
+                    ("run_dev", {}),
+                    ("submit", {"answer": "tuned on dev"}),
+                ],
+                THEOREM: scripts()[THEOREM],
+            },
+        }
+
+    def __call__(self, body: dict) -> Entry:
+        name = body.get("model", "?")
+        self.scripts = self.by_model[name]
+        entry = super().__call__(body)
+        item = self.asked[-1]
+        self.tool_results[(name, item)] = self.tool_results.pop(item)
+        return entry
+
+
+def test_overfitting_memorising_and_a_spent_budget_are_judged_as_what_they_left(tmp_path):
+    task = load_task(ROOT / "config" / "test" / "tasks" / f"{SOLVER}.yaml")
+    dev = [hashlib.sha256(data).hexdigest() for data in dev_instances(task, 2).values()]
+    assert not set(dev) & {hash_file(i.path) for i in task.instances}
+    model = Cohort(dev)
+    with ScriptedOpenAI(route=model) as server:
+        ws = workspace(tmp_path / "ws", server.base_url)
+        config = yaml.safe_load((ws / CONFIG).read_text())
+        endpoint = config["agents"]["models"].pop("scripted")
+        config["agents"]["models"] = {
+            "memoriser": {**endpoint, "model": "memoriser", "limits": {"messages": 12}},
+            "overfitter": {**endpoint, "model": "overfitter"},
+        }
+        config["agents"]["tcsexam"]["tracks"] = ["solver", "theorem"]
+        config["models"] = [{"name": "memoriser"}, {"name": "overfitter"}]
+        config["allow_missing"] = True  # the construction and the conjecture are not generated here
+        config["twins"] = {"seed": 3}
+        (ws / CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
+        snakemake(ws, "--cores", "2", "--configfile", CONFIG, timeout=1500)
+
+    index = json.loads((ws / OFFLINE / "index.json").read_text())
+    rows = {(r["model"], r["item"]): r for r in csv.DictReader(open(ws / OFFLINE / "attempts.csv"))}
+
+    # the published answers: the candidate scan and the twins flag them
+    memo = index["models"]["memoriser"]
+    issues = {i["reason"]: i for i in memo["issues"]}
+    assert issues["hardcoded_answers_suspected"]["tasks"] == [SOLVER]
+    assert {f["file"] for f in memo["candidate_scan"]["findings"]} == {"answers.py"}
+    twins = index["twins"]["models"]["memoriser"][SOLVER]
+    assert twins["flagged"] and issues["memorisation_suspected"]["tasks"] == [SOLVER], twins
+    assert twins["original"] > twins["twin"]  # the table answers the originals only
+
+    # the budget: the theorem session ended on its message limit, judged as what it left (0)
+    record = json.loads((ws / SOLVERS.replace("scripted", "memoriser") / THEOREM / "1" / "generation.json").read_text())
+    assert record["stop_reason"] == "message_limit"
+    assert rows[("memoriser", THEOREM)]["score_status"] == "valid" and float(rows[("memoriser", THEOREM)]["score"]) == 0
+
+    # overfitting: its development feedback was good, the evaluation instances score nothing
+    runs = [t for t in model.tool_results[("overfitter", SOLVER)] if t.startswith("run ")]
+    assert runs and runs[-1].count(": ok value ") == 2 and "relative score" in runs[-1]
+    assert rows[("overfitter", SOLVER)]["score_status"] == "valid" and float(rows[("overfitter", SOLVER)]["score"]) == 0
+    assert "hardcoded_answers_suspected" not in {i["reason"] for i in index["models"]["overfitter"]["issues"]}
+    assert float(rows[("overfitter", THEOREM)]["score"]) == 1.0
