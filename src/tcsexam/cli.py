@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
     "tcsexam.twins.cli",  # twins make|translate, scan-candidate
     "tcsexam.doctor.cli",  # doctor (what works here)
+    "tcsexam.campaign.cli",  # plan (a campaign's core-hours, submissions, wall time)
 )
 
 

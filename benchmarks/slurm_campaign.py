@@ -1,0 +1,223 @@
+"""A workflow run on a SLURM cluster, measured, against `tcsexam plan`'s estimate of it.
+
+Runs the config with the SLURM profile (and CI's overlay) in a fresh workspace on the cluster's
+shared folder (or reads a finished one: --workspace), then takes from the controller (squeue; the
+test cluster keeps finished jobs for MinJobAge) each job's submit, start and end, and from the
+results each job's work (the records' and verdicts' wall_s), and prints:
+
+- submissions, wall time; Snakemake's start (its log's first line to the first submission) and the
+  tail (the last cluster job's end to the workflow's end);
+- per job kind: the job's length beyond its work (median, mean) and the queue (submit to start);
+- `tcsexam plan`'s estimate for the same config and cluster, with the overheads given (the
+  planner's defaults unless --job-overhead/--startup/--tail/--queue), and the ratio measured /
+  estimated.
+
+    SLURM_CONF=/etc/tcsexam-cluster/slurm.conf .venv/bin/python benchmarks/slurm_campaign.py \
+        --cluster /etc/tcsexam-cluster/cluster.json [--configfile config/test/config.yaml] [--jobs 4]
+        [--workspace DIR] [--nodes N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "src"))
+
+from tcsexam.campaign import planner  # noqa: E402
+
+RULE_KIND = {
+    "run": planner.JobKind.SOLVER,
+    "construction_run": planner.JobKind.CONSTRUCTION,
+    "proof_check": planner.JobKind.PROOF,
+}
+
+
+def run_workflow(ws: Path, configfile: str, jobs: int) -> tuple[float, float]:
+    from test_workflow import SNAKEMAKE, _env
+
+    env = _env(ws)
+    env["SLURM_CONF"] = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
+    argv = [SNAKEMAKE, "--profile", "workflow/profiles/slurm", "--workflow-profile", "workflow/profiles/slurm-ci"]
+    start = time.time()
+    proc = subprocess.run(
+        [*argv, "--configfile", configfile, "--jobs", str(jobs)], cwd=ws, env=env, capture_output=True, text=True
+    )
+    end = time.time()
+    if proc.returncode != 0:
+        sys.exit(f"snakemake failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return start, end
+
+
+def slurm_jobs(ws: Path) -> list[dict]:
+    ids = set()
+    for log in (ws / ".snakemake" / "log").glob("*.log"):
+        ids.update(re.findall(r"submitted with SLURM jobid (\d+)", log.read_text(errors="replace")))
+    out = subprocess.run(
+        ["squeue", "--noheader", "--states=all", f"--jobs={','.join(sorted(ids))}", "--format=%i|%V|%S|%e|%N|%T|%k"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    jobs = []
+    for line in out.stdout.splitlines():
+        job, submit, start, end, node, state, comment = line.split("|", 6)
+        m = re.fullmatch(r"rule_(\w+?)_wildcards_(.+)_([^_]+)_(\d+)", comment)
+        if not m or m.group(1) not in RULE_KIND:
+            continue
+        ts = [datetime.fromisoformat(t).timestamp() for t in (submit, start, end)]
+        jobs.append(
+            {
+                "id": job,
+                "kind": RULE_KIND[m.group(1)],
+                "model": m.group(2),
+                "item": m.group(3),
+                "attempt": m.group(4),
+                "submit": ts[0],
+                "start": ts[1],
+                "end": ts[2],
+                "node": node,
+                "state": state,
+            }
+        )
+    return jobs
+
+
+def job_work(ws: Path, out: str, job: dict) -> float:
+    folder = ws / out / job["kind"] / job["model"] / job["item"] / job["attempt"]
+    if job["kind"] == planner.JobKind.PROOF:
+        return float(json.loads((folder / "verdict.json").read_text()).get("wall_s") or 0.0)
+    return sum(float(r.get("wall_s") or 0.0) for r in json.loads((folder / "records.json").read_text()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cluster", required=True, help="the cluster description (.ci/start-slurm-cluster.sh writes one)")
+    ap.add_argument(
+        "--configfile", default="config/test/config.yaml", help="relative: the workspace's; absolute: copied into it"
+    )
+    ap.add_argument("--jobs", type=int, default=4, help="Snakemake's --jobs")
+    ap.add_argument("--workspace", help="a finished workspace to read instead of running")
+    ap.add_argument("--nodes", type=int, help="nodes the run had (default: the description's)")
+    ap.add_argument("--job-overhead", type=float)
+    ap.add_argument("--ray-start", type=float)
+    ap.add_argument("--startup", type=float)
+    ap.add_argument("--tail", type=float)
+    ap.add_argument("--queue", type=float)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    desc = json.loads(Path(args.cluster).read_text())
+    if args.workspace:
+        ws = Path(args.workspace)
+        logs = sorted((ws / ".snakemake" / "log").glob("*.log"))
+        t0 = datetime.strptime(logs[0].name.split(".")[0], "%Y-%m-%dT%H%M%S").timestamp()
+        t1 = max(p.stat().st_mtime for p in logs)
+    else:
+        from test_workflow import make_workspace
+
+        ws = make_workspace(Path(tempfile.mkdtemp(prefix="slurm-campaign-", dir=desc["shared"])) / "ws")
+        if os.path.isabs(args.configfile):
+            shutil.copy2(args.configfile, ws / "config" / "benchmark.yaml")
+            args.configfile = "config/benchmark.yaml"
+        t0, t1 = run_workflow(ws, args.configfile, args.jobs)
+    config = planner.load_config(ws / args.configfile, ws)
+    out = f"{config['results_dir']}/{config['suite']}/{config.get('protocol', 'offline')}"
+    jobs = [j for j in slurm_jobs(ws) if j["state"] == "COMPLETED"]
+    for j in jobs:
+        j["work"] = job_work(ws, out, j)
+        j["over"] = j["end"] - j["start"] - j["work"]
+    kinds = {}
+    for kind in planner.JobKind:
+        mine = [j for j in jobs if j["kind"] == kind]
+        if mine:
+            kinds[kind.value] = {
+                "jobs": len(mine),
+                "overhead_median_s": statistics.median(j["over"] for j in mine),
+                "overhead_mean_s": statistics.fmean(j["over"] for j in mine),
+                "queue_mean_s": statistics.fmean(j["start"] - j["submit"] for j in mine),
+            }
+    # the queue as the planner means it: a core coming free (or the submission, if later) to the
+    # next job starting on that node
+    gaps, last_on = [], {}
+    for j in sorted(jobs, key=lambda j: j["start"]):
+        prev = last_on.get(j["node"])
+        gaps.append(j["start"] - (j["submit"] if prev is None else max(j["submit"], prev)))
+        last_on[j["node"]] = j["end"]
+    others = [j["over"] for j in jobs if j["kind"] != planner.JobKind.SOLVER]
+    solver = [j["over"] for j in jobs if j["kind"] == planner.JobKind.SOLVER]
+    job_s = statistics.median(others) if others else None
+    ray_s = statistics.median(solver) - job_s if solver and job_s is not None else None
+    first_submit = min(j["submit"] for j in jobs)
+    last_end = max(j["end"] for j in jobs)
+    measured = {
+        "wall_s": t1 - t0,
+        "submissions": len(jobs),
+        "startup_s": first_submit - t0,
+        "schedule_s": last_end - first_submit,
+        "tail_s": t1 - last_end,
+        "nodes_used": sorted({j["node"] for j in jobs}),
+        "overhead_mean_s": statistics.fmean(j["over"] for j in jobs),
+        "job_overhead_s": job_s,
+        "ray_s": ray_s,
+        "queue_s": statistics.median(gaps),
+        "kinds": kinds,
+    }
+    cluster = planner.Cluster.from_file(args.cluster, nodes=args.nodes, queue_s=args.queue, max_jobs=args.jobs)
+    given = {"job_s": args.job_overhead, "ray_s": args.ray_start, "startup_s": args.startup, "tail_s": args.tail}
+    overheads = planner.Overheads(**{k: v for k, v in given.items() if v is not None})
+    timings = planner.Timings([ws / config["results_dir"]])
+    est = planner.estimate(planner.campaign_jobs(config, root=ws, timings=timings), cluster, overheads)
+    report = {
+        "workspace": str(ws),
+        "measured": measured,
+        "estimate": {
+            "wall_s": est.wall_s,
+            "schedule_s": est.schedule_s,
+            "submissions": est.submissions,
+            "core_hours": est.core_hours,
+            "overheads": est.overheads,
+            "cluster": est.cluster,
+        },
+        "ratio_measured_to_estimate": measured["wall_s"] / est.wall_s,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        m = measured
+        print(f"workspace {ws}")
+        print(
+            f"measured: {m['submissions']} submissions on {', '.join(m['nodes_used'])}; wall {m['wall_s']:.0f} s = "
+            f"start {m['startup_s']:.0f} + jobs {m['schedule_s']:.0f} + tail {m['tail_s']:.0f}"
+        )
+        print(
+            f"  per job beyond its work: {m['job_overhead_s']:.1f} s (construction, proof: median), "
+            f"+{m['ray_s']:.1f} s for a Solver job (its Ray); a free core to the next job's start {m['queue_s']:.1f} s"
+        )
+        for kind, k in kinds.items():
+            print(
+                f"  {kind}: {k['jobs']} jobs, beyond their work median {k['overhead_median_s']:.1f} s, "
+                f"mean {k['overhead_mean_s']:.1f} s; queue {k['queue_mean_s']:.1f} s"
+            )
+        print(
+            f"estimate: wall {est.wall_s:.0f} s = start {est.overheads['startup_s']:g} + jobs {est.schedule_s:.0f} "
+            f"+ tail {est.overheads['tail_s']:g} (job overhead {est.overheads['job_s']:g} s, Ray {est.overheads['ray_s']:g} s, "
+            f"queue {cluster.queue_s:g} s)"
+        )
+        print(f"ratio measured / estimate: {report['ratio_measured_to_estimate']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""`tcsexam plan` (tcsexam.campaign.planner): the schedule, the timings' sources, the jobs of a real
+config, the cluster description, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcsexam.campaign.planner import (
+    Cluster,
+    Job,
+    JobKind,
+    Overheads,
+    Timings,
+    TimingSource,
+    campaign_jobs,
+    estimate,
+    load_config,
+    schedule,
+)
+from tcsexam.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[3]
+TINY = ROOT / "config" / "test" / "config.yaml"
+NONE = Overheads(job_s=0, ray_s=0, startup_s=0, tail_s=0)
+
+
+def _job(work: float, threads: int = 1, kind: JobKind = JobKind.SOLVER) -> Job:
+    return Job(kind, "m", "t", "1", 1, work, threads, TimingSource.MEASURED)
+
+
+def test_equal_jobs_fill_every_core_and_pay_the_queue_per_submission():
+    jobs = [_job(10) for _ in range(8)]
+    assert schedule(jobs, Cluster(nodes=2, cores_per_node=2, queue_s=0), NONE) == 20
+    assert schedule(jobs, Cluster(nodes=2, cores_per_node=2, queue_s=1), NONE) == 22
+    assert schedule(jobs, Cluster(nodes=4, cores_per_node=2, queue_s=0), NONE) == 10
+    # a job's overhead lengthens each job; --jobs 1 runs them one after another
+    assert schedule(jobs, Cluster(nodes=2, cores_per_node=2, queue_s=0), Overheads(job_s=5, ray_s=0)) == 30
+    # a Solver job also starts its own Ray; the others do not
+    assert _job(10).length_s(Overheads(job_s=5, ray_s=3)) == 18
+    assert _job(10, kind=JobKind.PROOF).length_s(Overheads(job_s=5, ray_s=3)) == 15
+    assert schedule(jobs, Cluster(nodes=2, cores_per_node=2, queue_s=0, max_jobs=1), NONE) == 80
+
+
+def test_longest_first_and_multi_thread_jobs_hold_their_cores():
+    # 30 + 10 + 10 + 10 on 2 cores: the long one alone, the short ones beside it
+    assert schedule([_job(10), _job(30), _job(10), _job(10)], Cluster(1, 2, 0), NONE) == 30
+    # a 2-thread job of 40 s of work takes 20 s and both cores of its node
+    assert schedule([_job(40, threads=2), _job(20, threads=2)], Cluster(1, 2, 0), NONE) == 30
+    assert schedule([_job(40, threads=2), _job(20, threads=2)], Cluster(2, 2, 0), NONE) == 20
+
+
+def test_estimate_counts_core_hours_held_and_the_ideal():
+    jobs = [_job(3600), _job(1800, threads=2, kind=JobKind.PROOF)]
+    est = estimate(
+        jobs, Cluster(nodes=1, cores_per_node=2, queue_s=0), Overheads(job_s=36, ray_s=0, startup_s=10, tail_s=20)
+    )
+    assert est.submissions == 2 and est.jobs_by_kind == {"solver": 1, "proof": 1}
+    assert est.ideal_core_hours == pytest.approx(1.5)
+    # held: (3600 + 36) x 1 core + (900 + 36) x 2 cores
+    assert est.core_hours == pytest.approx((3636 + 2 * 936) / 3600)
+    assert est.wall_s == pytest.approx(10 + est.schedule_s + 20)
+    assert est.ideal_wall_s == pytest.approx(5400 / 2)
+
+
+def test_timings_come_from_records_and_verdicts_else_the_limit(tmp_path):
+    att = tmp_path / "solver" / "m" / "sat" / "1"
+    att.mkdir(parents=True)
+    (att / "records.json").write_text(
+        json.dumps([{"task": "sat", "instance": "a", "wall_s": 2.0}, {"task": "sat", "instance": "b", "wall_s": 4.0}])
+    )
+    other = tmp_path / "solver" / "m" / "sat" / "2"
+    other.mkdir(parents=True)
+    (other / "records.json").write_text(json.dumps([{"task": "sat", "instance": "a", "wall_s": 6.0}]))
+    proof = tmp_path / "proof" / "m" / "thm" / "1"
+    proof.mkdir(parents=True)
+    (proof / "verdict.json").write_text(json.dumps({"item": "thm", "wall_s": 1.5}))
+    t = Timings([tmp_path])
+    assert t.work("sat", ["a", "b"], 60) == (4.0 + 4.0, TimingSource.MEASURED)  # median of a: 2 and 6
+    assert t.work("sat", ["a", "c"], 60) == (4.0 + 4.0, TimingSource.PARTLY_MEASURED)  # c at the task's mean
+    assert t.work("tsp", ["x", "y"], 60) == (120, TimingSource.LIMIT)
+    assert t.work("thm", [""], 20) == (1.5, TimingSource.MEASURED)
+
+
+def test_the_tiny_config_plans_its_workflows_cluster_jobs():
+    config = load_config(TINY, ROOT)
+    jobs = campaign_jobs(config, root=ROOT)
+    kinds = {k: sum(j.kind == k for j in jobs) for k in JobKind}
+    # what `snakemake -n` submits for it: 10 run, 10 construction_run, 20 proof_check
+    assert kinds == {JobKind.SOLVER: 10, JobKind.CONSTRUCTION: 10, JobKind.PROOF: 20}
+    assert {j.model for j in jobs} == {"demo-fast", "demo-weak"}
+    solver = [j for j in jobs if j.kind == JobKind.SOLVER]
+    assert all(j.instances == 2 and j.source == TimingSource.LIMIT for j in solver)
+    # a hypothetical campaign: 20 models x 3 attempts
+    big = campaign_jobs(config, root=ROOT, models=20, attempts=3)
+    assert len(big) == 20 * 3 * 20 and len({j.model for j in big}) == 20
+
+
+def test_cluster_description_as_the_test_cluster_writes_it(tmp_path):
+    desc = tmp_path / "cluster.json"
+    desc.write_text(json.dumps({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}], "cores_per_node": 4}))
+    assert Cluster.from_file(desc) == Cluster(nodes=3, cores_per_node=4)
+    assert Cluster.from_file(desc, nodes=40, queue_s=30.0).nodes == 40
+    desc.write_text(json.dumps({"nodes": 2, "cores_per_node": "many"}))
+    with pytest.raises(InputError, match="cores_per_node must be a whole number"):
+        Cluster.from_file(desc)
+    with pytest.raises(InputError, match="must be >= 1"):
+        Cluster(nodes=0, cores_per_node=2)
+
+
+def _tcsexam(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tcsexam", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_prints_the_estimate_and_refuses_a_missing_cluster_in_one_line():
+    out = _tcsexam("plan", "--configfile", str(TINY), "--nodes", "2", "--cores-per-node", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    est = json.loads(out.stdout)
+    assert est["submissions"] == 40 and est["cores"] == 2 and est["wall_s"] > est["schedule_s"]
+    text = _tcsexam("plan", "--configfile", str(TINY), "--nodes", "40", "--cores-per-node", "16", "--models", "20")
+    assert text.returncode == 0, text.stderr
+    assert "submissions: 400" in text.stdout and "core-hours:" in text.stdout and "wall time:" in text.stdout
+    bad = _tcsexam("plan", "--configfile", str(TINY))
+    assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
+    assert "--cluster FILE, or --nodes and --cores-per-node" in bad.stderr
