@@ -11,7 +11,8 @@ import pytest
 
 from tcsexam.agents.accounting import GenerationRecord, StopReason, write_generation
 from tcsexam.cli import main
-from tcsexam.scoring.cost import pareto_front
+from tcsexam.scoring.cost import SOLVED_AT, pareto_front
+from tcsexam.suites import TRACKS
 from tcsexam.scoring.generation import CostMissing, read_generation_table
 
 
@@ -134,6 +135,10 @@ def test_index_cost_section_totals_per_track_and_pareto(h, tmp_path, lite):
 
     assert data["cost"]["pareto_front"] == ["cheap"]  # same Index, lower cost; partial has no cost
     assert data["cost"]["solved_at"] == {"theorem": 1.0, "solver": 0.5, "construction": 1.0, "open_conjecture": 1.0}
+
+
+def test_every_track_has_a_solved_bar():
+    assert set(SOLVED_AT) == set(TRACKS)
 
 
 def test_pareto_front():
