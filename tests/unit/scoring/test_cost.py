@@ -12,8 +12,8 @@ import pytest
 from tcsexam.agents.accounting import GenerationRecord, StopReason, write_generation
 from tcsexam.cli import main
 from tcsexam.scoring.cost import SOLVED_AT, pareto_front
-from tcsexam.suites import TRACKS
 from tcsexam.scoring.generation import CostMissing, read_generation_table
+from tcsexam.suites import TRACKS
 
 
 def _record(item: str, *, cost: float | None, tokens=(1000, 200), checks=2, run_dir: Path | None = None):
