@@ -29,6 +29,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.orspace.explain import mean_label
 from tcsexam.orspace.objectives import RESULT_MODES, failure_table
+from tcsexam.orspace.scoring_views import PassRateView
 from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, interval, task_rng
 
 SCHEMA_VERSION = 1
@@ -74,10 +75,10 @@ def _objective_part(model: str, slug: str, summary: dict[str, Any], seed: int, r
 def _views(rows: list[dict[str, Any]], item: str, seed: int, resamples: int) -> dict[str, Any]:
     """Pass@1 with the disputed items left out and accepting any evidenced answer (rows scored
     with --disputes / --audit, `scoring_views`), each with its interval; None without its input."""
-    out: dict[str, Any] = {"disputed_left_out": None, "any_evidenced": None}
+    out: dict[str, Any] = {PassRateView.DISPUTED_LEFT_OUT: None, PassRateView.ANY_EVIDENCED: None}
     if rows and all(r.get("disputed") is not None for r in rows):
         kept = np.array([float(r["passed"]) for r in rows if not r["disputed"]])
-        out["disputed_left_out"] = {
+        out[PassRateView.DISPUTED_LEFT_OUT] = {
             "n": int(kept.size),
             "passed": int(kept.sum()),
             "pass_at_1": float(kept.mean()) if kept.size else None,
@@ -85,7 +86,7 @@ def _views(rows: list[dict[str, Any]], item: str, seed: int, resamples: int) -> 
         }
     if rows and all(r.get("passed_any_evidenced") is not None for r in rows):
         ok = np.array([float(r["passed_any_evidenced"]) for r in rows])
-        out["any_evidenced"] = {
+        out[PassRateView.ANY_EVIDENCED] = {
             "n": int(ok.size),
             "passed": int(ok.sum()),
             "pass_at_1": float(ok.mean()),
@@ -197,7 +198,7 @@ def render_html(doc: dict[str, Any]) -> str:
     )
     for slug, c in doc["conditions"].items():
         for mode, m in c["modes"].items():
-            left, any_ok = m.get("disputed_left_out"), m.get("any_evidenced")
+            left, any_ok = m.get(PassRateView.DISPUTED_LEFT_OUT), m.get(PassRateView.ANY_EVIDENCED)
             left_cell = f"{_fmt(left['pass_at_1'], left['ci95'])} ({left['n']})" if left else "n/a"
             any_cell = _fmt(any_ok["pass_at_1"], any_ok["ci95"]) if any_ok else "n/a"
             out.append(

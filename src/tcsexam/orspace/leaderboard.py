@@ -33,11 +33,12 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.orspace.conditions import Condition
 from tcsexam.orspace.effects import _mean_ci, _paired, _views
+from tcsexam.orspace.release import OBJECTIVE_MODES
 from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, interval, task_rng
 
 SCHEMA_VERSION = 1
 HEADLINE = Condition().slug
-MODES = ("build", "revise")
+MODES = OBJECTIVE_MODES
 
 
 def load_results(folder: Path) -> dict[str, dict[str, dict[str, Any]]]:

@@ -15,6 +15,7 @@ The disputes file and the audit are inputs whose versions (sha256) are written i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,13 @@ from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.release import Release
 from tcsexam.records.digest import hash_file
 
-VIEWS = ("as_released", "disputed_left_out", "any_evidenced")
+
+class PassRateView(StrEnum):
+    """The three ways a Build/Revise pass rate is reported (`pass_rates` keys)."""
+
+    AS_RELEASED = "as_released"
+    DISPUTED_LEFT_OUT = "disputed_left_out"
+    ANY_EVIDENCED = "any_evidenced"
 
 
 def input_version(path: str | Path) -> dict[str, str]:
@@ -131,25 +138,25 @@ def add_pass_rate_views(summary: dict[str, Any], evidence: ReferenceEvidence | N
                 else None
             )
             row["passed_any_evidenced"], row["evidenced_match"] = match is not None, match
-    views: dict[str, Any] = {"as_released": _rate(rows, "passed")}
+    views: dict[str, Any] = {PassRateView.AS_RELEASED: _rate(rows, "passed")}
     if evidence.disputed is None:
-        views["disputed_left_out"] = None
+        views[PassRateView.DISPUTED_LEFT_OUT] = None
     else:
         kept = [r for r in rows if not r["disputed"]]
-        views["disputed_left_out"] = {
+        views[PassRateView.DISPUTED_LEFT_OUT] = {
             **_rate(kept, "passed"),
             "left_out": sorted(r["workspace_id"] for r in rows if r["disputed"]),
         }
     if evidence.answers is None:
-        views["any_evidenced"] = None
+        views[PassRateView.ANY_EVIDENCED] = None
     else:
-        views["any_evidenced"] = {
+        views[PassRateView.ANY_EVIDENCED] = {
             **_rate(rows, "passed_any_evidenced"),
             "rescued": sorted(r["workspace_id"] for r in rows if r["passed_any_evidenced"] and not r["passed"]),
             "items_with_evidence": sum(1 for r in rows if len(evidence.answers.get(r["workspace_id"], ())) > 1),
         }
     summary["pass_rates"] = views
-    summary["pass_at_1_disputed_left_out"] = (views["disputed_left_out"] or {}).get("pass_at_1")
-    summary["pass_at_1_any_evidenced"] = (views["any_evidenced"] or {}).get("pass_at_1")
+    summary["pass_at_1_disputed_left_out"] = (views[PassRateView.DISPUTED_LEFT_OUT] or {}).get("pass_at_1")
+    summary["pass_at_1_any_evidenced"] = (views[PassRateView.ANY_EVIDENCED] or {}).get("pass_at_1")
     summary["inputs"] = evidence.inputs
     return summary

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.orspace.audit import AuditVerdict, audit_references, discover_models, load_disputes, model_header
+from tcsexam.orspace.audit import (
+    AuditVerdict,
+    audit_references,
+    discover_models,
+    load_disputes,
+    model_header,
+    run_model,
+)
 from tcsexam.orspace.effects import condition_effects, render_html
 from tcsexam.orspace.objectives import score_objectives
 from tcsexam.orspace.release import load_release
@@ -104,21 +111,23 @@ def test_audit_finds_each_verdict_and_agreement(constructed):
 def test_a_failing_model_is_a_record_and_a_probe_is_no_evidence(constructed):
     folder = constructed["models"] / "or_space_902_build"
     (folder / "crash.py").write_text('READING = "crashes"\nraise SystemExit("model broke")\n')
-    (folder / "hang.py").write_text('import time\nREADING = "hangs"\ntime.sleep(60)\n')
-    (folder / "probe.py").write_text(
-        LP_MODEL.format(reading="probe", cat="Integer")
-        .replace('READING = "probe"', 'READING = "probe"\nEVIDENCE = False')
-        .replace("10 * x", "99 * x")
-    )
+    probe = LP_MODEL.format(reading="probe", cat="Integer")
+    probe = probe.replace('READING = "probe"', 'READING = "probe"\nEVIDENCE = False').replace("10 * x", "99 * x")
+    (folder / "probe.py").write_text(probe)
     release = load_release(constructed["release"], ("build",))
-    doc = audit_references(release, constructed["models"], {}, ids=["or_space_902_build"], time_limit_s=3, jobs=2)
+    doc = audit_references(release, constructed["models"], {}, ids=["or_space_902_build"], jobs=2)
     (item,) = doc["items"]
     models = {Path(m["file"]).name: m for m in item["models"]}
     assert models["crash.py"]["status"] == "Error" and "model broke" in models["crash.py"]["message"]
-    assert models["hang.py"]["status"] == "Timeout" and models["hang.py"]["objective"] is None
     assert models["probe.py"]["evidence"] is False and models["probe.py"]["objective"] == pytest.approx(297)
-    assert item["verdict"] == "reproduced"  # the failures and the probe do not count
+    assert item["verdict"] == "reproduced"  # the failure and the probe do not count
     assert item["evidenced_answers"] == pytest.approx([30])
+
+
+def test_a_hanging_model_times_out(tmp_path):
+    (tmp_path / "hang.py").write_text('import time\nREADING = "hangs"\ntime.sleep(600)\n')
+    out = run_model(tmp_path / "hang.py", tmp_path, time_limit_s=1)
+    assert out["status"] == "Timeout" and out["objective"] is None
 
 
 def test_pass_rates_three_ways(constructed, tmp_path):
