@@ -145,6 +145,7 @@ def cost_figure(plt, run: RunData):
         costs = [c for _, c in known]
         if min(costs) > 0 and max(costs) / min(costs) > 20:
             ax.set_xscale("log")
+        ax.margins(x=0.15, y=0.15)  # room for the labels
         ax.set_xlabel("cost of the adopted attempts (USD)")
         ax.set_ylabel("Index")
         ax.grid(alpha=0.3)

@@ -704,7 +704,8 @@
       var on = front.indexOf(r.model) >= 0;
       s += '<g class="pt' + (on ? ' on-front' : '') + '" data-model="' + esc(r.model) + '" data-cost="' + r.cost.cost_usd + '" data-index="' + r.index + '">' +
         '<circle cx="' + X(r.cost.cost_usd) + '" cy="' + Y(r.index) + '" r="5"><title>' + esc(r.model) + ': Index ' + r.index.toFixed(2) + ', $' + r.cost.cost_usd.toFixed(4) + '</title></circle>' +
-        '<text x="' + (X(r.cost.cost_usd) + 7) + '" y="' + (Y(r.index) - 6) + '" class="lbl">' + esc(r.model) + '</text></g>';
+        (X(r.cost.cost_usd) > w - 120 ? '<text x="' + (X(r.cost.cost_usd) - 7) + '" text-anchor="end"' : '<text x="' + (X(r.cost.cost_usd) + 7) + '"') +
+        ' y="' + (Y(r.index) - 6) + '" class="lbl">' + esc(r.model) + '</text></g>';
     });
     return s + '</svg>';
   }
