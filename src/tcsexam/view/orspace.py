@@ -1,7 +1,7 @@
-"""The explorer's OR-Space part: per run and stage condition the judged rows
-(<dir>/<run>/<condition>/objectives.json and explain.json) and, for the rows an agent generated
-(tcsexam agents generate, docs/agents.md), how the generation stopped and links to its record and
-transcript."""
+"""The explorer's OR-Space part: the leaderboard across runs (<dir>/leaderboard.json); per run and
+stage condition the judged rows (<dir>/<run>/<condition>/objectives.json and explain.json) and,
+for the rows an agent generated (tcsexam agents generate, docs/agents.md), how the generation
+stopped and links to its record and transcript."""
 
 from __future__ import annotations
 
@@ -41,7 +41,44 @@ def collect_orspace(folder: Path | None, site: Path) -> list[dict[str, Any]]:
                 "file": _link(path, site),
             }
         )
+    board = folder / "leaderboard.json"
+    if board.is_file():
+        out.insert(0, _leaderboard(board, site))
     return out
+
+
+def _leaderboard(path: Path, site: Path) -> dict[str, Any]:
+    """The OR-Space leaderboard (tcsexam orspace leaderboard) as one explorer table: a row per run
+    (its `workspace_id` is the run, so the table's click shows the run's details)."""
+    data = read_json(path, "OR-Space leaderboard")
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        raise InputError(f"{path}: an OR-Space leaderboard must be a JSON object with runs")
+    rows = []
+    for run in data["runs"]:
+        modes = run.get("modes") or {}
+        effects = {f"interface_{e['mode']}": e.get("difference") for e in run.get("interface_effect") or []}
+        effects.update({e["kind"]: e.get("difference") for e in run.get("legacy_code_effect") or []})
+        rows.append(
+            {
+                "workspace_id": run["run"],
+                "condition": run.get("condition"),
+                **{f"{m}_pass_at_1": (modes.get(m) or {}).get("pass_at_1") for m in ("build", "revise")},
+                "explain_mean": (run.get("explain") or {}).get("mean_score"),
+                **effects,
+                "attributions": ", ".join(f"{k} {v}" for k, v in (run.get("attributions") or {}).items() if v),
+                "details": run,
+            }
+        )
+    corr = data.get("explain_vs_build_revise") or {}
+    return {
+        "run": "all runs",
+        "condition": "headline condition per run",
+        "kind": "leaderboard",
+        "summary": {"explain_vs_build_revise_r": corr.get("r"), "runs_with_both": corr.get("n_runs")},
+        "failure_modes": None,
+        "rows": rows,
+        "file": _link(path, site),
+    }
 
 
 #: what the explorer shows of an agent's generation record (tcsexam agents generate, docs/agents.md)

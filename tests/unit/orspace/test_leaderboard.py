@@ -11,6 +11,7 @@ import pytest
 
 from tcsexam.errors import InputError
 from tcsexam.orspace.leaderboard import leaderboard, load_results
+from tcsexam.view.orspace import collect_orspace
 
 FS, FLAT, MODEL = "revise-all_filesystem_both", "revise-all_flat_both", "revise-model_filesystem_both"
 
@@ -103,3 +104,16 @@ def test_cli_writes_json_and_html(results, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"a {FS}: build 3/4, revise 3/4; explain 70.00" in proc.stdout
     assert len(json.loads(out.read_text())["runs"]) == 3 and "Pearson r" in html.read_text()
+
+
+def test_the_explorer_shows_the_leaderboard_first(results, tmp_path):
+    doc = leaderboard(load_results(results), resamples=100)
+    (results / "leaderboard.json").write_text(json.dumps(doc))
+    docs = collect_orspace(results, tmp_path)
+    board = docs[0]
+    assert board["kind"] == "leaderboard" and [r["workspace_id"] for r in board["rows"]] == ["a", "b", "c"]
+    first = board["rows"][0]
+    assert first["build_pass_at_1"] == 0.75 and first["interface_build"] == pytest.approx(0.5)
+    assert first["legacy_code"] == pytest.approx(0.5) and first["attributions"] == "grounding 1, modelling 1"
+    assert board["summary"]["explain_vs_build_revise_r"] == pytest.approx(doc["explain_vs_build_revise"]["r"])
+    assert {d["kind"] for d in docs[1:]} == {"objectives", "explain"}

@@ -646,11 +646,13 @@
     });
     var m = main(h);
     docs.forEach(function (d, i) {
-      var keys = d.kind === 'objectives' ?
+      var keys = d.kind === 'leaderboard' ?
+        ['workspace_id', 'condition', 'build_pass_at_1', 'revise_pass_at_1', 'explain_mean', 'interface_build', 'interface_revise', 'legacy_code', 'attributions'] :
+        d.kind === 'objectives' ?
         ['workspace_id', 'mode', 'difficulty', 'status', 'objective', 'reference_objective', 'relative_error', 'passed', 'failure_mode', 'attribution', 'disputed', 'passed_any_evidenced', 'solver'] :
         ['workspace_id', 'status', 'answer_status', 'score', 'coverage', 'reasoning', 'grounding', 'answer_quality', 'hallucination_penalty', 'unfaithful'];
       var cols = keys.map(function (k) {
-        return { k: k, label: esc(k.replace(/_/g, ' ')), cls: typeof (d.rows[0] || {})[k] === 'number' ? 'num' : '',
+        return { k: k, label: esc(d.kind === 'leaderboard' && k === 'workspace_id' ? 'run' : k.replace(/_/g, ' ')), cls: typeof (d.rows[0] || {})[k] === 'number' ? 'num' : '',
           f: function (r) { var v = r[k]; return typeof v === 'number' ? num(v, 3) : (k === 'status' || k === 'failure_mode' || k === 'attribution' ? badge(v) : esc(v)); } };
       });
       cols.push({ k: 'cost', label: 'cost', nosort: true, f: function (r) { var u = r.judge_usage; return u ? esc(u.cost_usd != null ? '$' + u.cost_usd : JSON.stringify(u)) : ''; } });
