@@ -3,8 +3,9 @@
 # Self-contained like rules/orspace.smk, and included BEFORE it: each model and attempt becomes
 # the OR-Space run `<model>.a<k>` (tcsexam.workflow.agents.AgentRuns), added to `orspace.runs`
 # here, so rules/orspace.smk stages, executes, scores and reports it. Does nothing unless config
-# has an `agents:` key (e.g. `--configfile config/agents.yaml`); target `agents_all`.
-# docs/agents.md.
+# has an `agents:` key with `release` (e.g. `--configfile config/agents.yaml`); target `agents_all`.
+# With `agents.tcsexam`, the models write their TCSExam submissions inside the evaluation run
+# (rule agents_solve, below; e.g. `--configfile config/test/agents-tracks.yaml`). docs/agents.md.
 
 import os
 

@@ -232,6 +232,8 @@ def test_an_endpoint_to_an_index_in_one_snakemake_run_killed_and_resumed(tmp_pat
         assert float(rows[CONSTRUCTION]["score"]) > 0
         assert rows[SOLVER]["solver_protocol"] == "offline" and float(rows[SOLVER]["score"]) > 0
         assert (ws / OFFLINE / "proof" / "scripted" / THEOREM / "1" / "verdict.json").is_file()
+        cost = index["models"]["scripted"]["cost"]  # tokens and prices of every attempt's session
+        assert cost["recorded"] == cost["priced"] == 4 and cost["cost_usd"] > 0 and cost["feedback_calls"] >= 4
         offline_records = json.loads((ws / OFFLINE / "solver" / "scripted" / SOLVER / "1" / "records.json").read_text())
 
         # the online protocol from the same generation: no model request, no candidate run
