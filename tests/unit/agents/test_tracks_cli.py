@@ -151,6 +151,23 @@ def test_a_model_label_that_cannot_name_a_folder_is_refused(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--online-records-dir", "online"], "--online-records-dir judges Solver candidates"),
+        (["--task-file", "theorem-sum-odds-square"], "--task-file 'theorem-sum-odds-square': give ITEM=FILE"),
+        (["--task-file", f"{FIRST}=nowhere/task.yaml"], "nowhere/task.yaml"),
+    ],
+)
+def test_bad_online_and_task_file_flags_are_one_line(tmp_path, capsys, extra, message):
+    args = ["agents", "solve", "--track", "theorem", "--suite", "lite", "--items", FIRST, "--model-name", "m"]
+    args += ["--solvers-dir", str(tmp_path / "s"), "--output", str(tmp_path / "r"), "--model", "mockllm/model"]
+    assert main([*args, *extra]) != 0
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "s").exists() and not (tmp_path / "r").exists()
+
+
 def test_a_killed_run_resumes_without_asking_again_for_a_finished_item(tmp_path):
     router = Router(stall={SECOND: 120.0})
     with ScriptedOpenAI(route=router) as server:
