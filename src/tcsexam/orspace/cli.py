@@ -156,6 +156,12 @@ def _register_scoring(sub) -> None:
     p.add_argument("--judge-attempts", type=int, default=5, help="tries per item (default 5)")
     p.add_argument("--judge-cache", type=Path, help="cache folder for judgments")
     p.add_argument(
+        "--judge-repeat",
+        type=int,
+        default=0,
+        help="repeat index K: K > 0 asks every judgment afresh, cached apart (self-consistency, judge-agreement)",
+    )
+    p.add_argument(
         "--condition",
         help="stage condition the answers were made under (checked against the workspaces' manifest.json)",
     )
@@ -182,6 +188,21 @@ def _register_scoring(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default the project's)")
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
     p.set_defaults(handler=_effects)
+
+    p = sub.add_parser("judge-agreement", help="the Explain judge measured: repeats, second judge, references")
+    p.add_argument(
+        "--judgments",
+        nargs="+",
+        required=True,
+        metavar="LABEL=PATH",
+        help="explain-score summaries of the same answers",
+    )
+    p.add_argument("--reference", type=Path, help="reference judgments JSONL: workspace_id, criterion_id, verdict")
+    p.add_argument("--answers", type=Path, help="the answers JSONL (for the score-length slope)")
+    p.add_argument("--output", required=True, type=Path, help="agreement JSON")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default the project's)")
+    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
+    p.set_defaults(handler=_judge_agreement)
 
     p = sub.add_parser("leaderboard", help="models compared: Pass@1, Explain, interface and legacy-code effects")
     p.add_argument("--results", required=True, type=Path, help="OR-Space results: <DIR>/<run>/<condition>/*.json")
@@ -227,6 +248,36 @@ def _effects(args) -> int:
         modes = ", ".join(f"{m} {v['passed']}/{v['n']}" for m, v in c["modes"].items())
         ex = f"; explain {c['explain']['mean_score_label']}" if "explain" in c else ""
         print(f"{args.model} {slug}: {modes}{ex}")
+    return 0
+
+
+def _judge_agreement(args) -> int:
+    from tcsexam.fileio import atomic_write_json
+    from tcsexam.orspace.judge_agreement import answer_words, judge_agreement, load_reference, load_set
+    from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    sets = {}
+    for value in args.judgments:
+        label, sep, path = value.partition("=")
+        if not sep or not label or not path or label in sets:
+            raise UsageError(f"--judgments {value!r}: expected LABEL=PATH with a label of its own")
+        sets[label] = load_set(Path(path))
+    doc = judge_agreement(
+        sets,
+        reference=load_reference(args.reference) if args.reference else None,
+        words=answer_words(args.answers) if args.answers else None,
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        resamples=DEFAULT_RESAMPLES if args.resamples is None else args.resamples,
+    )
+    atomic_write_json(args.output, doc)
+    for p in doc["pairs"]:
+        pooled = p["criteria"]["all"]
+        print(
+            f"{p['a']} vs {p['b']} ({p['kind']}): kappa {pooled['kappa']}, disagreement {pooled['disagreement_rate']}"
+        )
+    for label, ref in (doc["reference"] or {}).items():
+        print(f"{label} vs reference: kappa {ref['criteria']['all']['kappa']}")
+    print(f"{len(doc['review'])} (workspace, criterion) pairs where judges disagree; written to {args.output}")
     return 0
 
 
@@ -390,6 +441,9 @@ def _audit_references(args) -> int:
 def _judge_client(args):
     from tcsexam.orspace.judge import JudgeClient, JudgeError, JudgeSettings, load_prices
 
+    if args.judge_repeat < 0:
+        raise UsageError("--judge-repeat must be 0 or more")
+
     try:
         settings = JudgeSettings.from_env(
             base_url=args.judge_base_url,
@@ -397,6 +451,7 @@ def _judge_client(args):
             timeout_s=args.judge_timeout,
             max_attempts=args.judge_attempts,
             cache_dir=args.judge_cache,
+            repeat=args.judge_repeat,
         )
     except JudgeError as exc:
         raise UsageError(f"{exc} (or pass --no-judge)") from None

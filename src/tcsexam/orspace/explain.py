@@ -247,6 +247,7 @@ def _summary(rows, judge, penalty_setting: str, cap: float, stopped: str | None)
         "penalty_setting": penalty_setting,
         "penalty_cap": cap,
         "judge_model": judge.model if judge is not None else None,
+        "judge_repeat": judge.settings.repeat if judge is not None else None,
         "prompt_version": judge.prompt_version if judge is not None else None,
         "prompt_sha256": judge.prompt_sha256 if judge is not None else None,
         "n": len(rows),

@@ -9,7 +9,9 @@
   `max_backoff_s`); a `Retry-After` header (seconds or HTTP date) is honoured. Other 4xx fail at
   once. What still fails raises `JudgeError`: a judgment is never silently replaced by zeros.
 - Cache: a validated judgment is stored on disk under `cache_dir`, keyed by the sha256 of
-  (judge model, prompt sha256, canonical JSON of the input); a hit skips the endpoint.
+  (judge model, prompt sha256, canonical JSON of the input, and the repeat index when above 0); a
+  hit skips the endpoint. `repeat` K > 0 asks the same judgment afresh (a self-consistency
+  repeat, `judge_agreement`).
 - Cost: every reply's `usage` (`prompt_tokens`, `completion_tokens`, summed over the attempts of
   one judgment) is recorded per judgment (`last_usage`, stored in the cache entry too); with prices
   (USD per million input and output tokens of the judge model) each judgment gets a `cost` and the
@@ -77,6 +79,7 @@ class JudgeSettings:
     cache_dir: Path | None = None
     prices: tuple[float, float] | None = None  #: USD per million input, output tokens
     max_cost: float | None = None  #: USD of new judgments this run
+    repeat: int = 0  #: which repeat of the same judgment (> 0: a fresh call, cached on its own)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> JudgeSettings:
@@ -227,7 +230,10 @@ class JudgeClient:
 
     def cache_key(self, payload: dict[str, Any]) -> str:
         canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        blob = json.dumps([self.settings.model, PROMPT_SHA256, canonical], ensure_ascii=False)
+        parts = [self.settings.model, PROMPT_SHA256, canonical]
+        if self.settings.repeat:  # repeat 0 keeps the keys of the judgments cached before repeats existed
+            parts.append(["repeat", self.settings.repeat])
+        blob = json.dumps(parts, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def _cache_path(self, key: str) -> Path | None:
