@@ -64,6 +64,13 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--judge-seed", type=int, default=None, help="the seed of the online judge's runs (tcsexam run --seed)"
     )
+    p.add_argument(
+        "--judge-instances",
+        nargs="+",
+        default=[],
+        metavar="ITEM=NAME[,NAME...]",
+        help="the evaluation instances the online judge runs for an item (default all; a workflow's run.instances)",
+    )
     add_model_arguments(p)
     add_budget_arguments(p)
     add_sample_limit_arguments(p, "item")
@@ -94,6 +101,13 @@ def _solve(args: argparse.Namespace) -> int:
             raise UsageError(f"--task-file: item {item} is given twice")
         task_files[item] = path
     extra = {} if args.judge_seed is None else {"judge_seed": args.judge_seed}
+    judge_instances = {}
+    for given in args.judge_instances:
+        item, sep, names = given.partition("=")
+        chosen = [n for n in names.split(",") if n]
+        if not sep or not item or not chosen:
+            raise UsageError(f"--judge-instances {given!r}: give ITEM=NAME[,NAME...]")
+        judge_instances[item] = chosen
     settings = SolveSettings(
         track=args.track,
         output=args.output,
@@ -111,6 +125,7 @@ def _solve(args: argparse.Namespace) -> int:
         retry_on_error=args.retry_on_error,
         task_files=task_files,
         online_dir=args.online_records_dir,
+        judge_instances=judge_instances,
         **extra,
     )
     log = logger("agents")

@@ -95,9 +95,11 @@ def judge_online(
     task_file: Path,
     candidate: Path,
     record: GenerationRecord,
+    instances: list[str] | None = None,
 ) -> dict[str, Any]:
     """Judge the session's candidate (`candidate`, the attempt folder) on the task's evaluation
-    instances once and publish its records; returns the note (`status`: judged, already_judged,
+    instances (`instances`: these only, a workflow's `run.instances`) once and publish its records;
+    returns the note (`status`: judged, already_judged,
     no_candidate, infrastructure_error)."""
     dest = judge.published(model, item, attempt)
     work = judge.work(item)
@@ -115,6 +117,7 @@ def judge_online(
         attempt=attempt,
         seed=judge.seed,
         hidden=judge.hidden,
+        instances=list(instances) if instances else None,
     )
     summary = run_job(job, judge.run)
     records = read_json(output, "online judge records")
@@ -145,6 +148,7 @@ def judge_online(
         "candidate": str(candidate),
         "candidate_sha256": digest,
         "seed": judge.seed,
+        "instances": list(instances) if instances else "all",
         "sandbox": judge.run.sandbox,
         "limiter": judge.run.limiter,
         "records_sha256": hash_file(dest / RECORDS),

@@ -97,6 +97,8 @@ class SolveSettings:
     #: instances, published under <online_dir>/<model>/<item>/<attempt>/ (`agents.track_online`)
     online_dir: Path | None = None
     judge_seed: int = DEFAULT_SEED
+    #: item -> the evaluation instances the online judge runs (default all; a workflow's run.instances)
+    judge_instances: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def model_label(self) -> str:
@@ -363,6 +365,7 @@ def _judge_online(
             task_file=it.task_file,
             candidate=folder,
             record=record,
+            instances=settings.judge_instances.get(it.item),
         )
         say(f"{it.item}: online judge: {note['status']}" + (f" ({note['statuses']})" if "statuses" in note else ""))
         notes[it.item] = note

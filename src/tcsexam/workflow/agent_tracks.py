@@ -218,6 +218,9 @@ class AgentTracksPlan:
             args.append(f"--dev-instances {int(cfg['dev_instances'])}")
             args.append(f"--online-records-dir {shlex.quote(self.agent_online_dir)}")
             args.append(f"--judge-seed {int(self.run['seed'])}")
+            chosen = [f"{i}={','.join(self.run['instances'][i])}" for i in items if self.run["instances"].get(i)]
+            if chosen:  # the online judge runs what the offline one runs
+                args.append("--judge-instances " + " ".join(shlex.quote(c) for c in chosen))
         for key, flag in MODEL_FLAGS.items():
             if spec.get(key) is not None:
                 args.append(f"{flag} {shlex.quote(str(spec[key]))}")

@@ -172,3 +172,15 @@ def test_an_infrastructure_failure_of_the_judge_is_not_published(solver_run, tmp
     assert note["status"] == "judged"
     records = json.loads((tmp_path / "online" / "scripted" / ITEM / "1" / "records.json").read_text())
     assert [r["status"] for r in records] == ["ok", "ok"]
+
+
+def test_the_online_judge_runs_the_instances_a_workflow_plans(solver_run, tmp_path):
+    settings, _ = solver_run
+    candidate = settings.solvers_dir / "scripted" / ITEM / "1"
+    judge = OnlineJudge(online_dir=tmp_path / "online", work_dir=tmp_path / "work", run=settings.checker_run())
+    record = read_generation(candidate / "generation.json")
+    kw = {"model": "scripted", "item": ITEM, "attempt": "1", "task_file": TINY_TASK, "candidate": candidate}
+    assert judge_online(judge, **kw, record=record, instances=["G14"])["status"] == "judged"
+    published = tmp_path / "online" / "scripted" / ITEM / "1"
+    assert [r["instance"] for r in json.loads((published / "records.json").read_text())] == ["G14"]
+    assert json.loads((published / "provenance.json").read_text())["instances"] == ["G14"]

@@ -35,7 +35,11 @@ def _config(tmp_path, agents=None, **kw):
 
 
 def test_one_generation_per_model_track_and_attempt(tmp_path, project_root):
-    plan = Plan(_config(tmp_path, models=[{"name": "m7", "attempts": ["1", "2"]}]), project_root)
+    run = {
+        "instances": {"maxcut-mqlib": ["G11"]},
+        "task_files": {"maxcut-mqlib": "config/test/tasks/maxcut-mqlib.yaml"},
+    }
+    plan = Plan(_config(tmp_path, models=[{"name": "m7", "attempts": ["1", "2"]}], run=run), project_root)
     plan.check()  # no submission and no solvers folder yet: the agents write them in this run
     assert plan.agent_jobs() == [
         {"model": "m7", "track": t, "attempt": a} for t in ("theorem", "solver") for a in ("1", "2")
@@ -45,6 +49,7 @@ def test_one_generation_per_model_track_and_attempt(tmp_path, project_root):
     assert "--track solver --suite lite" in args and "--attempt 2" in args and "--model m7 --model-name m7" in args
     assert "--base-url http://gpu-node:8000/v1" in args and "--online-records-dir res/agents/lite/online" in args
     assert "--task-file maxcut-mqlib=config/test/tasks/maxcut-mqlib.yaml" in args and "--judge-seed 1" in args
+    assert "--judge-instances maxcut-mqlib=G11" in args  # the online judge runs what the offline one runs
     theorem = plan.agents_solve_args(SimpleNamespace(model="m7", track="theorem", attempt="1"))
     assert "--online-records-dir" not in theorem and "--dev-instances" not in theorem
     assert plan.agents_endpoint_resources().keys() == {"agents_conn_gpu_node_8000"}
