@@ -74,8 +74,9 @@ class OnlineJudge:
         return Path(self.work_dir) / item
 
 
-def judged(folder: Path, candidate_hash: str) -> bool:
-    """Published online records of exactly this candidate (provenance.json is written last)."""
+def judged(folder: Path, candidate_hash: str, instances: list[str] | None = None) -> bool:
+    """Published online records of exactly this candidate on these instances (provenance.json is
+    written last)."""
     prov = folder / PROVENANCE
     if not (folder / RECORDS).is_file() or not prov.is_file():
         return False
@@ -83,7 +84,8 @@ def judged(folder: Path, candidate_hash: str) -> bool:
         data = read_json(prov, "online provenance file")
     except InputError:
         return False
-    return isinstance(data, dict) and data.get("candidate_sha256") == candidate_hash
+    chosen = list(instances) if instances else "all"
+    return isinstance(data, dict) and data.get("candidate_sha256") == candidate_hash and data.get("instances") == chosen
 
 
 def judge_online(
@@ -106,7 +108,7 @@ def judge_online(
     if not (candidate / PROGRAM_NAME).is_file():
         return {"status": OnlineJudgment.NO_CANDIDATE.value, "item": item}
     digest = hash_candidate(candidate)
-    if judged(dest, digest):
+    if judged(dest, digest, instances):
         return {"status": OnlineJudgment.ALREADY_JUDGED.value, "item": item, "records": str(dest / RECORDS)}
     output = work / RECORDS
     job = TaskJob(

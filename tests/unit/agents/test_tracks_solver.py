@@ -184,3 +184,6 @@ def test_the_online_judge_runs_the_instances_a_workflow_plans(solver_run, tmp_pa
     published = tmp_path / "online" / "scripted" / ITEM / "1"
     assert [r["instance"] for r in json.loads((published / "records.json").read_text())] == ["G14"]
     assert json.loads((published / "provenance.json").read_text())["instances"] == ["G14"]
+    assert judge_online(judge, **kw, record=record, instances=["G14"])["status"] == "already_judged"
+    assert judge_online(judge, **kw, record=record)["status"] == "judged"  # other instances: judged again
+    assert len(json.loads((published / "records.json").read_text())) == 2
