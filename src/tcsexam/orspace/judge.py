@@ -1,4 +1,5 @@
-"""A judge model behind an OpenAI-compatible chat-completions endpoint (stdlib HTTP only).
+"""A judge model behind an OpenAI-compatible chat-completions endpoint, called through the `openai`
+client (the model layer of the agent stage for such endpoints), with its own retries off.
 
 - Settings: `JudgeSettings.from_env()` reads `TCSEXAM_JUDGE_BASE_URL`, `TCSEXAM_JUDGE_MODEL`,
   `TCSEXAM_JUDGE_API_KEY` (falling back to `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_API_KEY`);
@@ -28,8 +29,6 @@ import hashlib
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +163,13 @@ def _retry_after(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, when - (time.time() if now is None else now))
 
 
+def _openai():
+    """The `openai` package (imported when a judgment is requested: heavy)."""
+    import openai
+
+    return openai
+
+
 def _usage(raw: bytes, name: str) -> int:
     """A token count of a chat-completions reply's `usage` (0 when the reply has none)."""
     try:
@@ -183,6 +189,7 @@ class JudgeClient:
     usages: list[dict[str, Any]] = field(default_factory=list)  #: one per judgment, in order
     last_usage: dict[str, Any] | None = None
     spent: float = 0.0  #: cost of this run's endpoint calls (cache hits excluded)
+    _client: Any = field(default=None, repr=False)  #: the `openai.OpenAI` client, made on first use
 
     def _cost(self, tokens_in: int, tokens_out: int) -> float | None:
         if self.settings.prices is None:
@@ -296,28 +303,23 @@ class JudgeClient:
         self, payload: dict[str, Any], criterion_ids: list[str], penalty_cap: float
     ) -> tuple[dict[str, Any], tuple[int, int]]:
         """A validated judgment and the tokens (in, out) of every reply it took."""
-        body = self._request_body(payload)
+        request = json.loads(self._request_body(payload))
         tokens = [0, 0]
-        headers = {"Content-Type": "application/json"}
-        if self.settings.api_key:
-            headers["Authorization"] = f"Bearer {self.settings.api_key}"
         last = "no attempt made"
         for attempt in range(self.settings.max_attempts):
             retry_after = None
             self.calls += 1
-            request = urllib.request.Request(self.settings.endpoint, data=body, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.settings.timeout_s) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                status = exc.code
-                retry_after = _retry_after(exc.headers)
-                detail = exc.read()[:200].decode("utf-8", "replace") if exc.fp else ""
+                raw = self._post(request)
+            except _openai().APIStatusError as exc:
+                status = exc.status_code
+                retry_after = _retry_after(exc.response.headers)
+                detail = exc.response.text[:200] if exc.response is not None else ""
                 last = f"HTTP {status} {' '.join(detail.split())}".strip()
                 if status != 429 and status < 500:
                     raise JudgeError(f"judge endpoint {self.settings.endpoint}: {last}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                reason = getattr(exc, "reason", exc)
+            except _openai().APIConnectionError as exc:  # timeouts included
+                reason = exc.__cause__ or exc
                 last = f"{type(reason).__name__}: {reason}"
             else:
                 for i, name in enumerate(("prompt_tokens", "completion_tokens")):
@@ -332,6 +334,17 @@ class JudgeClient:
             if attempt + 1 < self.settings.max_attempts:
                 self._backoff(attempt, retry_after)
         raise JudgeError(f"judge gave no valid judgment after {self.settings.max_attempts} attempts: {last}")
+
+    def _post(self, request: dict[str, Any]) -> bytes:
+        """One chat-completions call through the `openai` client (the agents' model layer for
+        OpenAI-compatible endpoints), its own retries off: the raw reply body."""
+        if self._client is None:
+            base = self.settings.endpoint.removesuffix("/chat/completions")
+            self._client = _openai().OpenAI(
+                base_url=base, api_key=self.settings.api_key or "none", timeout=self.settings.timeout_s, max_retries=0
+            )
+        response = self._client.chat.completions.with_raw_response.create(**request)
+        return response.http_response.content
 
     @staticmethod
     def _parse(raw: bytes) -> Any:

@@ -51,7 +51,9 @@ def test_good_answer_and_request_shape(judge_server):
     assert c.judge(PAYLOAD, CRITERIA, 20) == GOOD
     req = judge_server.requests[0]
     assert req["path"] == "/v1/chat/completions"
-    assert req["headers"]["Authorization"] == "Bearer k"
+    headers = {k.lower(): v for k, v in req["headers"].items()}  # HTTP header names ignore case
+    assert headers["authorization"] == "Bearer k"
+    assert headers["user-agent"].startswith("OpenAI/Python")  # through the openai client
     body = req["body"]
     assert body["model"] == "judge-1" and body["temperature"] == 0
     assert body["response_format"] == {"type": "json_object"}
