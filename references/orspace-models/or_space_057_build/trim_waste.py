@@ -1,0 +1,15 @@
+"""Item 57: waste = the patterns' unused width times length (surplus strips not waste)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _rolls import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "waste = the patterns' unused width times length (surplus strips not waste)"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, waste="trim"))
