@@ -11,6 +11,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.orspace.release import OBJECTIVE_MODES
 
 
 def _link(target: Path, base: Path) -> str:
@@ -62,7 +63,7 @@ def _leaderboard(path: Path, site: Path) -> dict[str, Any]:
             {
                 "workspace_id": run["run"],
                 "condition": run.get("condition"),
-                **{f"{m}_pass_at_1": (modes.get(m) or {}).get("pass_at_1") for m in ("build", "revise")},
+                **{f"{m}_pass_at_1": (modes.get(m) or {}).get("pass_at_1") for m in OBJECTIVE_MODES},
                 "explain_mean": (run.get("explain") or {}).get("mean_score"),
                 **effects,
                 "attributions": ", ".join(f"{k} {v}" for k, v in (run.get("attributions") or {}).items() if v),
