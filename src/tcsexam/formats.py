@@ -80,24 +80,58 @@ FORMATS: tuple[Format, ...] = (
                 "version 1); version 1 records, with or without it, still read",
             ),
         ),
+        kept=(
+            Change(
+                2, "2026-12-06", "18be2e7", "files_read and model_lp (attribution evidence), written only when captured"
+            ),
+        ),
     ),
     Format(
         "orspace-objectives",
         "objectives.json of tcsexam orspace score-objectives",
         ("tcsexam.orspace.objectives:SCHEMA_VERSION",),
         _first("2026-11-30", "041a96d"),
+        kept=(
+            Change(1, "2026-12-06", "3f66896", "pass_rates (three views), rows' disputed/passed_any_evidenced, inputs"),
+            Change(
+                1, "2026-12-06", "18be2e7", "rows' attribution and attribution_evidence, attributions (--attribute)"
+            ),
+        ),
     ),
     Format(
         "orspace-explain",
         "explain.json of tcsexam orspace explain-score",
         ("tcsexam.orspace.explain:SCHEMA_VERSION",),
         _first("2026-11-30", "041a96d"),
+        kept=(Change(1, "2026-12-06", "5805fcc", "judge_repeat"),),
     ),
     Format(
         "orspace-effects",
         "the JSON of tcsexam orspace effects (--output)",
         ("tcsexam.orspace.effects:SCHEMA_VERSION",),
         _first("2026-12-01", "dd67c1b"),
+        kept=(
+            Change(1, "2026-12-06", "3f66896", "per mode disputed_left_out and any_evidenced"),
+            Change(1, "2026-12-06", "18be2e7", "per condition attributions"),
+        ),
+    ),
+    Format(
+        "orspace-reference-audit",
+        "the JSON of tcsexam orspace audit-references (a run's reference-audit.json)",
+        ("tcsexam.orspace.audit:SCHEMA_VERSION",),
+        _first("2026-12-06", "3f66896"),
+    ),
+    Format(
+        "orspace-leaderboard",
+        "the JSON of tcsexam orspace leaderboard (the workflow's <orspace>/leaderboard.json)",
+        ("tcsexam.orspace.leaderboard:SCHEMA_VERSION",),
+        _first("2026-12-06", "94dc2d0"),
+    ),
+    Format(
+        "orspace-judge-agreement",
+        "the JSON of tcsexam orspace judge-agreement",
+        ("tcsexam.orspace.judge_agreement:SCHEMA_VERSION",),
+        _first("2026-12-06", "5805fcc"),
     ),
     Format(
         "orspace-stage-manifest",
