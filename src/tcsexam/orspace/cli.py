@@ -1,4 +1,5 @@
-"""`tcsexam orspace stage|execute|score-objectives|explain-score` (see docs/orspace.md)."""
+"""`tcsexam orspace stage|execute|score-objectives|explain-score|effects|audit-references|judge-agreement|
+leaderboard` (docs/orspace.md)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_stage)
     _register_execute(sub)
     _register_scoring(sub)
+    _register_analysis(sub)
 
 
 def _register_execute(sub) -> None:
@@ -119,23 +121,6 @@ def _register_scoring(sub) -> None:
     p.add_argument("--records", type=Path, help="execute's records/ folder (default: records/ beside --predictions)")
     p.set_defaults(handler=_score_objectives)
 
-    p = sub.add_parser("audit-references", help="re-solve Build references with the project's reference models")
-    p.add_argument("--release", required=True, type=Path, help="release root (oracle and Workspace_OR/)")
-    p.add_argument(
-        "--models",
-        required=True,
-        type=Path,
-        help="reference models: <DIR>/<workspace_id>/<reading>.py (references/orspace-models)",
-    )
-    p.add_argument("--disputes", type=Path, help="build_reference_disputes.csv (its items are always audited)")
-    p.add_argument("--workspaces", type=Path, help="where the Build workspaces are (default the release)")
-    p.add_argument("--output", required=True, type=Path, help="audit JSON")
-    p.add_argument("--ids", nargs="+", metavar="ID", help="only these Build workspace ids")
-    p.add_argument("--all", action="store_true", help="every Build item of the oracle (no_model where none)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per model (default 300)")
-    p.add_argument("--jobs", type=int, default=1, help="models run at once (default 1)")
-    p.set_defaults(handler=_audit_references)
-
     p = sub.add_parser("explain-score", help="Explain answers + rubrics -> scores (LLM judge)")
     p.add_argument("--rubrics", required=True, type=Path, help="rubrics.jsonl")
     p.add_argument("--answers", required=True, type=Path, help="JSONL: workspace_id, answer")
@@ -188,6 +173,26 @@ def _register_scoring(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default the project's)")
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
     p.set_defaults(handler=_effects)
+
+
+def _register_analysis(sub) -> None:
+    """audit-references, judge-agreement, leaderboard: the OR-Space results examined."""
+    p = sub.add_parser("audit-references", help="re-solve Build references with the project's reference models")
+    p.add_argument("--release", required=True, type=Path, help="release root (oracle and Workspace_OR/)")
+    p.add_argument(
+        "--models",
+        required=True,
+        type=Path,
+        help="reference models: <DIR>/<workspace_id>/<reading>.py (references/orspace-models)",
+    )
+    p.add_argument("--disputes", type=Path, help="build_reference_disputes.csv (its items are always audited)")
+    p.add_argument("--workspaces", type=Path, help="where the Build workspaces are (default the release)")
+    p.add_argument("--output", required=True, type=Path, help="audit JSON")
+    p.add_argument("--ids", nargs="+", metavar="ID", help="only these Build workspace ids")
+    p.add_argument("--all", action="store_true", help="every Build item of the oracle (no_model where none)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per model (default 300)")
+    p.add_argument("--jobs", type=int, default=1, help="models run at once (default 1)")
+    p.set_defaults(handler=_audit_references)
 
     p = sub.add_parser("judge-agreement", help="the Explain judge measured: repeats, second judge, references")
     p.add_argument(
