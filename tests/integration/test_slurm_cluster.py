@@ -5,9 +5,10 @@ compute node in its own network, UTS, mount and PID namespaces, with its own hos
 One test, because each step needs the one before: the tiny config (config/test/config.yaml) runs
 from nothing across both nodes (every SLURM job's node is read back from the controller and the
 Solver jobs' logs name the node they ran on); mid-run one node is powered off (every process on it
-dies at once, its private /tmp with it); the run, or its rerun with the same command, ends with the
-index.json of the local run (conftest.finished_tiny_run). Nothing the lost node left (a Solver
-attempt half done, its heartbeat, its Ray, its scratch) stops the other node.
+dies at once); once the controller has given its jobs up it is powered on again, with what it left
+in its private /tmp; the run, or its rerun with the same command, ends with the index.json of the
+local run (conftest.finished_tiny_run). Nothing the lost node left (a Solver attempt half done, its
+heartbeat, its Ray, its scratch) stops the other node or itself after the reboot.
 
 Skipped without the cluster (its description /etc/tcsexam-cluster/cluster.json, or
 $TCSEXAM_SLURM_CLUSTER), failed instead when TCSEXAM_REQUIRE_SLURM_CLUSTER=1 (CI). Powering a node
@@ -144,13 +145,20 @@ def test_tiny_config_across_nodes_survives_a_lost_node(cluster, finished_tiny_ru
         assert down.returncode == 0, down.stderr
         stopped = True
         lost = {job for job, (node, state, _) in _jobs(cluster, ws).items() if node == victim and state == "RUNNING"}
-        try:
-            first_rc = proc.wait(timeout=900)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
+        # the controller gives the lost jobs up (NODE_FAIL: SlurmdTimeout), Snakemake resubmits
+        # them to the node that works; then the lost node is powered on again (a reboot) with what
+        # it left in its /tmp, and takes jobs again
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if all(_jobs(cluster, ws).get(j, ("", "RUNNING", ""))[1] != "RUNNING" for j in lost):
+                break
+            time.sleep(1)
+        up = _cluster_cmd(cluster, "start-node", victim)
+        assert up.returncode == 0, f"{victim} did not come back: {up.stderr}"
+        stopped = False
+        first_rc = proc.wait(timeout=1800)
         # resume: the same command again (a no-op when the first run already recovered by itself)
-        snakemake(ws, *PROFILE_ARGS, "--configfile", CONFIG, "--jobs", "4", timeout=900)
+        snakemake(ws, *PROFILE_ARGS, "--configfile", CONFIG, "--jobs", "4", timeout=1800)
         jobs = _jobs(cluster, ws)
     finally:
         if proc.poll() is None:
@@ -159,6 +167,10 @@ def test_tiny_config_across_nodes_survives_a_lost_node(cluster, finished_tiny_ru
         if stopped:
             up = _cluster_cmd(cluster, "start-node", victim)
             assert up.returncode == 0, f"{victim} did not come back: {up.stderr}"
+        # a failed test leaves no job of its own in the queue
+        left = [j for j, (_, state, _) in _jobs(cluster, ws).items() if state in ("PENDING", "RUNNING")]
+        if left:
+            subprocess.run(["scancel", *left], env=_slurm_env(cluster), capture_output=True, timeout=30)
 
     # every cluster job ran on a node of this cluster, on both of them, and the lost ones failed
     nodes = {node for node, _, _ in jobs.values()}
