@@ -54,6 +54,7 @@ localrules:
     construction_row,
     proof_row,
     attempts_table,
+    attempts_generation,
     score,
     attempts_plots,
     reference_build,
