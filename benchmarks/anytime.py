@@ -13,7 +13,7 @@ Prints (no wall-clock assertion; milliseconds and ratios against a baseline in t
    on the non-anytime task (alternating --pairs runs, medians): the difference is the post-run
    check of the kept trace. (The program's own wall time is not compared: on a shared machine it
    varies far more than the watcher's cost.)
-2. Calibration spread: `tcsexam.runner.calibrate.calibrate()` --repeats times: mean, standard
+2. Calibration spread: `tcsexam.runner.observers.calibrate.calibrate()` --repeats times: mean, standard
    deviation and coefficient of variation of each part's seconds and of the overall speed.
 3. Checker time per trace entry: `check_certificate` of one --instance certificate (maxcut-mqlib)
    against parsing the instance (the work a final certificate costs anyway).
@@ -27,10 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcsexam.runner.calibrate import calibrate
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
+from tcsexam.runner.observers.calibrate import calibrate
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 WRITER = """

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import tcsexam
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 RUNS = 60

@@ -30,10 +30,10 @@ from pathlib import Path
 
 from tcsexam.problems import get_problem
 from tcsexam.problems.generate import generate_text
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.drat import ProofLimits, check_proof
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.drat import ProofLimits, check_proof
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]

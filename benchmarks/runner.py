@@ -37,13 +37,13 @@ from pathlib import Path
 
 from tcsexam.errors import InputError
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.attempt import RunContext
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.ray.job import job_cpus, start_ray
 from tcsexam.runner.ray.pool import RayPool
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.attempt import RunContext
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import InstanceOptions, run_instance
 from tcsexam.tasks import load_task
 
 

@@ -21,28 +21,30 @@ from tcsexam.logs import setup_logging
 
 COMMAND_MODULES = (
     "tcsexam.scoring.cli",  # solver-score, score, reference build|check
-    "tcsexam.problems.cli",  # check, generate
+    "tcsexam.runner.solver.check_cli",  # check
+    "tcsexam.tasks.cli",  # generate
     "tcsexam.runner.cli",  # run, repair
     "tcsexam.runner.ray.cli",  # runner ray-head
-    "tcsexam.problems.constructions.cli",  # construction run|row
+    "tcsexam.attempts.construction_cli",  # construction run|row
     "tcsexam.proofs.cli",  # proof check
     "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
     "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
     "tcsexam.agents.cli",  # agents generate (models at work in staged OR-Space workspaces)
-    "tcsexam.reproduce.cli",  # manifest, compare
+    "tcsexam.reproduce.cli",  # manifest
+    "tcsexam.view.compare_cli",  # compare
     "tcsexam.status",  # status
     "tcsexam.view.cli",  # view (the static results explorer)
     "tcsexam.export.cli",  # export (a per-instance table; the Every Eval Ever schema)
     "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
     "tcsexam.twins.cli",  # twins make|translate, scan-candidate
-    "tcsexam.doctor.cli",  # doctor (what works here)
+    "tcsexam.workflow.doctor_cli",  # doctor (what works here)
     "tcsexam.campaign.cli",  # plan (a campaign's core-hours, submissions, wall time)
 )
 
 
 #: commands whose module alone is loaded when they are asked for (`tcsexam status` on a login node
 #: should not pay for numpy and the problem modules)
-LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail", "doctor": "tcsexam.doctor.cli"}
+LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail", "doctor": "tcsexam.workflow.doctor_cli"}
 
 
 def _light_modules(argv: list[str] | None) -> tuple[str, ...] | None:

@@ -173,25 +173,25 @@ FORMATS: tuple[Format, ...] = (
     Format(
         "anytime-key",
         "what the record key of an anytime task holds about its trace (a new version reruns them)",
-        ("tcsexam.runner.anytime:KEY_VERSION",),
+        ("tcsexam.runner.solver.anytime:KEY_VERSION",),
         _first("2026-12-01", "4f6c02d"),
     ),
     Format(
         "given-instance-key",
         "the record key of an instance given to candidates as a normalised copy",
-        ("tcsexam.runner.orchestrate:GIVEN_KEY_VERSION",),
+        ("tcsexam.runner.solver.orchestrate:GIVEN_KEY_VERSION",),
         _first("2026-12-06", "e195278"),
     ),
     Format(
         "calibration",
         "calibration.json beside a Solver job's records.json, and its run-wide summary",
-        ("tcsexam.runner.calibrate:VERSION",),
+        ("tcsexam.runner.observers.calibrate:VERSION",),
         _first("2026-12-01", "d7e553f"),
     ),
     Format(
         "heartbeat",
         "heartbeat.json of a running Solver job (read by tcsexam status)",
-        ("tcsexam.runner.heartbeat:HEARTBEAT_FORMAT",),
+        ("tcsexam.runner.observers.heartbeat:HEARTBEAT_FORMAT",),
         _first("2026-12-01", "04ea87b"),
     ),
     Format(

@@ -112,7 +112,7 @@ class Limits:
         }
 
 
-#: what a SAT task's `unsat_proof` may say (docs/proofs.md#unsat-answers-drat-proofs, `tcsexam.runner.drat`)
+#: what a SAT task's `unsat_proof` may say (docs/proofs.md#unsat-answers-drat-proofs, `tcsexam.runner.solver.drat`)
 class UnsatProof(StrEnum):
     REQUIRED = "required"  #: an UNSAT answer scores only with a verified DRAT proof
     TRUSTED = "trusted"  #: an UNSAT answer is taken on trust (recorded as such)

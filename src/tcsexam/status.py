@@ -37,7 +37,7 @@ from tcsexam.fileio import atomic_write_json
 from tcsexam.jobfail import reason
 from tcsexam.layout import ResultsLayout
 from tcsexam.logs import logger
-from tcsexam.runner.heartbeat import HEARTBEAT_FORMAT, HEARTBEAT_NAME, duration_text
+from tcsexam.runner.observers.heartbeat import HEARTBEAT_FORMAT, HEARTBEAT_NAME, duration_text
 
 PLAN_PATH = ResultsLayout(Path(".")).status_plan.parts
 #: the version of `.status/plan.json` (`tcsexam.formats`)

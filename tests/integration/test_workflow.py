@@ -112,7 +112,7 @@ def stop_ray_head(ws: Path, wait_s: float = 120) -> None:
     meanwhile fails on the files that vanish under it."""
     state = ws / "results" / "test" / ".ray-head"
     subprocess.run(
-        [str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
+        [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(state)],
         env=_env(ws),
         capture_output=True,
         timeout=60,

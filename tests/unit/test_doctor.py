@@ -20,10 +20,10 @@ import pytest
 import tcsexam.doctor as doctor
 from tcsexam.cli import main
 from tcsexam.doctor import system, tools
-from tcsexam.doctor.cli import NEEDED_MISSING_EXIT
 from tcsexam.doctor.types import ORDER, STATUS_WIDTH, Check, Health, Need
 from tcsexam.errors import InputError
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.workflow.doctor_cli import NEEDED_MISSING_EXIT
 
 DOCTOR = Path(doctor.__file__).parent
 
@@ -257,7 +257,7 @@ def test_the_drat_checker_verifies_its_test_proof():
 def test_a_checker_without_dratify_is_missing_not_a_refused_proof(tmp_path, monkeypatch):
     """The real checker program, but its `import dratify` names a module that is not installed (as
     on a machine without dratify): run as a run runs it, the doctor calls the checker missing."""
-    from tcsexam.runner import drat
+    from tcsexam.runner.solver import drat
 
     text = drat.CHECKER_SCRIPT.read_text()
     assert "        import dratify\n" in text

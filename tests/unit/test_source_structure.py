@@ -1,9 +1,12 @@
 """The source tree's shape: no import cycle between modules of `src/tcsexam`, nor between its
 packages (`tcsexam.X`: a subpackage, or a top-level module on its own), nor between a subpackage
-and the package above it (`tcsexam.runner.limiter` and `tcsexam.runner`), function-level imports
-counted like module-level ones, the command modules (`cli.py`, `*_cli.py`: composition roots that
-only other command modules import) left out; Ray spoken to only in `tcsexam.runner.ray`; no module
-over 600 lines, no function over 100 lines or with 10 or more parameters."""
+and the package above it (`tcsexam.runner.limiter` and `tcsexam.runner`), function-level and
+type-only imports counted like module-level ones, and the command modules (`cli.py`, `*_cli.py`)
+counted like every other module: a command sits above what it calls (it imports its own package
+and those below it) and never imports another package's command module; Ray spoken to only in
+`tcsexam.runner.ray`; `tcsexam.runner` at most 8 top-level modules (the rest in its subpackages:
+the engine, Ray, the limiter, the sandboxes, ownership and scratch, the Solver-attempt path, the
+observers); no module over 600 lines, no function over 100 lines or with 10 or more parameters."""
 
 from __future__ import annotations
 
@@ -171,21 +174,16 @@ def test_no_import_cycle_in_src():
 
 
 def is_command_module(module: str) -> bool:
-    """A module of `tcsexam` sub-commands (`cli.py`, `*_cli.py`): a composition root, which may
-    join any packages (`tcsexam compare --view` builds the explorer, `tcsexam view CANDIDATE`
-    compares) and which only `tcsexam.cli`'s table and other command modules import."""
+    """A module of `tcsexam` sub-commands (`cli.py`, `*_cli.py`), which `tcsexam.cli`'s table
+    loads by name."""
     last = module.rpartition(".")[2]
     return last == "cli" or last.endswith("_cli")
 
 
-def library_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """The import graph without the command modules' own imports (see `is_command_module`)."""
-    return {name: set() if is_command_module(name) else edges for name, edges in import_graph(modules).items()}
-
-
 def test_no_package_import_cycle_in_src():
+    """The command modules counted: a command that joins two packages lives in the upper one."""
     modules = _modules()
-    cycle = find_cycle(package_graph(library_graph(modules), modules))
+    cycle = find_cycle(package_graph(import_graph(modules), modules))
     assert cycle is None, "package import cycle: " + " -> ".join(cycle)
 
 
@@ -193,19 +191,56 @@ def test_no_subpackage_imports_its_parents_modules():
     """Nor with every subpackage a package of its own: `runner.limiter` and `runner.sandboxes` sit
     below `runner` and never import from it, however late the import."""
     modules = _modules()
-    cycle = find_cycle(package_graph(library_graph(modules), modules, of=innermost_package_of))
+    cycle = find_cycle(package_graph(import_graph(modules), modules, of=innermost_package_of))
     assert cycle is None, "package import cycle: " + " -> ".join(cycle)
 
 
-def test_only_command_modules_import_a_command_module():
-    """What lets the package graphs leave the command modules' imports out: nothing else imports one."""
-    graph = import_graph(_modules())
-    wrong = {
-        name: sorted(e for e in edges if is_command_module(e))
-        for name, edges in graph.items()
-        if not is_command_module(name) and name != "tcsexam.__main__" and any(is_command_module(e) for e in edges)
+def foreign_command_imports(modules: dict[str, Path]) -> dict[str, list[str]]:
+    """module -> the command modules of other packages it imports (`tcsexam.__main__` may import
+    `tcsexam.cli`, the table of commands; a command module may import one of its own package's)."""
+    wrong = {}
+    for name, edges in import_graph(modules).items():
+        own = innermost_package_of(name, modules)
+        found = sorted(
+            e
+            for e in edges
+            if is_command_module(e)
+            and not (is_command_module(name) and innermost_package_of(e, modules) == own)
+            and not (name == "tcsexam.__main__" and e == "tcsexam.cli")
+        )
+        if found:
+            wrong[name] = found
+    return wrong
+
+
+def test_foreign_command_imports_sees_a_sibling_command(tmp_path):
+    files = {
+        "__init__.py": "",
+        "a/__init__.py": "",
+        "a/cli.py": "from tcsexam.a.solve_cli import x\nfrom tcsexam.b.cli import y\n",
+        "a/solve_cli.py": "x = 1\n",
+        "a/lib.py": "def f():\n    from tcsexam.a.cli import main\n",
+        "b/__init__.py": "",
+        "b/cli.py": "y = 1\n",
     }
-    assert not wrong, f"library modules importing a command module: {wrong}"
+    modules = _write_package(tmp_path, files)
+    assert foreign_command_imports(modules) == {"tcsexam.a.cli": ["tcsexam.b.cli"], "tcsexam.a.lib": ["tcsexam.a.cli"]}
+
+
+def test_no_module_imports_another_packages_command_module():
+    wrong = foreign_command_imports(_modules())
+    assert not wrong, f"modules importing another package's command module (or a library importing one): {wrong}"
+
+
+MAX_RUNNER_MODULES = 8
+
+
+def test_the_runner_keeps_at_most_8_top_level_modules():
+    """`tcsexam.runner` holds its commands, the run options and the construction judge; the
+    engine, Ray, the limiter, the sandboxes, ownership, the Solver-attempt path and the observers
+    each have their own folder."""
+    top = sorted(p.name for p in (SRC / "tcsexam" / "runner").glob("*.py"))
+    assert len(top) <= MAX_RUNNER_MODULES, f"runner/ has {len(top)} top-level modules: {top}"
 
 
 def third_party_importers(modules: dict[str, Path], package: str) -> set[str]:
@@ -238,7 +273,7 @@ def test_third_party_importers_sees_late_and_dotted_imports(tmp_path):
 
 def test_ray_is_used_only_in_its_own_folder():
     """Everything that speaks to Ray (the pools, a job's Ray, the shared head) is in
-    `tcsexam.runner.ray`; the rest of the tree runs a batch through `runner.batch`."""
+    `tcsexam.runner.ray`; the rest of the tree runs a batch through `runner.engine.batch`."""
     outside = {m for m in third_party_importers(_modules(), "ray") if not m.startswith("tcsexam.runner.ray.")}
     assert not outside, f"modules importing Ray outside tcsexam.runner.ray: {sorted(outside)}"
 

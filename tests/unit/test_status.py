@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam.cli import main
-from tcsexam.runner.heartbeat import Heartbeat
+from tcsexam.runner.observers.heartbeat import Heartbeat
 from tcsexam.status import collect, render
 
 SOLVE = """\

@@ -1,7 +1,7 @@
 """The Inspect sandbox environment `tcsexam`: an agent's commands run in the project's own sandboxes.
 
 One environment per sample. `sample_init` makes a scratch folder owned by this run
-(`runner.limiter.scratch`) and in it the agent's copy of the staged workspace (`workspace.copy_in`:
+(`runner.ownership.scratch`) and in it the agent's copy of the staged workspace (`workspace.copy_in`:
 only the audited files of the stage manifest, so the oracle, rubrics and metrics never enter).
 Every `exec` is one run of `runner.sandboxes` (`auto`: bwrap, then docker, then apptainer; never
 `local` unless the candidates are declared trusted), exactly as a candidate's program runs:
@@ -54,12 +54,12 @@ from tcsexam.orspace.execute import helper_library, orspace_sandbox
 from tcsexam.orspace.result import RESULT_ENV
 from tcsexam.orspace.solvers import licence_mounts
 from tcsexam.records import Termination
-from tcsexam.runner.candidate import program_env
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunPaths, RunSpec, resolve_limiter
 from tcsexam.runner.limiter.launcher import SAFE_PATH
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
+from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
+from tcsexam.runner.solver.candidate import program_env
 
 from . import workspace as ws
 

@@ -29,8 +29,8 @@ from tcsexam.fileio import atomic_write_json, read_json, read_yaml
 from tcsexam.paths import project_root
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.generate import generate_text, generated_name
-from tcsexam.runner.batch import RunOptions
-from tcsexam.runner.orchestrate import TaskJob, run_job
+from tcsexam.runner.engine.batch import RunOptions
+from tcsexam.runner.solver.orchestrate import TaskJob, run_job
 from tcsexam.tasks import Task, load_task
 
 DEV_DIR = "dev"  #: the workspace folder of the development instances

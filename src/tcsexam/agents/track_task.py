@@ -31,7 +31,7 @@ from tcsexam.agents.track_tools import (
     check_proof_tool,
     run_dev_tool,
 )
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
+from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 from tcsexam.suites import BINARY_TRACKS, Track
 

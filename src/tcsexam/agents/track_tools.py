@@ -6,7 +6,7 @@ agent's draft, inside the sample, a bounded number of times.
   its limits, coqc in the project's sandbox): the verdict, its reason (Coq's error message, the
   axioms a proof rests on) and each checker step.
 - `run_dev()` (solver): the agent's candidate (`submission/`) run by the real harness
-  (`runner.orchestrate.run_job`, the sandbox, the task's limits, the certificate checked) on the
+  (`runner.solver.orchestrate.run_job`, the sandbox, the task's limits, the certificate checked) on the
   development set (`agents.track_solver`): each instance's status, value, time and message, and
   the value relative to the development reference where there is one;
 - `check_construction()` (construction): `submission/` checked by
@@ -38,9 +38,9 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.proofs.check import PROOF_NAME, check_proof
 from tcsexam.proofs.task import ProofTask, load_proof_task
-from tcsexam.runner.batch import RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, judge_submission, submission_kind
-from tcsexam.runner.orchestrate import TaskJob, run_job
+from tcsexam.runner.engine.batch import RunOptions
+from tcsexam.runner.solver.orchestrate import TaskJob, run_job
 from tcsexam.tasks import load_task
 
 #: the workspace folder the agent hands in (copied to solvers/<model>/<item>/<attempt>/)

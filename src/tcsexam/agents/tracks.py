@@ -60,8 +60,8 @@ from tcsexam.limits import DEFAULT_SEED
 from tcsexam.proofs import coq
 from tcsexam.proofs.check import PROOF_NAME, choose_proof_sandbox, sandbox_coq_version
 from tcsexam.proofs.task import load_proof_task
-from tcsexam.runner.batch import PoolOptions, RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME
+from tcsexam.runner.engine.batch import PoolOptions, RunOptions
 from tcsexam.suites import BINARY_TRACKS, Track
 from tcsexam.tasks import load_task
 

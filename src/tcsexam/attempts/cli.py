@@ -9,7 +9,6 @@ generation    attempts.csv + the agents' generation.json records -> generation.c
 ingest-online the final judge's records of one online attempt -> its records.json in the results tree
 cohort        cohort.json for a run (the reference id is read from the reference file)
 plots         report plots (PNG) from index.json, attempts.csv and the solver results
-ray-head      alias of `tcsexam runner ray-head` (the shared Ray head of a local run)
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import argparse
 from tcsexam.cliutil import actions, command, count_text, key_value, required
 from tcsexam.errors import InputError, UsageError
 from tcsexam.logs import say_for
-from tcsexam.runner.ray.cli import add_ray_head_parser
 from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS, UNSCORED
 
 #: the fields naming one attempt (an attempt row's identity)
@@ -37,7 +35,6 @@ def register(subparsers) -> None:
     )
     for add in (_add_row_commands, _add_table_commands, _add_report_commands):
         add(sub)
-    add_ray_head_parser(sub, help="alias of `tcsexam runner ray-head`")
 
 
 def _add_row_commands(sub) -> None:

@@ -37,10 +37,10 @@ from tcsexam.limits import ProofLimits
 from tcsexam.paths import config_dir
 from tcsexam.problems.sat import parse_cnf_bytes
 from tcsexam.records import Termination
-from tcsexam.runner import drat
 from tcsexam.runner.limiter import Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter.launcher import harness_env
 from tcsexam.runner.sandboxes import AUTO_ORDER, get_sandbox, unsandboxed_allowed
+from tcsexam.runner.solver import drat
 from tcsexam.suites import BINARY_TRACKS, normalize_track
 
 #: the PATH every step of `tcsexam proof check` runs with (proofs/check.py): a coqc elsewhere is
@@ -251,7 +251,7 @@ TEST_PROOF = "1 0\n0\n"
 
 def drat_status(limiter: str = "auto", engine: str = "auto") -> Check:
     """The DRAT checker verifying a two-step proof of a small UNSAT formula exactly as a run checks
-    a candidate's proof (`runner.drat.check_proof`: the checker program from a copy, this Python,
+    a candidate's proof (`runner.solver.drat.check_proof`: the checker program from a copy, this Python,
     under its limits with `limiter`; as the candidates' uid when the harness is root)."""
     fix = "pip install 'dratify>=0.1.10,<0.2' 'cdclkit-native>=0.1.7,<0.2' (tcsexam dependencies: make setup)"
     instance = parse_cnf_bytes(TEST_FORMULA.encode(), "<doctor's test formula>")

@@ -64,12 +64,12 @@ from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, lice
 from tcsexam.records.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.records.key import ensure_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
-from tcsexam.runner.candidate import program_env
+from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
+from tcsexam.runner.ownership.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
 from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
 from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.solver.candidate import program_env
 
 DEFAULT_TIME_LIMIT_S = 180.0
 #: every program's limits unless told: the wall-clock time limit and memory (`--time-limit`, `--mem-mb`)
@@ -453,7 +453,7 @@ def _execute(
     hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
     """`condition`: the stage condition's slug when the folder has no stage manifest saying it.
-    The steps of the batch engine (`runner.batch`): prepare, keys, reuse, batch, summary."""
+    The steps of the batch engine (`runner.engine.batch`): prepare, keys, reuse, batch, summary."""
     found = _selected(workspaces_root, modes, workspace_ids)
     _check_settings(settings)
     entries = checked_entries(found)

@@ -16,7 +16,7 @@ clause with the literals it lists. Kind `solve`: value 1.0 when solved, else 0.0
 `s UNSATISFIABLE` on an instance labelled SAT is `certificate_failed`. Otherwise this module's
 verdict is the `trusted` rule: solved when the task's metadata labels the instance `label: UNSAT`,
 `ok` but not solved when unlabelled. The runner then applies the task's `unsat_proof`
-(`tcsexam.runner.drat.judge_unsat`, docs/proofs.md#unsat-answers-drat-proofs): under `required` (the default) an UNSAT
+(`tcsexam.runner.solver.drat.judge_unsat`, docs/proofs.md#unsat-answers-drat-proofs): under `required` (the default) an UNSAT
 claim is solved only with a DRAT proof the checker verified, labelled or not, and
 `certificate_failed` without one; under `trusted` this verdict stands, labelled as trusted.
 """

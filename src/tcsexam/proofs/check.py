@@ -45,9 +45,9 @@ from tcsexam.proofs import ProofStatus, coq
 from tcsexam.proofs.scan import scan
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records import Termination
-from tcsexam.runner.batch import RUN_ONE, RunOptions
+from tcsexam.runner.engine.batch import RUN_ONE, RunOptions
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec, resolve_limiter
-from tcsexam.runner.limiter.scratch import make_scratch
+from tcsexam.runner.ownership.scratch import make_scratch
 from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, unsandboxed_allowed
 
 PROOF_NAME = "proof.v"

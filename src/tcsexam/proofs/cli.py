@@ -34,8 +34,8 @@ def _check(args: argparse.Namespace) -> int:
 
     from tcsexam.cliutil import sigterm_as_exit
     from tcsexam.proofs.check import check_proof, write_verdict
-    from tcsexam.runner.batch import RUN_ONE
-    from tcsexam.runner.orchestrate import hidden_paths
+    from tcsexam.runner.engine.batch import RUN_ONE
+    from tcsexam.runner.solver.orchestrate import hidden_paths
 
     out = Path(args.output)
     with sigterm_as_exit():

@@ -2,7 +2,7 @@
 anytime tasks, the comparison at speed-equivalent limits.
 
 The speed of a run is its manifest's `calibration.summary.speed` (median over its Solver jobs of
-`tcsexam.runner.calibrate`); `ratio` = candidate speed / baseline speed (above 1: the candidate's
+`tcsexam.runner.observers.calibrate`); `ratio` = candidate speed / baseline speed (above 1: the candidate's
 machine was faster). For each model and Solver task whose records (in both runs) carry anytime
 traces, the baseline limit L is scaled by the ratio: the faster machine is scored at L / ratio
 (or L * ratio for the baseline when the candidate is slower, since no run went past L), the other
@@ -21,7 +21,7 @@ import numpy as np
 from tcsexam.fileio import read_json
 from tcsexam.layout import ResultsLayout
 from tcsexam.paths import project_root
-from tcsexam.runner.calibrate import speed_ratio
+from tcsexam.runner.observers.calibrate import speed_ratio
 from tcsexam.scoring.anytime_score import score_at
 from tcsexam.scoring.reference import load_reference, resolve_reference_path
 

@@ -35,7 +35,7 @@ from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.paths import project_root
 from tcsexam.records.digest import hash_candidate, hash_file
-from tcsexam.runner.calibrate import collect as collect_calibration
+from tcsexam.runner.observers.calibrate import collect as collect_calibration
 from tcsexam.scoring.reference import resolve_reference_path
 from tcsexam.suites import VERDICT_TRACKS, load_suite
 from tcsexam.tasks import load_task
@@ -271,7 +271,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
         "verdicts": _verdict_entries(rows, sources),
         "constructions": _construction_checker_outputs(run_dir),
         "proofs": _proof_verdicts(run_dir),
-        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/calibrate.py)
+        "calibration": collect_calibration(run_dir),  # how fast the machine was (runner/observers/calibrate.py)
         "sources": {
             "reference": str(reference_spec),
             "solvers_dir": sources.solvers_dir,

@@ -8,7 +8,7 @@ from tcsexam.cliutil import command, pick, sigterm_as_exit
 from tcsexam.logs import say_for
 from tcsexam.records import STATUSES
 from tcsexam.runner.options import add_run_options, run_options
-from tcsexam.runner.run_outputs import KEEP_MAX_MB, Keep
+from tcsexam.runner.solver.run_outputs import KEEP_MAX_MB, Keep
 
 
 def positive_mb(text: str) -> int:
@@ -68,8 +68,8 @@ def _run(args: argparse.Namespace) -> int:
     instance is written at once to the records folder; a rerun reuses records whose key (candidate
     files, instance file, limits, harness version, sandbox, seed) matches and runs only the rest.
     Exit 0 whatever the solver did; 1 on bad input."""
-    from tcsexam.runner.heartbeat import Heartbeat, heartbeat_path
-    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
+    from tcsexam.runner.observers.heartbeat import Heartbeat, heartbeat_path
+    from tcsexam.runner.solver.orchestrate import RunHooks, TaskJob, run_job
 
     say = say_for("run", "runner")
     beat = Heartbeat(heartbeat_path(args.output), progress_every_s=args.progress_every or None, log=say)

@@ -32,8 +32,8 @@ from tcsexam.records import InstanceRecord, Status
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
-from tcsexam.runner.orchestrate import TaskJob, run_job
+from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
+from tcsexam.runner.solver.orchestrate import TaskJob, run_job
 from tcsexam.tasks import load_task
 
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ import dataclasses
 from typing import Any
 
 from tcsexam.limits import DEFAULT_SEED, seed_option
-from tcsexam.runner.batch import DEFAULT_BUILD_TIMEOUT_S, RunOptions
+from tcsexam.runner.engine.batch import DEFAULT_BUILD_TIMEOUT_S, RunOptions
+from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES
 from tcsexam.runner.limiter.types import LIMITER_OPTION
-from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
 
 #: the help lines of the run options

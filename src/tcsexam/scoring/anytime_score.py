@@ -16,7 +16,7 @@
   a task that is not anytime has no trace, so it is a timeout at any S before its end.
 
 So for every S at or past the longest run's `wall_s`, the score equals `tcsexam solver-score`'s.
-A stamp is an upper bound of when the certificate was there (`tcsexam.runner.anytime`), so the
+A stamp is an upper bound of when the certificate was there (`tcsexam.runner.solver.anytime`), so the
 score at S never credits a certificate before the harness saw it.
 
 `profile(task, runs, reference)`: the relative score of each run (model) at every limit where

@@ -110,7 +110,7 @@ def solver_score(
 
 def unsat_evidence(records: Any) -> dict[str, Any] | None:
     """What backs the ok UNSAT answers of a SAT task's records (their `extra.unsat_proof`,
-    `tcsexam.runner.drat`): `verified` and `trusted` (taken without a proof, `unsat_proof: trusted`)
+    `tcsexam.runner.solver.drat`): `verified` and `trusted` (taken without a proof, `unsat_proof: trusted`)
     instance names, `failed` those refused for want of a verified proof, and a `note` when any was
     trusted; None when no record says anything of a proof (other problems, older records)."""
     found = {"verified": [], "trusted": [], "failed": []}

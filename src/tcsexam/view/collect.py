@@ -72,7 +72,7 @@ RECORD_COLUMNS = (
 )
 #: how much of a candidate's stderr the view keeps per record
 STDERR_CHARS = 2000
-#: where a run keeps each final certificate: <attempt>/certificates/<instance>.txt (tcsexam.runner.execute)
+#: where a run keeps each final certificate: <attempt>/certificates/<instance>.txt (tcsexam.runner.solver.execute)
 CERTIFICATE_DIR = "certificates"
 
 

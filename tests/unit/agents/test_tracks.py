@@ -33,8 +33,8 @@ from tcsexam.agents.tracks import SolveSettings, solve  # noqa: E402
 from tcsexam.cli import main  # noqa: E402
 from tcsexam.errors import InputError  # noqa: E402
 from tcsexam.proofs import coq  # noqa: E402
-from tcsexam.runner.batch import PoolOptions, RunOptions  # noqa: E402
 from tcsexam.runner.construction import judge_submission  # noqa: E402
+from tcsexam.runner.engine.batch import PoolOptions, RunOptions  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[3]

@@ -18,8 +18,8 @@ from tcsexam.attempts.construction import checker_outputs, construction_row
 from tcsexam.attempts.rows import read_row
 from tcsexam.attempts.verdicts import model_verdict_rows
 from tcsexam.errors import InputError
-from tcsexam.runner.batch import PoolOptions, RunOptions
 from tcsexam.runner.construction import judge_submission
+from tcsexam.runner.engine.batch import PoolOptions, RunOptions
 from tcsexam.suites import load_suite
 from tcsexam.workflow import Plan
 

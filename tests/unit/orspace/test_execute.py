@@ -12,7 +12,7 @@ from tcsexam.errors import InputError
 from tcsexam.orspace.execute import DEFAULT_LIMITS, DEFAULT_RUN, ExecuteSettings, execute, find_entry
 from tcsexam.orspace.objectives import load_predictions, score_objectives
 from tcsexam.orspace.release import load_release
-from tcsexam.runner.batch import PoolOptions
+from tcsexam.runner.engine.batch import PoolOptions
 
 EXPECTED = {
     "or_space_101_build": None,

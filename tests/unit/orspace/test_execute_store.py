@@ -22,8 +22,8 @@ from tcsexam.orspace.record import WorkspaceRecord
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import KEY_FILE, find_key
 from tcsexam.records.store import SET_ASIDE_DIR
+from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES
 from tcsexam.runner.limiter import LaunchError
-from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES
 
 PROGRAM = "print('Status: Optimal')\nprint('OBJECTIVE_VALUE: {value}')\n"
 SETTINGS = ExecuteSettings(limits=replace(DEFAULT_LIMITS, wall_s=60.0), run=replace(DEFAULT_RUN, sandbox="local"))

@@ -76,7 +76,7 @@ def test_reference_solver_writes_an_accepted_certificate(folder, task_id, name, 
     if task.kind == "solve":
         assert r.solved is True
     if r.claimed == "UNSAT":  # the DRAT proof beside it is verified by the harness's checker
-        from tcsexam.runner.drat import ProofLimits, check_proof
+        from tcsexam.runner.solver.drat import ProofLimits, check_proof
 
         verdict = check_proof(
             problem.parse_instance(ti.path), tmp_path / "proof", limits=ProofLimits(), scratch=tmp_path

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from tcsexam.reproduce.compare_speed import machine_speed, speed_lines
-from tcsexam.runner import calibrate
+from tcsexam.runner.observers import calibrate
 
 
 def _cal(speed):

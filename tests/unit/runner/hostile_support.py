@@ -14,10 +14,10 @@ import psutil
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import Limits, cgroup_support
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import InstanceOptions, run_instance
 from tcsexam.tasks import load_task, parse_limits
 
 ROOT = os.geteuid() == 0

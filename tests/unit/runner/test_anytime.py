@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner import anytime
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver import anytime
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 GRAPH = "5 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 1 1\n1 3 1\n"

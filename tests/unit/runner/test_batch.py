@@ -1,4 +1,4 @@
-"""The batch engine (`tcsexam.runner.batch`): reuse by key, each record written as it arrives,
+"""The batch engine (`tcsexam.runner.engine.batch`): reuse by key, each record written as it arrives,
 retries through the pool, the one watchdog formula, and the contexts of every track satisfying
 its `BatchContext` Protocol. The real runs through it are in test_run_cli.py (Solver),
 tests/unit/orspace/test_execute*.py (OR-Space) and tests/unit/constructions (construction.txt)."""
@@ -13,9 +13,9 @@ import pytest
 from tcsexam.errors import UsageError
 from tcsexam.records import InstanceRecord
 from tcsexam.records.store import RecordStore
-from tcsexam.runner import batch as engine
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch, watchdog_s
-from tcsexam.runner.ray.contract import BatchContext, BatchRecord
+from tcsexam.runner.engine import batch as engine
+from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, PoolOptions, run_batch, watchdog_s
+from tcsexam.runner.engine.contract import BatchContext, BatchRecord
 from tcsexam.runner.sandboxes import get_sandbox
 
 
@@ -101,8 +101,8 @@ def test_pool_options_that_cannot_go_together_are_usage_errors(options, message)
 
 def test_every_tracks_context_satisfies_the_protocol(tmp_path):
     from tcsexam.orspace.execute import ExecuteSettings, WorkspaceContext
-    from tcsexam.runner.attempt import RunContext
     from tcsexam.runner.construction import ObjectCheck
+    from tcsexam.runner.solver.attempt import RunContext
 
     run = RunContext(task=None, candidate=None, sandbox=get_sandbox("local"), limits=None)
     workspace = WorkspaceContext(ExecuteSettings(), {}, {}, {}, get_sandbox("local"))
@@ -115,7 +115,7 @@ def test_every_tracks_context_satisfies_the_protocol(tmp_path):
 def test_both_entry_points_run_through_the_one_engine():
     """`tcsexam run` (orchestrate) and `orspace execute` reach the pools only through batch.run_batch."""
     import tcsexam.orspace.execute as orspace_execute
-    import tcsexam.runner.orchestrate as orchestrate
+    import tcsexam.runner.solver.orchestrate as orchestrate
 
     assert orchestrate.run_batch is engine.run_batch
     assert orspace_execute.run_batch is engine.run_batch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tcsexam.runner import calibrate
+from tcsexam.runner.observers import calibrate
 
 
 def test_benchmark_is_deterministic_and_reports_both_parts():
@@ -52,8 +52,8 @@ def test_manifest_section_collects_every_job(tmp_path):
 
 
 def test_every_solver_job_writes_its_calibration(tmp_path):
-    from tcsexam.runner.batch import PoolOptions, RunOptions
-    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
+    from tcsexam.runner.engine.batch import PoolOptions, RunOptions
+    from tcsexam.runner.solver.orchestrate import RunHooks, TaskJob, run_job
 
     (tmp_path / "g.txt").write_text("3 2\n1 2 1\n2 3 1\n")
     (tmp_path / "task.yaml").write_text(

@@ -16,7 +16,7 @@ import pytest
 
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.limiter import cgroup as cg
-from tcsexam.runner.limiter.owner import kill_run_orphans
+from tcsexam.runner.limiter.orphans import kill_run_orphans
 from tcsexam.runner.limiter.proctable import read_stat
 
 needs_v1 = pytest.mark.skipif(
@@ -48,7 +48,7 @@ DEAD_RUN = textwrap.dedent(
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.limiter.cgroup import _CgroupV1
     group = _CgroupV1(Limits(wall_s=60, mem_mb=256, nproc=16))
-    from tcsexam.runner.limiter.owner import run_marker, owner_token
+    from tcsexam.runner.ownership.owner import run_marker, owner_token
     key, _, value = run_marker("test").partition("=")
     env = dict(os.environ, **{key: value})
     child = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,4 +1,4 @@
-"""UNSAT answers and their DRAT proofs (tcsexam.runner.drat, docs/proofs.md#unsat-answers-drat-proofs): real CaDiCaL
+"""UNSAT answers and their DRAT proofs (tcsexam.runner.solver.drat, docs/proofs.md#unsat-answers-drat-proofs): real CaDiCaL
 proofs (Debian's binary, text and binary DRAT; python-sat's) verified by the real checker, every
 way a proof can fail refused with the checker's reason, and the runner's verdicts under
 `unsat_proof: required` and `trusted` on real candidate runs."""
@@ -16,12 +16,12 @@ import pytest
 
 from tcsexam.errors import InputError
 from tcsexam.problems import get_problem
-from tcsexam.runner import drat
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.drat import CheckerMissing, ProofLimits, check_proof
-from tcsexam.runner.drat_check import decode_binary
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver import drat
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.drat import CheckerMissing, ProofLimits, check_proof
+from tcsexam.runner.solver.drat_check import decode_binary
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.scoring.solver_score import unsat_evidence
 from tcsexam.tasks import load_task
 
@@ -430,7 +430,7 @@ def test_a_memory_limit_near_the_checkers_start_up_is_never_an_infrastructure_er
 def test_a_traced_unsat_answer_counts_only_under_trusted(work):
     from dataclasses import replace
 
-    from tcsexam.runner.execute import _trace_check
+    from tcsexam.runner.solver.execute import _trace_check
 
     task = sat_task(work, "required")
     inst = task.instance("u")

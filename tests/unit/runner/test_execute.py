@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.candidate import build_candidate, load_candidate
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import build_candidate, load_candidate
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 LOCAL = get_sandbox("local")

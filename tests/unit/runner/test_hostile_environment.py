@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.candidate import load_candidate
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
+from tcsexam.runner.solver.candidate import load_candidate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import ROOT, SANDBOXES, box_or_skip, sh  # noqa: E402
@@ -174,8 +174,8 @@ def _tiny_task(folder: Path) -> Path:
 def test_an_injecting_solver_yaml_makes_every_instance_invalid(reachable_tmp):
     """The documented contract for an unusable solver.yaml: every instance `invalid` with the one
     line, nothing of the candidate ever runs (its `./bwrap` would leave a marker)."""
-    from tcsexam.runner.batch import PoolOptions, RunOptions
-    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
+    from tcsexam.runner.engine.batch import PoolOptions, RunOptions
+    from tcsexam.runner.solver.orchestrate import RunHooks, TaskJob, run_job
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"
@@ -245,9 +245,9 @@ def test_a_failed_probe_is_one_line(sandbox):
 
 
 def test_a_failed_python_probe_stops_the_job_with_one_line(reachable_tmp, monkeypatch):
-    from tcsexam.runner import orchestrate
-    from tcsexam.runner.batch import PoolOptions, RunOptions
-    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
+    from tcsexam.runner.engine.batch import PoolOptions, RunOptions
+    from tcsexam.runner.solver import orchestrate
+    from tcsexam.runner.solver.orchestrate import RunHooks, TaskJob, run_job
 
     task = _tiny_task(reachable_tmp / "task")
     cand = reachable_tmp / "cand"

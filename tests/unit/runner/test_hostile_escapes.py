@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import cgroup_support
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import InstanceOptions, run_instance
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import alive_with, sandbox_or_skip  # noqa: E402

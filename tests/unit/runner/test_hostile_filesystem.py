@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import InstanceOptions, run_instance
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.sandboxes import get_sandbox, run_limited
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import InstanceOptions, run_instance
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import ROOT, SANDBOXES, box_or_skip, run, run_sh, sandbox_or_skip, sh, trusted_local  # noqa: E402
@@ -297,7 +297,7 @@ def test_candidate_folder_and_hidden_paths_are_out_of_reach(task, tmp_path, sand
     (folder / "solver.yaml").write_text(f'command: ["sh", "-c", "{script}"]\n')
     candidate = load_candidate(folder)
     limits = task.limits.for_threads(1)
-    from tcsexam.runner import execute
+    from tcsexam.runner.solver import execute
 
     scratch = tmp_path / "s"
     seen = {}

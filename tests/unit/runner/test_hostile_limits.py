@@ -128,7 +128,7 @@ def test_disk_quota_stops_a_filling_run(reachable_tmp, sandbox):
     """Files of 4 MB written one after another past `disk_mb` (each under the output cap): the run
     is killed for `disk` (status memout) long before the 200 MB it wanted."""
     from tcsexam.runner.limiter.process import disk_usage
-    from tcsexam.runner.verdict import solver_status
+    from tcsexam.runner.solver.verdict import solver_status
 
     box = box_or_skip(sandbox)
     work = reachable_tmp / "work"
@@ -175,7 +175,7 @@ def test_a_flood_of_empty_files_is_over_the_disk_limit(reachable_tmp, sandbox, m
     `DISK_ENTRIES` the run is over `disk_mb` (memout, termination disk), told so in words. (The
     entry limit lowered to 5000 here: the real 200000 files take minutes on a busy machine.)"""
     import tcsexam.runner.limiter.process as process
-    from tcsexam.runner.verdict import solver_status
+    from tcsexam.runner.solver.verdict import solver_status
 
     monkeypatch.setattr(process, "DISK_ENTRIES", 5000)
     DISK_ENTRIES = process.DISK_ENTRIES

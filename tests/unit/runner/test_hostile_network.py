@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import HOSTILE, run, sandbox_or_skip  # noqa: E402

@@ -33,10 +33,8 @@ import pytest
 
 from tcsexam.fileio import UntrustedFileError, read_untrusted, remove_tree
 from tcsexam.records.digest import hash_candidate
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.limiter import Limits
-from tcsexam.runner.limiter.scratch import (
+from tcsexam.runner.ownership.scratch import (
     SCRATCH_PREFIX,
     make_scratch,
     remove_run_scratch,
@@ -44,6 +42,8 @@ from tcsexam.runner.limiter.scratch import (
     sweep_dead_scratch,
 )
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_support import ROOT, SANDBOXES, sandbox_or_skip, tiny_maxcut  # noqa: E402
@@ -323,8 +323,8 @@ def test_candidate_hash_never_opens_a_fifo_device_or_link(tmp_path):
 def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_path, harness_uid):
     """End to end under local: the candidate plants a FIFO (and a link to it) in its real folder;
     the end-of-run hash warns instead of hanging, and the next run copies the folder without it."""
-    from tcsexam.runner.batch import PoolOptions, RunOptions
-    from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
+    from tcsexam.runner.engine.batch import PoolOptions, RunOptions
+    from tcsexam.runner.solver.orchestrate import RunHooks, TaskJob, run_job
 
     folder = tmp_path / "cand"
     folder.mkdir()
@@ -367,7 +367,7 @@ def test_local_run_survives_a_fifo_planted_in_the_candidate_folder(task, tmp_pat
 #: without releasing it: what a SIGKILLed actor leaves, or another job's live run
 OWNER = """
 import os, sys
-from tcsexam.runner.limiter.scratch import make_scratch
+from tcsexam.runner.ownership.scratch import make_scratch
 path = make_scratch(sys.argv[1])
 os.makedirs(os.path.join(path, "work", "locked"))
 open(os.path.join(path, "work", "big"), "wb").write(b"\\0" * 4096)
@@ -384,7 +384,7 @@ os._exit(0)
 
 def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
     # the sweep also looks in RELOCATED_ROOT (/tmp), which holds whatever other runs left there
-    from tcsexam.runner.limiter import scratch
+    from tcsexam.runner.ownership import scratch
 
     monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
     outside = tmp_path / "outside.txt"
@@ -420,7 +420,7 @@ def test_sweep_removes_dead_runs_scratch_only(tmp_path, monkeypatch):
     finally:
         other.communicate("")
     assert remove_run_scratch(their_token, str(tmp_path)) == 1 and not theirs.exists()  # dead: removed
-    from tcsexam.runner.limiter.owner import owner_token
+    from tcsexam.runner.ownership.owner import owner_token
 
     assert remove_run_scratch(owner_token(), str(tmp_path)) == 1 and not live.exists()
     remove_tree(tmp_path / "absent")  # nothing to do, no error
@@ -447,10 +447,10 @@ def test_removing_a_dying_owners_scratch_waits_for_its_lock(tmp_path):
 
 
 def test_an_actor_adopts_the_owner_token_its_driver_chose():
-    from tcsexam.runner.limiter import owner
+    from tcsexam.runner.ownership import owner
 
     code = (
-        "from tcsexam.runner.limiter import owner\n"
+        "from tcsexam.runner.ownership import owner\n"
         "t = owner.new_owner_token()\n"
         "owner.adopt_owner_token(t); owner.adopt_owner_token(t)\n"
         "assert owner.owner_token() == t\n"
@@ -485,8 +485,8 @@ def ray_2cpus():
 def test_killed_actor_leaves_no_scratch(task, tmp_path, ray_2cpus):
     """A candidate fills its scratch and plants a FIFO there, then its actor is SIGKILLed: the
     driver kills the orphan and removes the scratch folder the actor could not clean."""
-    from tcsexam.runner.attempt import RunContext
     from tcsexam.runner.ray.pool import RayPool
+    from tcsexam.runner.solver.attempt import RunContext
 
     root = tmp_path / "scratch-root"
     root.mkdir()

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
+from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -83,9 +83,9 @@ import json, sys
 from pathlib import Path
 from tcsexam.runner.sandboxes import runas
 runas.RUN_DIR = Path(sys.argv[4])  # a private interpreter view: its mounts die with this namespace
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.limiter.owner import owner_token
-from tcsexam.runner.attempt import execute_instance, RunContext
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.ownership.owner import owner_token
+from tcsexam.runner.solver.attempt import execute_instance, RunContext
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.tasks import load_task
 task = load_task(sys.argv[1])
@@ -100,9 +100,9 @@ print(json.dumps({"status": str(record.status), "message": record.message, "A": 
 DRIVER = r"""
 import json, os, signal, subprocess, sys, time
 from pathlib import Path
-from tcsexam.runner.limiter.owner import kill_run_orphans
-from tcsexam.runner.limiter.scratch import remove_run_scratch, sweep_dead_scratch
-from tcsexam.runner.limiter.owner import owner_needle
+from tcsexam.runner.limiter.orphans import kill_run_orphans
+from tcsexam.runner.ownership.scratch import remove_run_scratch, sweep_dead_scratch
+from tcsexam.runner.ownership.owner import owner_needle
 
 task, cand_a, cand_b, root, run_dir = sys.argv[1:6]
 
@@ -261,8 +261,8 @@ def test_a_relocated_work_folder_removed_is_infrastructure_error(tmp_path, reach
 def test_the_pool_retries_a_run_whose_scratch_vanished(tmp_path, reachable_tmp):
     """The first try's scratch folder is removed under its candidate; the pool retries it like any
     infrastructure failure and the second try is the candidate's own result."""
-    from tcsexam.runner.attempt import RunContext
-    from tcsexam.runner.ray.pool import InProcessPool
+    from tcsexam.runner.engine.pool import InProcessPool
+    from tcsexam.runner.solver.attempt import RunContext
 
     task = load_task(_task(tmp_path))
     tag = uuid.uuid4().hex[:12]
@@ -301,7 +301,7 @@ def _no_directory_locks(monkeypatch) -> None:
     import errno
     import stat
 
-    from tcsexam.runner.limiter import scratch
+    from tcsexam.runner.ownership import scratch
 
     real = scratch.fcntl.flock
 
@@ -319,7 +319,7 @@ def _no_directory_locks(monkeypatch) -> None:
 
 def _drop_lock(path: str) -> None:
     """What the owner's death does to its folder: the kernel closes its descriptors."""
-    from tcsexam.runner.limiter import scratch
+    from tcsexam.runner.ownership import scratch
 
     with scratch._held_lock:
         fds = scratch._held.pop(os.path.realpath(path))
@@ -329,7 +329,7 @@ def _drop_lock(path: str) -> None:
 
 @pytest.mark.parametrize("directory_locks", [True, False], ids=["flock-folder", "flock-lock-file"])
 def test_a_folder_is_swept_only_once_its_lock_is_free(tmp_path, monkeypatch, directory_locks):
-    from tcsexam.runner.limiter import scratch
+    from tcsexam.runner.ownership import scratch
 
     monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
     if not directory_locks:
@@ -342,8 +342,8 @@ def test_a_folder_is_swept_only_once_its_lock_is_free(tmp_path, monkeypatch, dir
 
 
 def test_staging_folders_are_swept_only_when_old_and_unlocked(tmp_path, monkeypatch):
-    from tcsexam.runner.limiter import scratch
-    from tcsexam.runner.limiter.owner import owner_token
+    from tcsexam.runner.ownership import scratch
+    from tcsexam.runner.ownership.owner import owner_token
 
     monkeypatch.setattr(scratch, "RELOCATED_ROOT", str(tmp_path / "relocated"))
     staging = tmp_path / f"{scratch.STAGING_PREFIX}{scratch._machine()}-{owner_token()}-abcdefgh"
@@ -355,7 +355,8 @@ def test_staging_folders_are_swept_only_when_old_and_unlocked(tmp_path, monkeypa
 
 
 def test_a_token_not_a_pid_says_whose_processes_die():
-    from tcsexam.runner.limiter.owner import kill_run_orphans, owner_needle, owner_token, run_marker
+    from tcsexam.runner.limiter.orphans import kill_run_orphans
+    from tcsexam.runner.ownership.owner import owner_needle, owner_token, run_marker
 
     assert run_marker(7).startswith(f"TCSEXAM_RUN_MARKER={owner_token()}-")
     for bad in (str(os.getpid()), "", "1-", owner_token()[:-1]):
@@ -374,7 +375,7 @@ def test_a_token_not_a_pid_says_whose_processes_die():
 
 
 def test_a_forked_child_has_its_own_token():
-    from tcsexam.runner.limiter.owner import owner_token
+    from tcsexam.runner.ownership.owner import owner_token
 
     mine = owner_token()
     read, write = os.pipe()

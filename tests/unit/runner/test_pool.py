@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from tcsexam.records import InstanceRecord
-from tcsexam.runner.attempt import RunContext, execute_instance
+from tcsexam.runner.engine.pool import InProcessPool
 from tcsexam.runner.ray.job import start_ray
-from tcsexam.runner.ray.pool import InProcessPool, RayPool, RayTuning
+from tcsexam.runner.ray.pool import RayPool, RayTuning
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.attempt import RunContext, execute_instance
 from tcsexam.tasks import load_task
 
 
@@ -227,8 +228,8 @@ def _alive_with_arg(arg: str) -> list[int]:
 
 def test_killed_actor_leaves_no_candidate_behind(tmp_path, ray_2cpus):
     """Real executor: the candidate of a killed actor (an orphan) is found and killed."""
-    from tcsexam.runner.candidate import load_candidate
     from tcsexam.runner.limiter import Limits
+    from tcsexam.runner.solver.candidate import load_candidate
 
     ctx = _ctx(tmp_path, [{"name": "victim"}], RunContext)
     token = f"{time.time_ns() % 10**9}.5"  # a unique sleep argument to find the candidate by
@@ -271,8 +272,8 @@ def test_pipelined_actor_runs_programs_one_at_a_time_and_records_each_instance_o
     the next one, and every instance is passed on exactly once."""
     import json
 
-    from tcsexam.runner.candidate import load_candidate
     from tcsexam.runner.limiter import Limits
+    from tcsexam.runner.solver.candidate import load_candidate
 
     names = [f"i{k}" for k in range(8)]
     ctx = _ctx(tmp_path, [{"name": n} for n in names], RunContext)

@@ -16,10 +16,10 @@ import pytest
 from tcsexam.errors import InputError
 from tcsexam.problems import get_problem
 from tcsexam.problems.sat import without_trailer
-from tcsexam.runner.candidate import CertificateSource, load_candidate
-from tcsexam.runner.execute import run_instance
-from tcsexam.runner.orchestrate import GIVEN_KEY_VERSION, _key_meta
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import CertificateSource, load_candidate
+from tcsexam.runner.solver.execute import run_instance
+from tcsexam.runner.solver.orchestrate import GIVEN_KEY_VERSION, _key_meta
 from tcsexam.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -28,8 +28,8 @@ from tcsexam.cli import main
 from tcsexam.errors import InputError
 from tcsexam.records.digest import record_digest
 from tcsexam.records.key import KEY_FILE, ensure_key, find_key
-from tcsexam.runner.batch import PoolOptions, RunOptions
-from tcsexam.runner.orchestrate import RunHooks, TaskJob, run_job
+from tcsexam.runner.engine.batch import PoolOptions, RunOptions
+from tcsexam.runner.solver.orchestrate import RunHooks, TaskJob, run_job
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.tasks import load_task
 

@@ -11,7 +11,7 @@ import pytest
 from tcsexam.cli import build_parser
 from tcsexam.errors import UsageError
 from tcsexam.orspace.execute import DEFAULT_RUN
-from tcsexam.runner.batch import RUN_ONE, RunOptions
+from tcsexam.runner.engine.batch import RUN_ONE, RunOptions
 from tcsexam.runner.options import run_options
 
 RUN = ["run", "--task", "t", "--candidate", "c", "--output", "o.json"]

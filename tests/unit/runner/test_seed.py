@@ -11,8 +11,8 @@ import pytest
 
 from tcsexam.cli import build_parser, main
 from tcsexam.limits import DEFAULT_SEED, SEED_MAX, SEED_MIN
-from tcsexam.runner.attempt import RunContext
-from tcsexam.runner.orchestrate import TaskJob
+from tcsexam.runner.solver.attempt import RunContext
+from tcsexam.runner.solver.orchestrate import TaskJob
 from tcsexam.workflow.configfix import load_config_schema
 
 

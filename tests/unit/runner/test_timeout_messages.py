@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tcsexam.runner.candidate import load_candidate
-from tcsexam.runner.execute import run_instance
 from tcsexam.runner.sandboxes import get_sandbox
+from tcsexam.runner.solver.candidate import load_candidate
+from tcsexam.runner.solver.execute import run_instance
 from tcsexam.tasks import load_task
 
 LOCAL = get_sandbox("local")

@@ -1,4 +1,4 @@
-"""The one function that decides a Solver record's status (`runner.verdict.solver_status`), as a table."""
+"""The one function that decides a Solver record's status (`runner.solver.verdict.solver_status`), as a table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from tcsexam.problems.base import CheckResult
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, ProcessOutcome
-from tcsexam.runner.verdict import Certificate, answer_exit_code, input_changed, solver_status, trace_status
+from tcsexam.runner.solver.verdict import Certificate, answer_exit_code, input_changed, solver_status, trace_status
 
 
 def ended(termination="exit", exit_code=0, message="", stderr="", signal=None, sandbox_error=None) -> ProcessOutcome:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tcsexam.errors import InputError
-from tcsexam.runner.candidate import load_candidate
+from tcsexam.runner.solver.candidate import load_candidate
 from tcsexam.workflow import Plan
 
 

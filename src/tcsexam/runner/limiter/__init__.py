@@ -17,7 +17,7 @@ sandbox: ``exit``, ``walltime``, ``cputime``, ``memory``, ``output``, ``nproc``,
 `tcsexam.runner.limiter.classify` for the rules and their order).
 
 What a run owns goes by its harness process's owner token, never a pid (`owner`): its processes
-carry the token in their run marker (`owner.kill_run_orphans` finds them after their harness
+carry the token in their run marker (`orphans.kill_run_orphans` finds them after their harness
 died) and its scratch folders in their names, locked while their owner lives (`scratch`).
 """
 

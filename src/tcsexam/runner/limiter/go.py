@@ -1,6 +1,6 @@
 """The program's `go`: the moment its limits start counting. The limiter notes it when it starts
 the program, and so does a sandbox that times the run itself (docker, once its start call
-returned). Whoever watches a run from the harness (`tcsexam.runner.anytime`'s traces) listens for it
+returned). Whoever watches a run from the harness (`tcsexam.runner.solver.anytime`'s traces) listens for it
 in the thread's context, so each run hears its own program's `go` only."""
 
 from __future__ import annotations

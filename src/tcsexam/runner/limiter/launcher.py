@@ -13,7 +13,7 @@ at the end of its job, an OOM kill) or crashes takes its runs with it, whether o
 sweeps for orphans. The program in turn dies with the launcher (its own PR_SET_PDEATHSIG:
 SIGKILL): a Ray worker that exits SIGKILLs its children, the launcher among them, which cannot
 then kill the program itself. What the program's own children left behind is found by the run's
-environment marker (`tcsexam.runner.limiter.owner.kill_run_orphans`).
+environment marker (`tcsexam.runner.limiter.orphans.kill_run_orphans`).
 
 A command it drops to another uid (a root harness's `local` run) also gets pid and mount
 namespaces of its own, with the launcher's child as their pid 1 (root: out of the command's reach):

@@ -44,9 +44,9 @@ from tcsexam.runner.limiter.launcher import (
     make_preexec,
 )
 from tcsexam.runner.limiter.light import LightTree
-from tcsexam.runner.limiter.owner import run_marker
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
 from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, MiB, ProcessOutcome, RunSpec
+from tcsexam.runner.ownership.owner import run_marker
 
 _gate: ContextVar[threading.Lock | None] = ContextVar("tcsexam_run_gate", default=None)
 
@@ -177,7 +177,7 @@ class LimitedProcess:
         self.launch, self.limits, self.limiter, self.sandbox_name = launch, spec.limits, limiter, sandbox_name
         self.stdout_path, self.stderr_path = spec.paths.stdout_path, spec.paths.stderr_path
         self.output_paths = list(spec.paths.output_paths)
-        self.marker = run_marker(id(self))  # the owner's token, never its pid (limiter.owner)
+        self.marker = run_marker(id(self))  # the owner's token, never its pid (ownership.owner)
         self.peak_rss = 0.0
         self.peak_pss = 0.0
         self.tree: Any = None
@@ -263,7 +263,7 @@ class LimitedProcess:
                 os.write(start_fd, b"go\n")
             except OSError:  # the wrapper is gone already: its outcome says why
                 pass
-        note_go(t)  # an anytime trace's clock (tcsexam.runner.anytime)
+        note_go(t)  # an anytime trace's clock (tcsexam.runner.solver.anytime)
         return t
 
     def _start(self, env, rlimits, out, err, files) -> ProcessOutcome:

@@ -1,6 +1,5 @@
 """CLI: `tcsexam runner ray-head start | stop | address`, the Ray head shared by the Solver jobs of a
-local workflow run (started in the workflow's onstart, stopped at its end). `tcsexam attempts
-ray-head` is kept as an alias of the same command."""
+local workflow run (started in the workflow's onstart, stopped at its end)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ SIGTERM handler from aborting a cancelled job's clean-up, and an actor whose par
 went away kills its runs and exits (`exit_with_parent`).
 
 A run's processes and its scratch folder belong to their harness process's owner token
-(`limiter.owner`, `limiter.scratch`): the driver kills a lost actor's runs by that token
-(`limiter.owner.kill_run_orphans`) and removes its scratch folders (`remove_run_scratch`); each job
+(`ownership.owner`, `ownership.scratch`): the driver kills a lost actor's runs by that token
+(`limiter.orphans.kill_run_orphans`) and removes its scratch folders (`remove_run_scratch`); each job
 sweeps those whose owner is dead at its start (`sweep_dead_scratch`). No clean-up ever goes by a
 pid: a pid is reused, a token is not.
 """
@@ -33,8 +33,9 @@ import psutil
 
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter.cgroup import thaw_own_and_stop_freezing
-from tcsexam.runner.limiter.owner import kill_run_orphans, owner_token
-from tcsexam.runner.limiter.scratch import held_scratch, release_scratch
+from tcsexam.runner.limiter.orphans import kill_run_orphans
+from tcsexam.runner.ownership.owner import owner_token
+from tcsexam.runner.ownership.scratch import held_scratch, release_scratch
 
 
 @dataclass

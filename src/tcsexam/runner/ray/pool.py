@@ -1,10 +1,11 @@
-"""The pools: a batch's names fanned out over Ray actors (or run in this process, for debugging).
+"""The Ray pool: a batch's names fanned out over Ray actors (`runner.engine.pool` runs them in this
+process instead).
 
 Each actor reserves the candidate's `threads` CPUs and runs `ctx.execute(name)` (the same call
-the in-process pool makes) for each name. The context is a `contract.BatchContext`: a `RunContext`
-(a Solver attempt: `runner.attempt`), an OR-Space `WorkspaceContext`, a construction's
+the in-process pool makes) for each name. The context is a `PoolContext` (the engine's `contract.BatchContext`): a `RunContext`
+(a Solver attempt: `runner.solver.attempt`), an OR-Space `WorkspaceContext`, a construction's
 `ObjectCheck`, so one retry and `infrastructure_error` policy serves the whole project. The batch
-engine (`tcsexam.runner.batch`) starts, feeds and closes the pools.
+engine (`tcsexam.runner.engine.batch`) starts, feeds and closes the pools.
 
 An actor runs its instances on a few threads (`pipeline`, default 4) and pipelines them: the
 next runs prepare their scratch folder, cgroup, launcher and sandbox while the current one's
@@ -23,8 +24,8 @@ executor, an `infrastructure_error` record, or an instance that outlives its wat
 retries is recorded as `infrastructure_error` with the reason.
 
 How a job gets its Ray (`start_ray`): `runner.ray.job`. The driver cleans up after a killed actor
-by the actor's owner token, never its pid: `limiter.owner.kill_run_orphans` and
-`limiter.scratch.remove_run_scratch`.
+by the actor's owner token, never its pid: `limiter.orphans.kill_run_orphans` and
+`ownership.scratch.remove_run_scratch`.
 """
 
 from __future__ import annotations
@@ -35,28 +36,64 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from tcsexam.records import InstanceRecord
-from tcsexam.runner.limiter.owner import adopt_owner_token, alive, kill_run_orphans, new_owner_token, process_start
+from tcsexam.runner.limiter import Limits
+from tcsexam.runner.limiter.orphans import alive, kill_run_orphans, process_start
 from tcsexam.runner.limiter.process import one_run_at_a_time
-from tcsexam.runner.limiter.scratch import remove_run_scratch, sweep_dead_scratch
-from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES, BatchContext, DispatchHook, ResultCallback
+from tcsexam.runner.ownership.owner import adopt_owner_token, new_owner_token
+from tcsexam.runner.ownership.scratch import remove_run_scratch, sweep_dead_scratch
 from tcsexam.runner.ray.job import exit_with_parent
 
 # --------------------------------------------------------------------------------------------
-# The dispatch loop shared by both pools: retries and bookkeeping.
+# What a pool runs, and the dispatch rule both pools share (the engine's contract,
+# `runner.engine.contract`, extends these; Ray sits below the engine and imports nothing of it).
+
+#: on_result(name, record, tries): called once per name, in completion order, with the
+#: complete record (key, task, attempt, candidate_hash, sandbox... filled in).
+ResultCallback = Callable[[str, Any, int], None]
+#: on_dispatch(name, actor_pid, try_number): called when a name is handed to an actor.
+DispatchHook = Callable[[str, int, int], None]
 
 
-class _Retry:
+@runtime_checkable
+class PoolRecord(Protocol):
+    """What a pool needs of a record (`records.PoolRecord`, `orspace.record.WorkspaceRecord`)."""
+
+    message: str
+
+    @property
+    def infrastructure_error(self) -> bool: ...
+
+    def retried(self, tries: int) -> Any: ...
+
+
+@runtime_checkable
+class PoolContext(Protocol):
+    """What a pool runs: every run of one batch shares it; sent once to each actor (it pickles).
+    `execute(name)` never raises: a harness failure is a record."""
+
+    limits: Limits | None
+    scratch_root: str | None  #: parent of the per-run scratch folders (None: $TMPDIR)
+
+    def execute(self, name: str) -> PoolRecord: ...
+
+    def infrastructure_record(self, name: str, message: str) -> PoolRecord:
+        """The record of a name whose run the harness lost."""
+
+
+class Retry:
+    """The one retry rule of both pools: an infrastructure failure is queued again while it has
+    retries left; a result after retries says how many tries it took."""
+
     def __init__(self, max_retries: int, on_result: ResultCallback):
         self.max_retries = max_retries
         self.on_result = on_result
 
-    def finish(self, name: str, record: InstanceRecord, tries: int, queue: deque) -> None:
+    def finish(self, name: str, record: PoolRecord, tries: int, queue: deque) -> None:
         """Pass a result on, or queue the instance again if it is a retryable infra failure."""
         if record.infrastructure_error and tries <= self.max_retries:
             queue.append((name, tries + 1, record.message))
@@ -64,35 +101,6 @@ class _Retry:
         if tries > 1:
             record = record.retried(tries)
         self.on_result(name, record, tries)
-
-
-class InProcessPool:
-    """Runs instances one after another in this process with the same executor as the actors."""
-
-    workers = 1
-
-    def __init__(
-        self, ctx: BatchContext, *, max_retries: int = DEFAULT_MAX_RETRIES, on_dispatch: DispatchHook | None = None
-    ):
-        self.ctx = ctx
-        self.max_retries = max_retries
-        self.on_dispatch = on_dispatch
-        sweep_dead_scratch(ctx.scratch_root)  # what killed jobs left
-
-    def run(self, names: Sequence[str], on_result: ResultCallback) -> None:
-        retry = _Retry(self.max_retries, on_result)
-        queue: deque = deque((n, 1, "") for n in names)
-        while queue:
-            name, tries, _ = queue.popleft()
-            if self.on_dispatch:
-                self.on_dispatch(name, os.getpid(), tries)
-            retry.finish(name, self.ctx.execute(name), tries, queue)
-
-    def close(self, kill_actors: bool = True) -> None:
-        pass
-
-    def reap_orphans(self) -> int:
-        return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,7 +119,7 @@ def _actor_class():
         import ray
 
         class InstanceActor:
-            def __init__(self, ctx: BatchContext, pipeline: int, token: str):
+            def __init__(self, ctx: PoolContext, pipeline: int, token: str):
                 adopt_owner_token(token)  # the driver's: it cleans up by it, heard from or not
                 self.ctx = ctx
                 self.gate = threading.Lock()  # one program at a time (see the module doc)
@@ -129,13 +137,13 @@ def _actor_class():
                 """(host, pid, start time): what the driver waits on once it is lost."""
                 return socket.gethostname(), os.getpid(), process_start(os.getpid())
 
-            def run(self, names: list[str]) -> list[InstanceRecord]:
+            def run(self, names: list[str]) -> list[PoolRecord]:
                 """The records of `names` (a batch), in order; each is run by the actor's run
                 threads, so this call's runs pipeline with those of the actor's other call."""
                 futures = [self.runs.submit(self._one, name) for name in names]
                 return [future.result() for future in futures]
 
-            def _one(self, name: str) -> InstanceRecord:
+            def _one(self, name: str) -> PoolRecord:
                 try:
                     with one_run_at_a_time(self.gate):
                         return self.ctx.execute(name)
@@ -186,11 +194,11 @@ class RayPool:
 
     def __init__(
         self,
-        ctx: BatchContext,
+        ctx: PoolContext,
         *,
         workers: int,
         threads: int = 1,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int,
         watchdog_s: float | None = None,
         on_dispatch: DispatchHook | None = None,
         tuning: RayTuning | None = None,
@@ -289,7 +297,7 @@ class RayPool:
         ray = self.ray
         from ray.exceptions import RayError, RayTaskError
 
-        retry = _Retry(self.max_retries, on_result)
+        retry = Retry(self.max_retries, on_result)
         queue: deque = deque((n, 1, "") for n in names)
         # actors survive between run() calls (a warm pool); top up to the number needed.
         actors = list(self.actors)[: self.workers]

@@ -264,7 +264,7 @@ class DockerSandbox(Sandbox):
         t0 = time.monotonic()
         cap = limits.output_bytes
         streams = _Streams(container, cap, _same_file(paths))
-        note_go(t0)  # an anytime trace's clock (tcsexam.runner.anytime), as the wall limit's
+        note_go(t0)  # an anytime trace's clock (tcsexam.runner.solver.anytime), as the wall limit's
         killed, over_disk = False, False
         try:
             streams.start()

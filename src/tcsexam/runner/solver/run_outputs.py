@@ -16,8 +16,8 @@ from tcsexam.fileio import UntrustedFileError, atomic_write_bytes, read_untruste
 from tcsexam.limits import MiB
 from tcsexam.records import InstanceRecord, Status
 from tcsexam.runner.limiter import ProcessOutcome
-from tcsexam.runner.limiter.scratch import scratch_intact
-from tcsexam.runner.verdict import Decision
+from tcsexam.runner.ownership.scratch import scratch_intact
+from tcsexam.runner.solver.verdict import Decision
 
 
 def record_outcome(record: InstanceRecord, outcome: ProcessOutcome) -> None:
@@ -114,7 +114,7 @@ def _keep(folder, name, suffix: str, source: Path | None, max_bytes: int, *, com
 
 def folders_lost(folders, work) -> Decision | None:
     """`infrastructure_error` when a folder of the run vanished or was replaced while it ran
-    (`tcsexam.runner.execute`), else None."""
+    (`tcsexam.runner.solver.execute`), else None."""
     checked = [*folders, *([work] if work else [])]
     for path, identity in checked:
         if not scratch_intact(path, identity):

@@ -1,7 +1,7 @@
 """One Solver attempt as a batch: `RunContext`, what every run of the attempt shares (task,
 candidate, sandbox, limits, record identity), and `execute_instance`, what a pool runs for each
 instance name (`run_instance` in a scratch folder of its own; never raises). It satisfies the
-pools' contract (`tcsexam.runner.ray.contract.BatchContext`)."""
+pools' contract (`tcsexam.runner.engine.contract.BatchContext`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.limits import DEFAULT_SEED, MiB
 from tcsexam.records import InstanceRecord, Status
-from tcsexam.runner.execute import InstanceOptions, RecordIdentity, run_instance
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch
-from tcsexam.runner.run_outputs import KEEP_MAX_MB
+from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
+from tcsexam.runner.solver.execute import InstanceOptions, RecordIdentity, run_instance
+from tcsexam.runner.solver.run_outputs import KEEP_MAX_MB
 
 if TYPE_CHECKING:
-    from tcsexam.runner.candidate import Candidate
     from tcsexam.runner.limiter import Limits
     from tcsexam.runner.sandboxes.base import Sandbox
+    from tcsexam.runner.solver.candidate import Candidate
     from tcsexam.tasks import Task, TaskInstance
 
 

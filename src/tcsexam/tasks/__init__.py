@@ -79,10 +79,10 @@ class Task:
     limits: Limits  #: as the task file says them (`Limits.for_threads` gives a candidate's)
     instances: tuple[TaskInstance, ...]
     source: Path | None = None
-    anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.anytime)
+    anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.solver.anytime)
     #: SAT tasks: what an UNSAT answer needs, `required` (a verified DRAT proof) or `trusted`; None elsewhere
     unsat_proof: str | None = None
-    proof_limits: Any = None  #: the DRAT checker's limits (`tcsexam.runner.drat.ProofLimits`), SAT tasks only
+    proof_limits: Any = None  #: the DRAT checker's limits (`tcsexam.runner.solver.drat.ProofLimits`), SAT tasks only
 
     @cached_property
     def problem_impl(self):

@@ -1,8 +1,8 @@
 """One candidate on one instance: run it under the limits in a sandbox, check its certificate,
 and map everything to an instance record. The candidate (its `solver.yaml`, the environment and
-placeholders of its command, its build step) is `tcsexam.runner.candidate`.
+placeholders of its command, its build step) is `tcsexam.runner.solver.candidate`.
 
-The record's status is decided by `tcsexam.runner.verdict.solver_status` (the rules are there). A
+The record's status is decided by `tcsexam.runner.solver.verdict.solver_status` (the rules are there). A
 failing harness (sandbox did not start, launch error that is not the candidate's, checker
 raising) -> infrastructure_error.
 """
@@ -22,13 +22,15 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.fileio import UntrustedFileError, read_untrusted
 from tcsexam.limits import MiB
 from tcsexam.records import InstanceRecord, Status, Termination
-from tcsexam.runner import anytime, drat
-from tcsexam.runner.candidate import Candidate, CertificateSource, candidate_env, format_command, format_seconds
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
-from tcsexam.runner.limiter import scratch as scratch_folders
 from tcsexam.runner.limiter.go import listening
-from tcsexam.runner.limiter.scratch import make_scratch, release_scratch, scratch_identity
-from tcsexam.runner.run_outputs import (
+from tcsexam.runner.ownership import scratch as scratch_folders
+from tcsexam.runner.ownership.scratch import make_scratch, release_scratch, scratch_identity
+from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
+from tcsexam.runner.solver import anytime, drat
+from tcsexam.runner.solver.candidate import Candidate, CertificateSource, candidate_env, format_command, format_seconds
+from tcsexam.runner.solver.run_outputs import (
     KEEP_MAX_MB,
     folders_lost,
     keep_certificate,
@@ -36,9 +38,7 @@ from tcsexam.runner.run_outputs import (
     parsed_instance,
     record_outcome,
 )
-from tcsexam.runner.sandboxes.base import Sandbox
-from tcsexam.runner.sandboxes.runas import can_read, candidate_ids, readable_copy
-from tcsexam.runner.verdict import (
+from tcsexam.runner.solver.verdict import (
     SOLUTION_NAME,
     Certificate,
     Decision,

@@ -1,7 +1,7 @@
 """Scratch folders that only their owner, or the owner's death, lets anybody remove.
 
 Every run's scratch folder is ``<root>/tcsexam-run-<machine>-<owner token>-<kind><n>-<random>``
-(`<machine>`: this host and pid namespace; the token: `limiter.owner.owner_token`, random per
+(`<machine>`: this host and pid namespace; the token: `ownership.owner.owner_token`, random per
 harness process, never a pid). The process that makes it (`make_scratch`) holds an exclusive
 ``flock`` on the folder itself (its directory descriptor) for as long as the folder is in use,
 and removes it with `release_scratch`. The kernel drops that lock when the process dies, however
@@ -44,7 +44,7 @@ import time
 from collections.abc import Iterator
 
 from tcsexam.fileio import remove_tree
-from tcsexam.runner.limiter.owner import is_token, owner_token
+from tcsexam.runner.ownership.owner import is_token, owner_token
 
 SCRATCH_PREFIX = "tcsexam-run-"
 STAGING_PREFIX = ".tcsexam-new-"

@@ -7,8 +7,8 @@ construction run` (a program through `run_job`; a `construction.txt` checked in 
 1. keys: the caller computes one record key per name (`digest.record_key`), in the output's order;
 2. reuse (`KeyedBatch.open`): each stored record whose key matches is reused (never an
    `infrastructure_error`); a damaged or outdated one is set aside by the store; the rest is pending;
-3. batch (`run_batch`): the pending names run in a pool (`runner.ray.pool`: in this process, or Ray
-   actors, a local Ray or a shared head), each record written to the store the moment it arrives
+3. batch (`run_batch`): the pending names run in a pool (`runner.engine.pool`: in this process, or
+   `runner.ray.pool`: Ray actors, a local Ray or a shared head), each record written to the store the moment it arrives
    (`KeyedBatch.write`, the resume point), infrastructure failures retried, the watchdog
    (`watchdog_s`, written here only) killing an actor whose run outlives its deadline; then the
    pool is closed, Ray shut down, and what killed actors left is reaped;
@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam.errors import InputError, UsageError
-from tcsexam.runner.ray.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
+from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
+from tcsexam.runner.engine.pool import InProcessPool
 from tcsexam.runner.ray.head import DEFAULT_STATE_ENV, join, local_head
 from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
-from tcsexam.runner.ray.pool import InProcessPool, RayPool
+from tcsexam.runner.ray.pool import RayPool
 
 if TYPE_CHECKING:
     from tcsexam.records.store import RecordStore

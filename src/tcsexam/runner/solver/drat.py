@@ -8,7 +8,7 @@ taken as before (solved on an instance labelled UNSAT), and the record says it w
 `check_proof` runs after the candidate's run ended (its clock stopped): it copies the proof out of
 the work folder (opened without following links or blocking, at most `ProofLimits.proof_mb`), writes
 the instance the harness parsed as canonical DIMACS beside it, and runs the checker program
-(`tcsexam.runner.drat_check`: dratify, with cdclkit-native's Rust engine when installed) as a
+(`tcsexam.runner.solver.drat_check`: dratify, with cdclkit-native's Rust engine when installed) as a
 limited run of its own (the `local` sandbox: as an unprivileged uid when the harness is root) under
 `ProofLimits`' wall clock, CPU time and memory, with the run's limiter. Only the checker's own
 `s VERIFIED` line (and a normal exit) verifies a proof; anything else is a `ProofVerdict` that is not
@@ -34,7 +34,7 @@ from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLim
 from tcsexam.problems.base import CheckResult
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits
-from tcsexam.runner.limiter.scratch import RELOCATED_ROOT, make_scratch
+from tcsexam.runner.ownership.scratch import RELOCATED_ROOT, make_scratch
 from tcsexam.runner.sandboxes import run_limited
 from tcsexam.runner.sandboxes.runas import can_read, candidate_ids
 

@@ -1,7 +1,7 @@
 """The task-level run: one candidate on (a subset of) a task's instances, with resume.
 
 `run_job(TaskJob, RunOptions, RunHooks)` goes step by step (`_TaskRun`), through the batch engine
-(`tcsexam.runner.batch`) for reuse and runs:
+(`tcsexam.runner.engine.batch`) for reuse and runs:
 
 1. prepare: load the task and the candidate, check the sandbox once (an unavailable sandbox is
    one error at start, not a crash per instance);
@@ -39,22 +39,22 @@ from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
-from tcsexam.runner.attempt import RunContext
-from tcsexam.runner.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
-from tcsexam.runner.calibrate import job_calibration, write_job_calibration
-from tcsexam.runner.candidate import build_candidate, load_candidate
+from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
-from tcsexam.runner.run_outputs import CERTIFICATES_DIR, KEEP_MAX_MB, PROOFS_DIR, Keep
+from tcsexam.runner.observers.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
+from tcsexam.runner.solver.anytime import KEY_VERSION as ANYTIME_KEY_VERSION
+from tcsexam.runner.solver.attempt import RunContext
+from tcsexam.runner.solver.candidate import build_candidate, load_candidate
+from tcsexam.runner.solver.run_outputs import CERTIFICATES_DIR, KEEP_MAX_MB, PROOFS_DIR, Keep
 from tcsexam.tasks import load_task, verify_instance_files
 
 if TYPE_CHECKING:
     from tcsexam.records import Termination
-    from tcsexam.runner.candidate import Candidate
-    from tcsexam.runner.heartbeat import Heartbeat
     from tcsexam.runner.limiter import Limits
+    from tcsexam.runner.observers.heartbeat import Heartbeat
     from tcsexam.runner.sandboxes.base import Sandbox
+    from tcsexam.runner.solver.candidate import Candidate
     from tcsexam.tasks import Task, TaskInstance
 
 
@@ -92,7 +92,7 @@ class RunSummary:
     set_aside: list[tuple[str, str, str]] = field(default_factory=list)  #: (instance, reason, detail)
     set_aside_dir: Path | None = None
     candidate_error: str | None = None  #: why the submission cannot start (every instance invalid)
-    calibration: dict | None = None  #: the machine calibration of this job (tcsexam.runner.calibrate)
+    calibration: dict | None = None  #: the machine calibration of this job (tcsexam.runner.observers.calibrate)
 
     def set_aside_text(self) -> str:
         """'2 set aside (1 digest-mismatch, 1 unreadable)' or ''."""

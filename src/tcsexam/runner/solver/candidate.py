@@ -14,10 +14,10 @@ Candidate (`solver.yaml`)::
       tsp-random: {command: ["python3", "solve.py", "{instance}", "{solution}", "0.6", "{seed}"]}
 
 Placeholders: {instance} {solution} {proof} {time_limit} {seed} {threads} {workdir} {trace_dir} ({{
-and }} for braces; {seed} is in 1..2^31-1, default 1 (`SEED_MIN`, `SEED_MAX`, `DEFAULT_SEED`); {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.anytime`).
+and }} for braces; {seed} is in 1..2^31-1, default 1 (`SEED_MIN`, `SEED_MAX`, `DEFAULT_SEED`); {trace_dir} is `{workdir}/trace`, watched on anytime tasks: `tcsexam.runner.solver.anytime`).
 The command runs with the candidate folder as working directory; `{workdir}` is the run's private
 writable scratch directory (also TMPDIR and HOME), `{solution}` a file in it and `{proof}` another
-(`{workdir}/proof`: where a SAT candidate claiming UNSAT writes its DRAT proof, `tcsexam.runner.drat`).
+(`{workdir}/proof`: where a SAT candidate claiming UNSAT writes its DRAT proof, `tcsexam.runner.solver.drat`).
 The environment is minimal (PATH with the harness's Python first, LANG/LC_*, TZ, USER) plus
 TCSEXAM_TIME_LIMIT, TCSEXAM_PROOF ({proof}), TCSEXAM_SEED, TCSEXAM_THREADS, OMP_NUM_THREADS=threads
 and the candidate's `env`, whose loader,
@@ -45,9 +45,9 @@ from tcsexam.errors import InputError, MisspeltKeyError
 from tcsexam.fileio import read_yaml, special_files
 from tcsexam.limits import DEFAULT_SEED
 from tcsexam.records import Termination
-from tcsexam.runner import drat
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.sandboxes.base import Sandbox
+from tcsexam.runner.solver import drat
 from tcsexam.schemas import check, load_schema
 
 PLACEHOLDERS = frozenset({"instance", "solution", "proof", "time_limit", "seed", "threads", "workdir", "trace_dir"})

@@ -1,4 +1,4 @@
-"""The DRAT checker program the harness runs on a candidate's UNSAT proof (`tcsexam.runner.drat`).
+"""The DRAT checker program the harness runs on a candidate's UNSAT proof (`tcsexam.runner.solver.drat`).
 
 usage: python3 drat_check.py FORMULA.cnf PROOF [--engine auto|native|python]
 

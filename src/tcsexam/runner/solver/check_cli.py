@@ -1,4 +1,6 @@
-"""`tcsexam check` (one certificate against one instance) and `tcsexam generate` (seeded instances)."""
+"""`tcsexam check`: one certificate against one instance, as a Solver run checks it (the
+problem's checker, and for SAT the DRAT rule of UNSAT answers), or a record re-checked from what
+its run kept."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ from pathlib import Path
 from tcsexam.cliutil import command
 from tcsexam.errors import InputError, UsageError
 from tcsexam.limits import MiB
-from tcsexam.problems.generate import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,29 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "needs --task; prints the record's verdict beside the new one and whether they agree",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-
-    g = command(sub, "generate", generate_main)
-    g.add_argument("--problem", help="maxcut, sat, tsp, coloring or maxsat")
-    g.add_argument("--size", type=int, help="vertices (maxcut, coloring), variables (sat, maxsat) or cities (tsp)")
-    g.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
-    g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    g.add_argument(
-        "--output-dir",
-        help="folder to write the instances into (with --task: default the task's instance_dir)",
-    )
-    format_help = "maxsat only: 'new' h-line WCNF (default) or 'old' 'p wcnf ... top'"
-    g.add_argument("--format", choices=FORMATS, default="new", help=format_help)
-    g.add_argument(
-        "--task",
-        help="instead of --problem/--size: write the generated instances of this task (id or task "
-        "file) and check each file's sha256 against the task; a mismatch is an error and leaves no file",
-    )
-    g.add_argument("--instances", nargs="+", metavar="NAME", help="with --task: only these instances")
-    g.add_argument(
-        "--stamp",
-        help="with --task: after every file is written and checked, write this JSON file (name -> "
-        "sha256), e.g. the workflow's marker that the task's instances are ready",
-    )
 
 
 def _resolve(args):
@@ -219,7 +197,7 @@ def _same_instance(path: Path, record: dict) -> None:
 
 
 def _unsat_proof(args, problem, instance, result):
-    """The check under the SAT rule of UNSAT answers (`tcsexam.runner.drat.judge_unsat`): the
+    """The check under the SAT rule of UNSAT answers (`tcsexam.runner.solver.drat.judge_unsat`): the
     task's `unsat_proof`, or `required` for `--problem sat --proof FILE`; (result, proof fields)."""
     if problem.name != "sat":
         if args.proof:
@@ -227,7 +205,7 @@ def _unsat_proof(args, problem, instance, result):
         return result, None
     import tempfile
 
-    from tcsexam.runner import drat
+    from tcsexam.runner.solver import drat
     from tcsexam.tasks import load_task
 
     task = load_task(args.task) if args.task else None
@@ -244,78 +222,3 @@ def _unsat_proof(args, problem, instance, result):
         return drat.judge_unsat(
             result, mode, lambda: drat.check_proof(instance, proof, limits=limits, scratch=Path(scratch) / "s")
         )
-
-
-def generate_main(args) -> int:
-    """write seeded random instances of a problem
-
-    Write COUNT seeded random instances (the same seed gives the same bytes)."""
-    from tcsexam.fileio import atomic_write_text
-    from tcsexam.problems import get_problem
-    from tcsexam.problems.generate import generate_text, generated_name
-
-    if args.task:
-        if args.problem or args.size is not None:
-            raise UsageError("--task excludes --problem and --size")
-        return _generate_task(args)
-    if args.instances or args.stamp:
-        raise UsageError("--instances and --stamp need --task")
-    if not args.problem or args.size is None or not args.output_dir:
-        raise UsageError("give --problem, --size and --output-dir (or --task)")
-    problem = get_problem(args.problem)
-    if args.size < 1:
-        raise UsageError("--size must be at least 1")
-    if args.count < 1:
-        raise UsageError("--count must be at least 1")
-    if args.seed < 0:
-        raise UsageError("--seed must be non-negative")
-    if args.format not in problem.formats:
-        raise UsageError(f"--format {args.format}: --problem {problem.name} writes {' or '.join(problem.formats)} only")
-    out = Path(args.output_dir)
-    for k in range(1, args.count + 1):
-        text = generate_text(problem, args.size, args.seed, k, args.format)
-        path = out / generated_name(problem, args.size, args.seed, k, args.format)
-        atomic_write_text(path, text)
-        print(path)
-    return 0
-
-
-def _generate_task(args) -> int:
-    """Write a task's generated instances (checked against the recorded sha256 before any file is
-    written: a mismatch names the instance and writes nothing)."""
-    from tcsexam.fileio import atomic_write_json, atomic_write_text
-    from tcsexam.problems.generate import generate_text
-    from tcsexam.records.digest import hash_text
-    from tcsexam.tasks import load_task
-
-    task = load_task(args.task)
-    chosen = task.generated
-    if not chosen:
-        raise InputError(f"{task.source}: task {task.id} has no generated instances")
-    if args.instances:
-        by_name = {inst.name: inst for inst in chosen}
-        unknown = [n for n in args.instances if n not in by_name]
-        if unknown:
-            raise InputError(f"{task.source}: {unknown[0]!r} is not a generated instance of task {task.id}")
-        chosen = [by_name[n] for n in dict.fromkeys(args.instances)]
-    problem = task.problem_impl
-    texts = []
-    for inst in chosen:
-        g = inst.generate
-        text = generate_text(problem, g["size"], g["seed"], g["index"], g["format"])
-        digest = hash_text(text)
-        if digest != inst.sha256:
-            raise InputError(
-                f"{task.source}: instance {inst.name!r}: generated bytes have sha256 {digest}, the task "
-                f"records {inst.sha256} (a different generator version?)"
-            )
-        texts.append(text)
-    out = Path(args.output_dir) if args.output_dir else None
-    for inst, text in zip(chosen, texts):
-        path = out / inst.path.name if out else inst.path
-        atomic_write_text(path, text)
-    if args.stamp:
-        atomic_write_json(args.stamp, {"task": task.id, "sha256": {inst.name: inst.sha256 for inst in chosen}})
-    where = out if out else chosen[0].path.parent
-    print(f"{task.id}: {len(chosen)} instance(s) written to {where}, every sha256 matches")
-    return 0
