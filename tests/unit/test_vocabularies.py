@@ -101,8 +101,8 @@ def test_the_package_types_its_vocabularies(vocabularies):
         "tcsexam.scoring.vocabulary.ScoreType",
         "tcsexam.scoring.vocabulary.Protocol",
         "tcsexam.suites.Track",
-        "tcsexam.tasks.Kind",
-        "tcsexam.tasks.Direction",
+        "tcsexam.problems.base.Kind",
+        "tcsexam.problems.base.Direction",
         "tcsexam.runner.limiter.types.Limiter",
         "tcsexam.limits.UnsatProof",
         "tcsexam.proofs.ProofStatus",
@@ -148,3 +148,122 @@ def test_the_vocabulary_tuples_follow_their_enums():
     assert set(ADOPTED) < set(ADOPTION_STATUSES) == set(AdoptionStatus) and AdoptionStatus.EXCLUDED not in ADOPTED
     assert STATUSES == set(Status) and LIMITERS == tuple(Limiter) and UNSAT_PROOF_MODES == tuple(UnsatProof)
     assert all(type(v) is str for v in (*TRACKS, *ADOPTION_STATUSES, *LIMITERS))  # plain strings: YAML, argparse
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+#: names a value of a vocabulary goes by beside its enum's own (`ScoreStatus` -> score_status)
+ALIASES = {"SandboxName": ("sandbox",), "AdoptionStatus": ("adoption",)}
+
+
+def field_names(vocabularies: dict[str, frozenset[str]]) -> dict[str, list[str]]:
+    """A variable, attribute, key or keyword name -> the vocabularies a value under that name is
+    from: the enum's name in snake case (`Track`: track, `ScoreStatus`: score_status) and its aliases,
+    alone or as the end of a longer name (`new_status`, `self.track`, `row["score_status"]`)."""
+    names: dict[str, list[str]] = {}
+    for qualified in vocabularies:
+        enum_name = qualified.rpartition(".")[2]
+        for name in (_snake(enum_name), *ALIASES.get(enum_name, ())):
+            names.setdefault(name, []).append(qualified)
+    return names
+
+
+def _name_of(node: ast.AST) -> str | None:
+    """The name a compared value goes by: `x`, `obj.x`, `row["x"]`, `row.get("x")`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
+
+
+def _vocabularies_named(name: str | None, names: dict[str, list[str]]) -> list[str]:
+    if not name:
+        return []
+    name = name.lower()
+    return [v for key, found in names.items() if name == key or name.endswith("_" + key) for v in found]
+
+
+def _literals(node: ast.AST) -> set[str] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return {e.value for e in node.elts}
+    return None
+
+
+def literal_sites(path: Path, vocabularies: dict[str, frozenset[str]]) -> list[tuple[ast.Constant, str]]:
+    """Where `path` writes a vocabulary's value as a string literal instead of its member: compared
+    with `==`, `!=`, `in`, `not in` (`track == "solver"`, `row["status"] in ("ok",)`), passed
+    as a keyword (`f(track="solver")`) or assigned (`direction = "maximize"`), when the value compared or the keyword goes by the
+    vocabulary's name (see `field_names`) and every literal is one of its values."""
+    names = field_names(vocabularies)
+    out: list[tuple[ast.Constant, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        pairs: list[tuple[ast.AST, ast.AST]] = []
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            if isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+                pairs = [(node.left, node.comparators[0]), (node.comparators[0], node.left)]
+            elif isinstance(node.ops[0], (ast.In, ast.NotIn)):
+                pairs = [(node.left, node.comparators[0])]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            pairs = [(target, node.value) for target in targets if isinstance(node.value, ast.Constant)]
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                strings = _literals(kw.value) if isinstance(kw.value, ast.Constant) else None
+                for vocabulary in _vocabularies_named(kw.arg, names):
+                    if strings and strings <= vocabularies[vocabulary]:
+                        out.append((kw.value, vocabulary))
+                        break
+            continue
+        for value, literal in pairs:
+            strings = _literals(literal)
+            for vocabulary in _vocabularies_named(_name_of(value), names) if strings else []:
+                if strings <= vocabularies[vocabulary]:
+                    out += [(c, vocabulary) for c in ([literal] if isinstance(literal, ast.Constant) else literal.elts)]
+                    break
+    return out
+
+
+def literal_members(path: Path, vocabularies: dict[str, frozenset[str]]) -> list[str]:
+    """`literal_sites` as lines: file, line, the literal and the vocabulary meant."""
+    where = path.relative_to(SRC).as_posix() if path.is_relative_to(SRC) else path.name
+    return [
+        f"{where}:{c.lineno}: {c.value!r} where a member of {v} is meant"
+        for c, v in sorted(literal_sites(path, vocabularies), key=lambda s: (s[0].lineno, s[0].col_offset))
+    ]
+
+
+def test_the_member_finder_finds_comparisons_and_keywords(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(
+        "def f(row, job):\n"
+        '    a = job.speed == "fast"\n'
+        '    b = row["new_speed"] in ("fast", "slow")\n'
+        '    c = make(speed="slow")\n'
+        '    d = job.speed == "other", job.colour == "fast", make(colour="slow")\n'
+        '    job.speed = "still"\n'
+        '    return "fast" != row.get("speed")\n'
+    )
+    found = literal_members(src, {"m.Speed": frozenset({"fast", "slow", "still"})})
+    assert [f.split(":")[1] for f in found] == ["2", "3", "3", "4", "6", "7"], found
+
+
+def test_no_module_compares_a_vocabulary_with_a_literal(vocabularies):
+    found = [c for path in sorted((SRC / "tcsexam").rglob("*.py")) for c in literal_members(path, vocabularies)]
+    assert not found, f"{len(found)} literal(s) where an enum member is meant:\n" + "\n".join(found)

@@ -64,7 +64,7 @@ from tcsexam.agents.workspace import check_staged, stage_manifest
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json
 from tcsexam.orspace.conditions import Condition, Interface
-from tcsexam.orspace.release import MODES, parse_workspace_id
+from tcsexam.orspace.release import MODES, Mode, parse_workspace_id
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "generation.json"
@@ -176,7 +176,7 @@ class _Finisher:
                 os.replace(left_out, self.layout.sample(wid) / "left_out.txt")
             else:
                 (self.layout.sample(wid) / "left_out.txt").unlink(missing_ok=True)
-            answer = _answer(sample, target) if record.mode == "explain" else None
+            answer = _answer(sample, target) if record.mode == Mode.EXPLAIN else None
             if answer is not None:
                 atomic_write_json(self.layout.answer(wid), {"workspace_id": wid, "answer": answer})
             else:

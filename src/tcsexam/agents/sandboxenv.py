@@ -56,6 +56,7 @@ from tcsexam.orspace.solvers import licence_mounts
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunPaths, RunSpec, resolve_limiter
 from tcsexam.runner.limiter.launcher import SAFE_PATH
+from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
@@ -83,7 +84,7 @@ class AgentSandboxConfig(BaseModel, frozen=True):
 
     sandbox: str = "auto"  #: auto|bwrap|docker|apptainer|local (local only with allow_unsandboxed)
     allow_unsandboxed: bool = False
-    limiter: str = "auto"
+    limiter: str = Limiter.AUTO
     call_time_s: float = 120.0  #: wall-clock limit of one call
     call_mem_mb: int = 4096
     call_nproc: int = 256  #: processes and threads alive at once

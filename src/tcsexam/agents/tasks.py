@@ -39,7 +39,7 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_text
 from tcsexam.orspace.conditions import Condition, Interface
 from tcsexam.orspace.execute import DEFAULT_TIME_LIMIT_S
-from tcsexam.orspace.release import MODES
+from tcsexam.orspace.release import MODES, Mode
 
 #: the file an Explain agent keeps its answer in as it goes (what it left, when it never submits)
 ANSWER_FILE = "answer.md"
@@ -120,7 +120,7 @@ def explain_question(workspace: Path) -> str:
 def instructions(mode: str, wid: str, workspace: Path, limits: AgentLimits, call_time_s: float) -> str:
     """The filesystem agent's prompt for workspace `wid` of `mode`."""
     src = {"build": "src/", "revise": "revised/src/"}.get(mode, "")
-    question = explain_question(workspace) if mode == "explain" else ""
+    question = explain_question(workspace) if mode == Mode.EXPLAIN else ""
     body = INSTRUCTIONS[mode].format(src=src, limit=limits.program_time_limit_s, question=question)
     return body + CLOSING.format(wid=wid, call=call_time_s)
 

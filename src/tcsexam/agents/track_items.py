@@ -37,6 +37,7 @@ from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records.digest import hash_file
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, load_construction_task
 from tcsexam.suites import BINARY_TRACKS, Track, load_suite
+from tcsexam.tasks import Direction
 
 #: the tracks an agent can work on
 AGENT_TRACKS = tuple(t.value for t in Track)
@@ -122,7 +123,7 @@ def _construction_prompt(task_file: Path, checks: str, call_s: float) -> str:
     params = ", ".join(f"{k} = {v}" for k, v in (data.get("parameters") or {}).items())
     fmt = (sys.modules[type(problem).__module__].__doc__ or "").strip()
     baseline, reference = inst.meta.get("baseline"), inst.meta.get("reference")
-    if problem.direction == "maximize":
+    if problem.direction == Direction.MAXIMIZE:
         rule = f"max(0, (v - {baseline}) / ({reference} - {baseline}))"
     else:
         rule = f"max(0, ({baseline} - v) / ({baseline} - {reference}))"

@@ -29,9 +29,10 @@ from tcsexam.fileio import atomic_write_json, read_json, read_yaml
 from tcsexam.paths import project_root
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.generate import generate_text, generated_name
+from tcsexam.records import Status
 from tcsexam.runner.engine.batch import RunOptions
 from tcsexam.runner.solver.orchestrate import TaskJob, run_job
-from tcsexam.tasks import Task, load_task
+from tcsexam.tasks import Direction, Task, load_task
 
 DEV_DIR = "dev"  #: the workspace folder of the development instances
 DEV_SEED = 7_300_000  #: the development instances' seeds: DEV_SEED + k
@@ -120,7 +121,7 @@ def dev_reference(dev_task_file: Path, candidate: Path, out: Path, run: RunOptio
     values = {
         str(r["instance"]): float(r["A"])
         for r in read_json(output, "development reference records")
-        if r.get("status") == "ok" and isinstance(r.get("A"), int | float) and not isinstance(r.get("A"), bool)
+        if r.get("status") == Status.OK and isinstance(r.get("A"), int | float) and not isinstance(r.get("A"), bool)
     }
     kept = {"candidate": str(candidate), "values": values}
     atomic_write_json(reference_file(dev_task_file), kept)
@@ -131,7 +132,7 @@ def relative_score(direction: str, value: Any, reference: Any) -> float | None:
     """The value against the development reference's (above 1: better), None where undefined."""
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (value, reference)):
         return None
-    if direction == "maximize":
+    if direction == Direction.MAXIMIZE:
         return value / reference if reference > 0 else None  # the Solver reward's ratio (negative cuts too)
     return reference / value if value > 0 and reference >= 0 else None
 

@@ -38,6 +38,7 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.proofs.check import PROOF_NAME, check_proof
 from tcsexam.proofs.task import ProofTask, load_proof_task
+from tcsexam.records import Status
 from tcsexam.runner.construction import PROGRAM_NAME, STATIC_NAME, judge_submission, submission_kind
 from tcsexam.runner.engine.batch import RunOptions
 from tcsexam.runner.solver.orchestrate import TaskJob, run_job
@@ -229,7 +230,7 @@ def format_dev_records(
     for r in records:
         value = "" if r.get("A") is None else f" value {r['A']}"
         ref = values.get(str(r.get("instance")))
-        score = relative_score(direction, r.get("A"), ref) if r.get("status") == "ok" else None
+        score = relative_score(direction, r.get("A"), ref) if r.get("status") == Status.OK else None
         if score is not None:
             value += f" (reference {ref:g}, relative score {score:.4f})"
         wall = "" if r.get("wall_s") is None else f" {r['wall_s']:.2f} s"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcsexam.errors import InputError
-from tcsexam.scoring.vocabulary import ADOPTED, ADOPTION_STATUSES
+from tcsexam.scoring.vocabulary import ADOPTED, ADOPTION_STATUSES, AdoptionStatus
 from tcsexam.suites import normalize_track
 
 ADOPTION_COLUMNS = ("model", "track", "item", "attempt", "adoption_status", "reason", "replaces")
@@ -158,7 +158,7 @@ def check_adoption(rows: list[AdoptionRow], suite, planned: dict[str, list[str]]
         for attempt in sorted(attempts):
             d = decisions[(model, item)][attempt]
             explicit = next(r for r in rows if (r.model, r.item, r.attempt) == (model, item, attempt))
-            if d.adoption_status == "excluded" and explicit.adoption_status != "excluded":
+            if d.adoption_status == AdoptionStatus.EXCLUDED and explicit.adoption_status != AdoptionStatus.EXCLUDED:
                 raise InputError(
                     f"{source}: row {explicit.line} ({model},{explicit.track},{item},{attempt}): adopted "
                     f"({explicit.adoption_status}) but another row replaces it (a replaced attempt is excluded; "
@@ -192,7 +192,7 @@ def decide(rows: list[AdoptionRow]) -> dict[tuple[str, str], dict[str, Decision]
             group = out[(r.model, r.item)]
             own = group.get(r.replaces)
             reason = f"replaced by {r.attempt}: {r.reason}"
-            if own is not None and own.adoption_status == "excluded":
+            if own is not None and own.adoption_status == AdoptionStatus.EXCLUDED:
                 reason = f"{own.reason} (replaced by {r.attempt}: {r.reason})"
             group[r.replaces] = Decision("excluded", reason, own.replaces if own else "")
     return out

@@ -20,6 +20,7 @@ from tcsexam.fileio import read_json
 from tcsexam.layout import attempt_files
 from tcsexam.records import Status
 from tcsexam.scoring.anytime_score import crossings, limits_grid, record_at
+from tcsexam.tasks import Direction, Kind
 
 
 def _attempt_curve(records: list[dict], relative: dict[str, Any], grid: list[float]) -> list[float]:
@@ -37,9 +38,9 @@ def _attempt_curve(records: list[dict], relative: dict[str, Any], grid: list[flo
                 continue
             seen = record_at(rec, at, direction, kind)
             if seen.get("status") == Status.OK:
-                v = seen.get("A") if kind == "objective" else seen.get("solved", seen.get("A"))
+                v = seen.get("A") if kind == Kind.OBJECTIVE else seen.get("solved", seen.get("A"))
                 values[k] = float(v) if v is not None else np.nan
-        diff = values - mu if direction == "maximize" else mu - values
+        diff = values - mu if direction == Direction.MAXIMIZE else mu - values
         scores = np.where(np.isnan(values), 0.0, ndtr(np.nan_to_num(diff / scale)))
         curve.append(float(scores.mean()) if scores.size else 0.0)
     return curve

@@ -18,7 +18,7 @@ import argparse
 from tcsexam.cliutil import actions, command, count_text, key_value, required
 from tcsexam.errors import InputError, UsageError
 from tcsexam.logs import say_for
-from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS, UNSCORED
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, PROTOCOLS, UNSCORED, ScoreStatus
 
 #: the fields naming one attempt (an attempt row's identity)
 IDENTITY = ("model", "track", "item", "attempt")
@@ -157,7 +157,7 @@ def _solver_row(args: argparse.Namespace) -> int:
         adoption_status=args.adoption_status,
     )
     inputs = {"records": args.records}
-    if row.score_status == "valid":
+    if row.score_status == ScoreStatus.VALID:
         inputs["relative"] = args.relative_output
     write_row(args.output, row, inputs)
     shown = "" if row.score is None else f" {row.score:.6f}"

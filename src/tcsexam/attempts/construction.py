@@ -24,13 +24,14 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.problems.constructions import checker_id
-from tcsexam.records import FAILURE_STATUSES, STATUSES
+from tcsexam.records import FAILURE_STATUSES, STATUSES, Status
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.integrity import seal
 from tcsexam.records.key import find_key
 from tcsexam.runner.construction import load_construction_task
+from tcsexam.suites import Track
 
-TRACK = "construction"
+TRACK = Track.CONSTRUCTION
 
 
 def construction_row(
@@ -94,7 +95,7 @@ def _checker_fields(rec: dict[str, Any]) -> dict[str, Any]:
 def _row_of(rec: dict[str, Any], t, model: str, attempt: str, checker: str) -> AttemptRow:
     status = rec["status"]
     message = rec.get("message") or ""
-    if status == "ok":
+    if status == Status.OK:
         reward = rec.get("reward")
         if reward is None:
             note = f"{checker}: verified value {rec.get('A')} but the task has no baseline/reference for a reward"

@@ -36,6 +36,7 @@ from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
 from tcsexam.records.integrity import file_sha256, seal
 from tcsexam.records.key import ensure_key
 from tcsexam.scoring.outcomes import _solve_value
+from tcsexam.tasks import Kind
 
 #: extra field of an ingested record: the sha256 of the online input file it came from
 ONLINE_MARK = "online_input_sha256"
@@ -70,7 +71,7 @@ def check_online_records(
         if status not in STATUSES:
             raise InputError(f"{where}: status {status!r} is not one of {_KNOWN}")
         if status == Status.OK:
-            if kind == "objective":
+            if kind == Kind.OBJECTIVE:
                 if not is_finite_number(rec.get("A")):
                     raise InputError(f"{where}: status ok but A={rec.get('A')!r} is not a finite number")
             else:

@@ -25,7 +25,8 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_bytes, read_json
 from tcsexam.layout import attempt_files
 from tcsexam.records import Status
-from tcsexam.suites import TRACKS
+from tcsexam.scoring.vocabulary import AdoptionStatus, ScoreStatus
+from tcsexam.suites import TRACKS, Track
 
 PLOTS = ("track_means.png", "solver_relative.png", "instance_scores.png", "status_counts.png", "anytime_profiles.png")
 STATUS_ORDER = tuple(s.value for s in Status)
@@ -143,10 +144,12 @@ def _solver_task_figure(plt, table, models: list[str], title: str):
     import pandas as pd
 
     solver = table[
-        (table["track"] == "solver") & (table["score_status"] == "valid") & (table["adoption_status"] != "excluded")
+        (table["track"] == Track.SOLVER)
+        & (table["score_status"] == ScoreStatus.VALID)
+        & (table["adoption_status"] != AdoptionStatus.EXCLUDED)
     ].copy()
     solver["score"] = pd.to_numeric(solver["score"], errors="coerce")
-    tasks = sorted(set(table.loc[table["track"] == "solver", "item"]))
+    tasks = sorted(set(table.loc[table["track"] == Track.SOLVER, "item"]))
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(tasks) + 2), 4))
     width = _bar_width(models)
     xs = np.arange(len(tasks))

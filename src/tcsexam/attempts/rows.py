@@ -34,8 +34,8 @@ from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_numbe
 from tcsexam.records.integrity import require_sound, seal
 from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.solver_score import solver_score
-from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES
-from tcsexam.suites import BINARY_TRACKS, TRACKS
+from tcsexam.scoring.vocabulary import ADOPTION_STATUSES, COLUMNS, PROTOCOLS, SCORE_STATUSES, ScoreStatus
+from tcsexam.suites import BINARY_TRACKS, TRACKS, Track
 
 #: Extra column kept by the scorer and ignored by the aggregate: why a row is not valid, provenance.
 NOTE_COLUMN = "note"
@@ -69,22 +69,22 @@ class AttemptRow:
             raise InputError(f"{where}: unknown adoption_status {self.adoption_status!r}")
         if self.score_status not in SCORE_STATUSES:
             raise InputError(f"{where}: unknown score_status {self.score_status!r}")
-        expected_type = "fixed_reference_relative" if self.track == "solver" else "original_task_score"
+        expected_type = "fixed_reference_relative" if self.track == Track.SOLVER else "original_task_score"
         if self.score_type != expected_type:
             raise InputError(f"{where}: score_type must be {expected_type!r} for track {self.track!r}")
-        if self.track == "solver" and self.solver_protocol not in PROTOCOLS:
+        if self.track == Track.SOLVER and self.solver_protocol not in PROTOCOLS:
             raise InputError(f"{where}: a solver row needs solver_protocol online or offline")
-        if self.track != "solver" and self.solver_protocol not in ("", *PROTOCOLS):
+        if self.track != Track.SOLVER and self.solver_protocol not in ("", *PROTOCOLS):
             raise InputError(f"{where}: unknown solver_protocol {self.solver_protocol!r}")
-        if self.score_status == "valid":
+        if self.score_status == ScoreStatus.VALID:
             if not is_finite_number(self.score):
                 raise InputError(f"{where}: a valid row needs a finite score, not {self.score!r}")
             self.score = float(self.score)
             if self.track in BINARY_TRACKS and self.score not in (0.0, 1.0):
                 raise InputError(f"{where}: {self.track} scores are 0 or 1, not {self.score!r}")
-            if self.track == "construction" and self.score < 0:
+            if self.track == Track.CONSTRUCTION and self.score < 0:
                 raise InputError(f"{where}: a construction reward must be >= 0, not {self.score!r}")
-            if self.track == "solver" and not 0.0 <= self.score <= 1.0:
+            if self.track == Track.SOLVER and not 0.0 <= self.score <= 1.0:
                 raise InputError(f"{where}: a relative score must be in [0, 1], not {self.score!r}")
         elif self.score is not None:
             raise InputError(f"{where}: a {self.score_status} row has no score")
@@ -130,7 +130,7 @@ def failed_row(
     adoption_status: str = "selected",
 ) -> AttemptRow:
     """A planned attempt without a valid score: judge_failed, not_finished or missing."""
-    if score_status == "valid":
+    if score_status == ScoreStatus.VALID:
         raise ValueError("failed_row needs a failure status")
     return AttemptRow(
         model,
@@ -140,8 +140,8 @@ def failed_row(
         None,
         adoption_status,
         score_status,
-        "fixed_reference_relative" if track == "solver" else "original_task_score",
-        protocol if track == "solver" else "",
+        "fixed_reference_relative" if track == Track.SOLVER else "original_task_score",
+        protocol if track == Track.SOLVER else "",
         note,
     )
 

@@ -41,7 +41,7 @@ from tcsexam.proofs import ProofStatus
 from tcsexam.proofs.task import is_proof_task_data, load_proof_task
 from tcsexam.schemas import check
 from tcsexam.scoring.vocabulary import EVIDENCE_NOTE, STATEMENT_MISMATCH_NOTE
-from tcsexam.suites import VERDICT_TRACKS
+from tcsexam.suites import VERDICT_TRACKS, Track
 
 
 class VerdictStatus(StrEnum):
@@ -143,9 +143,9 @@ def verdict_row(
             raise InputError(f"{source}: verdict {key} is {got!r}, but this file is planned for {want!r}")
     proof_status = data.get("status") if data.get("status") in PROOF_STATUSES else None
     status = PROOF_STATUSES[proof_status] if proof_status else data.get("status", "judged")
-    if proof_status and data.get("complete") is True and proof_status != "complete":
+    if proof_status and data.get("complete") is True and proof_status != ProofStatus.COMPLETE:
         raise InputError(f"{source}: complete is true but the checker's status is {proof_status!r}")
-    if proof_status and track == "construction":
+    if proof_status and track == Track.CONSTRUCTION:
         raise InputError(f"{source}: a construction verdict has no proof status ({proof_status!r})")
     adoption = data.get("adoption_status", "selected")
     reward = data.get("original_reward")
@@ -159,11 +159,11 @@ def verdict_row(
     message = data.get("message", "") or data.get("reason", "")
     if proof_status:
         message = f"{proof_status}: {message}" if message else proof_status
-    if track != "construction" and (lacking := missing_evidence(data)):
+    if track != Track.CONSTRUCTION and (lacking := missing_evidence(data)):
         message = "; ".join(
             x for x in (message, f"{EVIDENCE_NOTE} ({', '.join(lacking)} missing): taken on trust") if x
         )
-    mismatch = statement_mismatch(data, source, statement) if track != "construction" else None
+    mismatch = statement_mismatch(data, source, statement) if track != Track.CONSTRUCTION else None
     if mismatch:
         message = "; ".join(x for x in (mismatch, message) if x)
     base_note = "; ".join(x for x in (f"checker {checker}" if checker else "", message) if x)
@@ -181,7 +181,7 @@ def verdict_row(
             base_note or f"checker status {status}",
         )
 
-    if track == "construction":
+    if track == Track.CONSTRUCTION:
         if reward is None:
             raise InputError(f"{source}: a judged construction verdict needs original_reward")
         if reward < 0:
@@ -190,12 +190,12 @@ def verdict_row(
         note = base_note
     else:
         if complete is None and proof_status:
-            complete = proof_status == "complete"
+            complete = proof_status == ProofStatus.COMPLETE
         if complete is None:
             raise InputError(f"{source}: a judged {track} verdict needs 'complete': true or false")
         score = 1.0 if complete and not mismatch else 0.0
         what = "complete proof accepted" if complete else "no complete proof accepted"
-        if track == "open_conjecture":
+        if track == Track.OPEN_CONJECTURE:
             what = "complete resolution accepted" if complete else "no complete resolution accepted"
         if complete and mismatch:
             what = "a complete proof of another statement, not accepted"
@@ -260,11 +260,11 @@ def model_verdict_rows(
                 path = Path(verdicts_dir) / model / item / f"{attempt}.json"
                 if path.is_file():
                     expect = {"model": model, "track": track, "item": item, "attempt": str(attempt)}
-                    task_file = None if track == "construction" else (task_files or {}).get(item)
+                    task_file = None if track == Track.CONSTRUCTION else (task_files or {}).get(item)
                     rows.append(verdict_row_file(path, expect, task_file))
                 else:
                     note = f"no checker verdict: {path} does not exist"
-                    if track == "construction":  # nor a submission the pipeline judges (judged above)
+                    if track == Track.CONSTRUCTION:  # nor a submission the pipeline judges (judged above)
                         note = f"no construction: no solver.yaml or construction.txt submission, and {note}"
                     else:
                         note = f"no proof: no proof.v submission, and {note}"

@@ -29,6 +29,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.orspace.release import Mode
 
 VIEWS = ("revise-all", "revise-code", "revise-model")
 
@@ -76,8 +77,8 @@ def artifact_kind(relative: str | PurePosixPath) -> str | None:
 @dataclass(frozen=True)
 class Condition:
     view: str = "revise-all"
-    interface: str = "filesystem"
-    context: str = "both"
+    interface: str = Interface.FILESYSTEM
+    context: str = Context.BOTH
 
     def __post_init__(self):
         for name, value, choices in (
@@ -123,15 +124,15 @@ class Condition:
         if kind is None:
             return True
         top = PurePosixPath(relative).parts[0]
-        if mode == "revise":
+        if mode == Mode.REVISE:
             return top != "original" or kind in KEPT[self.view]
-        if mode == "build" and top == "src":
+        if mode == Mode.BUILD and top == "src":
             return True
         return kind in KEPT[self.context]
 
     def applied(self, mode: str) -> dict[str, str]:
         """The parts of the condition that act on a workspace of `mode`."""
-        selector = {"view": self.view} if mode == "revise" else {"context": self.context}
+        selector = {"view": self.view} if mode == Mode.REVISE else {"context": self.context}
         return {**selector, "interface": self.interface}
 
 

@@ -58,9 +58,10 @@ from tcsexam.orspace import capture, result
 from tcsexam.orspace.conditions import staged_condition
 from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.record import WorkspaceRecord, outcome_verdict
-from tcsexam.orspace.release import OBJECTIVE_MODES, discover_workspaces, parse_workspace_id
+from tcsexam.orspace.release import OBJECTIVE_MODES, Mode, discover_workspaces, parse_workspace_id
 from tcsexam.orspace.result import RESULT_ENV, derive
 from tcsexam.orspace.solvers import UNKNOWN, detect_solver, licence_digest, licence_mounts
+from tcsexam.records import Termination
 from tcsexam.records.digest import IGNORED_DIRS, IGNORED_SUFFIXES, hash_candidate, record_key
 from tcsexam.records.key import ensure_key
 from tcsexam.records.store import RecordStore
@@ -115,7 +116,7 @@ class ExecuteSettings:
 
 
 def task_root(workspace: Path, mode: str) -> Path:
-    return workspace if mode == "build" else workspace / "revised"
+    return workspace if mode == Mode.BUILD else workspace / "revised"
 
 
 def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
@@ -315,7 +316,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         return ctx.blank_record(
             wid,
             status="Missing",
-            failure_mode="missing_output",
+            failure_mode=FailureMode.MISSING_OUTPUT,
             message=f"no submission: {entry}",
             solver=UNKNOWN,
             **not_run,
@@ -359,7 +360,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
             return ctx.blank_record(
                 wid,
                 status="Error",
-                failure_mode="execution_error",
+                failure_mode=FailureMode.EXECUTION_ERROR,
                 message=f"cannot start: {exc}",
                 solver=detect_solver(None, "", src),
                 **not_run,
@@ -371,7 +372,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
                 wid, f"the run's scratch folder {scratch} vanished or was replaced while the program ran"
             )
         result_text = _read(result_file, limits.output_bytes)
-        exit_ok = outcome.termination == "exit" and outcome.exit_code == 0
+        exit_ok = outcome.termination == Termination.EXIT and outcome.exit_code == 0
         solver = detect_solver(result_text, f"{outcome.stdout_tail}\n{outcome.stderr_tail}", src)
         derived = derive(result_text, _read(scratch / "stdout.log", limits.output_bytes) or "", exit_ok, solver)
         verdict = outcome_verdict(

@@ -49,6 +49,7 @@ from tcsexam.errors import InputError
 from tcsexam.orspace.normalize import _entity_pattern, cited_numbers, normalize_text, numbers_close, parse_number
 from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
+    Mode,
     find_workspace,
     load_oracle_csv,
     load_rubrics,
@@ -221,7 +222,7 @@ class Secrets:
 def scanned(relative: str, mode: str) -> bool:
     """Is this staged file scanned (Explain evidence files are not, see the module docstring)."""
     parts = PurePosixPath(relative).parts
-    return mode != "explain" or not (EVIDENCE_DIRS & set(parts[:-1]))
+    return mode != Mode.EXPLAIN or not (EVIDENCE_DIRS & set(parts[:-1]))
 
 
 def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, Any]:
@@ -262,7 +263,7 @@ def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, 
 
 def metadata_text(meta: Any, mode: str) -> str:
     """The text of a (sanitised) metadata.json as audited: an Explain workspace's question is public."""
-    if mode == "explain" and isinstance(meta, dict) and isinstance(meta.get("explain_task"), dict):
+    if mode == Mode.EXPLAIN and isinstance(meta, dict) and isinstance(meta.get("explain_task"), dict):
         meta = {**meta, "explain_task": {k: v for k, v in meta["explain_task"].items() if k != "question"}}
     return json.dumps(meta, ensure_ascii=False)
 

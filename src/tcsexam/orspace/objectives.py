@@ -26,6 +26,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
+    Mode,
     Release,
     find_workspace,
     read_jsonl_numbered,
@@ -205,14 +206,14 @@ def score_objectives(
         else:
             failure = FailureMode.WRONG_OBJECTIVE
         workspace = None
-        if mode == "revise":
+        if mode == Mode.REVISE:
             workspace = find_workspace(workspaces_root, wid) if workspaces_root else release.workspace_dir(wid)
         rows.append(
             {
                 "workspace_id": wid,
                 "mode": mode,
                 "difficulty": release.difficulty.get(wid, "unknown"),
-                "revise_type": revise_type(wid, release.index, workspace) if mode == "revise" else None,
+                "revise_type": revise_type(wid, release.index, workspace) if mode == Mode.REVISE else None,
                 "status": pred.get("status"),
                 "objective": None if np.isnan(obj[i]) else float(obj[i]),
                 "reference_objective": float(ref[i]),
@@ -240,7 +241,7 @@ def score_objectives(
         "pass_at_1": _rate(total_passed, n),
         "by_mode": _group(rows, "mode"),
         "by_difficulty": _group(rows, "difficulty"),
-        "by_revise_type": _group([r for r in rows if r["mode"] == "revise"], "revise_type"),
+        "by_revise_type": _group([r for r in rows if r["mode"] == Mode.REVISE], "revise_type"),
         "failure_modes": {fm: failures.get(fm, 0) for fm in FAILURE_MODES},
         "failure_modes_by_mode": by_mode_failures,
         "failure_table": failure_table(rows),

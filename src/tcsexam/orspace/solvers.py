@@ -117,7 +117,7 @@ def licence_mounts(licences: dict[str, str]) -> tuple[dict[str, str], list[str]]
         path = Path(given).resolve()
         if not path.exists():
             raise FileNotFoundError(f"{given}: {solver} licence not found")
-        if solver == "copt" and path.is_file():
+        if solver == Solver.COPT and path.is_file():
             path = path.parent
         env[LICENCE_ENV[solver]] = str(path)
         paths.append(str(path))

@@ -35,7 +35,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
-from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, artifact_kind
+from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, Interface, artifact_kind
 from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
 from tcsexam.records.digest import hash_file
 
@@ -211,7 +211,7 @@ def stage(
         for wid in selected:
             mode = parse_workspace_id(wid)[1]
             info, texts = stage_workspace(found[wid], tmp / wid, mode, condition)
-            if condition.interface == "flat":
+            if condition.interface == Interface.FLAT:
                 info["prompt"], audited = _flat_prompt(tmp, wid, condition, texts)
                 texts = {**texts, **audited}
             audit = leakage.audit_texts(wid, texts, secrets)

@@ -10,12 +10,27 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from tcsexam.records import Status
+
+
+class Kind(StrEnum):
+    """What a Solver task asks: the best objective value, or a yes/no answer (SAT)."""
+
+    OBJECTIVE = "objective"
+    SOLVE = "solve"
+
+
+class Direction(StrEnum):
+    """Whether a larger or a smaller objective value is better (a problem's, a task's)."""
+
+    MAXIMIZE = "maximize"
+    MINIMIZE = "minimize"
 
 
 @dataclass(frozen=True)
@@ -50,7 +65,7 @@ class Problem(ABC):
 
     name: ClassVar[str]  #: short id, e.g. "maxcut": by default the name of the class's module
     kind: ClassVar[str]  #: "objective" or "solve"
-    direction: ClassVar[str]  #: "maximize" or "minimize"
+    direction: ClassVar[Direction]
     instance_suffix: ClassVar[str]  #: file suffix of generated instances, e.g. ".txt"
     certificate_format: ClassVar[str]  #: one line describing what the solver writes
 

@@ -20,6 +20,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
 from tcsexam.problems import _twin as tw
+from tcsexam.problems.base import Direction
 from tcsexam.problems.maxcut import translate as _translate_vector
 from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
@@ -108,7 +109,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
 
 
 class Coloring(VectorProblem):
-    direction = "minimize"
+    direction = Direction.MINIMIZE
     instance_file = InstanceFile("DIMACS colouring", ".col", parse_col_bytes)
     certificate_format = "one non-negative colour per vertex in vertex order; optional 'value <k>' line"
     best_known = ("chromatic", "best_known")

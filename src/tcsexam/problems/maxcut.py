@@ -15,6 +15,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
 from tcsexam.problems import _twin as tw
+from tcsexam.problems.base import Direction
 from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 
@@ -144,7 +145,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
 
 
 class MaxCut(VectorProblem):
-    direction = "maximize"
+    direction = Direction.MAXIMIZE
     instance_file = InstanceFile("MaxCut", ".txt", parse_maxcut_bytes, bytes_per_entry=16)
     certificate_format = "one side (0 or 1) per vertex in vertex order; optional 'value <cut>' line"
     best_known = ("best_known", "optimum")

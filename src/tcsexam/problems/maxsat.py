@@ -28,7 +28,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
 from tcsexam.problems import _twin as tw
-from tcsexam.problems.base import CheckResult
+from tcsexam.problems.base import CheckResult, Direction
 from tcsexam.problems.sat import without_trailer
 from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
@@ -232,7 +232,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
 
 
 class MaxSat(SolverProblem):
-    direction = "minimize"
+    direction = Direction.MINIMIZE
     instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"
     formats = ("new", "old")  #: h-line WCNF (MaxSAT Evaluation 2022 on) and 'p wcnf ... top'

@@ -35,7 +35,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
 from tcsexam.problems import _twin as tw
-from tcsexam.problems.base import CheckResult
+from tcsexam.problems.base import CheckResult, Direction, Kind
 from tcsexam.problems.solver_base import InstanceFile, SolverProblem
 from tcsexam.records import Status
 
@@ -199,8 +199,8 @@ def _minisat_form(data: bytes) -> tuple[bytes, bytes] | None:
 
 
 class Sat(SolverProblem):
-    kind = "solve"
-    direction = "maximize"
+    kind = Kind.SOLVE
+    direction = Direction.MAXIMIZE
     instance_file = InstanceFile("CNF", ".cnf", parse_cnf_bytes, entries="nvars")
     certificate_format = (
         "SAT-competition output: 's SATISFIABLE' + 'v ... 0' lines, or 's UNSATISFIABLE'; "

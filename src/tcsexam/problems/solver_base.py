@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.problems.base import CheckResult, Direction, Kind, Problem
 from tcsexam.records import Status
 
 #: every certificate may use this many bytes whatever the instance (comments, a value line)
@@ -40,7 +40,7 @@ class InstanceFile:
 class SolverProblem(Problem):
     """A Solver-track problem: an instance file in its field's standard format."""
 
-    kind: ClassVar[str] = "objective"
+    kind: ClassVar[str] = Kind.OBJECTIVE
     instance_file: ClassVar[InstanceFile]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -92,7 +92,7 @@ class VectorProblem(SolverProblem):
         """The task's original checker reward: the value against the best known one, the ratio that
         is at most 1 for a value no better (None without a best known value)."""
         best = c.meta_number(meta, *self.best_known)
-        if self.direction == "maximize":
+        if self.direction == Direction.MAXIMIZE:
             return value / best if best not in (None, 0.0) else None
         return best / value if best is not None and value > 0 else None
 

@@ -21,6 +21,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.problems import _common as c
 from tcsexam.problems import _twin as tw
+from tcsexam.problems.base import Direction
 from tcsexam.problems.solver_base import InstanceFile, VectorProblem
 
 COORD_TYPES = {
@@ -347,7 +348,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
 
 
 class Tsp(VectorProblem):
-    direction = "minimize"
+    direction = Direction.MINIMIZE
     instance_file = InstanceFile("TSPLIB", ".tsp", parse_tsplib_bytes)
     certificate_format = "a permutation of the cities 1..n; optional 'value <length>' line"
     best_known = ("optimal", "best_known")

@@ -36,7 +36,7 @@ from tcsexam.fileio import read_yaml
 from tcsexam.limits import Limits
 from tcsexam.paths import config_file
 from tcsexam.schemas import check
-from tcsexam.suites import BINARY_TRACKS
+from tcsexam.suites import BINARY_TRACKS, Track
 from tcsexam.tasks import parse_limits
 
 PROOF_TRACKS = BINARY_TRACKS
@@ -94,11 +94,11 @@ def load_proof_task(task: str | Path) -> ProofTask:
         value = data.get(key)
         if value is not None and not IDENT.match(str(value)):
             raise InputError(f"{path}: {key}: {value!r} is not a Coq identifier")
-    if data["track"] == "open_conjecture" and not (data.get("negation") and data.get("refutation")):
+    if data["track"] == Track.OPEN_CONJECTURE and not (data.get("negation") and data.get("refutation")):
         raise InputError(
             f"{path}: an open_conjecture task names its negation and refutation (the name a refutation uses)"
         )
-    if data["track"] == "theorem" and (data.get("negation") or data.get("refutation")):
+    if data["track"] == Track.THEOREM and (data.get("negation") or data.get("refutation")):
         raise InputError(f"{path}: a theorem task has no negation/refutation (that is an open_conjecture task)")
     base = Path(path).resolve().parent
     statement_file = Path(os.path.normpath(base / str(data["statement_file"])))

@@ -300,7 +300,7 @@ def compare_runs(
         "proofs": differ.get("proofs", []),
     }
     if reasons:
-        result["verdict"] = "incomparable"
+        result["verdict"] = Verdict.INCOMPARABLE
         result["reasons"] = reasons
         return result
     suite = load_suite(base.suite)
@@ -310,13 +310,13 @@ def compare_runs(
     result["differs_on"] = flagged
     result["machine_speed"] = machine_speed(base, cand, flagged, seed, resamples)  # reproduce/compare_speed.py
     if identical:
-        result["verdict"] = "identical"
+        result["verdict"] = Verdict.IDENTICAL
         result["reasons"] = ["every score is equal bit for bit"]
     elif flagged:
-        result["verdict"] = "differs"
+        result["verdict"] = Verdict.DIFFERS
         result["reasons"] = [_flag_text(f) for f in flagged]
     else:
-        result["verdict"] = "reproduced"
+        result["verdict"] = Verdict.REPRODUCED
         result["reasons"] = [
             f"scores differ ({len(diffs)} place(s), e.g. {diffs[0]}) but every delta's 95% interval contains 0"
         ]

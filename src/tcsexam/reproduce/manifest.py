@@ -37,7 +37,8 @@ from tcsexam.paths import project_root
 from tcsexam.records.digest import hash_candidate, hash_file
 from tcsexam.runner.observers.calibrate import collect as collect_calibration
 from tcsexam.scoring.reference import resolve_reference_path
-from tcsexam.suites import VERDICT_TRACKS, load_suite
+from tcsexam.scoring.vocabulary import ScoreStatus
+from tcsexam.suites import VERDICT_TRACKS, Track, load_suite
 from tcsexam.tasks import load_task
 
 SCHEMA_VERSION = 1
@@ -292,7 +293,7 @@ def _solver_runs(run_dir: Path, rows: list[dict[str, str]]) -> Runs:
     missing = {
         (r.get("model"), r.get("item"), r.get("attempt"))
         for r in rows
-        if r.get("track") == "solver" and r.get("score_status") == "missing"
+        if r.get("track") == Track.SOLVER and r.get("score_status") == ScoreStatus.MISSING
     }
     files = ResultsLayout(run_dir).solver_files("records.json")
     return {(m, t, a): _records(path) for m, t, a, path in files if (m, t, a) not in missing}

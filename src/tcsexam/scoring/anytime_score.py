@@ -39,6 +39,7 @@ from tcsexam.records import STATUSES, Status, Termination
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.scoring.reference import Reference
 from tcsexam.scoring.solver_score import score_outcomes
+from tcsexam.tasks import Direction, Kind
 
 MAX_POINTS = 400
 #: how long after its limit a killed run may end (the limiters' kill latency: 16-63 ms measured,
@@ -52,7 +53,7 @@ PROFILE_SCHEMA_VERSION = 1
 
 
 def _better(direction: str):
-    return max if direction == "maximize" else min
+    return max if direction == Direction.MAXIMIZE else min
 
 
 def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, below: bool = False) -> dict[str, Any]:
@@ -66,7 +67,7 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, belo
     limit = stopped_at(rec)
     if limit is not None and at >= limit and not below:
         return rec  # killed at a limit S reached: not finished inside S, so not ok at S
-    pick = max if kind == "solve" else _better(direction)
+    pick = max if kind == Kind.SOLVE else _better(direction)
     values = [v for t, s, v in (rec.get("trace") or ()) if t <= at and s == Status.OK and v is not None]
     out: dict[str, Any] = {"instance": rec.get("instance")}
     if not values:
@@ -74,7 +75,7 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, belo
         return out
     best = pick(values)
     out["status"] = Status.OK
-    if kind == "solve":
+    if kind == Kind.SOLVE:
         out["solved"] = bool(best)
     else:
         out["A"] = best

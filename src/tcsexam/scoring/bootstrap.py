@@ -38,8 +38,8 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.scoring.index import read_attempts
-from tcsexam.scoring.vocabulary import ADOPTED
-from tcsexam.suites import TRACKS, WEIGHTS, normalize_track
+from tcsexam.scoring.vocabulary import ADOPTED, ScoreStatus
+from tcsexam.suites import TRACKS, WEIGHTS, Track, normalize_track
 
 DEFAULT_SEED = 20260925
 DEFAULT_RESAMPLES = 10_000
@@ -198,7 +198,7 @@ def collect_scores(
     tasks: dict[str, TaskScores] = {}
     if df is None or len(df) == 0:
         return tasks
-    adopted = df["adoption_status"].isin(ADOPTED) & (df["score_status"] == "valid")
+    adopted = df["adoption_status"].isin(ADOPTED) & (df["score_status"] == ScoreStatus.VALID)
     sub = df[adopted]
     solver_dir = Path(solver_dir) if solver_dir else None
     per_instance: dict[tuple[str, str, str], tuple[tuple[str, ...], np.ndarray]] = {}
@@ -214,7 +214,7 @@ def collect_scores(
             continue
         t = tasks.setdefault(item, TaskScores(item, suite.track_of[item]))
         t.attempts.setdefault(model, {})[str(attempt)] = np.array([value])
-        if track == "solver" and (solver_dir is not None or relative is not None):
+        if track == Track.SOLVER and (solver_dir is not None or relative is not None):
             if relative is not None:
                 data = relative.get((model, item, str(attempt)))
             else:
@@ -236,7 +236,7 @@ def collect_scores(
                     per_instance[(model, item, str(attempt))] = (names, vals)
     # a Solver task gets instance resolution when every attempt of every model has the same list
     for item, t in tasks.items():
-        if t.track != "solver":
+        if t.track != Track.SOLVER:
             continue
         keys = [(m, item, a) for m, atts in t.attempts.items() for a in atts]
         found = [per_instance.get(k) for k in keys]

@@ -28,6 +28,7 @@ from tcsexam.fileio import is_finite_number
 from tcsexam.records import FAILURE_STATUSES, REFUSED_STATUSES, STATUSES, Status
 from tcsexam.records.digest import DIGEST_FIELD, digest_problem
 from tcsexam.records.key import RecordKey, find_key
+from tcsexam.tasks import Kind
 
 _KNOWN = ", ".join(sorted(STATUSES))
 
@@ -78,7 +79,7 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
     values = np.full(n, np.nan)
     ok = np.zeros(n, dtype=bool)
     rewards = np.full(n, np.nan)
-    objective = kind == "objective"
+    objective = kind == Kind.OBJECTIVE
     key: RecordKey | None | bool = False  # looked up at the first record that carries a digest
     for i, rec in enumerate(records):
         if type(rec) is not dict:

@@ -40,7 +40,7 @@ from tcsexam.fileio import read_json
 from tcsexam.paths import references_dir
 from tcsexam.schemas import check
 from tcsexam.scoring.outcomes import parse_outcomes
-from tcsexam.tasks import DIRECTIONS, KINDS
+from tcsexam.tasks import DIRECTIONS, KINDS, Kind
 
 SCHEMA_VERSION = 1
 STANDARD_FLOORS = {"relative": 0.02, "absolute": 1e-9}
@@ -176,7 +176,7 @@ def _check_values(values: Any, kind: str, where: str) -> int:
     for j, v in enumerate(values):
         if v is None:
             continue
-        if kind == "objective":
+        if kind == Kind.OBJECTIVE:
             if type(v) not in (int, float) or not math.isfinite(v):
                 raise InputError(f"{where}: value {j + 1} ({v!r}) is not a finite number or null")
         elif not (v is True or v is False or (type(v) in (int, float) and v in (0, 1))):
@@ -294,7 +294,7 @@ def build_reference(
         order = np.fromiter((out.position[n] for n in first.names), dtype=np.int64, count=len(first))
         vals = out.values[order]
         ok = out.ok[order]
-        if kind == "objective":
+        if kind == Kind.OBJECTIVE:
             col = [_plain(v) if good else None for v, good in zip(vals.tolist(), ok.tolist())]
         else:  # solved indicator; a completed failure is unsolved
             col = [bool(v == 1.0) if good else False for v, good in zip(vals.tolist(), ok.tolist())]

@@ -17,8 +17,10 @@ from scipy.special import ndtr  # Phi: the function scipy.stats.norm.cdf evaluat
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.records import Status
 from tcsexam.scoring.outcomes import Outcomes, parse_outcomes
 from tcsexam.scoring.reference import Reference, load_reference
+from tcsexam.tasks import Direction
 
 OUTPUT_SCHEMA_VERSION = 1
 _ZMAX = float(np.finfo(np.float64).max)
@@ -46,7 +48,7 @@ def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: 
     value = outcomes.values[pos]
     ok = outcomes.ok[pos]
     mu, scale = ref.mu, ref.scale
-    diff = value - mu if ref.direction == "maximize" else mu - value
+    diff = value - mu if ref.direction == Direction.MAXIMIZE else mu - value
     with np.errstate(over="ignore", invalid="ignore"):
         z = np.clip(diff / scale, -_ZMAX, _ZMAX)  # JSON has no infinity; Phi is 0/1 there anyway
     score = np.where(ok, ndtr(z), 0.0)
@@ -123,9 +125,9 @@ def unsat_evidence(records: Any) -> dict[str, Any] | None:
         seen = True
         name = str(rec.get("instance"))
         if proof.get("mode") == "trusted":
-            if rec.get("status") == "ok" and rec.get("solved"):
+            if rec.get("status") == Status.OK and rec.get("solved"):
                 found["trusted"].append(name)
-        elif proof.get("verified") is True and rec.get("status") == "ok":
+        elif proof.get("verified") is True and rec.get("status") == Status.OK:
             found["verified"].append(name)
         else:
             found["failed"].append(name)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -39,23 +38,11 @@ from tcsexam.fileio import read_yaml
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits
 from tcsexam.paths import config_file, project_root
 from tcsexam.problems import get_problem
+from tcsexam.problems.base import Direction, Kind
 from tcsexam.problems.generate import generated_name
 from tcsexam.records.digest import hash_file
 from tcsexam.schemas import check
 from tcsexam.suites import BINARY_TRACKS
-
-
-class Kind(StrEnum):
-    """What a Solver task asks: the best objective value, or a yes/no answer (SAT)."""
-
-    OBJECTIVE = "objective"
-    SOLVE = "solve"
-
-
-class Direction(StrEnum):
-    MAXIMIZE = "maximize"
-    MINIMIZE = "minimize"
-
 
 KINDS = tuple(k.value for k in Kind)
 DIRECTIONS = tuple(d.value for d in Direction)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.fileio import atomic_write_bytes, atomic_write_text
-from tcsexam.suites import BINARY_TRACKS
+from tcsexam.suites import BINARY_TRACKS, Track
 from tcsexam.view.collect import RunData
 
 REPORT_FILES = ("leaderboard.html", "constructions.png", "proofs.png", "cost.png")
@@ -223,7 +223,7 @@ def proofs_figure(plt, run: RunData):
             grid[i, j] = 2 if complete == len(atts) else 1
             rewards = [(a.get("checker") or {}).get("original_reward") for a in atts]
             rewards = [r for r in rewards if isinstance(r, (int, float))]
-            done = "resolved" if atts[0]["track"] == "open_conjecture" else "proved"
+            done = "resolved" if atts[0]["track"] == Track.OPEN_CONJECTURE else "proved"
             label = f"{complete}/{len(atts)} {done}" if len(atts) > 1 else (done if complete else "0")
             if not complete and rewards:
                 label += f"  (partial {max(rewards):.2f})"

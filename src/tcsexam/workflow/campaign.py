@@ -20,6 +20,8 @@ from tcsexam.attempts.adoption import load_adoption
 from tcsexam.attempts.online import PROVENANCE, check_online_file
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
+from tcsexam.scoring.vocabulary import Protocol
+from tcsexam.suites import Track
 
 
 class CampaignPlan:
@@ -30,7 +32,7 @@ class CampaignPlan:
     @property
     def online(self) -> bool:
         """The online Solver protocol: Solver rows come from judged records, no candidate runs."""
-        return self.protocol == "online"
+        return self.protocol == Protocol.ONLINE
 
     def online_input(self, model: str, task: str, attempt: str) -> str:
         return f"{self.online_dir}/{model}/{task}/{attempt}/records.json"
@@ -112,7 +114,7 @@ class CampaignPlan:
         self.adoption  # noqa: B018 (reads and checks the file: one line on a bad row)
         if self.online and (self.root / self.online_dir).is_dir():
             for p in self.planned:
-                if p.track == "solver" and self.has_solver_input(p.model, p.item, p.attempt):
+                if p.track == Track.SOLVER and self.has_solver_input(p.model, p.item, p.attempt):
                     rel = self.online_input(p.model, p.item, p.attempt)
                     path = rel if os.path.isfile(rel) else self.root / rel  # messages name it as configured
                     check_online_file(path, self.task(p.item))

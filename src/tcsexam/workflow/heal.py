@@ -38,6 +38,8 @@ from tcsexam.records.integrity import file_sha256, seal_problem
 from tcsexam.records.key import find_key
 from tcsexam.records.store import records_file_problem
 from tcsexam.scoring.reference import load_reference
+from tcsexam.scoring.vocabulary import ScoreStatus
+from tcsexam.suites import Track
 from tcsexam.workflow.salvage import SALVAGED, salvaged
 
 
@@ -159,7 +161,7 @@ def heal(plan, *, dry_run: bool = False) -> HealReport:
     ref_id = _reference_id(plan)
     row_files: list[Path] = []
     for p in plan.planned:
-        if p.track == "solver":
+        if p.track == Track.SOLVER:
             row_files.append(Path(p.row))
             _check_solver_attempt(plan, p, ref_id, bad)
     judged = plan.construction_runs()  # their rows are their own files, not in tracks/<model>/rows.json
@@ -217,7 +219,7 @@ def _check_solver_attempt(plan, p, ref_id: str | None, bad: _Marks) -> None:
         if reason is None:
             data = read_json(row, "attempt row file")
             inputs = {"records": records}
-            if data.get("score_status") == "valid":
+            if data.get("score_status") == ScoreStatus.VALID:
                 inputs["relative"] = relative
             reason = seal_problem(data, inputs, at=row)
         bad.mark(row, reason)
@@ -272,7 +274,7 @@ def _check_track_rows(plan, judged, bad: _Marks) -> list[Path]:
             want = {
                 (p.model, p.track, p.item, p.attempt)
                 for p in plan.planned
-                if p.model == model and p.track != "solver" and p not in judged
+                if p.model == model and p.track != Track.SOLVER and p not in judged
             }
             bad.mark(rows, _check_rows(rows, want))
     return files

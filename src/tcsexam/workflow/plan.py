@@ -25,7 +25,7 @@ from tcsexam.proofs.task import is_proof_task_data, load_proof_task
 from tcsexam.records.digest import candidate_files
 from tcsexam.scoring.reference import load_reference, resolve_reference_path
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
-from tcsexam.suites import TRACKS, VERDICT_TRACKS, load_suite
+from tcsexam.suites import TRACKS, VERDICT_TRACKS, Track, load_suite
 from tcsexam.tasks import load_task
 from tcsexam.workflow.agent_tracks import AgentTracksPlan, after_agents
 from tcsexam.workflow.campaign import CampaignPlan
@@ -124,10 +124,10 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         return rows
 
     def _row_path(self, model: str, track: str, item: str, attempt: str) -> str:
-        if track == "solver":
+        if track == Track.SOLVER:
             if self.has_solver_input(model, item, attempt):
                 return str(self.layout.solver_row(model, item, attempt))
-        elif track == "construction" and self.has_construction(model, item, attempt):
+        elif track == Track.CONSTRUCTION and self.has_construction(model, item, attempt):
             return str(self.layout.construction_row(model, item, attempt))
         elif track in PROOF_TRACKS and self.has_proof(model, item, attempt):
             return str(self.layout.proof_row(model, item, attempt))
@@ -138,7 +138,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
     @after_agents
     def row_files(self, wildcards=None) -> list[str]:
         """Solver rows (one file per attempt) + one rows file per model for the other tracks."""
-        files = [p.row for p in self.planned if p.track == "solver"]
+        files = [p.row for p in self.planned if p.track == Track.SOLVER]
         files += [p.row for p in self.construction_runs()]
         files += [p.row for p in self.proof_runs()]
         files += [str(self.layout.track_rows(model)) for model in self.models]
@@ -158,7 +158,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         return [
             self.verdict(p.model, p.item, p.attempt)
             for p in self.planned
-            if p.model == wildcards.model and p.track != "solver" and "/tracks/" in p.row
+            if p.model == wildcards.model and p.track != Track.SOLVER and "/tracks/" in p.row
         ]
 
     def _verdict_proof_items(self, model: str) -> list[str]:
@@ -208,7 +208,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         return out
 
     def solver_runs(self) -> list[Planned]:
-        return [p for p in self.planned if p.track == "solver" and "/missing/" not in p.row]
+        return [p for p in self.planned if p.track == Track.SOLVER and "/missing/" not in p.row]
 
     @after_agents
     def relative_files(self, wildcards=None) -> list[str]:
@@ -221,13 +221,13 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         return [str(self.layout.records_json(p.model, p.item, p.attempt)) for p in self.solver_runs()]
 
     def missing_reason(self, wildcards) -> str:
-        if wildcards.track == "solver" and self.online:
+        if wildcards.track == Track.SOLVER and self.online:
             where = self.online_input(wildcards.model, wildcards.item, wildcards.attempt)
             return f"no judged online records: {where} does not exist"
-        if wildcards.track == "solver":
+        if wildcards.track == Track.SOLVER:
             where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
             return f"no submission: {where}/solver.yaml does not exist"
-        if wildcards.track == "construction":
+        if wildcards.track == Track.CONSTRUCTION:
             where = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
             verdict = self.verdict(wildcards.model, wildcards.item, wildcards.attempt)
             return f"no construction: neither {where}/solver.yaml nor {where}/construction.txt nor {verdict} exists"
@@ -251,7 +251,9 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
     def construction_runs(self) -> list[Planned]:
         """The construction attempts judged by the pipeline (the others come from verdict files)."""
         rows = self.layout.construction_row
-        return [p for p in self.planned if p.track == "construction" and p.row == str(rows(p.model, p.item, p.attempt))]
+        return [
+            p for p in self.planned if p.track == Track.CONSTRUCTION and p.row == str(rows(p.model, p.item, p.attempt))
+        ]
 
     def construction_run_inputs(self, wildcards) -> list[str]:
         cand = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
@@ -505,14 +507,14 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
                     )
             for track, item in other_items:
                 folder = self.root / self.verdicts_dir / model / item
-                if track == "construction" and any(self.has_construction(model, item, a) for a in attempts):
+                if track == Track.CONSTRUCTION and any(self.has_construction(model, item, a) for a in attempts):
                     continue
                 if track in PROOF_TRACKS and any(self.has_proof(model, item, a) for a in attempts):
                     continue
                 if not any((self.root / self.verdict(model, item, a)).is_file() for a in attempts):
                     expected = self.verdict(model, item, attempts[0])
                     hint = _missing_hint(folder, attempts[0], item, lambda d: [p.stem for p in d.glob("*.json")])
-                    if track == "construction":
+                    if track == Track.CONSTRUCTION:
                         where = self.candidate(model, item, attempts[0])
                         expected = f"{where}/solver.yaml, {where}/construction.txt or {expected}"
                     elif track in PROOF_TRACKS:

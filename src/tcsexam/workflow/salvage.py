@@ -35,6 +35,7 @@ from tcsexam.fileio import aside_dir, atomic_write_json, move_aside
 from tcsexam.jobfail import FAILED_SUFFIX
 from tcsexam.records.digest import hash_file
 from tcsexam.scoring.vocabulary import ScoreStatus
+from tcsexam.suites import Track
 
 #: the digests of the attempts.csv and index.json a salvage wrote (under <tree>/.salvage/)
 WRITTEN = "written.json"
@@ -107,7 +108,7 @@ def salvage_rows(plan, failed: list[Failure]) -> tuple[list[str], list]:
             p.attempt,
             ScoreStatus.JUDGE_FAILED,
             _reason(plan.root / p.row, failed, root),
-            plan.protocol if p.track == "solver" else "",
+            plan.protocol if p.track == Track.SOLVER else "",
         )
         if row.identity not in covered:
             rows.append(row)

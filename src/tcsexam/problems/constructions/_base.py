@@ -29,7 +29,7 @@ import yaml
 
 from tcsexam.errors import InputError
 from tcsexam.problems._common import Reject, failed, fast_ints, invalid, meta_number, read_instance_bytes, show
-from tcsexam.problems.base import CheckResult, Problem
+from tcsexam.problems.base import CheckResult, Direction, Kind, Problem
 from tcsexam.records import Status
 
 #: bytes every certificate may use beyond its kind's own allowance (comments, spacing)
@@ -55,7 +55,7 @@ class Params:
 def reward(direction: str, value: float, baseline: float, reference: float) -> float:
     """The original construction reward: 0 at or below the baseline, 1 at the reference, above 1
     beyond it (the spec's above-reference credit)."""
-    if direction == "maximize":
+    if direction == Direction.MAXIMIZE:
         gained = (value - baseline) / (reference - baseline)
     else:
         gained = (baseline - value) / (baseline - reference)
@@ -65,7 +65,7 @@ def reward(direction: str, value: float, baseline: float, reference: float) -> f
 class ConstructionProblem(Problem):
     """A construction kind: parameters, an exact checker of the object, the value it scores."""
 
-    kind: ClassVar[str] = "objective"
+    kind: ClassVar[str] = Kind.OBJECTIVE
     instance_suffix: ClassVar[str] = ".yaml"
     #: the parameters: name -> (smallest, largest) allowed integer
     parameter_ranges: ClassVar[dict[str, tuple[int, int]]]

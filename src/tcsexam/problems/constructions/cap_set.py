@@ -17,13 +17,14 @@ import re
 import numpy as np
 
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, in_range, int_rows
 
 PAIRS_PER_BLOCK = 1 << 21
 
 
 class CapSet(ConstructionProblem):
-    direction = "maximize"
+    direction = Direction.MAXIMIZE
     certificate_format = "one vector of F_3^dim per line: dim symbols 0/1/2"
     parameter_ranges = {"dim": (1, 10)}
 

@@ -18,13 +18,14 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, in_range, int_rows
 
 MAX_SUBSETS = 2_000_000  #: C(v, t) this checker enumerates
 
 
 class CoveringDesign(ConstructionProblem):
-    direction = "minimize"
+    direction = Direction.MINIMIZE
     certificate_format = "one block per line: k distinct points in 1..v"
     parameter_ranges = {"v": (1, 62), "k": (1, 62), "t": (1, 62)}
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, distinct, in_range, int_list
 
 
 class DifferenceCover(ConstructionProblem):
-    direction = "minimize"
+    direction = Direction.MINIMIZE
     certificate_format = "distinct residues in [0, modulus - 1]"
     parameter_ranges = {"modulus": (1, 1_000_000)}
 

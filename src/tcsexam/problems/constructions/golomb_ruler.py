@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, distinct, int_list
 
 MAX_MARK = 10**15  #: differences stay exact in int64
 
 
 class GolombRuler(ConstructionProblem):
-    direction = "minimize"
+    direction = Direction.MINIMIZE
     certificate_format = "the marks: distinct non-negative integers"
     parameter_ranges = {"marks": (2, 2_000)}
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, int_rows
 
 EXACT_INT64 = 1 << 28
@@ -24,7 +25,7 @@ ROWS_PER_BLOCK = 512
 
 
 class KissingConfig(ConstructionProblem):
-    direction = "maximize"
+    direction = Direction.MAXIMIZE
     certificate_format = "one point per line: dim integers, not all zero"
     parameter_ranges = {"dim": (1, 16)}
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcsexam.problems._common import failed, invalid, show
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import INT_TOKEN, SLACK_BYTES, ConstructionProblem, Params, content_lines
 
 MAX_VERTICES = 2048
@@ -26,7 +27,7 @@ CLIQUES_PER_BLOCK = 1 << 18  #: new cliques one extension of a block may make, a
 
 
 class RamseyColoring(ConstructionProblem):
-    direction = "maximize"
+    direction = Direction.MAXIMIZE
     certificate_format = "n, then the n x n symmetric 0/1 colour matrix with a zero diagonal"
     parameter_ranges = {"clique": (3, 12)}
 

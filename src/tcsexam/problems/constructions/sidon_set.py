@@ -11,11 +11,12 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, distinct, in_range, int_list
 
 
 class SidonSet(ConstructionProblem):
-    direction = "maximize"
+    direction = Direction.MAXIMIZE
     certificate_format = "distinct integers in [low, high]"
     parameter_ranges = {"low": (-(10**9), 10**9), "high": (-(10**9), 10**9)}
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from tcsexam.problems._common import failed
+from tcsexam.problems.base import Direction
 from tcsexam.problems.constructions._base import SLACK_BYTES, ConstructionProblem, Params, float_rows
 
 
 class SphericalCode(ConstructionProblem):
-    direction = "maximize"
+    direction = Direction.MAXIMIZE
     certificate_format = "points lines of dim real numbers"
     parameter_ranges = {"dim": (2, 64), "points": (2, 4096)}
 

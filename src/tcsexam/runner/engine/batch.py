@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
 from tcsexam.runner.engine.pool import InProcessPool
+from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ray.head import DEFAULT_STATE_ENV, join, local_head
 from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
 from tcsexam.runner.ray.pool import RayPool
@@ -140,7 +141,7 @@ class RunOptions:
     pool (workers, Ray, retries), a progress bar, and the candidate's build step."""
 
     sandbox: str = "auto"
-    limiter: str = "auto"
+    limiter: str = Limiter.AUTO
     allow_unsandboxed: bool = False
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
     progress: bool = True

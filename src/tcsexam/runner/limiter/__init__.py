@@ -35,6 +35,7 @@ from tcsexam.runner.limiter.types import (
     TAIL_BYTES,
     Launch,
     LaunchError,
+    Limiter,
     Limits,
     MiB,
     ProcessOutcome,
@@ -62,7 +63,7 @@ def execute_limited(launch: Launch, spec: RunSpec, *, sandbox_name: str) -> Proc
     """Start `launch` (what a sandbox made of `spec`) under `spec.limits` with `spec.limiter` and
     watch it to the end; stdout, stderr and the capped files are `spec.paths`'."""
     limiter = resolve_limiter(spec.limiter)
-    if limiter == "benchexec":
+    if limiter == Limiter.BENCHEXEC:
         with whole_run_exclusive():
             return run_benchexec(launch, spec, sandbox_name)
 

@@ -16,7 +16,7 @@ from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.records import Termination
 from tcsexam.runner.limiter.classify import Ended, classify, outcome_of
 from tcsexam.runner.limiter.process import tail
-from tcsexam.runner.limiter.types import Launch, MiB, ProcessOutcome, RunSpec
+from tcsexam.runner.limiter.types import Launch, Limiter, MiB, ProcessOutcome, RunSpec
 
 #: BenchExec's termination reasons -> ours
 REASONS = {
@@ -104,7 +104,7 @@ def run_benchexec(launch: Launch, spec: RunSpec, sandbox_name: str) -> ProcessOu
         peak_mem_mb=round(run["memory"] / MiB, 3) if run.get("memory") is not None else None,
         stdout_tail=tails[0],
         stderr_tail=tails[1],
-        limiter="benchexec",
+        limiter=Limiter.BENCHEXEC,
         sandbox=sandbox_name,
         killed_by_harness=reason is not None,
         message=verdict.message or (f"BenchExec: {reason}" if reason else ""),

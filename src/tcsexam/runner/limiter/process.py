@@ -45,7 +45,7 @@ from tcsexam.runner.limiter.launcher import (
 )
 from tcsexam.runner.limiter.light import LightTree
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
-from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, MiB, ProcessOutcome, RunSpec
+from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limiter, MiB, ProcessOutcome, RunSpec
 from tcsexam.runner.ownership.owner import run_marker
 
 _gate: ContextVar[threading.Lock | None] = ContextVar("tcsexam_run_gate", default=None)
@@ -206,7 +206,7 @@ class LimitedProcess:
     def go(self) -> ProcessOutcome:
         limits = self.limits
         become_subreaper()
-        if self.limiter == "cgroup":
+        if self.limiter == Limiter.CGROUP:
             try:
                 self.tree = CgroupTree(limits)
             except OSError as exc:
@@ -424,7 +424,7 @@ class LimitedProcess:
             self.peak_pss = self.peak_rss
             if pss > limits.mem_mb:
                 return Termination.MEMORY, f"tree memory {pss:.0f} MB over {limits.mem_mb} MB"
-        if limits.mem_mb and self.launch.tmpfs_owner is not None and self.limiter != "cgroup":
+        if limits.mem_mb and self.launch.tmpfs_owner is not None and self.limiter != Limiter.CGROUP:
             held = tmpfs_held(self.launch.tmpfs_owner) / MiB  # files in /dev/shm are memory too
             if held and rss + held > limits.mem_mb:
                 pss = tree.pss_mb()

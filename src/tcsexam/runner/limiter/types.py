@@ -86,7 +86,7 @@ class RunSpec:
     limits: Limits
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     paths: RunPaths = RunPaths()
-    limiter: str = "auto"
+    limiter: str = Limiter.AUTO
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "argv", tuple(self.argv))

@@ -48,6 +48,7 @@ from typing import Any
 
 from tcsexam.fileio import UntrustedFileError, read_untrusted_at
 from tcsexam.fileio import read_untrusted as read_file
+from tcsexam.records import Termination
 from tcsexam.runner.limiter.go import listening
 
 TRACE_DIR_NAME = "trace"
@@ -308,6 +309,6 @@ def attach(watch: TraceWatch | None, record, check) -> None:
     """Put the run's checked trace on its record (`check(bytes) -> (status, value)`)."""
     if watch is None:
         return
-    ended = record.termination == "exit"
+    ended = record.termination == Termination.EXIT
     watch.stop(record.wall_s, ended)
     record.trace, record.extra["trace_info"] = watch.trace(check)

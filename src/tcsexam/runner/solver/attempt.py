@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.limits import DEFAULT_SEED, MiB
 from tcsexam.records import InstanceRecord, Status
+from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.solver.execute import InstanceOptions, RecordIdentity, run_instance
 from tcsexam.runner.solver.run_outputs import KEEP_MAX_MB
@@ -32,7 +33,7 @@ class RunContext:
     candidate: Candidate | None  #: built, when it has a build step
     sandbox: Sandbox  #: the chosen one, checked to work here (it travels as its own small state)
     limits: Limits | None
-    limiter: str = "auto"  #: the limiter that enforces `limits` (a run option)
+    limiter: str = Limiter.AUTO  #: the limiter that enforces `limits` (a run option)
     seed: int = DEFAULT_SEED
     attempt: str | None = None
     #: instance name -> its record key (`digest.record_key`); None for an instance not named here

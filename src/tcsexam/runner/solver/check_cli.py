@@ -15,6 +15,7 @@ from pathlib import Path
 from tcsexam.cliutil import command
 from tcsexam.errors import InputError, UsageError
 from tcsexam.limits import MiB
+from tcsexam.tasks import Kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -113,8 +114,8 @@ def check_main(args) -> int:
         out["unsat_proof"] = proof
     if recorded is not None:
         out["record_status"] = recorded.get("status")
-        out["record_value"] = recorded.get("A") if problem.kind != "solve" else recorded.get("solved")
-        value = out["value"] if problem.kind != "solve" else out["solved"]
+        out["record_value"] = recorded.get("A") if problem.kind != Kind.SOLVE else recorded.get("solved")
+        value = out["value"] if problem.kind != Kind.SOLVE else out["solved"]
         out["agrees"] = out["status"] == out["record_status"] and value == out["record_value"]
     if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
         from tcsexam.problems.constructions import checker_id
@@ -124,7 +125,7 @@ def check_main(args) -> int:
         print(json.dumps(out))
     else:
         for key, value in out.items():
-            if key == "solved" and problem.kind != "solve":
+            if key == "solved" and problem.kind != Kind.SOLVE:
                 continue
             print(f"{key}: {'-' if value is None else value}")
     return 0

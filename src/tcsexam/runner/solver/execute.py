@@ -24,6 +24,7 @@ from tcsexam.limits import MiB
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter.go import listening
+from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ownership import scratch as scratch_folders
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch, scratch_identity
 from tcsexam.runner.sandboxes.base import Sandbox
@@ -60,7 +61,7 @@ class InstanceOptions:
     """How an instance runs besides its limits: the limiter that enforces them and the folders
     the sandbox hides from the candidate (see `orchestrate.hidden_paths`)."""
 
-    limiter: str = "auto"
+    limiter: str = Limiter.AUTO
     hidden_paths: tuple[str, ...] = ()
     #: where the final certificate of each run is kept as <instance>.txt (None: not kept); the
     #: results explorer links it (`tcsexam view`)
@@ -489,5 +490,5 @@ def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str,
     except Exception:  # a checker failure is the harness's, as for the final certificate
         check = None
     if check is not None and getattr(task, "unsat_proof", None) == "required" and check.claimed == "UNSAT":
-        return check.status, (0.0 if check.status == "ok" else None)  # only the final answer's proof is checked
+        return check.status, (0.0 if check.status == Status.OK else None)  # only the final answer's proof is checked
     return trace_status(check)
