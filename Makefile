@@ -60,10 +60,12 @@ test: setup-test
 test-under-load: setup-test
 	PYTEST=$(BIN)/pytest tests/under_load.sh
 
-# The lint gates CI applies: ruff (rules and format, configured in pyproject.toml), snakefmt, snakemake --lint.
+# The lint gates CI applies: ruff (rules and format, configured in pyproject.toml), mypy (the type gate on
+# src/, [tool.mypy] in pyproject.toml), snakefmt, snakemake --lint.
 lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint
 

@@ -31,5 +31,5 @@ def os_error_text(exc: OSError, path: object = None) -> str:
         errno.EDQUOT: " (disk quota exceeded: free space or choose another folder)",
         errno.EROFS: " (the file system holding it is read-only: choose a writable folder)",
         errno.EACCES: " (permission denied: choose a folder you can write)",
-    }.get(exc.errno, "")
+    }.get(exc.errno or 0, "")
     return f"{where}: {reason}{hint}" if where else f"{reason}{hint}"

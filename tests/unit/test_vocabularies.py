@@ -1,5 +1,5 @@
 """Closed vocabularies are typed once: each is a StrEnum (statuses, terminations, adoption states,
-score statuses and types, protocols, tracks, task kinds and directions, limiters, proof and
+score statuses and types, protocols, tracks, task kinds and directions, sandboxes, limiters, proof and
 verdict statuses, compare verdicts, OR-Space modes, solvers, contexts, failure modes), the tuples
 and subsets the code uses are derived from it, and no module spells a vocabulary out again as a
 literal (`("selected", "selected_provisional")` where `ADOPTED` is meant)."""
@@ -103,7 +103,8 @@ def test_the_package_types_its_vocabularies(vocabularies):
         "tcsexam.suites.Track",
         "tcsexam.problems.base.Kind",
         "tcsexam.problems.base.Direction",
-        "tcsexam.runner.limiter.types.Limiter",
+        "tcsexam.containment.Limiter",
+        "tcsexam.containment.SandboxName",
         "tcsexam.limits.UnsatProof",
         "tcsexam.proofs.ProofStatus",
         "tcsexam.attempts.verdicts.VerdictStatus",
@@ -136,9 +137,11 @@ def test_no_module_spells_out_a_vocabulary(vocabularies):
 
 
 def test_the_vocabulary_tuples_follow_their_enums():
+    from tcsexam.containment import LIMITER_CHOICES, SANDBOX_NAMES, Limiter, SandboxName
     from tcsexam.limits import UNSAT_PROOF_MODES, UnsatProof
     from tcsexam.records import STATUSES, Status
-    from tcsexam.runner.limiter.types import LIMITERS, Limiter
+    from tcsexam.runner.limiter.types import LIMITERS
+    from tcsexam.runner.sandboxes import CHOICES, SANDBOXES
     from tcsexam.scoring.vocabulary import ADOPTED, ADOPTION_STATUSES, AdoptionStatus
     from tcsexam.suites import BINARY_TRACKS, TRACKS, VERDICT_TRACKS, Track
 
@@ -146,8 +149,17 @@ def test_the_vocabulary_tuples_follow_their_enums():
     assert set(BINARY_TRACKS) | {Track.SOLVER, Track.CONSTRUCTION} == set(Track)
     assert Track.SOLVER not in VERDICT_TRACKS and set(VERDICT_TRACKS) < set(TRACKS)
     assert set(ADOPTED) < set(ADOPTION_STATUSES) == set(AdoptionStatus) and AdoptionStatus.EXCLUDED not in ADOPTED
-    assert STATUSES == set(Status) and LIMITERS == tuple(Limiter) and UNSAT_PROOF_MODES == tuple(UnsatProof)
-    assert all(type(v) is str for v in (*TRACKS, *ADOPTION_STATUSES, *LIMITERS))  # plain strings: YAML, argparse
+    assert (
+        STATUSES == set(Status)
+        and LIMITERS == LIMITER_CHOICES
+        and set(LIMITER_CHOICES) < set(Limiter)
+        and UNSAT_PROOF_MODES == tuple(UnsatProof)
+    )
+    assert set(SANDBOXES) == set(SANDBOX_NAMES) == set(SandboxName) - {SandboxName.AUTO, SandboxName.NONE}
+    assert CHOICES == ("auto", *SANDBOX_NAMES)
+    assert all(
+        type(v) is str for v in (*TRACKS, *ADOPTION_STATUSES, *LIMITERS, *CHOICES)
+    )  # plain strings: YAML, argparse
 
 
 def _snake(name: str) -> str:

@@ -49,6 +49,7 @@ from inspect_ai.util import (
 from inspect_ai.util._sandbox.environment import RootAccess
 from pydantic import BaseModel
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError
 from tcsexam.orspace.execute import helper_library, orspace_sandbox
 from tcsexam.orspace.result import RESULT_ENV
@@ -56,7 +57,6 @@ from tcsexam.orspace.solvers import licence_mounts
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import LaunchError, Limits, MiB, RunPaths, RunSpec, resolve_limiter
 from tcsexam.runner.limiter.launcher import SAFE_PATH
-from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
@@ -82,9 +82,9 @@ class SandboxInfrastructureError(RuntimeError):
 class AgentSandboxConfig(BaseModel, frozen=True):
     """How every call of an agent runs (`tcsexam agents generate` options of the same names)."""
 
-    sandbox: str = "auto"  #: auto|bwrap|docker|apptainer|local (local only with allow_unsandboxed)
+    sandbox: SandboxName = SandboxName.AUTO  #: auto|bwrap|docker|apptainer|local (local only with allow_unsandboxed)
     allow_unsandboxed: bool = False
-    limiter: str = Limiter.AUTO
+    limiter: Limiter = Limiter.AUTO
     call_time_s: float = 120.0  #: wall-clock limit of one call
     call_mem_mb: int = 4096
     call_nproc: int = 256  #: processes and threads alive at once
@@ -327,14 +327,14 @@ class TcsexamSandbox(SandboxEnvironment):
         return data.decode("utf-8") if text else data
 
 
-def nproc_wrapper(box: Sandbox, limiter: str) -> str | None:
+def nproc_wrapper(box: Sandbox, limiter: Limiter) -> str | None:
     """`prlimit` (util-linux), to set RLIMIT_NPROC in every call, where the limiter alone would only
     poll the process count (`light`: no cgroups, e.g. any unprivileged harness) and the sandbox
     gives each call a user namespace of its own (bwrap as an unprivileged user): there the kernel
     counts the call's own processes and threads only, so an unbounded fork fails at the limit
     instead of flooding the machine between two polls. None elsewhere: cgroups (pids) and Docker
     (`pids_limit`) enforce it, and as root the candidate uid is shared, so the count would be too."""
-    if box.name != "bwrap" or candidate_ids() is not None or resolve_limiter(limiter) != "light":
+    if box.name != SandboxName.BWRAP or candidate_ids() is not None or resolve_limiter(limiter) != Limiter.LIGHT:
         return None
     return shutil.which("prlimit", path=SAFE_PATH)
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.doctor.system import (
     apptainer_check,
     benchexec_check,
@@ -70,7 +71,7 @@ DEADLINE_S = 30.0
 
 
 def _groups(
-    sandbox: str, allow_unsandboxed: bool, limiter: str, coq_versions: Iterable[str] | None
+    sandbox: SandboxName, allow_unsandboxed: bool, limiter: Limiter, coq_versions: Iterable[str] | None
 ) -> list[tuple[tuple[str, ...], Callable[[], Iterator[Check]]]]:
     """(the checks, a generator giving them in that order): a group's checks run one after the
     other (the in-sandbox coqc check needs the coqc one), the groups in parallel; a check done
@@ -121,9 +122,9 @@ def run_checks(
     needs: Iterable[Need] = DEFAULT_NEEDS,
     *,
     everything: bool = True,
-    sandbox: str = "auto",
+    sandbox: SandboxName = SandboxName.AUTO,
     allow_unsandboxed: bool = False,
-    limiter: str = "auto",
+    limiter: Limiter = Limiter.AUTO,
     coq_versions: Iterable[str] | None = None,
     deadline_s: float = DEADLINE_S,
 ) -> list[Check]:

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.doctor.types import (
     BROWSER,
     COQ_SANDBOX,
@@ -171,7 +172,7 @@ def coq_status(versions: Iterable[str] | None = None, coqc: str = "coqc") -> Che
     return ok(COQC, f"{have} ({exe}, coqchk {coqchk}; {need}{also})")
 
 
-def _probe_coqc(box, limiter: str) -> tuple[str | None, str]:
+def _probe_coqc(box, limiter: Limiter) -> tuple[str | None, str]:
     """(coqc's version inside `box`, '') or (None, why it does not run there): `coqc
     --print-version` run as a proof's checker step runs (the checker's PATH, a scratch folder)."""
     work = tempfile.mkdtemp(prefix="tcsexam-doctor-coq-", dir="/tmp")
@@ -194,10 +195,10 @@ def _probe_coqc(box, limiter: str) -> tuple[str | None, str]:
 
 
 def coq_sandbox_status(
-    sandbox: str = "auto",
+    sandbox: SandboxName = SandboxName.AUTO,
     *,
     allow_unsandboxed: bool = False,
-    limiter: str = "auto",
+    limiter: Limiter = Limiter.AUTO,
     versions: Iterable[str] | None = None,
     host: Check | None = None,
 ) -> Check:
@@ -210,7 +211,7 @@ def coq_sandbox_status(
     host = host or coq_status(wanted)
     names = (
         [sandbox]
-        if sandbox != "auto"
+        if sandbox != SandboxName.AUTO
         else [n for n in AUTO_ORDER if n != "local" or unsandboxed_allowed(allow_unsandboxed)]
     )
     tried = []
@@ -249,7 +250,7 @@ TEST_FORMULA = "p cnf 2 4\n1 2 0\n1 -2 0\n-1 2 0\n-1 -2 0\n"
 TEST_PROOF = "1 0\n0\n"
 
 
-def drat_status(limiter: str = "auto", engine: str = "auto") -> Check:
+def drat_status(limiter: Limiter = Limiter.AUTO, engine: str = "auto") -> Check:
     """The DRAT checker verifying a two-step proof of a small UNSAT formula exactly as a run checks
     a candidate's proof (`runner.solver.drat.check_proof`: the checker program from a copy, this Python,
     under its limits with `limiter`; as the candidates' uid when the harness is root)."""

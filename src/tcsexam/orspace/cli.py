@@ -77,10 +77,6 @@ def _register_execute(sub) -> None:
         help="interpreter for the programs (default: this one; under --sandbox docker the image's python3)",
     )
     p.add_argument(
-        "--docker-image",
-        help="image of --sandbox docker (default $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when present)",
-    )
-    p.add_argument(
         "--licence",
         nargs="+",
         default=[],
@@ -359,7 +355,7 @@ def _execute(args) -> int:
     run = run_options(args, base=DEFAULT_RUN)
     asked = {"wall_s": args.time_limit, "mem_mb": args.mem_mb}  # an option not given: DEFAULT_LIMITS'
     limits = dataclasses.replace(DEFAULT_LIMITS, **{k: v for k, v in asked.items() if v is not None})
-    given = {k: v for k, v in pick(args, "python", "docker_image").items() if v is not None}  # else the default
+    given = {k: v for k, v in pick(args, "python").items() if v is not None}  # else the default
     settings = ExecuteSettings(limits=limits, run=run, **given, licences=_licences(args.licence))
     from tcsexam.cliutil import sigterm_as_exit
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
 from tcsexam.fileio import (
     UntrustedFileError,
@@ -68,7 +69,7 @@ from tcsexam.records.store import RecordStore
 from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, PoolOptions, RunOptions, run_batch
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch, scratch_identity, scratch_intact
-from tcsexam.runner.sandboxes import NAMES, choose_sandbox, get_sandbox
+from tcsexam.runner.sandboxes import choose_sandbox
 from tcsexam.runner.sandboxes.base import Sandbox
 from tcsexam.runner.solver.candidate import program_env
 
@@ -100,7 +101,10 @@ OUTCOME_FIELDS = (
 class ExecuteSettings:
     """How the programs run: every program's limits (its time limit is `limits.wall_s`), the
     run options of every command that runs programs (sandbox, limiter, pool: `pool.workers`
-    programs at once, on Ray actors when more than one), the interpreter, licences, the image."""
+    programs at once, on Ray actors when more than one; the docker sandbox's image
+    `run.docker_image`: None = $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when present
+    (make orspace-image: the four solvers), else the Solver track's candidate image), the
+    interpreter, licences."""
 
     limits: Limits = DEFAULT_LIMITS
     run: RunOptions = DEFAULT_RUN
@@ -110,9 +114,6 @@ class ExecuteSettings:
     #: solver -> full licence (file for gurobi, folder or file for copt), mounted read-only;
     #: without one gurobipy and coptpy run with the size-limited licences their wheels ship
     licences: dict[str, str] = field(default_factory=dict)
-    #: the docker sandbox's image: None = $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when
-    #: present (make orspace-image: the four solvers), else the Solver track's candidate image
-    docker_image: str | None = None
 
 
 def task_root(workspace: Path, mode: str) -> Path:
@@ -184,7 +185,7 @@ class WorkspaceContext:
     """What every run of one `execute` shares (sent once to each Ray actor): the runner's pools
     call `execute(workspace_id)` and `infrastructure_record(workspace_id, message)`."""
 
-    settings: ExecuteSettings  #: `sandbox` resolved (never `auto`), `docker_image` the image it runs or None
+    settings: ExecuteSettings  #: `run.sandbox` resolved (never `auto`), `run.docker_image` the image it runs or None
     workspaces: dict[str, Path]
     keys: dict[str, str]
     entries: dict[str, tuple[list[str] | None, str]]  #: find_entry's answer per workspace
@@ -414,17 +415,18 @@ def checked_entries(found: dict[str, Path]) -> dict[str, tuple[list[str] | None,
 
 
 def orspace_sandbox(name: str, docker_image: str | None = None, allow_unsandboxed: bool = False) -> tuple[Sandbox, str]:
-    """`choose_sandbox`, with the OR-Space image for a sandbox that runs an image (docker; see
-    ExecuteSettings.docker_image): the one asked for, else the OR-Space image when present, else
-    the sandbox's own default (the Solver track's candidate image)."""
-    if name not in NAMES or get_sandbox(name).image_name is None:  # `auto`, or a sandbox without images
-        return choose_sandbox(name, allow_unsandboxed=allow_unsandboxed)
+    """`choose_sandbox`, as every command chooses its sandbox, with OR-Space's default for the
+    docker sandbox's image (`RunOptions.docker_image`): the one asked for, else
+    $TCSEXAM_ORSPACE_IMAGE, else the OR-Space image when present, else the sandbox's own default
+    (the Solver track's candidate image)."""
+    if name != SandboxName.DOCKER:  # `auto` (which tries docker with its default image) or no image
+        return choose_sandbox(name, allow_unsandboxed=allow_unsandboxed, docker_image=docker_image)
     wanted = docker_image or os.environ.get("TCSEXAM_ORSPACE_IMAGE")
     if wanted:
-        box, why = choose_sandbox(name, image=wanted)
+        box, why = choose_sandbox(name, docker_image=wanted)
         return box, f"{why} (image {wanted})"
     try:
-        box, why = choose_sandbox(name, image=DEFAULT_ORSPACE_IMAGE)
+        box, why = choose_sandbox(name, docker_image=DEFAULT_ORSPACE_IMAGE)
         return box, f"{why} (image {DEFAULT_ORSPACE_IMAGE})"
     except InputError:
         box, why = choose_sandbox(name)
@@ -507,13 +509,15 @@ def _resolved(
 ) -> tuple[ExecuteSettings, str | None, Sandbox]:
     """(the settings with the sandbox chosen, its image and the programs' interpreter; the id of
     the image it runs, None without one: a new image reruns; the sandbox, checked to work here)."""
-    sandbox, why = orspace_sandbox(settings.run.sandbox, settings.docker_image, settings.run.allow_unsandboxed)
+    sandbox, why = orspace_sandbox(settings.run.sandbox, settings.run.docker_image, settings.run.allow_unsandboxed)
     if progress is not None:
         progress(why)
     # `auto` resolved: keys name the real one; a sandbox with its own Python runs its python3 by default
     python = settings.python or sandbox.candidate_python
     run = dataclasses.replace(settings.run, sandbox=sandbox.name)
-    resolved = dataclasses.replace(settings, run=run, python=python, docker_image=sandbox.image_name)
+    resolved = dataclasses.replace(
+        settings, run=dataclasses.replace(run, docker_image=sandbox.image_name), python=python
+    )
     return resolved, sandbox.image_id(), sandbox
 
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.orspace.objectives import FailureMode, status_failure_mode
+from tcsexam.orspace.release import Mode
 from tcsexam.records import StoredRecord, Termination, VocabularyField
 from tcsexam.records.key import RecordKey
 
@@ -46,29 +48,29 @@ class WorkspaceRecord(StoredRecord):
     """The outcome of one Build/Revise workspace's program (fields in the order they are written)."""
 
     workspace_id: str
-    mode: str | None = None
+    mode: VocabularyField[Mode | None] = VocabularyField(Mode)
     workspace: str | None = None
     limits: dict[str, Any] | None = None  #: `Limits.as_dict()`: the time limit is its `wall_s`
-    sandbox: str | None = None
+    sandbox: VocabularyField[SandboxName | None] = VocabularyField(SandboxName)
     harness_version: str | None = None
     key: str | None = None
     entry_point: str | None = None
     exit_code: int | None = None
     signal: int | None = None
-    termination: Termination | None = VocabularyField(Termination)
+    termination: VocabularyField[Termination | None] = VocabularyField(Termination)
     wall_s: float | None = None
     cpu_s: float | None = None
     peak_mem_mb: float | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
-    limiter: str | None = None
+    limiter: VocabularyField[Limiter | None] = VocabularyField(Limiter)
     status_source: str = "none"
     solver: str | None = None  #: `solvers.detect_solver`: gurobi, copt, highs, cbc, ... or unknown
     condition: str | None = None  #: the stage condition's slug (from the staged manifest), if any
     message: str = ""
     status: str | None = None
     objective: float | None = None
-    failure_mode: FailureMode | None = VocabularyField(FailureMode)
+    failure_mode: VocabularyField[FailureMode | None] = VocabularyField(FailureMode)
     files_read: list[str] | None = None  #: files under the task root the program opened (`capture`)
     model_lp: str | None = None  #: its last PuLP/highspy model as LP text (`capture`), if captured
     tries: int | None = None  #: how many runs it took, when more than one (written only then)

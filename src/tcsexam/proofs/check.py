@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError
 from tcsexam.fileio import UntrustedFileError, atomic_write_json, read_untrusted
 from tcsexam.proofs import ProofStatus, coq
@@ -48,7 +49,7 @@ from tcsexam.records import Termination
 from tcsexam.runner.engine.batch import RUN_ONE, RunOptions
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec, resolve_limiter
 from tcsexam.runner.ownership.scratch import make_scratch
-from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, unsandboxed_allowed
+from tcsexam.runner.sandboxes import AUTO_ORDER, choose_sandbox, get_sandbox, sandbox_options, unsandboxed_allowed
 
 PROOF_NAME = "proof.v"
 PROOF_MAX_BYTES = 4 << 20
@@ -79,7 +80,7 @@ def _short(text: str, limit: int = TAIL) -> str:
 _PROBED: dict[str, tuple[str | None, str]] = {}  # sandbox name -> (why coqc does not run inside, its version)
 
 
-def _probe_coq(box, limiter: str) -> str | None:
+def _probe_coq(box, limiter: Limiter) -> str | None:
     """None when `coqc --print-version` runs inside `box` as a proof's checker would; else why not.
     The version it prints is kept for `sandbox_coq_version`: the checker is the sandbox's coqc."""
     if box.name in _PROBED:
@@ -109,17 +110,19 @@ def _probe_coq(box, limiter: str) -> str | None:
     return _PROBED[box.name][0]
 
 
-def sandbox_coq_version(box, limiter: str = "auto") -> str:
+def sandbox_coq_version(box, limiter: Limiter = Limiter.AUTO) -> str:
     """The version of the coqc that runs inside `box` ("8.16.1"), "" when none runs there."""
     _probe_coq(box, limiter)
     return _PROBED[box.name][1]
 
 
-def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter: str = "auto"):
+def choose_proof_sandbox(
+    name: str, *, allow_unsandboxed: bool = False, limiter: Limiter = Limiter.AUTO, docker_image: str | None = None
+):
     """(sandbox, why) like `sandboxes.choose_sandbox`, but the sandbox must also run coqc (the
     Docker candidate image may lack Coq: `auto` then takes the next one)."""
-    if name != "auto":
-        box, why = choose_sandbox(name, allow_unsandboxed=allow_unsandboxed)
+    if name != SandboxName.AUTO:
+        box, why = choose_sandbox(name, allow_unsandboxed=allow_unsandboxed, docker_image=docker_image)
         problem = _probe_coq(box, limiter)
         if problem and box.uses_host_programs and not coq.coqc_version():
             raise InputError(coq.NOT_INSTALLED)
@@ -128,9 +131,9 @@ def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter:
         return box, why
     skipped = []
     for candidate in AUTO_ORDER:
-        if candidate == "local" and not unsandboxed_allowed(allow_unsandboxed):
+        if candidate == SandboxName.LOCAL and not unsandboxed_allowed(allow_unsandboxed):
             break
-        box = get_sandbox(candidate)
+        box = get_sandbox(candidate, **sandbox_options(candidate, docker_image))
         try:
             box.check_available()
         except InputError as exc:
@@ -158,7 +161,7 @@ def choose_proof_sandbox(name: str, *, allow_unsandboxed: bool = False, limiter:
 class _Run:
     """The scratch folder of one check and the steps run in it."""
 
-    def __init__(self, task: ProofTask, box, limiter: str, hidden: tuple[str, ...]):
+    def __init__(self, task: ProofTask, box, limiter: Limiter, hidden: tuple[str, ...]):
         self.task, self.box, self.limiter, self.hidden = task, box, limiter, hidden
         self.root = Path(make_scratch("/tmp", kind="proof-"))
         os.chmod(self.root, 0o711)
@@ -291,7 +294,9 @@ def check_proof(
     t = task if isinstance(task, ProofTask) else load_proof_task(task)
     folder = Path(submission)
     data, unreadable = read_proof(folder)
-    box, why = choose_proof_sandbox(run.sandbox, allow_unsandboxed=run.allow_unsandboxed, limiter=run.limiter)
+    box, why = choose_proof_sandbox(
+        run.sandbox, allow_unsandboxed=run.allow_unsandboxed, limiter=run.limiter, docker_image=run.docker_image
+    )
     version = sandbox_coq_version(box, run.limiter)  # the checker is the coqc inside the sandbox
     if not coq.version_matches(t.coq_version, version):
         raise InputError(

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.records.digest import DIGEST_FIELD, record_digest
 from tcsexam.records.key import RecordKey
 
@@ -76,11 +77,16 @@ def vocabulary_member(vocabulary: type[E], value: Any, field_name: str) -> E:
         raise TypeError(f"{field_name} {value!r} is not one of {allowed}") from None
 
 
-class VocabularyField:
+V = TypeVar("V")
+
+
+class VocabularyField(Generic[V]):
     """A record field holding a member of a closed vocabulary (a `StrEnum`), as the default of a
     dataclass field: a string given at construction, on assignment or read back from JSON becomes
     the member (TypeError naming the field for a string outside it; None stays None); the record's
-    `to_dict` writes it as its string. A `required` field has no default, the others None."""
+    `to_dict` writes it as its string. A `required` field has no default, the others None. Typed
+    `VocabularyField[Status]` (or `[Termination | None]`): the type checker lets only a member (or
+    None) in where the code names one; JSON read back goes through `from_dict`."""
 
     def __init__(self, vocabulary: type[StrEnum], *, required: bool = False):
         self.vocabulary = vocabulary
@@ -90,16 +96,16 @@ class VocabularyField:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, record: Any, owner: type | None = None) -> Any:
+    def __get__(self, record: Any, owner: type | None = None) -> V:
         if record is None:  # the dataclass asks for the field's default
             if self.required:
                 raise AttributeError(self.name)
-            return None
+            return None  # type: ignore[return-value]  # the default of an optional field
         return record.__dict__[self.name]
 
-    def __set__(self, record: Any, value: Any) -> None:
+    def __set__(self, record: Any, value: V) -> None:
         if value is not None:
-            value = vocabulary_member(self.vocabulary, value, self.name)
+            value = vocabulary_member(self.vocabulary, value, self.name)  # type: ignore[assignment]
         record.__dict__[self.name] = value
 
 
@@ -123,6 +129,20 @@ class StoredRecord(ABC):
     #: (field, member): the record of a run the harness failed, not the program, holds it
     HARNESS_FAILURE: tuple[str, StrEnum]
 
+    @classmethod
+    def shape_problem(cls, data: Any) -> str | None:
+        """Why decoded JSON is not a record of this type (None when it is one)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """The record `data` (decoded JSON) holds."""
+        raise NotImplementedError
+
+    def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
+        """The record as written (with its digest under `key`)."""
+        raise NotImplementedError
+
     @property
     def infrastructure_error(self) -> bool:
         """Whether the harness, not the program, failed (the pools retry such a record)."""
@@ -137,7 +157,7 @@ class StoredRecord(ABC):
     @functools.cache
     def field_names(cls) -> tuple[str, ...]:
         """The record's fields, in the order they are written."""
-        return tuple(f.name for f in dataclasses.fields(cls))
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]  # every subclass is a dataclass
 
     @classmethod
     @functools.cache
@@ -158,7 +178,7 @@ class StoredRecord(ABC):
         """This record after `tries` runs (the pool's retry policy): the count noted, and an
         infrastructure error says "(after K tries)"."""
         message = f"{self.message} (after {tries} tries)".strip() if self.infrastructure_error else self.message
-        return dataclasses.replace(self, message=message, **self.tries_fields(tries))
+        return dataclasses.replace(self, message=message, **self.tries_fields(tries))  # type: ignore[type-var]  # a dataclass
 
 
 @dataclass
@@ -167,7 +187,7 @@ class InstanceRecord(StoredRecord):
     apart from what the solver claimed (`claimed`)."""
 
     instance: str
-    status: Status = VocabularyField(Status, required=True)
+    status: VocabularyField[Status] = VocabularyField(Status, required=True)
     A: float | None = None  #: the objective recomputed from the certificate (objective tasks)
     solved: bool | None = None  #: the verified solved indicator (solve tasks)
     claimed: float | str | None = None  #: what the solver itself reported, kept only for comparison
@@ -178,9 +198,11 @@ class InstanceRecord(StoredRecord):
     peak_mem_mb: float | None = None
     exit_code: int | None = None
     signal: int | None = None  #: the signal that ended the program, if one did
-    termination: Termination | None = VocabularyField(Termination)
-    sandbox: str | None = None  #: the sandbox it ran in (`tcsexam.runner.sandboxes`)
-    limiter: str | None = None  #: the limiter that enforced the limits (`tcsexam.runner.limiter`)
+    termination: VocabularyField[Termination | None] = VocabularyField(Termination)
+    #: the sandbox it ran in (`none`: checked in this process, nothing run)
+    sandbox: VocabularyField[SandboxName | None] = VocabularyField(SandboxName)
+    #: the limiter that enforced the limits (`tcsexam.runner.limiter`; `docker`: Docker's own)
+    limiter: VocabularyField[Limiter | None] = VocabularyField(Limiter)
     sandbox_image: str | None = None  #: the container image id (docker), part of `key`; absent when None
     key: str | None = None  #: the record key (`tcsexam.records.digest.record_key`): reused only under the same one
     candidate_hash: str | None = None  #: sha256 of the candidate's files, the one in `key` (provenance)

@@ -259,7 +259,7 @@ def repair(
             if s == "any":
                 wanted |= STATUSES
             elif s in STATUSES:
-                wanted.add(s)
+                wanted.add(Status(s))
             else:
                 raise InputError(f"unknown status {s!r}: use one of {', '.join(sorted(STATUSES))} or 'any'")
     with contextlib.ExitStack() as hold:

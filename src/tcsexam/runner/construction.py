@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.limits import Limits
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.constructions import checker_id
 from tcsexam.records import InstanceRecord, Status
@@ -111,7 +113,7 @@ class ObjectCheck:
     key: str
     candidate_hash: str
     attempt: str | None = None
-    limits: None = None
+    limits: Limits | None = None  #: always None: no program runs
     scratch_root: str | None = None
 
     def blank_record(self, name: str, status: Status, message: str = "", **fields: Any) -> InstanceRecord:
@@ -169,7 +171,7 @@ def _check_object(t: Task, job: TaskJob) -> None:
         candidate_hash=candidate_hash,
         instance_hash=hash_file(inst.path),
         limits={},
-        sandbox="none",
+        sandbox=SandboxName.NONE,
         seed=0,
         meta={**inst.meta, "checker": checker_id(t.problem_impl)},
         problem=t.problem,

@@ -2,7 +2,8 @@
 `RunOptions` made from them (`tcsexam run`, `construction run`, `orspace execute`, `proof check`).
 
 `add_run_options(parser, pool=..., candidate=...)` declares them on a command (or an argument
-group): always the sandbox, whether `auto` may fall back to local, and the limiter; with `pool`
+group): always the sandbox, the docker sandbox's image, whether `auto` may fall back to local, and
+the limiter; with `pool`
 the pool (workers, where Ray is, retries) and the progress bar; with `candidate` what only a
 candidate program has (its seed, its build step's limit). `run_options(args, base)` reads back what
 was declared; what a command does not declare, or leaves at its default, is `base`'s (a command's
@@ -16,6 +17,7 @@ import argparse
 import dataclasses
 from typing import Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.limits import DEFAULT_SEED, seed_option
 from tcsexam.runner.engine.batch import DEFAULT_BUILD_TIMEOUT_S, RunOptions
 from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES
@@ -31,6 +33,8 @@ RUN_HELP = {
     "ray_head": "use the shared Ray head whose state folder is DIR (`tcsexam runner ray-head start --state-dir DIR`), "
     "waiting for it while it starts; a local Ray when none is alive there",
     "no_ray": "run in this process, one at a time (same executor; debugging)",
+    "docker_image": "the image of the docker sandbox (default: $TCSEXAM_DOCKER_IMAGE, else the candidate image; "
+    "orspace execute: $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when present)",
     "allow_unsandboxed": "the programs are trusted: `--sandbox auto` may fall back to local "
     "(records and index.json say so)",
     "seed": "seed passed to the candidate ({seed}, TCSEXAM_SEED): 1..2^31-1, default %(default)s",
@@ -48,6 +52,7 @@ def add_run_options(parser: Declarer, *, pool: bool = True, candidate: bool = Tr
     command's default is not the candidates' (e.g. orspace execute's one at a time)."""
     h = RUN_HELP
     parser.add_argument("--sandbox", **SANDBOX_OPTION)
+    parser.add_argument("--docker-image", default=None, metavar="IMAGE", help=h["docker_image"])
     parser.add_argument("--allow-unsandboxed", action="store_true", help=h["allow_unsandboxed"])
     parser.add_argument("--limiter", **LIMITER_OPTION)
     if pool:
@@ -71,9 +76,10 @@ def run_options(args: argparse.Namespace, base: RunOptions | None = None) -> Run
     base = base or RunOptions()
     given = vars(args)
     run: dict[str, Any] = {
-        "sandbox": given["sandbox"],
-        "limiter": given["limiter"],
+        "sandbox": SandboxName(given["sandbox"]),
+        "limiter": Limiter(given["limiter"]),
         "allow_unsandboxed": given["allow_unsandboxed"] or base.allow_unsandboxed,
+        "docker_image": given["docker_image"] or base.docker_image,
     }
     if "build_timeout" in given:
         run["build_timeout_s"] = given["build_timeout"]

@@ -35,7 +35,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
-from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits
+from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits, UnsatProof
 from tcsexam.paths import config_file, project_root
 from tcsexam.problems import get_problem
 from tcsexam.problems.base import Direction, Kind
@@ -68,7 +68,7 @@ class Task:
     source: Path | None = None
     anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.solver.anytime)
     #: SAT tasks: what an UNSAT answer needs, `required` (a verified DRAT proof) or `trusted`; None elsewhere
-    unsat_proof: str | None = None
+    unsat_proof: UnsatProof | None = None
     proof_limits: Any = None  #: the DRAT checker's limits (`tcsexam.runner.solver.drat.ProofLimits`), SAT tasks only
 
     @cached_property
@@ -158,7 +158,7 @@ def load_task(task: str | Path) -> Task:
 UNSAT_PROOF_PROBLEMS = ("sat",)
 
 
-def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[str | None, Any]:
+def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[UnsatProof | None, Any]:
     """(unsat_proof, proof_limits) of a task: `required` (default) or `trusted` for a SAT task and
     its checker's limits; (None, None) for other problems, where either key is refused."""
     if problem not in UNSAT_PROOF_PROBLEMS:
@@ -168,7 +168,7 @@ def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[str | 
         return None, None
     given = data.get("proof_limits") or {}
     limits = ProofLimits(**{k: (int(v) if k != "wall_s" else float(v)) for k, v in given.items()})
-    return data.get("unsat_proof", DEFAULT_UNSAT_PROOF), limits
+    return UnsatProof(data.get("unsat_proof", DEFAULT_UNSAT_PROOF)), limits
 
 
 _INSTANCE_KEYS = ("name", "file", "sha256", "generate")

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
 from tcsexam.runner.engine.pool import InProcessPool
-from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ray.head import DEFAULT_STATE_ENV, join, local_head
 from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
 from tcsexam.runner.ray.pool import RayPool
@@ -137,12 +137,14 @@ class PoolOptions:
 @dataclass(frozen=True)
 class RunOptions:
     """How programs run, for every command that runs them (`tcsexam run`, `construction run`,
-    `orspace execute`, `proof check`): the sandbox and whether `auto` may fall back to local, the limiter, the
+    `orspace execute`, `proof check`): the sandbox, the docker sandbox's image and whether `auto` may fall back to local, the limiter, the
     pool (workers, Ray, retries), a progress bar, and the candidate's build step."""
 
-    sandbox: str = "auto"
-    limiter: str = Limiter.AUTO
+    sandbox: SandboxName = SandboxName.AUTO
+    limiter: Limiter = Limiter.AUTO
     allow_unsandboxed: bool = False
+    #: the docker sandbox's image (None: the command's default: the candidate image, OR-Space's own)
+    docker_image: str | None = None
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
     progress: bool = True
     pool: PoolOptions = field(default_factory=PoolOptions)

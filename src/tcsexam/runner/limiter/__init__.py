@@ -23,6 +23,7 @@ died) and its scratch folders in their names, locked while their owner lives (`s
 
 from __future__ import annotations
 
+from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter.benchexec import run_benchexec
 from tcsexam.runner.limiter.cgroup import cgroup_probe_error, cgroup_support
@@ -45,13 +46,13 @@ from tcsexam.runner.limiter.types import (
 )
 
 
-def resolve_limiter(name: str) -> str:
+def resolve_limiter(name: Limiter) -> Limiter:
     """The limiter that `name` selects here; InputError when an explicit one cannot run."""
-    if name == "auto":
-        return "cgroup" if cgroup_support() else "light"
-    if name == "cgroup" and not cgroup_support():
+    if name == Limiter.AUTO:
+        return Limiter.CGROUP if cgroup_support() else Limiter.LIGHT
+    if name == Limiter.CGROUP and not cgroup_support():
         raise InputError(f"limiter cgroup: cannot create cgroups here ({cgroup_probe_error()})")
-    if name == "benchexec":
+    if name == Limiter.BENCHEXEC:
         try:
             import benchexec.runexecutor  # noqa: F401
         except ImportError:
@@ -59,7 +60,7 @@ def resolve_limiter(name: str) -> str:
     return name
 
 
-def execute_limited(launch: Launch, spec: RunSpec, *, sandbox_name: str) -> ProcessOutcome:
+def execute_limited(launch: Launch, spec: RunSpec, *, sandbox_name: SandboxName) -> ProcessOutcome:
     """Start `launch` (what a sandbox made of `spec`) under `spec.limits` with `spec.limiter` and
     watch it to the end; stdout, stderr and the capped files are `spec.paths`'."""
     limiter = resolve_limiter(spec.limiter)

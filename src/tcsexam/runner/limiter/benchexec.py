@@ -12,11 +12,12 @@ import tempfile
 import threading
 from pathlib import Path
 
+from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.records import Termination
 from tcsexam.runner.limiter.classify import Ended, classify, outcome_of
 from tcsexam.runner.limiter.process import tail
-from tcsexam.runner.limiter.types import Launch, Limiter, MiB, ProcessOutcome, RunSpec
+from tcsexam.runner.limiter.types import Launch, MiB, ProcessOutcome, RunSpec
 
 #: BenchExec's termination reasons -> ours
 REASONS = {

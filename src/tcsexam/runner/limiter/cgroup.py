@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from tcsexam.containment import Limiter
 from tcsexam.runner.limiter.proctable import live, read_stat
 from tcsexam.runner.limiter.types import Limits, MiB
 
@@ -261,7 +262,7 @@ def cgroup_support() -> str | None:
             _cgroup_kind = kind_found
             if kind_found is not None:
                 sweep_stale_cgroups()  # what killed runs left (frozen, empty) goes before ours start
-    return _cgroup_kind  # type: ignore[return-value]
+    return _cgroup_kind
 
 
 def cgroup_probe_error() -> str:
@@ -280,7 +281,7 @@ class CgroupTree:
         self.limits = limits
         self.cgroup = _CgroupV1(limits) if cgroup_support() == "v1" else _CgroupV2(limits)
         self.procs_files = self.cgroup.procs_files
-        self.name = f"cgroup-{cgroup_support()}"
+        self.name = Limiter(f"cgroup-{cgroup_support()}")
 
     def start(self, leader: int) -> None:
         self.leader = leader

@@ -371,7 +371,7 @@ def launcher() -> str | None:
                         break
         except (OSError, subprocess.SubprocessError):
             _launcher_path = None
-        return _launcher_path  # type: ignore[return-value]
+        return _launcher_path
 
 
 def launcher_fd() -> int | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tcsexam.containment import Limiter
 from tcsexam.runner.limiter.proctable import (
     CLK_TCK,
     PAGE,
@@ -33,7 +34,7 @@ from tcsexam.runner.limiter.types import Limits, MiB
 class LightTree:
     """The run's processes as the light limiter sees them (see the module doc)."""
 
-    name = "light"
+    name = Limiter.LIGHT
     allocation_failures_mean_memory = True
     uses_data_rlimit = True
     procs_files: list[str] = []

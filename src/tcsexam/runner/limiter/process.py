@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.records import Termination
 from tcsexam.runner.limiter.cgroup import CgroupTree
 from tcsexam.runner.limiter.classify import Ended, classify, outcome_of
@@ -45,7 +46,7 @@ from tcsexam.runner.limiter.launcher import (
 )
 from tcsexam.runner.limiter.light import LightTree
 from tcsexam.runner.limiter.proctable import active_leaders, active_lock, become_subreaper
-from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, Limiter, MiB, ProcessOutcome, RunSpec
+from tcsexam.runner.limiter.types import TAIL_BYTES, Launch, LaunchError, MiB, ProcessOutcome, RunSpec
 from tcsexam.runner.ownership.owner import run_marker
 
 _gate: ContextVar[threading.Lock | None] = ContextVar("tcsexam_run_gate", default=None)
@@ -172,7 +173,7 @@ def open_output(path) -> Any:
 
 
 class LimitedProcess:
-    def __init__(self, launch: Launch, spec: RunSpec, limiter: str, sandbox_name: str):
+    def __init__(self, launch: Launch, spec: RunSpec, limiter: Limiter, sandbox_name: SandboxName):
         """`launch` is what the sandbox made of `spec`; `limiter` the resolved one (light|cgroup)."""
         self.launch, self.limits, self.limiter, self.sandbox_name = launch, spec.limits, limiter, sandbox_name
         self.stdout_path, self.stderr_path = spec.paths.stdout_path, spec.paths.stderr_path

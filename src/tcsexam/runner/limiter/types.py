@@ -7,24 +7,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from tcsexam.containment import LIMITER_CHOICES, Limiter, SandboxName
 from tcsexam.errors import InputError
 from tcsexam.limits import Limits, MiB
 from tcsexam.records import Termination
 
-
-class Limiter(StrEnum):
-    """What enforces a run's limits (docs/runner.md#limiters); `auto` picks the strongest that works."""
-
-    AUTO = "auto"
-    LIGHT = "light"
-    CGROUP = "cgroup"
-    BENCHEXEC = "benchexec"
-
-
-LIMITERS = tuple(x.value for x in Limiter)
+#: what `--limiter` and a task may choose, as plain strings (argparse, YAML)
+LIMITERS = tuple(x.value for x in LIMITER_CHOICES)
 #: the `--limiter` option of every command that runs programs, beside `sandboxes.SANDBOX_OPTION`
 LIMITER_OPTION = {
     "default": "auto",
@@ -42,11 +33,11 @@ PROCESS_TERMINATIONS = tuple(
 BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=1200.0, mem_mb=4096, output_bytes=64 * MiB, nproc=512)
 
 
-def check_limiter(name: str) -> str:
-    """`name` when it is one of `LIMITERS`, else InputError."""
+def check_limiter(name: str) -> Limiter:
+    """`name` as its `Limiter` when it is one of `LIMITERS`, else InputError."""
     if name not in LIMITERS:
         raise InputError(f"limits: limiter must be one of {LIMITERS}, not {name!r}")
-    return name
+    return Limiter(name)
 
 
 def _paths(paths: Iterable[str | os.PathLike]) -> tuple[str, ...]:
@@ -86,13 +77,13 @@ class RunSpec:
     limits: Limits
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     paths: RunPaths = RunPaths()
-    limiter: str = Limiter.AUTO
+    limiter: Limiter = Limiter.AUTO
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "argv", tuple(self.argv))
         object.__setattr__(self, "cwd", os.fspath(self.cwd))
         object.__setattr__(self, "env", dict(self.env))
-        check_limiter(self.limiter)
+        object.__setattr__(self, "limiter", check_limiter(self.limiter))
 
 
 @dataclass
@@ -105,8 +96,8 @@ class ProcessOutcome:
     peak_mem_mb: float | None
     stdout_tail: str
     stderr_tail: str
-    limiter: str
-    sandbox: str
+    limiter: Limiter
+    sandbox: SandboxName
     killed_by_harness: bool
     message: str = ""
     #: set when the sandbox itself failed to start (an infrastructure failure, not the program's)

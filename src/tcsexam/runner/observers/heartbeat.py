@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.fileio import atomic_write_json
 
 HEARTBEAT_NAME = "heartbeat.json"
@@ -72,7 +73,9 @@ class Heartbeat:
         self._t0 = time.monotonic()
         self._last_progress = self._t0
 
-    def begin(self, *, task: str, attempt: str | None, planned: int, reused: Counter, sandbox: str, limiter: str):
+    def begin(
+        self, *, task: str, attempt: str | None, planned: int, reused: Counter, sandbox: SandboxName, limiter: Limiter
+    ):
         with self._lock:
             self.statuses = Counter(reused)
             self.data = {

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tcsexam.containment import SANDBOX_NAMES, Limiter, SandboxName
 from tcsexam.errors import InputError
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import Limits, ProcessOutcome, RunPaths, RunSpec
@@ -26,25 +27,27 @@ from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 
 #: sandbox name -> (module, class)
 SANDBOXES: dict[str, tuple[str, str]] = {
-    "local": ("tcsexam.runner.sandboxes.local", "LocalSandbox"),
-    "bwrap": ("tcsexam.runner.sandboxes.bwrap", "BwrapSandbox"),
-    "docker": ("tcsexam.runner.sandboxes.docker", "DockerSandbox"),
-    "apptainer": ("tcsexam.runner.sandboxes.apptainer", "ApptainerSandbox"),
+    SandboxName.LOCAL: ("tcsexam.runner.sandboxes.local", "LocalSandbox"),
+    SandboxName.BWRAP: ("tcsexam.runner.sandboxes.bwrap", "BwrapSandbox"),
+    SandboxName.DOCKER: ("tcsexam.runner.sandboxes.docker", "DockerSandbox"),
+    SandboxName.APPTAINER: ("tcsexam.runner.sandboxes.apptainer", "ApptainerSandbox"),
 }
-NAMES = tuple(SANDBOXES)
+assert set(SANDBOXES) == set(SANDBOX_NAMES)
+NAMES: tuple[SandboxName, ...] = SANDBOX_NAMES
 #: what `auto` tries, strongest first (local always works)
-AUTO_ORDER = ("bwrap", "docker", "apptainer", "local")
-CHOICES = ("auto", *NAMES)
+AUTO_ORDER = (SandboxName.BWRAP, SandboxName.DOCKER, SandboxName.APPTAINER, SandboxName.LOCAL)
+#: what `--sandbox` may choose, as plain strings (argparse, YAML)
+CHOICES = tuple(str(x) for x in (SandboxName.AUTO, *NAMES))
 #: the `--sandbox` option of every command that runs candidates (`tcsexam run`, `orspace execute`)
 SANDBOX_OPTION = {
-    "default": "auto",
+    "default": str(SandboxName.AUTO),
     "choices": CHOICES,
     "help": "auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
     "image present), apptainer; `local` only with --allow-unsandboxed; checked once per job, the choice is logged",
 }
 
 
-def get_sandbox(name: str, **options) -> Sandbox:
+def get_sandbox(name: str, **options: Any) -> Sandbox:
     """The sandbox called `name` (local|bwrap|docker|apptainer); InputError for another name
     (``auto`` is resolved by `choose_sandbox`)."""
     try:
@@ -71,30 +74,39 @@ def described(box: Sandbox) -> str:
     return f" [{words}: {info['executable']}]" if info.get("executable") else f" [{words}]"
 
 
-def choose_sandbox(name: str, *, allow_unsandboxed: bool = False, **options) -> tuple[Sandbox, str]:
+def sandbox_options(name: str, docker_image: str | None) -> dict[str, Any]:
+    """What `get_sandbox(name, ...)` takes of a run's sandbox options: the docker sandbox its image
+    (`RunOptions.docker_image`; None: its default), the others nothing."""
+    return {"image": docker_image} if name == SandboxName.DOCKER and docker_image else {}
+
+
+def choose_sandbox(
+    name: str, *, allow_unsandboxed: bool = False, docker_image: str | None = None, **options: Any
+) -> tuple[Sandbox, str]:
     """(the sandbox, one line saying why) for `name`, checked to work here: an explicit name that
     cannot run is an InputError; ``auto`` takes the first of `AUTO_ORDER` that works, but never
-    `local` silently: without `unsandboxed_allowed` it stops with one line naming what is missing."""
-    if name != "auto":
-        box = get_sandbox(name, **options)
+    `local` silently: without `unsandboxed_allowed` it stops with one line naming what is missing.
+    `docker_image`: the docker sandbox's image, chosen or tried by `auto` (None: its default)."""
+    if name != SandboxName.AUTO:
+        box = get_sandbox(name, **options, **sandbox_options(name, docker_image))
         box.check_available()
         return box, f"sandbox {name}{described(box)}"
     skipped = []
     for candidate in AUTO_ORDER:
-        if candidate == "local" and not unsandboxed_allowed(allow_unsandboxed):
+        if candidate == SandboxName.LOCAL and not unsandboxed_allowed(allow_unsandboxed):
             missing = "; ".join(f"{n}: {s}" for n, s in zip(AUTO_ORDER, skipped, strict=False))
             raise InputError(
                 f"sandbox auto: no sandbox for untrusted candidates works here ({missing}); fix one of them, or, "
                 "only if the candidates are trusted, pass --allow-unsandboxed (workflow: run.allow_unsandboxed: true)"
             )
-        box = get_sandbox(candidate)
+        box = get_sandbox(candidate, **sandbox_options(candidate, docker_image))
         try:
             box.check_available()
         except InputError as exc:
             skipped.append(str(exc).removeprefix(f"sandbox {candidate}: "))
             continue
         why = f" (not {', '.join(f'{n}: {s}' for n, s in zip(AUTO_ORDER, skipped, strict=False))})" if skipped else ""
-        trusted = " (candidates declared trusted: NOT CONTAINED)" if candidate == "local" else ""
+        trusted = " (candidates declared trusted: NOT CONTAINED)" if candidate == SandboxName.LOCAL else ""
         return box, f"sandbox auto -> {candidate}{described(box)}{why}{trusted}"
     raise InputError("sandbox auto: no sandbox works here")  # unreachable: local always works
 
@@ -103,7 +115,9 @@ def choose_sandbox(name: str, *, allow_unsandboxed: bool = False, **options) -> 
 PROMISED_MODULES = ("numpy", "pysat")
 
 
-def probe_python(box: Sandbox, *, limiter: str = "auto", modules: Sequence[str] = PROMISED_MODULES) -> str | None:
+def probe_python(
+    box: Sandbox, *, limiter: Limiter = Limiter.AUTO, modules: Sequence[str] = PROMISED_MODULES
+) -> str | None:
     """Run `python3 -c "import numpy, ..."` inside `box` as a candidate would (its PATH, its
     uid, a scratch folder); None when it works, else one line saying what failed."""
     here = box.python_dir()
@@ -137,7 +151,7 @@ def run_limited(
     limits: Limits,
     sandbox: Sandbox | None = None,
     env: Mapping[str, str] | None = None,
-    limiter: str = "auto",
+    limiter: Limiter = Limiter.AUTO,
     **paths: Any,
 ) -> ProcessOutcome:
     """Run `argv` inside `sandbox` (default: local) under `limits`, enforced by `limiter`: the
@@ -145,7 +159,7 @@ def run_limited(
     readonly_paths, writable_paths, output_paths, hidden_paths) and `env` by default this
     process's own. Raises `LaunchError` when the program cannot be started; never leaves a
     process behind."""
-    box = get_sandbox("local") if sandbox is None else sandbox
+    box = get_sandbox(SandboxName.LOCAL) if sandbox is None else sandbox
     spec = RunSpec(argv, cwd, limits, dict(os.environ if env is None else env), RunPaths(**paths), limiter)
     return box.run(spec)
 
@@ -161,5 +175,6 @@ __all__ = [
     "get_sandbox",
     "probe_python",
     "run_limited",
+    "sandbox_options",
     "unsandboxed_allowed",
 ]

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 
+from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import Launch, ProcessOutcome, RunSpec
 from tcsexam.runner.limiter.launcher import harness_env
@@ -21,7 +22,7 @@ from tcsexam.runner.sandboxes.runas import candidate_ids
 
 
 class ApptainerSandbox(WrappingSandbox):
-    name = "apptainer"
+    name = SandboxName.APPTAINER
     uses_host_programs = False  # the image's (coqc included)
 
     def __init__(self, image: str | None = None, executable: str | None = None):

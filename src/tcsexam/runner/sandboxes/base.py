@@ -11,6 +11,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 
+from tcsexam.containment import SandboxName
 from tcsexam.runner.limiter import Launch, ProcessOutcome, RunSpec, execute_limited
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to, shared_tmp_marks, sweep_shared_tmp
 
@@ -26,7 +27,7 @@ class Sandbox(ABC):
     executable found working; docker: the image, without its engine client): a run context sends
     the one chosen at the start of a run to every Ray actor, never rebuilt by name."""
 
-    name: str = ""
+    name: SandboxName
     #: the candidate can write only its writable folders (False: wherever its uid can, e.g. its
     #: own candidate folder; the caller then checks that folder after the run)
     isolates_files: bool = True

@@ -32,6 +32,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import PurePath
 
+from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
 from tcsexam.runner.limiter import Launch, MiB, ProcessOutcome, RunPaths, RunSpec
 from tcsexam.runner.limiter.launcher import SAFE_PATH, harness_env
@@ -170,7 +171,7 @@ _REFUSED = ("namespace", "operation not permitted", "permission denied", "uid ma
 
 
 class BwrapSandbox(WrappingSandbox):
-    name = "bwrap"
+    name = SandboxName.BWRAP
 
     def __init__(self, executable: str | None = None):
         """`executable`: a bwrap by name (looked up on the harness's PATH) or absolute path;

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import Ended, LaunchError, Limits, MiB, ProcessOutcome, RunSpec, classify
@@ -126,7 +127,7 @@ def container_user() -> str:
 
 
 class DockerSandbox(Sandbox):
-    name = "docker"
+    name = SandboxName.DOCKER
     uses_harness_python = False  # the image's own python3 (PATH is the image's)
     uses_host_programs = False
 
@@ -339,7 +340,7 @@ def _outcome(spec: RunSpec, streams: _Streams, state: dict, wall: float, killed:
         peak_mem_mb=None,
         stdout_tail=out[-4096:].decode("utf-8", "replace"),
         stderr_tail=err[-4096:].decode("utf-8", "replace"),
-        limiter="docker",
+        limiter=Limiter.DOCKER,
         sandbox=DockerSandbox.name,
         killed_by_harness=killed,
     )

@@ -15,6 +15,7 @@ import ctypes
 import os
 import sys
 
+from tcsexam.containment import SandboxName
 from tcsexam.runner.limiter import Launch, RunSpec
 from tcsexam.runner.sandboxes.base import WrappingSandbox
 from tcsexam.runner.sandboxes.runas import candidate_ids, python_dir
@@ -31,7 +32,7 @@ def not_dumpable() -> None:
 
 
 class LocalSandbox(WrappingSandbox):
-    name = "local"
+    name = SandboxName.LOCAL
     shares_tmp = True
     isolates_files = False  # the candidate writes wherever its uid can
 

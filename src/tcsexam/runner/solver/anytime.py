@@ -291,7 +291,7 @@ class TraceWatch:
 @contextmanager
 def watching(task, work: Path, solution: Path, limits):
     """Around one run: a TraceWatch when the task is anytime (None otherwise)."""
-    if not getattr(task, "anytime", False):
+    if not task.anytime:
         yield None
         return
     trace_dir = work / TRACE_DIR_NAME

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.containment import Limiter
 from tcsexam.limits import DEFAULT_SEED, MiB
 from tcsexam.records import InstanceRecord, Status
-from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.solver.execute import InstanceOptions, RecordIdentity, run_instance
 from tcsexam.runner.solver.run_outputs import KEEP_MAX_MB
@@ -33,7 +33,7 @@ class RunContext:
     candidate: Candidate | None  #: built, when it has a build step
     sandbox: Sandbox  #: the chosen one, checked to work here (it travels as its own small state)
     limits: Limits | None
-    limiter: str = Limiter.AUTO  #: the limiter that enforces `limits` (a run option)
+    limiter: Limiter = Limiter.AUTO  #: the limiter that enforces `limits` (a run option)
     seed: int = DEFAULT_SEED
     attempt: str | None = None
     #: instance name -> its record key (`digest.record_key`); None for an instance not named here
@@ -60,14 +60,14 @@ class RunContext:
     def identity(self, name: str) -> dict[str, Any]:
         """The fields every record of instance `name` in this attempt carries (its identity)."""
         return {
-            "task": getattr(self.task, "id", None),
+            "task": self.task.id,
             "attempt": self.attempt,
             "key": self.keys.get(name),
             "candidate_hash": self.candidate_hash,
             "sandbox_image": self.sandbox_image,
         }
 
-    def blank_record(self, name: str, status: str, message: str = "", **fields: Any) -> InstanceRecord:
+    def blank_record(self, name: str, status: Status, message: str = "", **fields: Any) -> InstanceRecord:
         """A record of `name` decided without running it (an infrastructure failure, a candidate
         that cannot start), with the attempt's identity fields."""
         return InstanceRecord(

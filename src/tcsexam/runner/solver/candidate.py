@@ -41,6 +41,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from tcsexam.containment import Limiter
 from tcsexam.errors import InputError, MisspeltKeyError
 from tcsexam.fileio import read_yaml, special_files
 from tcsexam.limits import DEFAULT_SEED
@@ -253,7 +254,7 @@ def build_candidate(
     limits: Limits,
     build_dir: str | os.PathLike,
     log_path: str | os.PathLike,
-    limiter: str = "auto",
+    limiter: Limiter = Limiter.AUTO,
 ) -> tuple[Candidate | None, str]:
     """Run the candidate's `build` once in a copy at `build_dir` (replaced) inside `sandbox` under
     `limits` (enforced by `limiter`), output to `log_path`. Returns (the built candidate rooted at

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits
 from tcsexam.problems.base import CheckResult
@@ -120,7 +121,7 @@ def check_proof(
     *,
     limits: ProofLimits,
     scratch: Path,
-    limiter: str = "auto",
+    limiter: Limiter = Limiter.AUTO,
     engine: str = "auto",
 ) -> ProofVerdict:
     """Check the candidate's DRAT proof at `proof_path` against the parsed CNF `instance` under
@@ -139,7 +140,9 @@ def check_proof(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _check_in(folder: Path, instance, proof_path: Path, limits: ProofLimits, limiter: str, engine: str) -> ProofVerdict:
+def _check_in(
+    folder: Path, instance, proof_path: Path, limits: ProofLimits, limiter: Limiter, engine: str
+) -> ProofVerdict:
     os.chmod(folder, 0o755)  # the checker may run as the candidates' uid (root harness): it reads, never writes
     proof = folder / "proof"
     cap = limits.proof_mb * MiB

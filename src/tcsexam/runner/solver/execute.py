@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam import HARNESS_VERSION
+from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, read_untrusted
-from tcsexam.limits import MiB
+from tcsexam.limits import MiB, UnsatProof
+from tcsexam.problems.base import Kind
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter.go import listening
-from tcsexam.runner.limiter.types import Limiter
 from tcsexam.runner.ownership import scratch as scratch_folders
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch, scratch_identity
 from tcsexam.runner.sandboxes.base import Sandbox
@@ -61,7 +62,7 @@ class InstanceOptions:
     """How an instance runs besides its limits: the limiter that enforces them and the folders
     the sandbox hides from the candidate (see `orchestrate.hidden_paths`)."""
 
-    limiter: str = Limiter.AUTO
+    limiter: Limiter = Limiter.AUTO
     hidden_paths: tuple[str, ...] = ()
     #: where the final certificate of each run is kept as <instance>.txt (None: not kept); the
     #: results explorer links it (`tcsexam view`)
@@ -358,7 +359,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         if wrong_code is not None:
             decision = wrong_code
         elif decision.status == Status.OK:
-            solve = getattr(job.task, "kind", "objective") == "solve"
+            solve = job.task.kind == Kind.SOLVE
             record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
     else:
         _keep(record, job, None, None)
@@ -465,7 +466,7 @@ def _certificate(
     problem = job.task.problem_impl
     parsed = parsed_instance(problem, instance_path)
     check = problem.check_certificate(parsed, cert, job.instance.meta)
-    mode = getattr(job.task, "unsat_proof", None)
+    mode = job.task.unsat_proof
     check, proof = drat.judge_unsat(
         check,
         mode,
@@ -489,6 +490,6 @@ def _trace_check(task, instance, instance_path: Path, data: bytes) -> tuple[str,
         check = problem.check_certificate(parsed_instance(problem, instance_path), data, instance.meta)
     except Exception:  # a checker failure is the harness's, as for the final certificate
         check = None
-    if check is not None and getattr(task, "unsat_proof", None) == "required" and check.claimed == "UNSAT":
+    if check is not None and task.unsat_proof == UnsatProof.REQUIRED and check.claimed == "UNSAT":
         return check.status, (0.0 if check.status == Status.OK else None)  # only the final answer's proof is checked
     return trace_status(check)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
 from tcsexam.limits import DEFAULT_SEED, MiB
@@ -112,8 +113,8 @@ class RunSummary:
         )
 
 
-def _threads(candidate) -> int:
-    threads = getattr(candidate, "threads", 1) or 1
+def _threads(candidate: Candidate) -> int:
+    threads = candidate.threads or 1
     return max(1, int(threads))
 
 
@@ -130,11 +131,11 @@ def hidden_paths(output: Path, records_dir: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _plan_line(task_obj, selected, attempt, sandbox: str, limiter: str, threads: int) -> str:
+def _plan_line(task_obj, selected, attempt, sandbox: SandboxName, limiter: Limiter, threads: int) -> str:
     """What the job will do, first in its log: task, instances, limits, sandbox, limiter, uid."""
     lim = ", ".join(f"{k} {v:g}" for k, v in task_obj.limits.task_dict().items() if isinstance(v, (int, float)))
     try:
-        chosen = resolve_limiter(limiter)
+        chosen: str = resolve_limiter(limiter)
     except InputError as exc:
         chosen = f"unavailable ({exc})"
     return (
@@ -266,7 +267,9 @@ class _TaskRun:
         task_obj, selected = self.selected_instances()
         verify_instance_files(task_obj, selected)  # every recorded sha256, before anything runs
         candidate, candidate_error = self.load_candidate(task_obj)
-        sandbox_obj, why = choose_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed)
+        sandbox_obj, why = choose_sandbox(
+            options.sandbox, allow_unsandboxed=options.allow_unsandboxed, docker_image=options.docker_image
+        )
         self.say(f"{task_obj.id}: {why}")
         threads = _threads(candidate) if candidate is not None else 1
         limits = task_obj.limits.for_threads(threads)
@@ -312,7 +315,7 @@ class _TaskRun:
         limits_key = dict(task_obj.limits.task_dict(), threads=prep.threads)
         if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
             limits_key["anytime"] = ANYTIME_KEY_VERSION
-        if getattr(task_obj, "unsat_proof", None) is not None:  # UNSAT judged with or without a proof: another key
+        if task_obj.unsat_proof is not None:  # UNSAT judged with or without a proof: another key
             limits_key["unsat_proof"] = {"mode": task_obj.unsat_proof, **task_obj.proof_limits.key()}
         keys, instance_hashes = {}, {}
         for inst in prep.selected:
@@ -373,7 +376,7 @@ class _TaskRun:
                 "EVERY instance is recorded invalid (scored 0) and the run exits 0"
             )
             self.all_invalid(ctx, batch, f"candidate cannot start: {prep.candidate_error}", Termination.CANDIDATE)
-        elif getattr(prep.candidate, "build", None):
+        elif prep.candidate is not None and prep.candidate.build:
             build_dir = self.records_dir / ".build"
             built = self.build(prep, ctx, batch, summary, build_dir)
         private = self.private_copy(prep, built) if batch.pending and built is not None else None
