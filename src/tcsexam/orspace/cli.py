@@ -10,7 +10,7 @@ from pathlib import Path
 from tcsexam.cliutil import pick
 from tcsexam.errors import InputError, UsageError
 from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
-from tcsexam.orspace.release import MODES, OBJECTIVE_MODES
+from tcsexam.orspace.release import MODES, OBJECTIVE_MODES, Mode
 from tcsexam.orspace.solvers import LICENSED
 from tcsexam.runner.options import add_run_options, run_options
 
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     p = sub.add_parser("stage", help="participant workspaces from a release (evaluator-only files left out)")
     p.add_argument("--release", required=True, type=Path, help="release root (holds Workspace_OR/)")
     p.add_argument("--output", required=True, type=Path, help="new folder: <output>/<workspace_id>/")
-    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    p.add_argument("--modes", nargs="+", type=Mode, choices=MODES, default=list(MODES))
     p.add_argument("--workspaces", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--split", help="only the ids of supporting_files/splits/<SPLIT>.json")
     p.add_argument(
@@ -65,7 +65,7 @@ def _register_execute(sub) -> None:
         type=Path,
         help="writes records/<id>.json and predictions.jsonl (records are reused on rerun)",
     )
-    p.add_argument("--modes", nargs="+", choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
+    p.add_argument("--modes", nargs="+", type=Mode, choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these workspace ids")
     p.add_argument("--time-limit", type=float, help="wall-clock seconds per program (default 180)")
     p.add_argument("--mem-mb", type=int, help="memory limit per program (default 4096)")
@@ -100,7 +100,7 @@ def _register_scoring(sub) -> None:
     )
     p.add_argument("--predictions", required=True, type=Path, help="JSONL: workspace_id, status, objective")
     p.add_argument("--output", required=True, type=Path, help="summary JSON")
-    p.add_argument("--modes", nargs="+", choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
+    p.add_argument("--modes", nargs="+", type=Mode, choices=OBJECTIVE_MODES, default=list(OBJECTIVE_MODES))
     p.add_argument("--workspaces", type=Path, help="workspaces (for revise types missing from the index)")
     p.add_argument(
         "--disputes", type=Path, help="build_reference_disputes.csv: also the pass rate with its items left out"

@@ -116,7 +116,7 @@ class Condition:
             raise InputError(f"condition {slug!r} is not of the form <view>_<interface>_<context>")
         return cls(*parts)
 
-    def visible(self, relative: str | PurePosixPath, mode: str) -> bool:
+    def visible(self, relative: str | PurePosixPath, mode: Mode) -> bool:
         """Is this release file visible to the agent under the condition? Only model artifacts can
         be hidden, and never the submission folders (Build `src/`, Revise `revised/src/`): the view
         acts on Revise's legacy `original/`, the context on the other modes' artifacts."""
@@ -130,7 +130,7 @@ class Condition:
             return True
         return kind in KEPT[self.context]
 
-    def applied(self, mode: str) -> dict[str, str]:
+    def applied(self, mode: Mode) -> dict[str, str]:
         """The parts of the condition that act on a workspace of `mode`."""
         selector = {"view": self.view} if mode == Mode.REVISE else {"context": self.context}
         return {**selector, "interface": self.interface}

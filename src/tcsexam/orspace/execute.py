@@ -116,11 +116,11 @@ class ExecuteSettings:
     licences: dict[str, str] = field(default_factory=dict)
 
 
-def task_root(workspace: Path, mode: str) -> Path:
+def task_root(workspace: Path, mode: Mode) -> Path:
     return workspace if mode == Mode.BUILD else workspace / "revised"
 
 
-def find_entry(workspace: Path, mode: str) -> tuple[list[str] | None, str]:
+def find_entry(workspace: Path, mode: Mode) -> tuple[list[str] | None, str]:
     """(argv template, description) or (None, why there is none)."""
     root = task_root(workspace, mode)
     for folder in (workspace, root):
@@ -449,7 +449,7 @@ def _execute(
     out_dir: Path,
     settings: ExecuteSettings,
     *,
-    modes: tuple[str, ...] = OBJECTIVE_MODES,
+    modes: tuple[Mode, ...] = OBJECTIVE_MODES,
     workspace_ids: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
     condition: str | None = None,
@@ -485,7 +485,7 @@ def _execute(
     return _summary(batch, out_dir, condition)
 
 
-def _selected(workspaces_root: Path, modes: tuple[str, ...], workspace_ids: list[str] | None) -> dict[str, Path]:
+def _selected(workspaces_root: Path, modes: tuple[Mode, ...], workspace_ids: list[str] | None) -> dict[str, Path]:
     found = discover_workspaces(workspaces_root, modes)
     if workspace_ids:
         unknown = [w for w in workspace_ids if w not in found]

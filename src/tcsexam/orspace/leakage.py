@@ -219,7 +219,7 @@ class Secrets:
         return out
 
 
-def scanned(relative: str, mode: str) -> bool:
+def scanned(relative: str, mode: Mode) -> bool:
     """Is this staged file scanned (Explain evidence files are not, see the module docstring)."""
     parts = PurePosixPath(relative).parts
     return mode != Mode.EXPLAIN or not (EVIDENCE_DIRS & set(parts[:-1]))
@@ -261,7 +261,7 @@ def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, 
     }
 
 
-def metadata_text(meta: Any, mode: str) -> str:
+def metadata_text(meta: Any, mode: Mode) -> str:
     """The text of a (sanitised) metadata.json as audited: an Explain workspace's question is public."""
     if mode == Mode.EXPLAIN and isinstance(meta, dict) and isinstance(meta.get("explain_task"), dict):
         meta = {**meta, "explain_task": {k: v for k, v in meta["explain_task"].items() if k != "question"}}

@@ -161,7 +161,7 @@ def failure_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def score_objectives(
     release: Release,
     predictions: dict[str, dict[str, Any]],
-    modes: tuple[str, ...] = OBJECTIVE_MODES,
+    modes: tuple[Mode, ...] = OBJECTIVE_MODES,
     workspaces_root: Path | None = None,
 ) -> dict[str, Any]:
     """Score every oracle row of `modes`; returns the summary document (rows included)."""

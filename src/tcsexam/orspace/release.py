@@ -39,9 +39,9 @@ class Mode(StrEnum):
     EXPLAIN = "explain"
 
 
-MODES = tuple(m.value for m in Mode)
+MODES: tuple[Mode, ...] = tuple(Mode)
 #: the modes judged by solver status and objective against the oracle (Explain is judged by rubric)
-OBJECTIVE_MODES = (Mode.BUILD.value, Mode.REVISE.value)
+OBJECTIVE_MODES: tuple[Mode, ...] = (Mode.BUILD, Mode.REVISE)
 WORKSPACE_ID = re.compile(r"^or_space_(\d{3})_(build|revise|explain)$")
 ORACLE_COLUMNS = (
     "workspace_id",
@@ -90,7 +90,7 @@ def parse_workspace_id(workspace_id: Any) -> tuple[int, str]:
     return int(match.group(1)), match.group(2)
 
 
-def workspace_id(number: int, mode: str) -> str:
+def workspace_id(number: int, mode: Mode) -> str:
     return f"or_space_{number:03d}_{mode}"
 
 
@@ -137,7 +137,7 @@ def _finite(path: Path, line: int, wid: str, column: str, text: str) -> float:
     return value
 
 
-def load_oracle_csv(path: str | Path, mode: str | None = None) -> dict[str, OracleRow]:
+def load_oracle_csv(path: str | Path, mode: Mode | None = None) -> dict[str, OracleRow]:
     """One reference_objectives.csv; every row checked (ids, mode, numbers, duplicates)."""
     path = Path(path)
     columns, rows = _read_csv(path, "oracle CSV")
@@ -172,11 +172,11 @@ def load_oracle_csv(path: str | Path, mode: str | None = None) -> dict[str, Orac
     return out
 
 
-def oracle_path(root: Path, mode: str) -> Path:
+def oracle_path(root: Path, mode: Mode) -> Path:
     return root / "evaluation" / f"{mode}_evaluation" / "reference_objectives.csv"
 
 
-def load_oracles(root: str | Path, modes: tuple[str, ...] = OBJECTIVE_MODES) -> dict[str, OracleRow]:
+def load_oracles(root: str | Path, modes: tuple[Mode, ...] = OBJECTIVE_MODES) -> dict[str, OracleRow]:
     root = Path(root)
     oracle: dict[str, OracleRow] = {}
     for mode in modes:
@@ -230,7 +230,7 @@ def load_difficulty(root: str | Path, index: dict[str, dict[str, str]] | None = 
     return out
 
 
-def load_release(root: str | Path, modes: tuple[str, ...] = OBJECTIVE_MODES) -> Release:
+def load_release(root: str | Path, modes: tuple[Mode, ...] = OBJECTIVE_MODES) -> Release:
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"{root}: release folder not found")
@@ -311,7 +311,7 @@ def find_workspace(root: str | Path, wid: str) -> Path | None:
     return None
 
 
-def discover_workspaces(root: str | Path, modes: tuple[str, ...] = MODES) -> dict[str, Path]:
+def discover_workspaces(root: str | Path, modes: tuple[Mode, ...] = MODES) -> dict[str, Path]:
     """Every workspace under `root` (staged or release layout), keyed by workspace id, sorted."""
     root = Path(root)
     if not root.is_dir():

@@ -36,7 +36,7 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
 from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, Interface, artifact_kind
-from tcsexam.orspace.release import MODES, discover_workspaces, parse_workspace_id
+from tcsexam.orspace.release import MODES, Mode, discover_workspaces, parse_workspace_id
 from tcsexam.records.digest import hash_file
 
 MANIFEST_VERSION = 2
@@ -86,7 +86,7 @@ def sanitize_metadata(value: Any) -> Any:
 
 
 def stage_workspace(
-    source: Path, target: Path, mode: str, condition: Condition = DEFAULT_CONDITION
+    source: Path, target: Path, mode: Mode, condition: Condition = DEFAULT_CONDITION
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Copy one workspace; returns its manifest entry and the audited texts (relative -> text)."""
     files, excluded, hidden, texts = [], [], [], {}
@@ -161,7 +161,7 @@ def stage(
     release_root: str | Path,
     output: str | Path,
     *,
-    modes: tuple[str, ...] = MODES,
+    modes: tuple[Mode, ...] = MODES,
     workspace_ids: list[str] | None = None,
     split: str | None = None,
     condition: Condition = DEFAULT_CONDITION,

@@ -42,6 +42,8 @@ def test_an_image_sandbox_keeps_its_own_reason(no_coqc, monkeypatch):
         name = "docker"
         uses_host_programs = False
 
-    monkeypatch.setattr(proof_check, "choose_sandbox", lambda name, allow_unsandboxed=False: (Image(), "docker"))
+    monkeypatch.setattr(
+        proof_check, "choose_sandbox", lambda name, allow_unsandboxed=False, docker_image=None: (Image(), "docker")
+    )
     with pytest.raises(InputError, match="sandbox docker: coqc does not run inside"):
         proof_check.choose_proof_sandbox("docker")
