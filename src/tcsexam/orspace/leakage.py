@@ -205,7 +205,7 @@ class Secrets:
         if number in self._problems:
             return self._problems[number]
         out = ProblemSecrets()
-        wid = workspace_id(number, "explain")
+        wid = workspace_id(number, Mode.EXPLAIN)
         folder = next((f for f in (find_workspace(r, wid) for r in self.workspaces_roots) if f is not None), None)
         evidence, out.input_numbers = _explain_evidence(folder)
         for item in self.objectives.get(number, []) + self.targets.get(number, []):

@@ -82,12 +82,12 @@ DEFAULT_RUBRIC_SCHEMA: dict[str, Any] = {
 }
 
 
-def parse_workspace_id(workspace_id: Any) -> tuple[int, str]:
+def parse_workspace_id(workspace_id: Any) -> tuple[int, Mode]:
     """(instance number, mode) of `or_space_<NNN>_<mode>`; ValueError otherwise."""
     match = WORKSPACE_ID.match(workspace_id) if isinstance(workspace_id, str) else None
     if not match:
         raise ValueError(f"workspace id {workspace_id!r} is not of the form or_space_<NNN>_<build|revise|explain>")
-    return int(match.group(1)), match.group(2)
+    return int(match.group(1)), Mode(match.group(2))
 
 
 def workspace_id(number: int, mode: Mode) -> str:

@@ -268,7 +268,7 @@ def repair(
         return _choose_and_move(store, wanted, names, dry_run)
 
 
-def _choose_and_move(store: RecordStore, wanted: set[str], names: list[str] | None, dry_run: bool) -> RepairResult:
+def _choose_and_move(store: RecordStore, wanted: set[Status], names: list[str] | None, dry_run: bool) -> RepairResult:
     scanned = store.scan()
     present = {rec.instance for _, rec, _ in scanned if rec is not None}
     chosen: list[tuple[Path, str, str, str]] = []  # (path, name, what, reason for reasons.txt)

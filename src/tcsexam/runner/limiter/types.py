@@ -17,7 +17,7 @@ from tcsexam.records import Termination
 #: what `--limiter` and a task may choose, as plain strings (argparse, YAML)
 LIMITERS = tuple(x.value for x in LIMITER_CHOICES)
 #: the `--limiter` option of every command that runs programs, beside `sandboxes.SANDBOX_OPTION`
-LIMITER_OPTION = {
+LIMITER_OPTION: dict[str, Any] = {
     "default": "auto",
     "choices": LIMITERS,
     "help": "process limiter (default auto: cgroups where allowed, else light; docs/runner.md#limiters)",
@@ -40,17 +40,22 @@ def check_limiter(name: str) -> Limiter:
     return Limiter(name)
 
 
-def _paths(paths: Iterable[str | os.PathLike]) -> tuple[str, ...]:
+def _paths(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
     return tuple(os.path.abspath(p) for p in paths)
 
 
-@dataclass(frozen=True)
+#: a path as callers give it (a `RunPaths` or `RunSpec` keeps it as an absolute string)
+PathArg = str | os.PathLike[str]
+
+
+@dataclass(frozen=True, init=False)
 class RunPaths:
     """The paths of one run, absolute: `readonly_paths` the sandbox shows read-only (the candidate,
     the instance), `writable_paths` the only ones it may write (the work folder), `output_paths`
     files capped at `Limits.output_bytes` (the certificate), `hidden_paths` folders it hides
     (bwrap: an empty tmpfs; the containers mount only the named paths anyway; local cannot hide
-    anything); stdout and stderr go to `stdout_path` / `stderr_path` (None: discarded)."""
+    anything); stdout and stderr go to `stdout_path` / `stderr_path` (None: discarded). Given as
+    any paths, kept as absolute strings."""
 
     readonly_paths: tuple[str, ...] = ()
     writable_paths: tuple[str, ...] = ()
@@ -59,15 +64,24 @@ class RunPaths:
     stdout_path: str | None = None
     stderr_path: str | None = None
 
-    def __post_init__(self) -> None:
-        for name in ("readonly_paths", "writable_paths", "output_paths", "hidden_paths"):
-            object.__setattr__(self, name, _paths(getattr(self, name)))
-        for name in ("stdout_path", "stderr_path"):
-            value = getattr(self, name)
-            object.__setattr__(self, name, None if value is None else os.fspath(value))
+    def __init__(
+        self,
+        readonly_paths: Iterable[PathArg] = (),
+        writable_paths: Iterable[PathArg] = (),
+        output_paths: Iterable[PathArg] = (),
+        hidden_paths: Iterable[PathArg] = (),
+        stdout_path: PathArg | None = None,
+        stderr_path: PathArg | None = None,
+    ) -> None:
+        object.__setattr__(self, "readonly_paths", _paths(readonly_paths))
+        object.__setattr__(self, "writable_paths", _paths(writable_paths))
+        object.__setattr__(self, "output_paths", _paths(output_paths))
+        object.__setattr__(self, "hidden_paths", _paths(hidden_paths))
+        object.__setattr__(self, "stdout_path", None if stdout_path is None else os.fspath(stdout_path))
+        object.__setattr__(self, "stderr_path", None if stderr_path is None else os.fspath(stderr_path))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RunSpec:
     """One run of one program: what a sandbox's `run` takes. `env` is the program's whole
     environment; `limiter` the limiter that enforces `limits` (`LIMITERS`)."""
@@ -79,11 +93,21 @@ class RunSpec:
     paths: RunPaths = RunPaths()
     limiter: Limiter = Limiter.AUTO
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "argv", tuple(self.argv))
-        object.__setattr__(self, "cwd", os.fspath(self.cwd))
-        object.__setattr__(self, "env", dict(self.env))
-        object.__setattr__(self, "limiter", check_limiter(self.limiter))
+    def __init__(
+        self,
+        argv: Iterable[str],
+        cwd: PathArg,
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        paths: RunPaths | None = None,
+        limiter: Limiter = Limiter.AUTO,
+    ) -> None:
+        object.__setattr__(self, "argv", tuple(argv))
+        object.__setattr__(self, "cwd", os.fspath(cwd))
+        object.__setattr__(self, "limits", limits)
+        object.__setattr__(self, "env", dict(env or {}))
+        object.__setattr__(self, "paths", paths if paths is not None else RunPaths())
+        object.__setattr__(self, "limiter", check_limiter(limiter))
 
 
 @dataclass

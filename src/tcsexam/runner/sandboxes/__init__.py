@@ -39,7 +39,7 @@ AUTO_ORDER = (SandboxName.BWRAP, SandboxName.DOCKER, SandboxName.APPTAINER, Sand
 #: what `--sandbox` may choose, as plain strings (argparse, YAML)
 CHOICES = tuple(str(x) for x in (SandboxName.AUTO, *NAMES))
 #: the `--sandbox` option of every command that runs candidates (`tcsexam run`, `orspace execute`)
-SANDBOX_OPTION = {
+SANDBOX_OPTION: dict[str, Any] = {
     "default": str(SandboxName.AUTO),
     "choices": CHOICES,
     "help": "auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
@@ -91,7 +91,7 @@ def choose_sandbox(
         box = get_sandbox(name, **options, **sandbox_options(name, docker_image))
         box.check_available()
         return box, f"sandbox {name}{described(box)}"
-    skipped = []
+    skipped: list[str] = []
     for candidate in AUTO_ORDER:
         if candidate == SandboxName.LOCAL and not unsandboxed_allowed(allow_unsandboxed):
             missing = "; ".join(f"{n}: {s}" for n, s in zip(AUTO_ORDER, skipped, strict=False))
