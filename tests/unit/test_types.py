@@ -13,9 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e '.[test]')"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e '.[test]')"
+    ),
+    pytest.mark.slow,  # mypy follows the imports of tcsexam from a cold cache
+]
 
 
 def _mypy(tmp_path: Path, code: str) -> subprocess.CompletedProcess:
