@@ -23,6 +23,7 @@ from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, read_untrusted
 from tcsexam.limits import MiB, UnsatProof
 from tcsexam.problems.base import Kind
+from tcsexam.problems.solver_base import SolverProblem
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
 from tcsexam.runner.limiter.go import listening
@@ -50,6 +51,7 @@ from tcsexam.runner.solver.verdict import (
     solver_status,
     trace_status,
 )
+from tcsexam.tasks import Task, TaskInstance
 
 #: the program's stdout in the run's scratch folder (the certificate under `certificate: stdout`)
 STDOUT_NAME = "stdout.log"
@@ -106,8 +108,8 @@ class _Job:
 
 
 def run_instance(
-    task,
-    instance,
+    task: Task,
+    instance: TaskInstance | str,
     candidate: Candidate,
     *,
     sandbox: Sandbox,
@@ -130,12 +132,12 @@ def run_instance(
     `%` trailer: `SolverProblem.candidate_copy`) is given as a normalised private copy; the record's
     `extra.instance_sha256` is the original's digest, `extra.instance_given` the copy's and what
     was changed."""
-    name = getattr(instance, "name", str(instance))
+    name = instance if isinstance(instance, str) else instance.name
     identity = identity or RecordIdentity()
     record = InstanceRecord(
         instance=name,
         status=Status.INFRASTRUCTURE_ERROR,
-        task=getattr(task, "id", None),
+        task=task.id,
         attempt=identity.attempt,
         key=identity.key,
         candidate_hash=identity.candidate_hash,
@@ -175,11 +177,11 @@ def _private_copy(pristine: bytes, scratch: Path, name: str) -> Path:
     return path
 
 
-def _candidate_copy(task, pristine: bytes) -> tuple[bytes, str] | None:
+def _candidate_copy(task: Task, pristine: bytes) -> tuple[bytes, str] | None:
     """What the task's problem gives a candidate instead of the instance file's bytes (None: the
     file as it is); `SolverProblem.candidate_copy`."""
-    copy = getattr(getattr(task, "problem_impl", None), "candidate_copy", None)
-    return copy(pristine) if copy is not None else None
+    problem = task.problem_impl
+    return problem.candidate_copy(pristine) if isinstance(problem, SolverProblem) else None
 
 
 def _restore_if_changed(path: Path, before: os.stat_result, pristine: bytes, expected: str) -> str | None:
@@ -337,7 +339,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
             pass  # copy what the candidate left (a FIFO would fail the copy, a link would be followed)
     record_outcome(record, outcome)
     problem = job.task.problem_impl
-    answers = getattr(problem, "answer_exit_codes", None) or {}
+    answers = problem.answer_exit_codes if isinstance(problem, SolverProblem) else {}
     # an answer exit code (SAT's 10/20) is let through here and judged against the certificate below
     codes_ok = candidate.exit_codes_ok | frozenset(answers)
     how = {"exit_codes_ok": codes_ok, "not_started": job.sandbox.not_started(outcome)}

@@ -68,10 +68,9 @@ def _key_meta(task_obj, inst) -> dict:
     """What the record key holds of an instance's metadata: its task-file metadata, and
     `instance_given` when candidates get a normalised copy of it (SATLIB's `%` trailer stripped)."""
     problem = task_obj.problem_impl
-    copy = getattr(problem, "candidate_copy", None)
-    if copy is None or type(problem).candidate_copy is SolverProblem.candidate_copy:  # never normalises
-        return inst.meta
-    if copy(Path(inst.path).read_bytes()) is None:
+    if not isinstance(problem, SolverProblem) or type(problem).candidate_copy is SolverProblem.candidate_copy:
+        return inst.meta  # never normalises
+    if problem.candidate_copy(Path(inst.path).read_bytes()) is None:
         return inst.meta
     return {**inst.meta, "instance_given": GIVEN_KEY_VERSION}
 
