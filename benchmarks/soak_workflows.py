@@ -104,7 +104,7 @@ def stop_ray_head(ws: Path, wait_s: float = 120) -> None:
     """Stop the workspace's Ray head and wait for the detached stop of `onsuccess` to end."""
     for state in (ws / "results").glob("*/.ray-head"):
         subprocess.run(
-            [str(BIN / "tcsexam"), "attempts", "ray-head", "stop", "--state-dir", str(state)],
+            [str(BIN / "tcsexam"), "runner", "ray-head", "stop", "--state-dir", str(state)],
             env=_env(ws),
             capture_output=True,
             timeout=60,
