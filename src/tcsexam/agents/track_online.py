@@ -1,6 +1,6 @@
 """The online protocol from a Solver-track session (`agents.tracks`): the candidate a session
 ended with, judged once on the task's evaluation instances by the same harness as `tcsexam run`
-(`runner.orchestrate.run_job`: the build step, the project's sandbox, the task's limits, every
+(`runner.solver.orchestrate.run_job`: the build step, the project's sandbox, the task's limits, every
 certificate checked), its records published as the model's online records in the layout the
 workflow's `protocol: online` path reads (`attempts.online`, config `online_records_dir`):
 
@@ -37,9 +37,9 @@ from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.limits import DEFAULT_SEED
 from tcsexam.records import Status
 from tcsexam.records.digest import hash_candidate, hash_file
-from tcsexam.runner.batch import RunOptions
 from tcsexam.runner.construction import PROGRAM_NAME
-from tcsexam.runner.orchestrate import TaskJob, run_job
+from tcsexam.runner.engine.batch import RunOptions
+from tcsexam.runner.solver.orchestrate import TaskJob, run_job
 
 RECORDS = "records.json"
 #: the judge's note in the run folder (`online/<item>/online.json`)

@@ -31,7 +31,7 @@ import numpy as np
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
-from tcsexam.orspace.conditions import Condition
+from tcsexam.orspace.conditions import Condition, Interface
 from tcsexam.orspace.effects import _mean_ci, _paired, _views
 from tcsexam.orspace.release import OBJECTIVE_MODES
 from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, interval, task_rng
@@ -81,7 +81,7 @@ def _effects(
     for a, b in itertools.permutations(sorted(parsed), 2):
         ca, cb = parsed[a], parsed[b]
         same_rest = (ca.view, ca.context) == (cb.view, cb.context)
-        if same_rest and ca.interface == "filesystem" and cb.interface == "flat":
+        if same_rest and ca.interface == Interface.FILESYSTEM and cb.interface == Interface.FLAT:
             for mode in MODES:
                 pa, pb = _outcomes(conditions[a]["objectives"], mode), _outcomes(conditions[b]["objectives"], mode)
                 if pa and pb:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.orspace.result import pulp_result
+from tcsexam.orspace.solvers import Solver
 
 
 def _clean(text: str | None) -> str:
@@ -63,7 +64,7 @@ def solve(prob: Any, solver: str = "highs", time_limit_s: float = 120.0) -> dict
 
     backend = (
         pulp.HiGHS(msg=False, timeLimit=time_limit_s)
-        if solver == "highs"
+        if solver == Solver.HIGHS
         else pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s)
     )
     prob.solve(backend)

@@ -36,7 +36,7 @@ from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import find_key
 from tcsexam.scoring.generation import GENERATION_TABLE
-from tcsexam.suites import TRACKS, load_suite
+from tcsexam.suites import TRACKS, Track, load_suite
 from tcsexam.view.cost import collect_cost
 from tcsexam.view.orspace import collect_orspace
 
@@ -292,7 +292,7 @@ def _attempt(td: TaskData, key: tuple[str, str, str], adir: Path, site: Path, di
 def _solver_tasks(
     layout: ResultsLayout, site: Path, table: list[dict[str, str]], suite, issues: list[dict[str, Any]], verify: bool
 ) -> list[TaskData]:
-    rows_by = {(r["model"], r["item"], r["attempt"]): r for r in table if r.get("track") == "solver"}
+    rows_by = {(r["model"], r["item"], r["attempt"]): r for r in table if r.get("track") == Track.SOLVER}
     found = {(m, t, a) for m, t, a, _ in attempt_files(layout.solver_dir, "relative.json")}
     found |= {(m, t, a) for m, t, a, _ in attempt_files(layout.solver_dir, "records.json")}
     found |= {(m, t, a) for m, t, a, _ in attempt_files(layout.solver_dir, "records")}
@@ -361,7 +361,7 @@ def _items(
     out = []
     for r in table:
         track = r.get("track")
-        if track == "solver":
+        if track == Track.SOLVER:
             continue
         model, item, attempt = r.get("model", ""), r.get("item", ""), r.get("attempt", "")
         entry: dict[str, Any] = {
@@ -380,7 +380,7 @@ def _items(
             "links": {},
         }
         cdir = layout.construction_attempt_dir(model, item, attempt)
-        if track == "construction" and (cdir / "checker.json").is_file():
+        if track == Track.CONSTRUCTION and (cdir / "checker.json").is_file():
             checker = read_json(cdir / "checker.json", "construction checker output")
             entry["source"] = "pipeline"
             entry["checker"] = checker if isinstance(checker, dict) else None

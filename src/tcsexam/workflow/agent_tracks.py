@@ -37,7 +37,8 @@ from typing import Any
 import yaml
 
 from tcsexam.errors import InputError
-from tcsexam.suites import TRACKS
+from tcsexam.scoring.vocabulary import Protocol
+from tcsexam.suites import TRACKS, Track
 from tcsexam.workflow.agents import LIMIT_FLAGS, MODEL_FLAGS, OPENAI_COMPATIBLE, AgentRuns
 from tcsexam.workflow.configfix import config_problem, with_defaults
 
@@ -140,7 +141,7 @@ class AgentTracksPlan:
         cfg = self.agent_tracks_config or {}
         if cfg.get("online_records_dir"):
             return cfg["online_records_dir"]
-        if self.config.get("protocol") == "online" and self.config.get("online_records_dir"):
+        if self.config.get("protocol") == Protocol.ONLINE and self.config.get("online_records_dir"):
             return self.config["online_records_dir"]
         return f"{self.agent_runs_dir}/online"
 
@@ -160,7 +161,7 @@ class AgentTracksPlan:
                 raise InputError(f"config agents.models.{name}: provider {OPENAI_COMPATIBLE} needs base_url")
         online = self.config.get("online_records_dir")
         if (
-            self.config.get("protocol") == "online"
+            self.config.get("protocol") == Protocol.ONLINE
             and online
             and cfg.get("online_records_dir")
             and os.path.normpath(online) != os.path.normpath(cfg["online_records_dir"])
@@ -214,7 +215,7 @@ class AgentTracksPlan:
         overrides = [f"{i}={self.run['task_files'][i]}" for i in items if self.run["task_files"].get(i)]
         if overrides:
             args.append("--task-file " + " ".join(shlex.quote(o) for o in overrides))
-        if track == "solver":
+        if track == Track.SOLVER:
             args.append(f"--dev-instances {int(cfg['dev_instances'])}")
             args.append(f"--online-records-dir {shlex.quote(self.agent_online_dir)}")
             args.append(f"--judge-seed {int(self.run['seed'])}")
