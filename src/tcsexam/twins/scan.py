@@ -1,7 +1,10 @@
 """`tcsexam scan-candidate DIR --task T`: what in a candidate's files only memorisation explains.
 
 The scan reads every file of the candidate folder as text (bounded: `MAX_FILES` files, the first
-`MAX_BYTES` of each; nothing is executed or imported) and reports, each with its file and line:
+`MAX_BYTES` of each; nothing is executed or imported) except the agent stage's `generation.json` at
+its top (the harness writes it beside an agent's submission, replacing any file of that name the
+agent left: it holds paths, counts and ids, not the model's code), and reports, each with its file
+and line:
 
 - `instance_name`: a quoted string literal that is an instance name or file name of the task;
 - `content_hash`: a hex literal that is (a prefix of at least 16 digits of) the sha256, sha1,
@@ -39,6 +42,7 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.problems import get_problem
+from tcsexam.scoring.generation import GENERATION_FILE
 from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.twins import FindingKind
 from tcsexam.tasks import load_task
@@ -123,6 +127,8 @@ def _files(folder: Path) -> list[Path]:
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for f in sorted(filenames):
             p = Path(dirpath) / f
+            if f == GENERATION_FILE and Path(dirpath) == folder:
+                continue  # the harness's record beside an agent's submission (module doc)
             if p.is_symlink() or not p.is_file():
                 continue
             out.append(p)

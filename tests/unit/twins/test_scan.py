@@ -118,3 +118,12 @@ def test_a_colouring_list_and_a_short_assignment_string(tmp_path):
     bits = "".join("01"[k % 3 == 0] for k in range(30))  # gen-old-n30-s101 has 30 variables
     kinds = _kinds(scan_candidate(_candidate(tmp_path / "b", {"b.py": f"A = '{bits}'\n"}), "maxsat-wcnf"))
     assert kinds["embedded_certificate"][0]["detail"] == "a run of 30 0/1 digits"
+
+
+def test_the_harness_record_at_the_top_is_left_out_and_a_nested_one_is_read(tmp_path):
+    # the agent stage's generation.json beside a submission holds long paths and ids (a run folder
+    # of 140 characters reads as a blob); the same name below the top is the candidate's own file
+    blob = base64.b64encode(np.random.default_rng(3).bytes(300)).decode()
+    files = {"generation.json": json.dumps({"run_dir": blob}), "data/generation.json": json.dumps({"x": blob})}
+    report = scan_candidate(_candidate(tmp_path, files), "tsp-tsplib")
+    assert {f["file"] for f in report["findings"]} == {"data/generation.json"}
