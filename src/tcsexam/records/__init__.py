@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -130,18 +130,18 @@ class StoredRecord(ABC):
     HARNESS_FAILURE: tuple[str, StrEnum]
 
     @classmethod
+    @abstractmethod
     def shape_problem(cls, data: Any) -> str | None:
         """Why decoded JSON is not a record of this type (None when it is one)."""
-        raise NotImplementedError
 
     @classmethod
+    @abstractmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
         """The record `data` (decoded JSON) holds."""
-        raise NotImplementedError
 
+    @abstractmethod
     def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
         """The record as written (with its digest under `key`)."""
-        raise NotImplementedError
 
     @property
     def infrastructure_error(self) -> bool:
