@@ -39,7 +39,7 @@ import yaml
 from tcsexam.errors import InputError
 from tcsexam.scoring.vocabulary import Protocol
 from tcsexam.suites import TRACKS, Track
-from tcsexam.workflow.agents import LIMIT_FLAGS, MODEL_FLAGS, OPENAI_COMPATIBLE, AgentRuns
+from tcsexam.workflow.agents import OPENAI_COMPATIBLE, AgentRuns, model_flags
 from tcsexam.workflow.configfix import config_problem, with_defaults
 
 #: `agents.sandbox` keys that `agents solve` takes (key -> flag); docker_image is OR-Space's
@@ -222,17 +222,7 @@ class AgentTracksPlan:
             chosen = [f"{i}={','.join(self.run['instances'][i])}" for i in items if self.run["instances"].get(i)]
             if chosen:  # the online judge runs what the offline one runs
                 args.append("--judge-instances " + " ".join(shlex.quote(c) for c in chosen))
-        for key, flag in MODEL_FLAGS.items():
-            if spec.get(key) is not None:
-                args.append(f"{flag} {shlex.quote(str(spec[key]))}")
-        limits = {**(self.agents_config.get("limits") or {}), **(spec.get("limits") or {})}
-        for key, flag in LIMIT_FLAGS.items():
-            if limits.get(key) is not None:
-                args.append(f"{flag} {int(limits[key])}")
-        sandbox = dict(self.agents_config.get("sandbox") or {})
-        for key, flag in SOLVE_SANDBOX_FLAGS.items():
-            if sandbox.get(key) is not None:
-                args.append(f"{flag} {shlex.quote(str(sandbox[key]))}")
+        args += model_flags(spec, self.agents_config, SOLVE_SANDBOX_FLAGS)
         if self.run.get("allow_unsandboxed"):
             args.append("--allow-unsandboxed")
         return " ".join(args)

@@ -71,6 +71,21 @@ SANDBOX_FLAGS = {
 OPENAI_COMPATIBLE = "openai-compatible"
 
 
+def model_flags(model: dict[str, Any], agents: dict[str, Any], sandbox_flags: dict[str, str]) -> list[str]:
+    """The flags an agents command takes from a model's entry and the `agents:` section: the model's
+    own keys, its limits over the section's, and the section's sandbox keys (`sandbox_flags`)."""
+    args = [f"{flag} {shlex.quote(str(model[key]))}" for key, flag in MODEL_FLAGS.items() if model.get(key) is not None]
+    limits = {**(agents.get("limits") or {}), **(model.get("limits") or {})}
+    args += [f"{flag} {int(limits[key])}" for key, flag in LIMIT_FLAGS.items() if limits.get(key) is not None]
+    sandbox = agents.get("sandbox") or {}
+    args += [
+        f"{flag} {shlex.quote(str(sandbox[key]))}"
+        for key, flag in sandbox_flags.items()
+        if sandbox.get(key) is not None
+    ]
+    return args
+
+
 class AgentRuns:
     """The validated `agents:` config (schema defaults applied by Snakemake's validate)."""
 
@@ -181,17 +196,7 @@ class AgentRuns:
         ):
             spec = f"{provider}/{spec}"
         args = [f"--model {shlex.quote(spec)}", f"--model-name {shlex.quote(name)}"]
-        for key, flag in MODEL_FLAGS.items():
-            if model.get(key) is not None:
-                args.append(f"{flag} {shlex.quote(str(model[key]))}")
-        limits = {**(self.config.get("limits") or {}), **(model.get("limits") or {})}
-        for key, flag in LIMIT_FLAGS.items():
-            if limits.get(key) is not None:
-                args.append(f"{flag} {int(limits[key])}")
-        sandbox = dict(self.config.get("sandbox") or {})
-        for key, flag in SANDBOX_FLAGS.items():
-            if sandbox.get(key) is not None:
-                args.append(f"{flag} {shlex.quote(str(sandbox[key]))}")
+        args += model_flags(model, self.config, SANDBOX_FLAGS)
         judge = self.config.get("judge") or {}
         if judge.get("time_limit_s") is not None:
             args.append(f"--program-time-limit {float(judge['time_limit_s'])}")
