@@ -1,0 +1,16 @@
+"""Item 47: crops, cows, chickens and external work within land, funds, seasonal labour and the
+animal housing; maximise net income; whole cows and chickens."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _farm import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "crops, animals and external work within land, funds, seasonal labour, housing; whole cows and chickens"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, whole_animals=True))
