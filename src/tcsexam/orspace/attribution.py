@@ -61,6 +61,9 @@ _LISTING = re.compile(r"\b(glob|rglob|listdir|iterdir|scandir|walk)\s*\(")
 #: seconds of constraint-removal re-solves per result
 REMOVAL_BUDGET_S = 60.0
 MAX_ROWS = 2000
+#: the column an LP file carries the objective's constant in (fixed at 1: gurobipy `Constant`,
+#: coptpy `ObjConstant`): never widened nor freed by the removal test
+CONSTANT_COLUMNS = frozenset({"Constant", "ObjConstant"})
 
 
 def _name(text: str) -> str:
@@ -222,6 +225,24 @@ def grounding_evidence(data: DataFacts, source: SourceFacts, files_read: list[st
     }
 
 
+def _constant_rows(lp: Any, constant: set[int]) -> set[int]:
+    """The rows that only fix an objective-constant column (COPT writes `ObjConstant = 1` as a
+    row): part of how the file encodes the constant, not a constraint of the model."""
+    if not constant:
+        return set()
+    matrix = lp.a_matrix_
+    if len(matrix.start_) != lp.num_col_ + 1:  # not column-wise (a file read is)
+        return set()
+    start, index = list(matrix.start_), list(matrix.index_)
+    counts = Counter(index)
+    return {
+        index[k]
+        for j in constant
+        for k in range(start[j], start[j + 1])
+        if counts[index[k]] == 1 and lp.row_lower_[index[k]] == lp.row_upper_[index[k]]
+    }
+
+
 def constraint_removal(
     model_lp: str, objective: float | None, reference: float, tolerance: float, budget_s: float = REMOVAL_BUDGET_S
 ) -> dict[str, Any]:
@@ -278,22 +299,28 @@ def constraint_removal(
             h.changeColsIntegrality(len(integrality), list(range(len(integrality))), integrality)
         start = time.monotonic()
         lower, upper = list(lp.row_lower_), list(lp.row_upper_)
+        cols = lp.num_col_
+        col_names = list(lp.col_names_) if len(lp.col_names_) == cols else [f"column {j}" for j in range(cols)]
+        constant = {j for j, name in enumerate(col_names) if name in CONSTANT_COLUMNS}
+        fixing = _constant_rows(lp, constant)
         for i in range(min(rows, MAX_ROWS)):
             if time.monotonic() - start > budget_s:
                 break
+            if i in fixing:
+                continue
             h.changeRowBounds(i, -highspy.kHighsInf, highspy.kHighsInf)
             value = value_of(solve())
             h.changeRowBounds(i, lower[i], upper[i])
             out["tried"] += 1
             if value is not None and agrees(value, reference, tolerance):
                 out["removed"].append({"constraint": names[i], "objective": value})
-        cols = lp.num_col_
-        col_names = list(lp.col_names_) if len(lp.col_names_) == cols else [f"column {j}" for j in range(cols)]
         col_lower, col_upper = list(lp.col_lower_), list(lp.col_upper_)
         for j in range(min(cols, MAX_ROWS)):
             binary = integrality and int(integrality[j]) != 0 and col_lower[j] == 0 and col_upper[j] == 1
             natural = (min(col_lower[j], 0.0), highspy.kHighsInf)
-            if binary or (col_lower[j], col_upper[j]) == natural or time.monotonic() - start > budget_s:
+            if j in constant or binary or (col_lower[j], col_upper[j]) == natural:
+                continue
+            if time.monotonic() - start > budget_s:
                 continue
             h.changeColBounds(j, *natural)
             value = value_of(solve())

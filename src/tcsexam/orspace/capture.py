@@ -7,12 +7,13 @@ PYTHONPATH (`execute.helper_library`), so Python imports it at start-up when
 
 - every file the program opens (a `sys.addaudithook` "open" hook), written to `opened.json` when the
   interpreter exits (`atexit`: a program killed by a signal or by `os._exit` leaves none);
-- the model of every PuLP `LpProblem.solve` and highspy `Highs.run` call, written as an LP file
-  (`model.lp`, the last one wins) just before the solver runs.
+- the model of every PuLP `LpProblem.solve`, highspy `Highs.run`, gurobipy `Model.optimize` and
+  coptpy `Model.solve`/`solveLP` call, written as an LP file (`model.lp`, the last one wins) just
+  before the solver runs (a solve inside PuLP's own backend keeps PuLP's file: names and sense).
 
 Standard library only (the OR-Space image has no tcsexam). The evidence is what the program let
 happen: a program run with `-I`/`-S`, one that removes the hook, or one that never calls PuLP or
-highspy leaves less, and attribution then falls back to its static evidence. It is evidence, not a
+highspy, gurobipy or coptpy leaves less, and attribution then falls back to its static evidence. It is evidence, not a
 security boundary (the sandbox is).
 """
 
@@ -79,27 +80,39 @@ def _install(folder):
         solve._tcsexam = True
         problem.solve = solve
 
-    def patch_highs(module):
-        highs = getattr(module, "Highs", None)
-        if highs is None or getattr(highs.run, "_tcsexam", False):
+    def wrap(cls, method, write):
+        """Write the model (`write(self, path)`) just before `cls.method` runs, unless a PuLP solve
+        is running (its backend's model is PuLP's, already written with its names)."""
+        original = getattr(cls, method, None) if cls is not None else None
+        if original is None or getattr(original, "_tcsexam", False):
             return
-        original = highs.run
 
-        def run(self, *args, **kwargs):
+        def solve(self, *args, **kwargs):
             try:
-                if not in_pulp:  # PuLP's HiGHS backend: PuLP's file (names, sense) is kept
-                    self.writeModel(model_path())
+                if not in_pulp:
+                    write(self, model_path())
             except Exception:  # noqa: BLE001 - evidence only
                 pass
             return original(self, *args, **kwargs)
 
-        run._tcsexam = True
+        solve._tcsexam = True
         try:
-            highs.run = run
+            setattr(cls, method, solve)
         except (AttributeError, TypeError):
             pass
 
-    patches = {"pulp.pulp": patch_pulp, "highspy": patch_highs}
+    def patch_highs(module):
+        wrap(getattr(module, "Highs", None), "run", lambda model, path: model.writeModel(path))
+
+    def patch_gurobi(module):
+        wrap(getattr(module, "Model", None), "optimize", lambda model, path: model.write(path))
+
+    def patch_copt(module):
+        model = getattr(module, "Model", None)
+        for method in ("solve", "solveLP"):
+            wrap(model, method, lambda model, path: model.writeLp(path))
+
+    patches = {"pulp.pulp": patch_pulp, "highspy": patch_highs, "gurobipy": patch_gurobi, "coptpy": patch_copt}
 
     class Finder(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
