@@ -1,0 +1,16 @@
+"""Item 94: blend crude A and B into gasoline I and II within the proportions and stocks, buy
+crude A; maximise revenue minus purchase cost; all-units tiers (the whole purchase at the price of the tier its size falls in)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _blend import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = "blend within proportions and stocks; revenue minus purchase cost; all-units tiers (the whole purchase at the price of the tier its size falls in)"
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, incremental=False))
