@@ -4,9 +4,7 @@ sales revenue minus purchase cost."""
 
 from pathlib import Path
 
-import pulp
-
-from tcsexam.orspace.refmodel import main, number, parameters, solve, table
+from tcsexam.orspace.refmodel import buy_then_sell, main, number, parameters, table
 
 READING = "buy at the start of a month within capacity, then sell from stock plus purchase"
 
@@ -14,20 +12,12 @@ READING = "buy at the start of a month within capacity, then sell from stock plu
 def build(workspace: Path) -> dict:
     v = parameters(workspace)
     rows = table(workspace, "table_1")
-    months = range(len(rows))
-    buy = [pulp.LpVariable(f"buy_{t}", lowBound=0) for t in months]
-    sell = [pulp.LpVariable(f"sell_{t}", lowBound=0) for t in months]
-    stock = [pulp.LpVariable(f"stock_{t}", lowBound=0) for t in months]
-    prob = pulp.LpProblem("item16", pulp.LpMaximize)
-    prob += pulp.lpSum(
-        float(r["Selling_Price_Yuan"]) * sell[t] - float(r["Purchasing_Price_Yuan"]) * buy[t]
-        for t, r in enumerate(rows)
+    return buy_then_sell(
+        [float(r["Purchasing_Price_Yuan"]) for r in rows],
+        [float(r["Selling_Price_Yuan"]) for r in rows],
+        number(v, "initial_stock"),
+        number(v, "warehouse_capacity"),
     )
-    for t in months:
-        before = stock[t - 1] if t else number(v, "initial_stock")
-        prob += before + buy[t] <= number(v, "warehouse_capacity")
-        prob += stock[t] == before + buy[t] - sell[t]
-    return solve(prob)
 
 
 if __name__ == "__main__":

@@ -5,31 +5,15 @@ minimise the number of people (whole)."""
 
 from pathlib import Path
 
-import pulp
+from tcsexam.orspace.refmodel import cyclic_cover, main, number, parameters, period_hours, table
 
-from tcsexam.orspace.refmodel import main, number, parameters, solve, table
-
-TABLE, NEED, SPAN, SHIFT = "table_1_2", "Required_number", "Time", "shift_duration"
 READING = "cyclic 4-hour periods, shifts start at a period and cover consecutive periods; whole people"
 
 
-def _hours(span: str) -> float:
-    start, end = (float(t.split(":")[0]) for t in span.split("-"))
-    return (end - start) % 24 or 24
-
-
 def build(workspace: Path) -> dict:
-    v = parameters(workspace)
-    rows = table(workspace, TABLE)
-    need = [float(r[NEED]) for r in rows]
-    covers = int(round(number(v, SHIFT) / _hours(rows[0][SPAN])))
-    n = len(rows)
-    x = [pulp.LpVariable(f"start_{i}", lowBound=0, cat="Integer") for i in range(n)]
-    prob = pulp.LpProblem("shifts", pulp.LpMinimize)
-    prob += pulp.lpSum(x)
-    for i in range(n):
-        prob += pulp.lpSum(x[(i - k) % n] for k in range(covers)) >= need[i]
-    return solve(prob)
+    rows = table(workspace, "table_1_2")
+    covers = int(round(number(parameters(workspace), "shift_duration") / period_hours(rows[0]["Time"])))
+    return cyclic_cover([float(r["Required_number"]) for r in rows], covers)
 
 
 if __name__ == "__main__":

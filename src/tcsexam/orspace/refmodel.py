@@ -78,6 +78,46 @@ def optimum(objective: float, solver: str) -> dict[str, Any]:
     return {"status": "Optimal", "objective": objective, "solver": solver}
 
 
+def period_hours(span: str) -> float:
+    """The length in hours of a period written `HH:MM-HH:MM` (one that ends past midnight wraps)."""
+    start, end = (float(t.split(":")[0]) for t in span.split("-"))
+    return (end - start) % 24 or 24
+
+
+def cyclic_cover(need: list[float], covers: int) -> dict[str, Any]:
+    """Least whole number of people so that each of the day's cyclic periods has at least `need[i]`
+    on duty, a person starting at period i working periods i, i+1, ..., i+covers-1 (around the
+    clock). Items 26, 52 and 83."""
+    import pulp
+
+    n = len(need)
+    start = [pulp.LpVariable(f"start_{i}", lowBound=0, cat="Integer") for i in range(n)]
+    prob = pulp.LpProblem("cyclic_cover", pulp.LpMinimize)
+    prob += pulp.lpSum(start)
+    for i in range(n):
+        prob += pulp.lpSum(start[(i - k) % n] for k in range(covers)) >= need[i]
+    return solve(prob)
+
+
+def buy_then_sell(buy: list[float], sell: list[float], initial_stock: float, capacity: float) -> dict[str, Any]:
+    """Most sales revenue minus purchase cost over the periods of `buy`/`sell` prices: each period
+    the stock plus the period's purchase stays within `capacity`, then at most that is sold; what is
+    left is the next period's stock (`initial_stock` before the first). Items 16 and 50."""
+    import pulp
+
+    periods = range(len(buy))
+    bought = [pulp.LpVariable(f"buy_{t}", lowBound=0) for t in periods]
+    sold = [pulp.LpVariable(f"sell_{t}", lowBound=0) for t in periods]
+    stock = [pulp.LpVariable(f"stock_{t}", lowBound=0) for t in periods]
+    prob = pulp.LpProblem("buy_then_sell", pulp.LpMaximize)
+    prob += pulp.lpSum(sell[t] * sold[t] - buy[t] * bought[t] for t in periods)
+    for t in periods:
+        before = stock[t - 1] if t else initial_stock
+        prob += before + bought[t] <= capacity
+        prob += stock[t] == before + bought[t] - sold[t]
+    return solve(prob)
+
+
 def main(build: Callable[[Path], dict[str, Any]]) -> None:
     """Run `build(workspace)` on the folder named by argv[1] and print its result line."""
     if len(sys.argv) != 2:
