@@ -118,6 +118,35 @@ def buy_then_sell(buy: list[float], sell: list[float], initial_stock: float, cap
     return solve(prob)
 
 
+def routed_production(
+    hours: dict[tuple[str, str], float],
+    stages: dict[str, list[str]],
+    capacity: dict[str, float],
+    rate: dict[str, float],
+    margin: dict[str, float],
+    integer: bool,
+) -> dict[str, Any]:
+    """Most profit of products that each pass every stage on one of the stage's machines able to
+    process them (`hours[product, machine]` given): the units of a product processed at each stage
+    equal its output, a machine's hours stay within `capacity`, and profit is `margin` (price minus
+    raw material) per unit minus each machine's hours used times its hourly `rate`. Items 27 and 31."""
+    import pulp
+
+    cat = "Integer" if integer else "Continuous"
+    products = sorted({p for p, _ in hours})
+    made = {p: pulp.LpVariable(f"made_{p}", lowBound=0, cat=cat) for p in products}
+    on = {k: pulp.LpVariable(f"on_{k[0]}_{k[1]}", lowBound=0, cat=cat) for k in hours}
+    used = {m: pulp.lpSum(hours[p, n] * on[p, n] for p, n in hours if n == m) for m in capacity}
+    prob = pulp.LpProblem("routed_production", pulp.LpMaximize)
+    prob += pulp.lpSum(margin[p] * made[p] for p in products) - pulp.lpSum(rate[m] * used[m] for m in capacity)
+    for p in products:
+        for machines in stages.values():
+            prob += pulp.lpSum(on[p, m] for m in machines if (p, m) in hours) == made[p]
+    for m in capacity:
+        prob += used[m] <= capacity[m]
+    return solve(prob)
+
+
 def main(build: Callable[[Path], dict[str, Any]]) -> None:
     """Run `build(workspace)` on the folder named by argv[1] and print its result line."""
     if len(sys.argv) != 2:

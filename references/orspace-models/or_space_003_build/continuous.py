@@ -1,0 +1,18 @@
+"""Item 3: six-month production, outsourcing and workforce plan with overtime, inventory and
+backorders; revenue of all demand minus costs; continuous quantities (an LP)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _plan import build  # noqa: E402
+
+from tcsexam.orspace.refmodel import main  # noqa: E402
+
+READING = (
+    "aggregate plan, every unit demanded sold (no backorders left in June), all costs; continuous quantities (an LP)"
+)
+
+if __name__ == "__main__":
+    main(lambda workspace: build(workspace, whole_workers=False))
