@@ -1,7 +1,8 @@
 """The `tcsexam` command line.
 
 Each concern registers its own subcommands (`register(subparsers)` in its `cli` module) and keeps
-heavy imports inside the handlers, so `tcsexam --help` and light commands start fast.
+heavy imports inside the handlers; `tcsexam WORD` imports only WORD's module (`COMMANDS`), so each
+command starts as fast as its own imports allow.
 Handlers return an exit code. `InputError` becomes one line on stderr and exit code 1;
 `UsageError` exit code 2 (argparse's own usage errors exit 2 as well).
 """
@@ -19,38 +20,45 @@ from tcsexam import __version__
 from tcsexam.errors import InputError, UsageError, os_error_text
 from tcsexam.logs import setup_logging
 
-COMMAND_MODULES = (
-    "tcsexam.scoring.cli",  # solver-score, score, reference build|check
-    "tcsexam.runner.solver.check_cli",  # check
-    "tcsexam.tasks.cli",  # generate
-    "tcsexam.runner.cli",  # run, repair
-    "tcsexam.runner.ray.cli",  # runner ray-head
-    "tcsexam.attempts.construction_cli",  # construction run|row
-    "tcsexam.proofs.cli",  # proof check
-    "tcsexam.attempts.cli",  # verdict/attempt-row/attempt-table (the workflow's glue)
-    "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
-    "tcsexam.agents.cli",  # agents generate (models at work in staged OR-Space workspaces)
-    "tcsexam.reproduce.cli",  # manifest
-    "tcsexam.view.compare_cli",  # compare
-    "tcsexam.status",  # status
-    "tcsexam.view.cli",  # view (the static results explorer)
-    "tcsexam.export.cli",  # export (a per-instance table; the Every Eval Ever schema)
-    "tcsexam.jobfail",  # job-failed (the rules' last word on a failed command)
-    "tcsexam.twins.cli",  # twins make|translate, scan-candidate
-    "tcsexam.workflow.doctor_cli",  # doctor (what works here)
-    "tcsexam.campaign.cli",  # plan (a campaign's core-hours, submissions, wall time)
-)
+#: every command word and the module that registers it (`register(subparsers)`), in help order.
+#: `tcsexam WORD ...` loads that module alone (a Python start of a workflow job pays for its own
+#: command only: `tcsexam attempts verdict-row` never imports numpy, Ray or the problem modules);
+#: `tcsexam --help`, a bare `tcsexam` or an unknown word load them all.
+COMMANDS: dict[str, str] = {
+    "solver-score": "tcsexam.scoring.cli",  # solver-score, solver-profile, score, reference build|check
+    "solver-profile": "tcsexam.scoring.cli",
+    "score": "tcsexam.scoring.cli",
+    "reference": "tcsexam.scoring.cli",
+    "check": "tcsexam.runner.solver.check_cli",
+    "generate": "tcsexam.tasks.cli",
+    "run": "tcsexam.runner.cli",  # run, repair
+    "repair": "tcsexam.runner.cli",
+    "runner": "tcsexam.runner.ray.cli",  # runner ray-head
+    "construction": "tcsexam.attempts.construction_cli",  # construction run|row
+    "proof": "tcsexam.proofs.cli",  # proof check
+    "attempts": "tcsexam.attempts.cli",  # verdict/attempt rows, the attempt table (the workflow's glue)
+    "orspace": "tcsexam.orspace.cli",  # orspace stage|execute|score-objectives|explain-score
+    "agents": "tcsexam.agents.cli",  # agents generate (models at work in staged OR-Space workspaces)
+    "manifest": "tcsexam.reproduce.cli",
+    "compare": "tcsexam.view.compare_cli",
+    "status": "tcsexam.status",
+    "view": "tcsexam.view.cli",  # the static results explorer
+    "export": "tcsexam.export.cli",  # a per-instance table; the Every Eval Ever schema
+    "job-failed": "tcsexam.jobfail",  # the rules' last word on a failed command
+    "twins": "tcsexam.twins.cli",  # twins make|translate
+    "scan-candidate": "tcsexam.twins.cli",
+    "doctor": "tcsexam.workflow.doctor_cli",  # what works here
+    "plan": "tcsexam.campaign.cli",  # a campaign's core-hours, submissions, wall time
+    "batch": "tcsexam.workflow.batch_cli",  # batch run|take: several cluster jobs as one (the workflow)
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
-#: commands whose module alone is loaded when they are asked for (`tcsexam status` on a login node
-#: should not pay for numpy and the problem modules)
-LIGHT_COMMANDS = {"status": "tcsexam.status", "job-failed": "tcsexam.jobfail", "doctor": "tcsexam.workflow.doctor_cli"}
-
-
-def _light_modules(argv: list[str] | None) -> tuple[str, ...] | None:
+def _command_modules(argv: list[str] | None) -> tuple[str, ...] | None:
+    """The module of the command `argv` names (None: every module, for --help or a bad word)."""
     words = sys.argv[1:] if argv is None else argv
     command = next((w for w in words if not w.startswith("-")), None)
-    return (LIGHT_COMMANDS[command],) if command in LIGHT_COMMANDS else None
+    return (COMMANDS[command],) if command in COMMANDS else None
 
 
 def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
@@ -112,7 +120,7 @@ def _set_aside_stale_output(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser(_light_modules(argv))
+    parser = build_parser(_command_modules(argv))
     args = parser.parse_args(argv)
     log = setup_logging(args.verbose - args.quiet)
     try:
