@@ -10,11 +10,17 @@ failed result, decided by deterministic evidence in this order, with the evidenc
 3. `modelling`: grounded, and its objective is the optimum of another reading the reference audit
    evidences (`audit-references`), or its captured model cannot reach the reference by dropping any
    one constraint nor integrality, or it is unbounded (a required bound is missing).
-4. `invented_constraint`: grounded, and re-solving its captured model (PuLP/highspy LP file) with
+4. `invented_constraint`: grounded, and re-solving its captured model (the LP file of its PuLP,
+   highspy, gurobipy or coptpy model) with
    one constraint removed (a row, or a variable's bounds widened to [min(lower, 0), inf)), or with
    integrality relaxed, gives the reference: that constraint changes the optimum and is named.
 5. `unknown`: what the evidence cannot decide (a wrong objective or an infeasible model whose model
-   was not captured). No judge is asked.
+   was not captured).
+
+With a judge (`attribute_rows(judge=...)`, `attribution_judge.AttributionJudge`), every row the
+evidence leaves `unknown` whose program is at hand is put before it; what it names is kept with
+`attributed_by: judge`, its model, reason and raw reply (`attribution_judge`). A judge failure
+leaves the row `unknown` (`attributed_by: evidence`) with the error named.
 """
 
 from __future__ import annotations
@@ -28,12 +34,14 @@ import re
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from tcsexam.orspace.audit import agrees
+from tcsexam.orspace.judge import BudgetExceeded
 from tcsexam.orspace.objectives import FailureMode
 from tcsexam.orspace.release import find_workspace, parse_workspace_id
 from tcsexam.orspace.scoring_views import ReferenceEvidence
@@ -48,6 +56,20 @@ class Attribution(StrEnum):
     INVENTED_CONSTRAINT = "invented_constraint"
     UNKNOWN = "unknown"
 
+
+class AttributedBy(StrEnum):
+    """What decided a row's attribution."""
+
+    EVIDENCE = "evidence"
+    JUDGE = "judge"
+
+
+#: a judge of the rows the evidence leaves unknown: (row, task root, record, evidence, the audit's
+#: evidenced answers) -> (attribution, the judge's entry: model, reason, raw reply, or error)
+RowJudge = Callable[
+    [dict[str, Any], Path, dict[str, Any] | None, dict[str, Any], list[tuple[float, str]] | None],
+    tuple["Attribution", dict[str, Any]],
+]
 
 #: failure modes that are the program's execution, not its model
 EXECUTION_MODES = frozenset(
@@ -380,13 +402,18 @@ def attribute_rows(
     workspaces_root: Path | None,
     records_dir: Path | None,
     evidence: ReferenceEvidence | None = None,
+    judge: RowJudge | None = None,
 ) -> dict[str, Any]:
-    """Add `attribution` (None for a passed result) and `attribution_evidence` to every row of a
-    `score_objectives` summary, and the counts `attributions` / `attributions_by_mode`, in place."""
+    """Add `attribution` (None for a passed result), `attributed_by` and `attribution_evidence` to
+    every row of a `score_objectives` summary, and the counts `attributions` /
+    `attributions_by_mode`, in place. With `judge`, the rows the evidence leaves unknown (with a
+    program at hand) are judged: the row's `attribution_judge` holds the judge's entry, and the
+    summary's `attribution_judge` what was asked, decided and failed."""
     answers = (evidence.answers if evidence else None) or {}
+    asked, errors, stopped = [], [], None
     for row in summary["rows"]:
         if row["passed"]:
-            row["attribution"], row["attribution_evidence"] = None, None
+            row["attribution"], row["attribution_evidence"], row["attributed_by"] = None, None, None
             continue
         wid = row["workspace_id"]
         workspace = find_workspace(workspaces_root, wid) if workspaces_root else None
@@ -398,6 +425,24 @@ def attribute_rows(
                 record = None
         root = _task_root(workspace, wid) if workspace else None
         row["attribution"], row["attribution_evidence"] = attribute(row, root, record, answers.get(wid))
+        row["attributed_by"] = AttributedBy.EVIDENCE
+        if judge is None or root is None or row["attribution"] != Attribution.UNKNOWN:
+            continue
+        asked.append(wid)
+        if stopped is not None:
+            row["attribution_judge"] = {"error": f"not asked: {stopped}"}
+            errors.append(wid)
+            continue
+        try:
+            verdict, entry = judge(row, root, record, row["attribution_evidence"], answers.get(wid))
+        except BudgetExceeded as exc:
+            stopped = f"judge budget reached at {wid}: {exc}"
+            verdict, entry = Attribution.UNKNOWN, {"error": stopped}
+        row["attribution_judge"] = entry
+        if "error" in entry:
+            errors.append(wid)
+        else:
+            row["attribution"], row["attributed_by"] = verdict, AttributedBy.JUDGE
     failed = [r for r in summary["rows"] if not r["passed"]]
     counts = Counter(r["attribution"] for r in failed)
     summary["attributions"] = {a.value: counts.get(a, 0) for a in Attribution}
@@ -405,4 +450,15 @@ def attribute_rows(
         mode: {a.value: sum(1 for r in failed if r["mode"] == mode and r["attribution"] == a) for a in Attribution}
         for mode in summary.get("modes", [])
     }
+    by = Counter(r["attributed_by"] for r in failed)
+    summary["attributed_by"] = {b.value: by.get(b, 0) for b in AttributedBy}
+    if judge is not None:
+        judged = [r for r in failed if r["attributed_by"] == AttributedBy.JUDGE]
+        decided = Counter(r["attribution"] for r in judged)
+        summary["attribution_judge"] = {
+            "asked": asked,
+            "decided": {a.value: decided.get(a, 0) for a in Attribution if a != Attribution.EXECUTION},
+            "errors": errors,
+            "budget_stop": stopped,
+        }
     return summary

@@ -115,7 +115,13 @@ def _register_scoring(sub) -> None:
         "needs --workspaces (the submissions)",
     )
     p.add_argument("--records", type=Path, help="execute's records/ folder (default: records/ beside --predictions)")
-    p.set_defaults(handler=_score_objectives)
+    p.add_argument(
+        "--attribution-judge",
+        action="store_true",
+        help="with --attribute: a judge model attributes what the evidence leaves unknown (endpoint as explain-score's)",
+    )
+    _add_judge_options(p)
+    p.set_defaults(handler=_score_objectives, judge_repeat=0)
 
     p = sub.add_parser("explain-score", help="Explain answers + rubrics -> scores (LLM judge)")
     p.add_argument("--rubrics", required=True, type=Path, help="rubrics.jsonl")
@@ -131,11 +137,7 @@ def _register_scoring(sub) -> None:
     p.add_argument(
         "--no-judge", action="store_true", help="no judge: exact-match units and the evidence check only (scores null)"
     )
-    p.add_argument("--judge-base-url", help="default $TCSEXAM_JUDGE_BASE_URL or $OPENAI_BASE_URL")
-    p.add_argument("--judge-model", help="default $TCSEXAM_JUDGE_MODEL or $OPENAI_MODEL")
-    p.add_argument("--judge-timeout", type=float, default=120.0)
-    p.add_argument("--judge-attempts", type=int, default=5, help="tries per item (default 5)")
-    p.add_argument("--judge-cache", type=Path, help="cache folder for judgments")
+    _add_judge_options(p)
     p.add_argument(
         "--judge-repeat",
         type=int,
@@ -143,18 +145,17 @@ def _register_scoring(sub) -> None:
         help="repeat index K: K > 0 asks every judgment afresh, cached apart (self-consistency, judge-agreement)",
     )
     p.add_argument(
+        "--second-judge-model",
+        help="also judge every answer with this model: both judgments kept per row, the first one scores, "
+        "their agreement in the output (judge-agreement's figures)",
+    )
+    p.add_argument(
+        "--second-judge-base-url",
+        help="the second judge's endpoint (default the first's; API key $TCSEXAM_SECOND_JUDGE_API_KEY, else the first's)",
+    )
+    p.add_argument(
         "--condition",
         help="stage condition the answers were made under (checked against the workspaces' manifest.json)",
-    )
-    p.add_argument(
-        "--judge-prices",
-        type=Path,
-        help="YAML {model: {input_per_mtok, output_per_mtok}} (USD per million tokens): cost per judgment",
-    )
-    p.add_argument(
-        "--max-judge-cost",
-        type=float,
-        help="USD budget for this run's new judgments (needs --judge-prices and --judge-cache)",
     )
     p.set_defaults(handler=_explain_score)
 
@@ -169,6 +170,25 @@ def _register_scoring(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default the project's)")
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 10000)")
     p.set_defaults(handler=_effects)
+
+
+def _add_judge_options(p) -> None:
+    """The judge endpoint's options (explain-score's judge, score-objectives' attribution judge)."""
+    p.add_argument("--judge-base-url", help="default $TCSEXAM_JUDGE_BASE_URL or $OPENAI_BASE_URL")
+    p.add_argument("--judge-model", help="default $TCSEXAM_JUDGE_MODEL or $OPENAI_MODEL")
+    p.add_argument("--judge-timeout", type=float, default=120.0)
+    p.add_argument("--judge-attempts", type=int, default=5, help="tries per item (default 5)")
+    p.add_argument("--judge-cache", type=Path, help="cache folder for judgments")
+    p.add_argument(
+        "--judge-prices",
+        type=Path,
+        help="YAML {model: {input_per_mtok, output_per_mtok}} (USD per million tokens): cost per judgment",
+    )
+    p.add_argument(
+        "--max-judge-cost",
+        type=float,
+        help="USD budget for this run's new judgments (needs --judge-prices and --judge-cache)",
+    )
 
 
 def _register_analysis(sub) -> None:
@@ -382,13 +402,29 @@ def _score_objectives(args) -> int:
     predictions = load_predictions(args.predictions, set(release.oracle))
     summary = score_objectives(release, predictions, tuple(args.modes), workspaces_root=args.workspaces)
     add_pass_rate_views(summary, evidence)
+    judge = None
+    if args.attribution_judge:
+        from tcsexam.orspace.attribution_judge import AttributionJudge
+
+        if not args.attribute:
+            raise UsageError("--attribution-judge needs --attribute")
+        judge = AttributionJudge(_judge_client(args, "drop --attribution-judge"))
     if args.attribute:
         from tcsexam.orspace.attribution import attribute_rows
 
         if args.workspaces is None:
             raise UsageError("--attribute needs --workspaces (the submissions whose failures are attributed)")
         records = args.records or args.predictions.parent / "records"
-        attribute_rows(summary, args.workspaces, records if records.is_dir() else None, evidence)
+        attribute_rows(summary, args.workspaces, records if records.is_dir() else None, evidence, judge=judge)
+        if judge is not None:
+            from tcsexam.orspace.attribution_judge import PROMPT_SHA256, PROMPT_VERSION
+
+            summary["attribution_judge"].update(
+                model=judge.client.model,
+                prompt_version=PROMPT_VERSION,
+                prompt_sha256=PROMPT_SHA256,
+                cost=judge.client.cost_summary(),
+            )
     summary["release"] = str(args.release)
     summary["predictions"] = str(args.predictions)
     atomic_write_json(args.output, summary)
@@ -401,6 +437,19 @@ def _score_objectives(args) -> int:
         if summary["n"]
         else "no oracle rows to score"
     )
+    judged = summary.get("attribution_judge")
+    if judged is not None:
+        decided = ", ".join(f"{k} {v}" for k, v in judged["decided"].items() if v) or "none"
+        print(f"attribution judge {judged['model']}: asked {len(judged['asked'])}, decided {decided}")
+        if judged["errors"]:
+            first = next(r for r in summary["rows"] if r["workspace_id"] == judged["errors"][0])
+            print(
+                f"tcsexam orspace score-objectives: {len(judged['errors'])} attribution judge error(s), first "
+                f"{first['workspace_id']}: {first['attribution_judge']['error']}; those rows stay unknown; "
+                f"rerun to retry (replies are cached with --judge-cache)",
+                file=sys.stderr,
+            )
+            return 1
     return 0
 
 
@@ -439,7 +488,8 @@ def _audit_references(args) -> int:
     return 0
 
 
-def _judge_client(args):
+def _judge_client(args, without: str = "--no-judge"):
+    """The judge of the endpoint options; `without`: the option that does without it."""
     from tcsexam.orspace.judge import JudgeClient, JudgeError, JudgeSettings, load_prices
 
     if args.judge_repeat < 0:
@@ -455,7 +505,7 @@ def _judge_client(args):
             repeat=args.judge_repeat,
         )
     except JudgeError as exc:
-        raise UsageError(f"{exc} (or pass --no-judge)") from None
+        raise UsageError(f"{exc} (or leave out the judge: {without})") from None
     if args.judge_prices is not None:
         settings.prices = load_prices(args.judge_prices, settings.model)
     if args.max_judge_cost is not None:

@@ -188,6 +188,7 @@ class JudgeClient:
     log: list[str] = field(default_factory=list)
     usages: list[dict[str, Any]] = field(default_factory=list)  #: one per judgment, in order
     last_usage: dict[str, Any] | None = None
+    last_raw: str | None = None  #: the text of the last reply (`ask`)
     spent: float = 0.0  #: cost of this run's endpoint calls (cache hits excluded)
     _client: Any = field(default=None, repr=False)  #: the `openai.OpenAI` client, made on first use
 
@@ -235,9 +236,9 @@ class JudgeClient:
     prompt_version = PROMPT_VERSION
     prompt_sha256 = PROMPT_SHA256
 
-    def cache_key(self, payload: dict[str, Any]) -> str:
+    def cache_key(self, payload: dict[str, Any], prompt_sha256: str = PROMPT_SHA256) -> str:
         canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        parts = [self.settings.model, PROMPT_SHA256, canonical]
+        parts = [self.settings.model, prompt_sha256, canonical]
         if self.settings.repeat:  # repeat 0 keeps the keys of the judgments cached before repeats existed
             parts.append(["repeat", self.settings.repeat])
         blob = json.dumps(parts, ensure_ascii=False)
@@ -249,45 +250,68 @@ class JudgeClient:
         return self.settings.cache_dir / key[:2] / f"{key}.json"
 
     def judge(self, payload: dict[str, Any], criterion_ids: list[str], penalty_cap: float) -> dict[str, Any]:
-        """A validated judgment for `payload` (from the cache or the endpoint)."""
-        key = self.cache_key(payload)
+        """A validated Explain judgment for `payload` (from the cache or the endpoint)."""
+        return self.ask(
+            payload,
+            system_prompt=SYSTEM_PROMPT,
+            prompt_version=PROMPT_VERSION,
+            validate=lambda j: validate_judgment(j, criterion_ids, penalty_cap),
+        )
+
+    def ask(
+        self,
+        payload: dict[str, Any],
+        *,
+        system_prompt: str,
+        prompt_version: str,
+        validate: Callable[[Any], None],
+    ) -> Any:
+        """A reply to `payload` under `system_prompt` that `validate` accepts (it raises ValueError
+        otherwise), from the cache or the endpoint. `last_raw` is then the reply's text (also on a
+        malformed last reply, when `JudgeError` is raised)."""
+        prompt_sha = hashlib.sha256(system_prompt.encode("utf-8")).hexdigest()
+        key = self.cache_key(payload, prompt_sha)
         path = self._cache_path(key)
+        self.last_raw = None
         if path is not None and path.exists():
             try:
                 cached = json.loads(path.read_text(encoding="utf-8"))
-                validate_judgment(cached.get("judgment"), criterion_ids, penalty_cap)
-                if cached.get("model") == self.settings.model and cached.get("prompt_sha256") == PROMPT_SHA256:
+                validate(cached.get("judgment"))
+                if cached.get("model") == self.settings.model and cached.get("prompt_sha256") == prompt_sha:
                     self.cache_hits += 1
                     usage = cached.get("usage") or {}
                     self._record_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), True)
+                    self.last_raw = cached.get("raw")
                     return cached["judgment"]
             except (OSError, ValueError, AttributeError, TypeError):
                 pass  # a damaged cache entry is ignored and rewritten
-        self._check_budget(self._request_body(payload))
-        judgment, (tokens_in, tokens_out) = self._request_valid(payload, criterion_ids, penalty_cap)
+        body = self._request_body(payload, system_prompt)
+        self._check_budget(body)
+        judgment, (tokens_in, tokens_out) = self._request_valid(json.loads(body), validate)
         self._record_usage(tokens_in, tokens_out, False)
         if path is not None:
             atomic_write_json(
                 path,
                 {
                     "model": self.settings.model,
-                    "prompt_version": PROMPT_VERSION,
-                    "prompt_sha256": PROMPT_SHA256,
+                    "prompt_version": prompt_version,
+                    "prompt_sha256": prompt_sha,
                     "key": key,
                     "judgment": judgment,
+                    "raw": self.last_raw,
                     "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
                 },
             )
         return judgment
 
-    def _request_body(self, payload: dict[str, Any]) -> bytes:
+    def _request_body(self, payload: dict[str, Any], system_prompt: str = SYSTEM_PROMPT) -> bytes:
         return json.dumps(
             {
                 "model": self.settings.model,
                 "temperature": 0,
                 "response_format": {"type": "json_object"},
                 "messages": [
-                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "system", "content": system_prompt},
                     {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)},
                 ],
             }
@@ -299,11 +323,8 @@ class JudgeClient:
             delay = min(max(delay, retry_after), max(self.settings.max_backoff_s, retry_after))
         self.sleep(delay)
 
-    def _request_valid(
-        self, payload: dict[str, Any], criterion_ids: list[str], penalty_cap: float
-    ) -> tuple[dict[str, Any], tuple[int, int]]:
-        """A validated judgment and the tokens (in, out) of every reply it took."""
-        request = json.loads(self._request_body(payload))
+    def _request_valid(self, request: dict[str, Any], validate: Callable[[Any], None]) -> tuple[Any, tuple[int, int]]:
+        """A validated reply and the tokens (in, out) of every reply it took."""
         tokens = [0, 0]
         last = "no attempt made"
         for attempt in range(self.settings.max_attempts):
@@ -325,8 +346,9 @@ class JudgeClient:
                 for i, name in enumerate(("prompt_tokens", "completion_tokens")):
                     tokens[i] += _usage(raw, name)
                 try:
+                    self.last_raw = self._content(raw)
                     judgment = self._parse(raw)
-                    validate_judgment(judgment, criterion_ids, penalty_cap)
+                    validate(judgment)
                     return judgment, (tokens[0], tokens[1])
                 except ValueError as exc:
                     last = f"malformed judgment: {exc}"
@@ -345,6 +367,15 @@ class JudgeClient:
             )
         response = self._client.chat.completions.with_raw_response.create(**request)
         return response.http_response.content
+
+    @staticmethod
+    def _content(raw: bytes) -> str | None:
+        """The message text of a reply (None when it is no chat completion), kept on the record."""
+        try:
+            content = json.loads(raw)["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return raw[:2000].decode("utf-8", "replace")
+        return content if isinstance(content, str) else None
 
     @staticmethod
     def _parse(raw: bytes) -> Any:
