@@ -4,6 +4,7 @@ leaderboard` (docs/orspace.md)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 
@@ -517,6 +518,26 @@ def _judge_client(args, without: str = "--no-judge"):
     return JudgeClient(settings)
 
 
+def _second_judge_client(args, first):
+    """The second judge: `--second-judge-model` at `--second-judge-base-url` (default the first's
+    endpoint), API key $TCSEXAM_SECOND_JUDGE_API_KEY else the first's; the other settings, the
+    prices file and the budget (its own) as the first's."""
+    from tcsexam.orspace.judge import JudgeClient, load_prices
+
+    settings = dataclasses.replace(
+        first.settings,
+        model=args.second_judge_model,
+        base_url=args.second_judge_base_url or first.settings.base_url,
+        api_key=os.environ.get("TCSEXAM_SECOND_JUDGE_API_KEY") or first.settings.api_key,
+        prices=None,
+    )
+    if args.judge_prices is not None:
+        settings.prices = load_prices(args.judge_prices, settings.model)
+    if settings.max_cost is not None and settings.prices is None:
+        raise UsageError(f"--max-judge-cost needs a price for judge model {settings.model} (--judge-prices)")
+    return JudgeClient(settings)
+
+
 def _explain_score(args) -> int:
     from tcsexam.fileio import atomic_write_json
     from tcsexam.orspace.explain import load_answers, score_explain
@@ -525,6 +546,11 @@ def _explain_score(args) -> int:
     rubrics = load_rubrics(args.rubrics)
     answers = load_answers(args.answers, set(rubrics))
     judge = None if args.no_judge else _judge_client(args)
+    second = None
+    if args.second_judge_model:
+        if judge is None:
+            raise UsageError("--second-judge-model needs the judge (drop --no-judge)")
+        second = _second_judge_client(args, judge)
     if args.workspaces is not None and not args.workspaces.is_dir():
         raise InputError(f"{args.workspaces}: workspaces folder not found")
     from tcsexam.orspace.conditions import staged_condition
@@ -534,7 +560,12 @@ def _explain_score(args) -> int:
     else:
         condition = Condition.parse(args.condition).slug if args.condition else None
     summary = score_explain(
-        rubrics, answers, judge=judge, penalty_setting=args.penalty_setting, workspaces_root=args.workspaces
+        rubrics,
+        answers,
+        judge=judge,
+        second_judge=second,
+        penalty_setting=args.penalty_setting,
+        workspaces_root=args.workspaces,
     )
     summary["condition"] = condition
     atomic_write_json(args.output, summary)
@@ -562,4 +593,36 @@ def _explain_score(args) -> int:
         f"{summary['mean_score_label']}{'' if summary['mean_score'] is not None else ' (not judged)'}, "
         f"{summary['unfaithful']} unfaithful, {summary['possible_hallucinations']} unmatched cited numbers{spent}"
     )
+    return _second_judge_report(summary, args) if second is not None else 0
+
+
+def _second_judge_report(summary, args) -> int:
+    """The second judge's line (agreement, disagreements); 1 when some of its judgments failed."""
+    agreement = summary["judge_agreement"]
+    if agreement is None:
+        print(f"second judge {summary['second_judge_model']}: no agreement ({summary.get('judge_agreement_note')})")
+    else:
+        pooled = agreement["pairs"][0]["criteria"]["all"]
+        print(
+            f"second judge {summary['second_judge_model']}: kappa {pooled['kappa']}, disagreement "
+            f"{pooled['disagreement_rate']} over {pooled['n']} verdicts; "
+            f"{len(summary['judge_disagreements'])} (workspace, criterion) pairs to review"
+        )
+    failed = summary["second_judge_errors"]
+    if summary["second_judge_budget_stop"]:
+        print(
+            f"tcsexam orspace explain-score: second judge stopped at {summary['second_judge_budget_stop']}; "
+            "rerun to continue",
+            file=sys.stderr,
+        )
+        return 1
+    if failed:
+        first = next(r for r in summary["rows"] if r["workspace_id"] == failed[0])
+        print(
+            f"tcsexam orspace explain-score: {len(failed)} second judge error(s), first {failed[0]}: "
+            f"{first['second_judge']['error']}; the first judge's scores stand; rerun to retry "
+            f"(valid judgments are cached with --judge-cache)",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -21,6 +21,13 @@ A workspace of the rubrics without an answer scores 0 (`answer_status: missing`)
 and the summary is marked incomplete (`complete: false`, `mean_score: null`).
 Independently of the judge, every number the answer cites is looked up in the workspace evidence
 (`evidence.py`) when the workspaces are given.
+
+A second judge (`second_judge`) judges every given answer too: its judgment and the score it would
+give are kept on the row (`second_judge`), the first judge's score is the row's, and the summary's
+`judge_agreement` is `judge_agreement.judge_agreement` of the two (labels `primary` and `second`:
+per criterion Cohen's kappa and disagreement rate, score agreement, the score-length slopes, and
+`review`, the (workspace, criterion) pairs the judges disagree on). A second-judge failure leaves
+the first judge's score standing and is named (`second_judge_errors`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import numpy as np
 from tcsexam.errors import InputError
 from tcsexam.orspace.evidence import check_numbers, evidence_numbers
 from tcsexam.orspace.judge import BudgetExceeded, JudgeError
+from tcsexam.orspace.judge_agreement import judge_agreement, word_counts
 from tcsexam.orspace.normalize import NormalizedAnswer
 from tcsexam.orspace.release import find_workspace, read_jsonl_numbered
 
@@ -196,11 +204,33 @@ def _score_row(rubric, answer, judge, cap, workspaces_root, stopped: str | None)
     return {**row, **_judged_fields(em, sem, judgment, cap), "judge_usage": judge.last_usage}
 
 
+def _second_judgment(
+    rubric: dict[str, Any], answer: str | None, judge, cap: float, stopped: str | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The second judge's entry of one row (None for a missing answer) and its budget stop."""
+    if answer is None or not answer.strip():
+        return None, stopped
+    entry: dict[str, Any] = {"model": judge.model}
+    if stopped is not None:
+        return {**entry, "status": "budget_stopped", "score": None}, stopped
+    sem = semantic_items(rubric)
+    em = exact_match_units(rubric, NormalizedAnswer(answer))
+    try:
+        judgment = judge.judge(judge_payload(rubric, answer, cap), [i["criterion_id"] for i in sem], cap)
+    except BudgetExceeded as exc:
+        stopped = f"{rubric['workspace_id']}: {exc}"
+        return {**entry, "status": "budget_stopped", "score": None}, stopped
+    except JudgeError as exc:
+        return {**entry, "status": "judge_error", "error": str(exc), "score": None}, stopped
+    return {**entry, **_judged_fields(em, sem, judgment, cap), "judge_usage": judge.last_usage}, stopped
+
+
 def score_explain(
     rubrics: dict[str, dict[str, Any]],
     answers: dict[str, str],
     *,
     judge=None,
+    second_judge=None,
     penalty_setting: str = DEFAULT_PENALTY_SETTING,
     workspaces_root: Path | None = None,
     progress=None,
@@ -208,11 +238,14 @@ def score_explain(
     """Score every rubric row. `judge` is a JudgeClient or None (no judge: exact-match units and
     the evidence check only, scores null, status `not_judged`). When the judge's cost budget would
     be exceeded, judging stops: that row and the rest get `status: budget_stopped` (score null),
-    every finished judgment is kept (and cached), and the summary says so (`budget_stop`)."""
+    every finished judgment is kept (and cached), and the summary says so (`budget_stop`).
+    `second_judge` (a JudgeClient, with `judge`) judges every given answer as well (module doc)."""
+    if second_judge is not None and judge is None:
+        raise InputError("a second judge needs a first one")
     cap = penalty_cap(penalty_setting)
     judge_model = judge.model if judge is not None else None
     prompt_sha = judge.prompt_sha256 if judge is not None else None
-    rows, stopped = [], None
+    rows, stopped, second_stopped = [], None, None
     for wid in sorted(rubrics):
         rubric = {**rubrics[wid], "workspace_id": wid}
         row: dict[str, Any] = {
@@ -228,10 +261,69 @@ def score_explain(
             stopped = f"{wid}: {exc}"
             row.update(_score_row(rubric, answers.get(wid), judge, cap, workspaces_root, stopped))
         row["unfaithful"], row["unfaithful_reasons"] = unfaithful(row)
+        if second_judge is not None:
+            row["second_judge"], second_stopped = _second_judgment(
+                rubric, answers.get(wid), second_judge, cap, second_stopped
+            )
+            _mark_disagreements(row)
         rows.append(row)
         if progress:
             progress(wid)
-    return _summary(rows, judge, penalty_setting, cap, stopped)
+    summary = _summary(rows, judge, penalty_setting, cap, stopped)
+    if second_judge is not None:
+        summary.update(_second_summary(summary, second_judge, answers, second_stopped))
+    return summary
+
+
+def _mark_disagreements(row: dict[str, Any]) -> None:
+    """The second entry's `disagrees_on`: the criterion ids the two judges' verdicts differ on."""
+    second = row["second_judge"]
+    if second is None or second.get("status") != "scored" or not isinstance(row.get("criteria"), dict):
+        return
+    first = row["criteria"]
+    second["disagrees_on"] = sorted(
+        cid
+        for cid, judged in second["criteria"].items()
+        if cid in first and bool(first[cid]["verdict"]) != bool(judged["verdict"])
+    )
+
+
+def _second_summary(summary: dict[str, Any], judge, answers: dict[str, str], stopped: str | None) -> dict[str, Any]:
+    """The second judge's part of the summary: its model, errors, cost, and the agreement of the
+    two judgment sets as `tcsexam orspace judge-agreement` computes it."""
+    rows = summary["rows"]
+    entries = [(r["workspace_id"], r["second_judge"]) for r in rows if r.get("second_judge") is not None]
+    second_set = {
+        "judge_model": judge.model,
+        "judge_repeat": judge.settings.repeat,
+        "penalty_cap": summary["penalty_cap"],
+        "rows": [
+            {"workspace_id": wid, "criteria": e["criteria"], "score": e["score"]}
+            for wid, e in entries
+            if e["status"] == "scored"
+        ],
+    }
+    out: dict[str, Any] = {
+        "second_judge_model": judge.model,
+        "second_judge_errors": [wid for wid, e in entries if e["status"] == "judge_error"],
+        "second_judge_budget_stop": stopped,
+        "second_judge_cost": judge.cost_summary(),
+        "second_judge_mean_score": None,
+        "judge_agreement": None,
+        "judge_disagreements": [],
+    }
+    judged = [r["score"] for r in second_set["rows"]]
+    if judged and len(judged) == len(entries):
+        missing = [r for r in rows if r.get("second_judge") is None]  # missing answers score 0 for both
+        out["second_judge_mean_score"] = float(np.mean(judged + [r["score"] for r in missing]))
+    try:
+        doc = judge_agreement({"primary": summary, "second": second_set}, words=word_counts(answers))
+    except InputError as exc:  # a set without any judged criterion: nothing to compare
+        out["judge_agreement_note"] = str(exc)
+        return out
+    out["judge_agreement"] = doc
+    out["judge_disagreements"] = doc["review"]
+    return out
 
 
 def _summary(rows, judge, penalty_setting: str, cap: float, stopped: str | None) -> dict[str, Any]:

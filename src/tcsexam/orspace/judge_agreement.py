@@ -133,13 +133,18 @@ def length_slope(
     return out
 
 
+def word_counts(answers: dict[str, str]) -> dict[str, int]:
+    """{workspace_id: words of its answer}."""
+    return {wid: len(_WORD.findall(answer or "")) for wid, answer in answers.items()}
+
+
 def answer_words(path: Path) -> dict[str, int]:
-    out = {}
+    answers = {}
     for line, row in read_jsonl_numbered(path, "answers file"):
         if not isinstance(row, dict) or not isinstance(row.get("workspace_id"), str):
             raise InputError(f"{path}: line {line}: an answer needs a workspace_id")
-        out[row["workspace_id"]] = len(_WORD.findall(str(row.get("answer") or "")))
-    return out
+        answers[row["workspace_id"]] = str(row.get("answer") or "")
+    return word_counts(answers)
 
 
 def judge_agreement(
