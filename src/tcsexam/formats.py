@@ -96,6 +96,12 @@ FORMATS: tuple[Format, ...] = (
             Change(
                 1, "2026-12-06", "18be2e7", "rows' attribution and attribution_evidence, attributions (--attribute)"
             ),
+            Change(
+                1,
+                "2026-12-06",
+                "0d2ca9d",
+                "rows' attributed_by and attribution_judge, attributed_by and attribution_judge (--attribution-judge)",
+            ),
         ),
     ),
     Format(
@@ -103,7 +109,15 @@ FORMATS: tuple[Format, ...] = (
         "explain.json of tcsexam orspace explain-score",
         ("tcsexam.orspace.explain:SCHEMA_VERSION",),
         _first("2026-11-30", "041a96d"),
-        kept=(Change(1, "2026-12-06", "5805fcc", "judge_repeat"),),
+        kept=(
+            Change(1, "2026-12-06", "5805fcc", "judge_repeat"),
+            Change(
+                1,
+                "2026-12-06",
+                "dfc1d16",
+                "rows' second_judge, second_judge_*, judge_agreement, judge_disagreements (--second-judge-model)",
+            ),
+        ),
     ),
     Format(
         "orspace-effects",
@@ -155,6 +169,13 @@ FORMATS: tuple[Format, ...] = (
         ("tcsexam.orspace.judge_prompt:PROMPT_VERSION",),
         _first("2026-11-30", "041a96d"),
         spelling="orspace-judge-v{}",
+    ),
+    Format(
+        "orspace-attribution-prompt",
+        "the attribution judge's prompt, named with its sha256 on every row it judged and in its cached replies",
+        ("tcsexam.orspace.attribution_judge:PROMPT_VERSION",),
+        _first("2026-12-06", "0d2ca9d"),
+        spelling="orspace-attribution-v{}",
     ),
     Format(
         "agent-generation",
