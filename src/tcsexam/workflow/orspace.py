@@ -16,6 +16,9 @@ from typing import Any
 
 from tcsexam.orspace.conditions import Condition
 
+#: the judges' cache when `explain.judge_cache` is not set (Explain and attribution judges)
+JUDGE_CACHE = "results/orspace/.judge-cache"
+
 
 class OrspaceRuns:
     """The validated `orspace:` config: run settings, conditions, targets, runtimes, explain args."""
@@ -34,6 +37,11 @@ class OrspaceRuns:
                     raise ValueError(f"orspace.runs.{name}.conditions: condition {slug} given twice")
                 by_slug[slug] = entry
             self.conditions[name] = by_slug
+            if run.get("attribution_judge") and not run.get("attribute", True):
+                raise ValueError(f"orspace.runs.{name}: attribution_judge needs attribute")
+            explain = run.get("explain") or {}
+            if explain.get("second_judge_model") and not explain.get("judge"):
+                raise ValueError(f"orspace.runs.{name}.explain: second_judge_model needs judge: true")
 
     def run(self, wildcards) -> dict[str, Any]:
         return self.runs[wildcards.run]
@@ -91,6 +99,11 @@ class OrspaceRuns:
             args.append(f"--audit {shlex.quote(self.audit(wildcards.run))}")
         if run.get("attribute", True):
             args.append("--attribute")
+        if run.get("attribution_judge"):
+            ex = run.get("explain") or {}
+            args += ["--attribution-judge", f"--judge-cache {shlex.quote(ex.get('judge_cache', JUDGE_CACHE))}"]
+            if ex.get("judge_prices"):
+                args.append(f"--judge-prices {shlex.quote(ex['judge_prices'])}")
         return " ".join(args)
 
     def leaderboard_inputs(self, wildcards=None) -> list[str]:
@@ -184,7 +197,7 @@ class OrspaceRuns:
         ex = dict(run.get("explain") or {"penalty_setting": "paper", "judge": False})
         ex.setdefault("penalty_setting", "paper")
         ex.setdefault("judge", False)
-        ex.setdefault("judge_cache", "results/orspace/.judge-cache")
+        ex.setdefault("judge_cache", JUDGE_CACHE)
         answers = entry.get("answers") or ex.get("answers")
         rubrics = ex.get("rubrics") or os.path.join(run["release"], "evaluation", "explain_evaluation", "rubrics.jsonl")
         workspaces = entry.get("workspaces") or ex.get("workspaces") or self.workspaces(wildcards)
@@ -201,6 +214,10 @@ class OrspaceRuns:
                 args.append(f"--judge-prices {shlex.quote(ex['judge_prices'])}")
             if ex.get("max_judge_cost") is not None:
                 args.append(f"--max-judge-cost {float(ex['max_judge_cost'])}")
+            if ex.get("second_judge_model"):
+                args.append(f"--second-judge-model {shlex.quote(ex['second_judge_model'])}")
+                if ex.get("second_judge_base_url"):
+                    args.append(f"--second-judge-base-url {shlex.quote(ex['second_judge_base_url'])}")
         else:
             args.append("--no-judge")
         return " ".join(args)

@@ -6,6 +6,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -127,3 +128,35 @@ def test_references_attribution_and_leaderboard_in_the_workflow(flow, project_ro
     assert summary["attributions"]["execution"] == 1
     board = json.loads((out / "leaderboard.json").read_text())
     assert [r["run"] for r in board["runs"]] == ["t"] and board["runs"][0]["modes"]["build"]["passed"] == 1
+
+
+def test_judge_run_keys_reach_the_commands(project_root):
+    """`attribution_judge` and `explain.second_judge_model` pass the schema and become the
+    commands' options; each without what it needs is refused."""
+    import jsonschema
+    import yaml
+
+    from tcsexam.workflow.orspace import OrspaceRuns
+
+    schema = yaml.safe_load((project_root / "workflow" / "schemas" / "orspace.schema.yaml").read_text())
+    explain = {"answers": "a.jsonl", "judge": True, "judge_cache": "c dir", "judge_prices": "p.yaml"}
+    explain |= {"second_judge_model": "judge-b", "second_judge_base_url": "http://h/v1"}
+    config = {"runs": {"m": {"release": "rel", "attribution_judge": True, "explain": explain}}}
+    jsonschema.validate(config, schema)
+    runs = OrspaceRuns(config)
+    run = dict(runs.runs["m"], modes=["build"])
+    runs.runs["m"] = run
+    w = SimpleNamespace(run="m", cond="revise-all_filesystem_both")
+    score = runs.score_args(w).split()
+    assert score[:2] == ["--attribute", "--attribution-judge"] and "'c dir'" in runs.score_args(w)
+    assert "--judge-prices p.yaml" in runs.score_args(w)
+    args = runs.explain_args(w)
+    assert "--second-judge-model judge-b --second-judge-base-url http://h/v1" in args
+    plain = OrspaceRuns({"runs": {"m": {"release": "rel"}}})
+    assert "--attribution-judge" not in plain.score_args(w) and "--attribute" in plain.score_args(w)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"runs": {"m": {"release": "rel", "attribution_judge": "yes"}}}, schema)
+    with pytest.raises(ValueError, match="attribution_judge needs attribute"):
+        OrspaceRuns({"runs": {"m": {"release": "rel", "attribute": False, "attribution_judge": True}}})
+    with pytest.raises(ValueError, match="second_judge_model needs judge: true"):
+        OrspaceRuns({"runs": {"m": {"release": "rel", "explain": {"answers": "a", "second_judge_model": "b"}}}})
