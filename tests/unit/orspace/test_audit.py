@@ -21,7 +21,7 @@ from tcsexam.orspace.audit import (
 )
 from tcsexam.orspace.effects import condition_effects, render_html
 from tcsexam.orspace.objectives import score_objectives
-from tcsexam.orspace.release import load_release
+from tcsexam.orspace.release import load_release, parse_workspace_id
 from tcsexam.orspace.scoring_views import ReferenceEvidence, add_pass_rate_views
 
 ORACLE_HEADER = "workspace_id,task_type,instance_number,instance_id,reference_objective,relative_tolerance\n"
@@ -218,3 +218,35 @@ def test_every_disputed_item_but_one_has_a_model(release, project_root):
     disputes = load_disputes(release / "disputes" / "build_reference_disputes.csv")
     models = discover_models(project_root / "references" / "orspace-models")
     assert set(disputes) - set(models) == {"or_space_002_build"}  # no objective to model (docs/orspace.md)
+
+
+MODELS_DIR = Path(__file__).resolve().parents[3] / "references" / "orspace-models"
+#: the verdict of every public Build item whose project models do not all reproduce its reference,
+#: as `audit-references --all` measured it (docs/orspace.md "audit-references"); every other
+#: item with a models folder is `reproduced`
+MEASURED = {
+    **dict.fromkeys(
+        (5, 6, 11, 15, 22, 23, 29, 45, 56, 57, 58, 69, 73, 76, 82, 88, 89, 94, 98), AuditVerdict.READING_DEPENDENT
+    ),
+    **dict.fromkeys((40, 71), AuditVerdict.NOT_REPRODUCED),
+    **dict.fromkeys((65, 74), AuditVerdict.NO_MODEL),  # probes only: the text states no objective
+}
+
+
+@pytest.fixture(scope="module")
+def build_release(release):
+    return load_release(release, ("build",))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wid", sorted(discover_models(MODELS_DIR)))
+def test_every_project_model_runs_and_gives_its_measured_verdict(build_release, wid):
+    """Each model file of the project names its reading, runs on its workspace without an error or a
+    timeout, and the item's verdict is the one docs/orspace.md reports."""
+    if wid not in build_release.oracle:
+        pytest.skip(f"{wid} is not a Build item of the public release (a demo item)")
+    (item,) = audit_references(build_release, MODELS_DIR, {}, ids=[wid], time_limit_s=120)["items"]
+    for model in item["models"]:
+        assert model["reading"], model["file"]
+        assert model["status"] not in ("Error", "Timeout"), (model["file"], model["message"])
+    assert item["verdict"] == MEASURED.get(parse_workspace_id(wid)[0], AuditVerdict.REPRODUCED)
