@@ -137,7 +137,7 @@ def test_three_concurrent_runs_equal_a_run_alone(tmp_path):
         assert all(expected[g][0] == "ok" and expected[g][1] > 0 for g in ("g1", "g2", "g3")), expected
 
         outs = [tmp_path / f"run{k}" / "records.json" for k in range(3)]
-        pools = [["--workers", "2"], ["--no-ray"], ["--no-ray"]]  # one with a Ray of its own
+        pools = [["--workers", "2", "--pool", "ray"], ["--no-ray"], ["--no-ray"]]  # one with a Ray of its own
         jobs = [_start(task, cand, out, tmpdir, *pool) for out, pool in zip(outs, pools)]
         killed = _kill_a_busy_actor(jobs[0])
         errors = [j.communicate(timeout=300)[1] for j in jobs]

@@ -95,7 +95,7 @@ def test_debian_cadical_through_tcsexam_run_on_ray(tmp_path):
     rows = data["instances"]
     names = [str(r["name"]) for r in rows if r.get("label") == "SAT"][:2]
     names += [str(r["name"]) for r in rows if r.get("label") == "UNSAT"][:2]
-    recs = _run("sat-satlib", cand, tmp_path / "records.json", "--workers", "2", "--instances", *names)
+    recs = _run("sat-satlib", cand, tmp_path / "records.json", "--workers", "2", "--pool", "ray", "--instances", *names)
     assert sorted(r["instance"] for r in recs) == sorted(names)
     assert [(r["instance"], r["status"]) for r in recs] == [(r["instance"], "ok") for r in recs]
     assert all(r["solved"] is True for r in recs)

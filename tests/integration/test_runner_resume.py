@@ -122,7 +122,7 @@ def test_killed_run_resumes_with_only_the_unfinished_instances(tmp_path):
     marker = uuid.uuid4().hex
     env = dict(os.environ, TCSEXAM_TEST_MARK=marker)
     proc = subprocess.Popen(
-        _argv(task, cand, out, "--workers", "2"),
+        _argv(task, cand, out, "--workers", "2", "--pool", "ray"),
         env=env,
         cwd=ROOT,
         start_new_session=True,
@@ -162,7 +162,7 @@ def test_killed_run_resumes_with_only_the_unfinished_instances(tmp_path):
     assert set(done_before) <= set(first)
 
     res = subprocess.run(
-        _argv(task, cand, out, "--workers", "2"), cwd=ROOT, capture_output=True, text=True, timeout=180
+        _argv(task, cand, out, "--workers", "2", "--pool", "ray"), cwd=ROOT, capture_output=True, text=True, timeout=180
     )
     assert res.returncode == 0, res.stderr[-2000:]
     second = _executed(tmp_path)

@@ -19,7 +19,7 @@ from typing import Any
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.limits import DEFAULT_SEED, seed_option
-from tcsexam.runner.engine.batch import DEFAULT_BUILD_TIMEOUT_S, RunOptions
+from tcsexam.runner.engine.batch import DEFAULT_BUILD_TIMEOUT_S, PoolKind, RunOptions
 from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES
 from tcsexam.runner.limiter.types import LIMITER_OPTION
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
@@ -32,7 +32,9 @@ RUN_HELP = {
     "one is alive (`tcsexam runner ray-head start`; TCSEXAM_RAY_HEAD=none: never), else a local Ray",
     "ray_head": "use the shared Ray head whose state folder is DIR (`tcsexam runner ray-head start --state-dir DIR`), "
     "waiting for it while it starts; a local Ray when none is alive there",
-    "no_ray": "run in this process, one at a time (same executor; debugging)",
+    "no_ray": "run in this process, one at a time (same executor; debugging): --pool in-process",
+    "pool": "where the runs go: ray (actors), in-process (one at a time, no Ray) or auto: in process when even "
+    "its worst case (every run to the wall limit) costs less than Ray's start, else Ray (default %(default)s)",
     "docker_image": "the image of the docker sandbox (default: $TCSEXAM_DOCKER_IMAGE, else the candidate image; "
     "orspace execute: $TCSEXAM_ORSPACE_IMAGE, else tcsexam-orspace:latest when present)",
     "allow_unsandboxed": "the programs are trusted: `--sandbox auto` may fall back to local "
@@ -61,6 +63,7 @@ def add_run_options(parser: Declarer, *, pool: bool = True, candidate: bool = Tr
         ray_where.add_argument("--ray-address", default=None, metavar="ADDR", help=h["ray_address"])
         ray_where.add_argument("--ray-head", default=None, metavar="DIR", help=h["ray_head"])
         parser.add_argument("--no-ray", action="store_true", help=h["no_ray"])
+        parser.add_argument("--pool", type=PoolKind, choices=list(PoolKind), default=PoolKind.AUTO, help=h["pool"])
         retries = DEFAULT_MAX_RETRIES
         parser.add_argument("--max-retries", type=int, default=retries, metavar="K", help=h["max_retries"])
         parser.add_argument("--no-progress", action="store_true", help=h["no_progress"])
@@ -87,7 +90,11 @@ def run_options(args: argparse.Namespace, base: RunOptions | None = None) -> Run
         run["progress"] = base.progress and not given["no_progress"]
         chosen = {k: given[k] for k in ("workers", "ray_address", "ray_head") if given[k] is not None}
         run["pool"] = dataclasses.replace(
-            base.pool, **chosen, use_ray=base.pool.use_ray and not given["no_ray"], max_retries=given["max_retries"]
+            base.pool,
+            **chosen,
+            use_ray=base.pool.use_ray and not given["no_ray"],
+            max_retries=given["max_retries"],
+            kind=PoolKind(given["pool"]) if given["pool"] != PoolKind.AUTO else base.pool.kind,
         )
         run["pool"].check()
     return dataclasses.replace(base, **run)

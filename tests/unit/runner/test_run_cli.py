@@ -286,6 +286,8 @@ def test_run_on_local_ray_with_two_workers(setup, capsys):
             str(root / "out" / "records.json"),
             "--workers",
             "2",
+            "--pool",
+            "ray",  # this case runs the local Ray (auto would run 3 short runs in this process)
             "--sandbox",
             "local",  # the test candidate logs each call outside its work folder
         ]
@@ -305,7 +307,7 @@ def test_console_script_on_ray_exits_with_its_code_and_output_flushed(setup):
     import sys
 
     root, task, cand = setup
-    base = [sys.executable, "-m", "tcsexam", *run_args(task, cand), "--sandbox", "local"]
+    base = [sys.executable, "-m", "tcsexam", *run_args(task, cand), "--sandbox", "local", "--pool", "ray"]
     ok = subprocess.run(
         [*base, "--output", str(root / "out" / "records.json"), "--workers", "1"],
         capture_output=True,
@@ -330,7 +332,7 @@ def _run_job(root: Path, task: Path, cand: Path, out: str, *extra: str, **env: s
     import subprocess
 
     argv = [sys.executable, "-m", "tcsexam", *run_args(task, cand)]
-    argv += ["--output", str(root / out / "records.json"), "--no-progress", *extra]
+    argv += ["--output", str(root / out / "records.json"), "--no-progress", "--pool", "ray", *extra]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=dict(os.environ, **env))
     assert proc.returncode == 0, proc.stderr
     assert [r["status"] for r in json.loads((root / out / "records.json").read_text())] == ["ok"] * 3

@@ -20,10 +20,12 @@ What a pool runs is a `BatchContext` (`attempt.RunContext`, `orspace.execute.Wor
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,16 +111,55 @@ class KeyedBatch:
 # The batch: the pending names in a pool.
 
 
+class PoolKind(StrEnum):
+    """Where a batch's runs go (`tcsexam run --pool`; the chosen one is logged and kept in the
+    run's heartbeat.json)."""
+
+    AUTO = "auto"  #: in this process when Ray would cost more than the work (`in_process_wins`), else Ray
+    RAY = "ray"  #: Ray actors (a local Ray, a shared head or a cluster)
+    IN_PROCESS = "in-process"  #: this process, one run at a time (`--no-ray`)
+
+
+#: what Ray costs a batch before its first run, on a quiet 2-core machine (benchmarks/throughput.py's
+#: start split, docs/workflow.md#overhead): joining a running head and starting an actor, and
+#: starting a Ray of the job's own; loaded machines pay several times more, so these favour Ray
+RAY_JOIN_COST_S = 1.0
+RAY_START_COST_S = 3.0
+#: what one run costs in this process beyond a Ray actor's (whose run threads prepare the next
+#: run while the current one runs): measured 0.03-0.04 s at load 5 (10 ms candidates)
+IN_PROCESS_EXTRA_S = 0.04
+
+
+def in_process_wins(pending: int, workers: int, wall_s: float | None, *, joining: bool) -> tuple[bool, str]:
+    """(whether this process beats Ray, why), from the batch's size and limits alone: in
+    process when even its worst case (every run to its wall limit, one at a time, each paying
+    `IN_PROCESS_EXTRA_S`) ends no later than Ray's best (its start, then `workers` runs at once)."""
+    ray_s = RAY_JOIN_COST_S if joining else RAY_START_COST_S
+    parallel = max(1, min(int(workers), int(pending)))
+    lost_s = pending * (wall_s or float("inf")) * (1 - 1 / parallel) if parallel > 1 else 0.0
+    worst_s = pending * IN_PROCESS_EXTRA_S + lost_s
+    where = "joining Ray" if joining else "starting Ray"
+    if worst_s <= ray_s:
+        return (
+            True,
+            f"{pending} run(s) on {parallel} worker(s) cost at most {worst_s:.2f} s more here; {where} {ray_s:g} s",
+        )
+    return False, f"{pending} run(s) on {parallel} worker(s) could cost {worst_s:.1f} s more here; {where} {ray_s:g} s"
+
+
 @dataclass(frozen=True)
 class PoolOptions:
     """Where the pending runs go: Ray actors (`workers`, default this job's CPUs // threads, or
-    the cluster's), on a given cluster or a shared head, or this process (`use_ray` False)."""
+    the cluster's), on a given cluster or a shared head, or this process (`use_ray` False, or
+    `kind` in-process); `kind` auto (the default) runs a small batch in this process
+    (`in_process_wins`)."""
 
     workers: int | None = None
     use_ray: bool = True
     ray_address: str | None = None
     ray_head: str | Path | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+    kind: PoolKind = PoolKind.AUTO
 
     def check(self) -> None:
         """One usage error line for options that cannot go together."""
@@ -126,12 +167,16 @@ class PoolOptions:
             raise UsageError("--workers must be at least 1")
         if self.max_retries < 0:
             raise UsageError("--max-retries must be 0 or more")
-        if not self.use_ray and self.workers not in (None, 1):
+        if self.in_process_only and self.workers not in (None, 1):
             raise UsageError("--no-ray runs one instance at a time: use --workers 1")
-        if not self.use_ray and (self.ray_address or self.ray_head):
+        if self.in_process_only and (self.ray_address or self.ray_head):
             raise UsageError("--no-ray and --ray-address/--ray-head exclude each other")
         if self.ray_address and self.ray_head:
             raise UsageError("--ray-address and --ray-head exclude each other")
+
+    @property
+    def in_process_only(self) -> bool:
+        return not self.use_ray or self.kind == PoolKind.IN_PROCESS
 
 
 @dataclass(frozen=True)
@@ -171,6 +216,8 @@ class BatchHooks:
 class PoolReport:
     workers: int | None = None
     ray_startup_s: float | None = None
+    kind: PoolKind | None = None  #: where the runs went (ray or in-process); None: nothing ran
+    why: str = ""  #: why there (`in_process_wins`), for the log
 
 
 def run_batch(
@@ -183,7 +230,7 @@ def run_batch(
         return report
     handle = pool = bar = None
     try:
-        pool, handle = _start_pool(ctx, options, hooks, threads, len(batch.pending))
+        pool, handle = _start_pool(ctx, options, hooks, threads, len(batch.pending), report)
         report.workers = pool.workers
         report.ray_startup_s = handle.startup_s if handle is not None else None
         bar = _Progress(hooks, total=len(batch.keys), initial=batch.reused)  # after the one-off Ray start
@@ -200,12 +247,27 @@ def run_batch(
     return report
 
 
-def _start_pool(ctx: BatchContext, options: PoolOptions, hooks: BatchHooks, threads: int, pending: int):
-    """(the pool, the Ray handle or None)."""
-    if not options.use_ray:
+def _start_pool(
+    ctx: BatchContext, options: PoolOptions, hooks: BatchHooks, threads: int, pending: int, report: PoolReport
+):
+    """(the pool, the Ray handle or None); `report` says which and why."""
+    wanted = options.workers if options.workers is not None else max(1, job_cpus() // threads)
+    if options.in_process_only:
+        report.kind, report.why = PoolKind.IN_PROCESS, "asked for"
+    elif options.kind == PoolKind.AUTO and _ray_here():
+        report.kind, report.why = PoolKind.RAY, "Ray already runs in this process"
+    elif options.kind == PoolKind.AUTO:
+        limits = ctx.limits
+        joining = bool(options.ray_head or options.ray_address or os.environ.get("RAY_ADDRESS") or local_head())
+        wins, report.why = in_process_wins(pending, wanted, limits.wall_s if limits else None, joining=joining)
+        report.kind = PoolKind.IN_PROCESS if wins else PoolKind.RAY
+    else:
+        report.kind, report.why = PoolKind.RAY, "asked for"
+    if report.kind == PoolKind.IN_PROCESS:
+        if hooks.log is not None and options.kind == PoolKind.AUTO and options.use_ray:
+            hooks.log(f"{hooks.label}: in this process, one run at a time, no Ray ({report.why})")
         return InProcessPool(ctx, max_retries=options.max_retries, on_dispatch=hooks.on_dispatch), None
     address, waited_s = _ray_address(options, hooks)
-    wanted = options.workers if options.workers is not None else max(1, job_cpus() // threads)
     handle = start_ray(num_cpus=wanted * threads, address=address)
     try:
         if not handle.started_here and options.workers is None:
@@ -232,11 +294,18 @@ def _start_pool(ctx: BatchContext, options: PoolOptions, hooks: BatchHooks, thre
             else ("local Ray" if handle.started_here else "this process's Ray")
         )
         note = f"; waited {waited_s:.1f} s for the shared head" if waited_s >= 0.1 else ""
+        note += f"; {report.why}" if options.kind == PoolKind.AUTO else ""
         hooks.log(
             f"{hooks.label}: {pool.workers} worker(s) x {threads} CPU(s) on {where} "
             f"(started in {handle.startup_s:.1f} s{note})"
         )
     return pool, handle
+
+
+def _ray_here() -> bool:
+    """This process is connected to Ray already (without importing Ray when it is not loaded)."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
 
 
 def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, float]:
@@ -308,6 +377,7 @@ __all__ = [
     "BatchHooks",
     "BatchRecord",
     "KeyedBatch",
+    "PoolKind",
     "PoolOptions",
     "PoolReport",
     "run_batch",

@@ -8,7 +8,8 @@ Fields: ``format`` (1), ``task``, ``attempt``, ``state`` (running | finished | f
 interrupted), ``host``, ``pid``, ``slurm_job_id``, ``started`` and ``updated`` (Unix times),
 ``interval_s``, ``planned`` (instances of this run), ``reused``, ``executed`` (run by this job),
 ``done`` (reused + executed), ``statuses`` (status -> count over ``done``), ``sandbox``,
-``limiter``. A heartbeat that cannot be written (a full disk) is logged once and never stops
+``limiter``, and once the runs went somewhere ``pool`` (``ray`` or ``in-process``: `tcsexam run
+--pool`, decided from the task's size and limits under ``auto``). A heartbeat that cannot be written (a full disk) is logged once and never stops
 the run.
 """
 
@@ -101,6 +102,12 @@ class Heartbeat:
         self._write()
         self._thread = threading.Thread(target=self._beat, name="tcsexam-heartbeat", daemon=True)
         self._thread.start()
+
+    def note(self, **fields: str) -> None:
+        """Add fields to the heartbeat (e.g. where the runs went), written with the next beat."""
+        with self._lock:
+            if self.data is not None:
+                self.data.update(fields)
 
     def record(self, status: str) -> None:
         with self._lock:

@@ -87,6 +87,7 @@ class RunSummary:
     records_dir: Path | None = None
     ray_startup_s: float | None = None
     workers: int | None = None
+    pool: str | None = None  #: where the runs went (`batch.PoolKind`: ray or in-process); None: nothing ran
     wall_s: float = 0.0
     build_message: str | None = None
     set_aside: list[tuple[str, str, str]] = field(default_factory=list)  #: (instance, reason, detail)
@@ -391,6 +392,9 @@ class _TaskRun:
                 )
                 report = run_batch(run_ctx, batch, self.options.pool, hooks, threads=prep.threads)
                 summary.workers, summary.ray_startup_s = report.workers, report.ray_startup_s
+                summary.pool = report.kind
+                if self.hooks.heartbeat is not None and report.kind is not None:
+                    self.hooks.heartbeat.note(pool=str(report.kind))
         finally:
             if build_dir is not None:
                 shutil.rmtree(build_dir, ignore_errors=True)
