@@ -118,6 +118,22 @@ def buy_then_sell(buy: list[float], sell: list[float], initial_stock: float, cap
     return solve(prob)
 
 
+def knapsack(
+    value: dict[str, float], cost: dict[str, float], budget: float, exclusive: list[tuple[str, str]]
+) -> dict[str, Any]:
+    """Most total `value` of a 0/1 choice of the keys with total `cost` within `budget`, at most one
+    key of each `exclusive` pair chosen. Items 62 and 72."""
+    import pulp
+
+    pick = {k: pulp.LpVariable(f"pick_{k}", cat="Binary") for k in value}
+    prob = pulp.LpProblem("knapsack", pulp.LpMaximize)
+    prob += pulp.lpSum(value[k] * pick[k] for k in value)
+    prob += pulp.lpSum(cost[k] * pick[k] for k in value) <= budget
+    for a, b in exclusive:
+        prob += pick[a] + pick[b] <= 1
+    return solve(prob)
+
+
 def routed_production(
     hours: dict[tuple[str, str], float],
     stages: dict[str, list[str]],
