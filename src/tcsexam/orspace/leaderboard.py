@@ -154,6 +154,8 @@ def leaderboard(
                 "build_revise_pass_at_1": float(np.mean(pooled)) if pooled else None,
                 "explain": explain_part,
                 "attributions": objectives.get("attributions"),
+                #: of those, what the attribution judge decided (None: no judge asked)
+                "attributions_by_judge": (objectives.get("attribution_judge") or {}).get("decided"),
                 "interface_effect": interface,
                 "legacy_code_effect": legacy,
             }
@@ -208,6 +210,8 @@ def render_html(doc: dict[str, Any]) -> str:
             else f"{ex['mean_score']:.2f}" + (f" [{ex['ci95'][0]:.2f}, {ex['ci95'][1]:.2f}]" if ex["ci95"] else "")
         )
         attr = ", ".join(f"{k} {v}" for k, v in (r["attributions"] or {}).items() if v) or "n/a"
+        judged = ", ".join(f"{k} {v}" for k, v in (r.get("attributions_by_judge") or {}).items() if v)
+        attr += f" (by the judge: {judged})" if judged else ""
         out.append(
             f"<tr><td>{escape(r['run'])}</td><td>{escape(r['condition'])}</td><td>{cells[0]}</td><td>{cells[1]}</td>"
             f"<td>{ex_cell}</td><td>{escape(attr)}</td></tr>"

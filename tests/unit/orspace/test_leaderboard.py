@@ -16,7 +16,7 @@ from tcsexam.view.orspace import collect_orspace
 FS, FLAT, MODEL = "revise-all_filesystem_both", "revise-all_flat_both", "revise-model_filesystem_both"
 
 
-def _objectives(build: list[int], revise: list[int], attributions=None) -> dict:
+def _objectives(build: list[int], revise: list[int], attributions=None, judged=None) -> dict:
     rows = [
         {"workspace_id": f"or_space_{i:03d}_build", "mode": "build", "passed": bool(p)} for i, p in enumerate(build)
     ]
@@ -26,6 +26,8 @@ def _objectives(build: list[int], revise: list[int], attributions=None) -> dict:
     doc = {"rows": rows, "modes": ["build", "revise"]}
     if attributions:
         doc["attributions"] = attributions
+    if judged:
+        doc["attribution_judge"] = {"decided": judged}
     return doc
 
 
@@ -44,7 +46,8 @@ def _write(root, run, cond, name, doc):
 def results(tmp_path):
     root = tmp_path / "orspace"
     # run a: filesystem 3/4 build, flat 1/4 on the same workspaces; legacy code 3/4 revise vs 1/4 without
-    _write(root, "a", FS, "objectives", _objectives([1, 1, 1, 0], [1, 1, 1, 0], {"grounding": 1, "modelling": 1}))
+    attributed = _objectives([1, 1, 1, 0], [1, 1, 1, 0], {"grounding": 1, "modelling": 1}, {"modelling": 1})
+    _write(root, "a", FS, "objectives", attributed)
     _write(root, "a", FLAT, "objectives", _objectives([1, 0, 0, 0], [1, 1, 0, 0]))
     _write(root, "a", MODEL, "objectives", _objectives([1, 1, 1, 0], [1, 0, 0, 0]))
     _write(root, "a", FS, "explain", _explain([80, 60]))
@@ -63,6 +66,7 @@ def test_rates_effects_and_correlation(results):
     assert (a["modes"]["build"]["passed"], a["modes"]["build"]["n"]) == (3, 4)
     assert a["modes"]["build"]["ci95"][0] <= 0.75 <= a["modes"]["build"]["ci95"][1]
     assert a["explain"]["mean_score"] == 70 and a["attributions"] == {"grounding": 1, "modelling": 1}
+    assert a["attributions_by_judge"] == {"modelling": 1} and runs["b"]["attributions_by_judge"] is None
     interface = {e["mode"]: e for e in a["interface_effect"]}
     assert (interface["build"]["a"], interface["build"]["b"]) == (FS, FLAT)
     assert interface["build"]["difference"] == pytest.approx(0.5) and interface["revise"][
@@ -104,6 +108,7 @@ def test_cli_writes_json_and_html(results, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"a {FS}: build 3/4, revise 3/4; explain 70.00" in proc.stdout
     assert len(json.loads(out.read_text())["runs"]) == 3 and "Pearson r" in html.read_text()
+    assert "grounding 1, modelling 1 (by the judge: modelling 1)" in html.read_text()
 
 
 def test_the_explorer_shows_the_leaderboard_first(results, tmp_path):
