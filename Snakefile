@@ -31,6 +31,14 @@ include: "rules/solver.smk"
 include: "rules/tracks.smk"
 include: "rules/construction.smk"
 include: "rules/proof.smk"
+
+
+# config batch.enabled (on in workflow/profiles/slurm): few, long cluster jobs
+if BATCHES.enabled:
+
+    include: "rules/batch.smk"
+
+
 include: "rules/index.smk"
 include: "rules/reference.smk"
 include: "rules/agents.smk"  # before orspace.smk: it adds the agents' OR-Space runs

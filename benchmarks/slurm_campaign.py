@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tcsexam.campaign import planner  # noqa: E402
 
+BATCH = "batch"  # rule run_batch: several of the others in one job (config batch)
 RULE_KIND = {
     "run": planner.JobKind.SOLVER,
     "construction_run": planner.JobKind.CONSTRUCTION,
@@ -45,7 +46,7 @@ RULE_KIND = {
 }
 
 
-def run_workflow(ws: Path, configfile: str, jobs: int) -> tuple[float, float]:
+def run_workflow(ws: Path, configfile: str, jobs: int, config: list[str]) -> tuple[float, float]:
     from test_workflow import SNAKEMAKE, _env
 
     env = _env(ws)
@@ -53,7 +54,11 @@ def run_workflow(ws: Path, configfile: str, jobs: int) -> tuple[float, float]:
     argv = [SNAKEMAKE, "--profile", "workflow/profiles/slurm", "--workflow-profile", "workflow/profiles/slurm-ci"]
     start = time.time()
     proc = subprocess.run(
-        [*argv, "--configfile", configfile, "--jobs", str(jobs)], cwd=ws, env=env, capture_output=True, text=True
+        [*argv, "--configfile", configfile, "--jobs", str(jobs), *(["--config", *config] if config else [])],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     end = time.time()
     if proc.returncode != 0:
@@ -74,17 +79,19 @@ def slurm_jobs(ws: Path) -> list[dict]:
     jobs = []
     for line in out.stdout.splitlines():
         job, submit, start, end, node, state, comment = line.split("|", 6)
-        m = re.fullmatch(r"rule_(\w+?)_wildcards_(.+)_([^_]+)_(\d+)", comment)
-        if not m or m.group(1) not in RULE_KIND:
-            continue
         ts = [datetime.fromisoformat(t).timestamp() for t in (submit, start, end)]
+        batch = re.fullmatch(r"rule_run_batch_wildcards_(.+)", comment)
+        m = re.fullmatch(r"rule_(\w+?)_wildcards_(.+)_([^_]+)_(\d+)", comment)
+        if batch:
+            what = {"kind": BATCH, "model": "", "item": batch.group(1), "attempt": ""}
+        elif m and m.group(1) in RULE_KIND:
+            what = {"kind": RULE_KIND[m.group(1)], "model": m.group(2), "item": m.group(3), "attempt": m.group(4)}
+        else:
+            continue
         jobs.append(
             {
                 "id": job,
-                "kind": RULE_KIND[m.group(1)],
-                "model": m.group(2),
-                "item": m.group(3),
-                "attempt": m.group(4),
+                **what,
                 "submit": ts[0],
                 "start": ts[1],
                 "end": ts[2],
@@ -95,7 +102,22 @@ def slurm_jobs(ws: Path) -> list[dict]:
     return jobs
 
 
+def _batch_config(config: list[str]) -> dict:
+    """The `batch` settings among Snakemake --config values (`batch={enabled: true, ...}`)."""
+    import yaml
+
+    for item in config:
+        key, _, value = item.partition("=")
+        if key == "batch":
+            return yaml.safe_load(value) or {}
+    return {}
+
+
 def job_work(ws: Path, out: str, job: dict) -> float:
+    if job["kind"] == BATCH:  # its members' work, from the batch's summary
+        summary = json.loads((ws / out / "batches" / f"{job['item']}.json").read_text())
+        members = [dict(zip(("kind", "model", "item", "attempt"), m["key"].split("/"))) for m in summary["members"]]
+        return sum(job_work(ws, out, m) for m in members)
     folder = ws / out / job["kind"] / job["model"] / job["item"] / job["attempt"]
     if job["kind"] == planner.JobKind.PROOF:
         return float(json.loads((folder / "verdict.json").read_text()).get("wall_s") or 0.0)
@@ -116,6 +138,13 @@ def main() -> int:
     ap.add_argument("--startup", type=float)
     ap.add_argument("--tail", type=float)
     ap.add_argument("--queue", type=float)
+    ap.add_argument("--member-overhead", type=float, help="seconds per member of a batch job (batched runs)")
+    ap.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE", help="Snakemake --config (e.g. batch=...)")
+    ap.add_argument(
+        "--timings-from",
+        metavar="DIR",
+        help="an earlier run's results tree, copied into the workspace as timings/ (config batch.timings: [timings])",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     desc = json.loads(Path(args.cluster).read_text())
@@ -131,7 +160,9 @@ def main() -> int:
         if os.path.isabs(args.configfile):
             shutil.copy2(args.configfile, ws / "config" / "benchmark.yaml")
             args.configfile = "config/benchmark.yaml"
-        t0, t1 = run_workflow(ws, args.configfile, args.jobs)
+        if args.timings_from:
+            shutil.copytree(args.timings_from, ws / "timings", symlinks=True)
+        t0, t1 = run_workflow(ws, args.configfile, args.jobs, args.config)
     config = planner.load_config(ws / args.configfile, ws)
     out = f"{config['results_dir']}/{config['suite']}/{config.get('protocol', 'offline')}"
     jobs = [j for j in slurm_jobs(ws) if j["state"] == "COMPLETED"]
@@ -139,10 +170,10 @@ def main() -> int:
         j["work"] = job_work(ws, out, j)
         j["over"] = j["end"] - j["start"] - j["work"]
     kinds = {}
-    for kind in planner.JobKind:
+    for kind in [*planner.JobKind, BATCH]:
         mine = [j for j in jobs if j["kind"] == kind]
         if mine:
-            kinds[kind.value] = {
+            kinds[str(kind)] = {
                 "jobs": len(mine),
                 "overhead_median_s": statistics.median(j["over"] for j in mine),
                 "overhead_mean_s": statistics.fmean(j["over"] for j in mine),
@@ -155,10 +186,23 @@ def main() -> int:
         prev = last_on.get(j["node"])
         gaps.append(j["start"] - (j["submit"] if prev is None else max(j["submit"], prev)))
         last_on[j["node"]] = j["end"]
-    others = [j["over"] for j in jobs if j["kind"] != planner.JobKind.SOLVER]
+    others = [j["over"] for j in jobs if j["kind"] in (planner.JobKind.CONSTRUCTION, planner.JobKind.PROOF)]
     solver = [j["over"] for j in jobs if j["kind"] == planner.JobKind.SOLVER]
     job_s = statistics.median(others) if others else None
     ray_s = statistics.median(solver) - job_s if solver and job_s is not None else None
+    # a batch job: each member's wall in the batch beyond its work (member_s), and the batch's length
+    # beyond its members' walls (the job's start, Snakemake in it, the batch's Ray head)
+    member_over, batch_over = [], []
+    for j in jobs:
+        if j["kind"] == BATCH:
+            summary = json.loads((ws / out / "batches" / f"{j['item']}.json").read_text())
+            walls = 0.0
+            for m in summary["members"]:
+                kind, model, item, attempt = m["key"].split("/")
+                work = job_work(ws, out, {"kind": kind, "model": model, "item": item, "attempt": attempt})
+                member_over.append(m["wall_s"] - work)
+                walls += m["wall_s"]
+            batch_over.append(j["end"] - j["start"] - walls / max(1, summary["threads"]))
     first_submit = min(j["submit"] for j in jobs)
     last_end = max(j["end"] for j in jobs)
     measured = {
@@ -172,13 +216,26 @@ def main() -> int:
         "job_overhead_s": job_s,
         "ray_s": ray_s,
         "queue_s": statistics.median(gaps),
+        "member_overhead_s": statistics.median(member_over) if member_over else None,
+        "batch_overhead_s": statistics.median(batch_over) if batch_over else None,
         "kinds": kinds,
     }
     cluster = planner.Cluster.from_file(args.cluster, nodes=args.nodes, queue_s=args.queue, max_jobs=args.jobs)
-    given = {"job_s": args.job_overhead, "ray_s": args.ray_start, "startup_s": args.startup, "tail_s": args.tail}
+    given = {
+        "job_s": args.job_overhead,
+        "ray_s": args.ray_start,
+        "startup_s": args.startup,
+        "tail_s": args.tail,
+        "member_s": args.member_overhead,
+    }
     overheads = planner.Overheads(**{k: v for k, v in given.items() if v is not None})
     timings = planner.Timings([ws / config["results_dir"]])
-    est = planner.estimate(planner.campaign_jobs(config, root=ws, timings=timings), cluster, overheads)
+    planned = planner.campaign_jobs(config, root=ws, timings=timings)
+    batch = _batch_config(args.config)
+    if batch.get("enabled"):  # the run was batched: estimate the batched mode (tcsexam plan --batch)
+        batching = planner.Batching.from_config({"batch": batch})
+        planned = planner.batch_jobs(planned, int(config.get("run", {}).get("threads", 1)), batching)
+    est = planner.estimate(planned, cluster, overheads)
     report = {
         "workspace": str(ws),
         "measured": measured,
@@ -201,10 +258,16 @@ def main() -> int:
             f"measured: {m['submissions']} submissions on {', '.join(m['nodes_used'])}; wall {m['wall_s']:.0f} s = "
             f"start {m['startup_s']:.0f} + jobs {m['schedule_s']:.0f} + tail {m['tail_s']:.0f}"
         )
-        print(
-            f"  per job beyond its work: {m['job_overhead_s']:.1f} s (construction, proof: median), "
-            f"+{m['ray_s']:.1f} s for a Solver job (its Ray); a free core to the next job's start {m['queue_s']:.1f} s"
-        )
+        if m["job_overhead_s"] is not None and m["ray_s"] is not None:
+            print(
+                f"  per job beyond its work: {m['job_overhead_s']:.1f} s (construction, proof: median), "
+                f"+{m['ray_s']:.1f} s for a Solver job (its Ray); a free core to the next job's start {m['queue_s']:.1f} s"
+            )
+        if m["member_overhead_s"] is not None:
+            print(
+                f"  batches: a member's wall beyond its work {m['member_overhead_s']:.1f} s (median); a batch beyond "
+                f"its members {m['batch_overhead_s']:.1f} s (job start, Snakemake, the batch's Ray)"
+            )
         for kind, k in kinds.items():
             print(
                 f"  {kind}: {k['jobs']} jobs, beyond their work median {k['overhead_median_s']:.1f} s, "

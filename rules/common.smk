@@ -11,6 +11,7 @@ import tcsexam
 from tcsexam.attempts.plots import PLOTS
 from tcsexam.status import write_plan
 from tcsexam.suites import TRACK_PATTERN
+from tcsexam.workflow.batching import Batches
 from tcsexam.workflow.resources import one_cpu_job
 from tcsexam.workflow.salvage import run_started, salvage
 from tcsexam.workflow.startup import keep_going, prepare
@@ -34,6 +35,8 @@ OUT = PLAN.out
 STARTED = run_started()
 PLOT_FILES = [f"{OUT}/plots/{name}" for name in PLOTS]
 RAY_STATE = f"{PLAN.results}/.ray-head"
+# config `batch`: the cluster jobs packed into few, long ones (rules/batch.smk; none when off)
+BATCHES = Batches(PLAN)
 
 
 wildcard_constraints:

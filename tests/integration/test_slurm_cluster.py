@@ -3,9 +3,10 @@ compute node in its own network, UTS, mount and PID namespaces, with its own hos
 /tmp, /var/tmp and /dev/shm; the host's other folders are the shared file system).
 
 One test, because each step needs the one before: the tiny config (config/test/config.yaml) runs
-from nothing across both nodes (every SLURM job's node is read back from the controller and the
+from nothing across both nodes, batched as the profile does (6 batch jobs of its 40 cluster jobs,
+sized by the local run's timings: docs/workflow.md, SLURM) (every SLURM job's node is read back from the controller and the
 Solver jobs' logs name the node they ran on); mid-run one node is powered off (every process on it
-dies at once); once the controller has given its jobs up it is powered on again, with what it left
+dies at once, the batch it ran with it); once the controller has given its jobs up it is powered on again, with what it left
 in its private /tmp; the run, or its rerun with the same command, ends with the index.json of the
 local run (conftest.finished_tiny_run). Nothing the lost node left (a Solver attempt half done, its
 heartbeat, its Ray, its scratch) stops the other node or itself after the reboot.
@@ -34,6 +35,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 CLUSTER_SCRIPT = ROOT / ".ci" / "start-slurm-cluster.sh"
 DESCRIPTION = Path(os.environ.get("TCSEXAM_SLURM_CLUSTER", "/etc/tcsexam-cluster/cluster.json"))
 PROFILE_ARGS = ("--profile", "workflow/profiles/slurm", "--workflow-profile", "workflow/profiles/slurm-ci")
+# the profile's batching (few, long jobs), sized by the local run's timings into 6 batch jobs: both
+# nodes finish one while more are left, so a node can be lost in the middle of one
+BATCH = ("--config", "batch={enabled: true, target_min: 30, min_batches: 6, timings: [timings]}")
 USABLE = ("idle", "mixed", "allocated", "completing")
 
 
@@ -113,7 +117,7 @@ def _start_workflow(ws: Path, cluster: dict) -> subprocess.Popen:
     env = _env(ws)
     env["SLURM_CONF"] = cluster["slurm_conf"]
     return subprocess.Popen(
-        [SNAKEMAKE, *PROFILE_ARGS, "--configfile", CONFIG, "--jobs", "4"],
+        [SNAKEMAKE, *PROFILE_ARGS, "--configfile", CONFIG, "--jobs", "4", *BATCH],
         cwd=ws,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -127,6 +131,7 @@ def test_tiny_config_across_nodes_survives_a_lost_node(cluster, finished_tiny_ru
     names = [n["name"] for n in cluster["nodes"]]
     victim = names[-1]
     ws = make_workspace(Path(tempfile.mkdtemp(prefix="slurm-cluster-", dir=cluster["shared"])) / "ws")
+    shutil.copytree(finished_tiny_run / "results", ws / "timings", symlinks=True)  # what sizes the batches
     monkeypatch.setenv("SLURM_CONF", cluster["slurm_conf"])  # snakemake() passes os.environ on
     proc = _start_workflow(ws, cluster)
     stopped = False
@@ -158,7 +163,7 @@ def test_tiny_config_across_nodes_survives_a_lost_node(cluster, finished_tiny_ru
         stopped = False
         first_rc = proc.wait(timeout=1800)
         # resume: the same command again (a no-op when the first run already recovered by itself)
-        snakemake(ws, *PROFILE_ARGS, "--configfile", CONFIG, "--jobs", "4", timeout=1800)
+        snakemake(ws, *PROFILE_ARGS, "--configfile", CONFIG, "--jobs", "4", *BATCH, timeout=1800)
         jobs = _jobs(cluster, ws)
     finally:
         if proc.poll() is None:

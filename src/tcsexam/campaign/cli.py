@@ -38,6 +38,16 @@ def register(sub) -> None:
     )
     p.add_argument("--models", type=int, help="plan N models instead of the config's (a hypothetical campaign)")
     p.add_argument("--attempts", type=int, help="K attempts per model instead of the config's")
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="batched mode (config batch, on in the SLURM profile): the jobs packed into few, long batch jobs",
+    )
+    p.add_argument(
+        "--batch-target-min", type=float, metavar="MIN", help="--batch: minutes per batch (batch.target_min)"
+    )
+    p.add_argument("--min-batches", type=int, help="--batch: at least this many batch jobs (batch.min_batches)")
+    p.add_argument("--member-overhead", type=float, metavar="SECONDS", help="--batch: seconds per batch member")
     p.add_argument("--json", action="store_true", help="the estimate and its inputs as JSON")
     p.set_defaults(handler=main)
 
@@ -57,7 +67,13 @@ def main(args: argparse.Namespace) -> int:
         raise InputError("tcsexam plan: give --cluster FILE, or --nodes and --cores-per-node")
     else:
         cluster = planner.Cluster(**{k: v for k, v in override.items() if v is not None})
-    given = {"job_s": args.job_overhead, "ray_s": args.ray_start, "startup_s": args.startup, "tail_s": args.tail}
+    given = {
+        "job_s": args.job_overhead,
+        "ray_s": args.ray_start,
+        "startup_s": args.startup,
+        "tail_s": args.tail,
+        "member_s": args.member_overhead,
+    }
     overheads = planner.Overheads(**{k: v for k, v in given.items() if v is not None})
     for name, value in (("--models", args.models), ("--attempts", args.attempts)):
         if value is not None and value < 1:
@@ -67,6 +83,14 @@ def main(args: argparse.Namespace) -> int:
     jobs = planner.campaign_jobs(
         config, root=root, timings=planner.Timings(args.timings), models=args.models, attempts=args.attempts
     )
+    if args.batch or args.batch_target_min is not None or args.min_batches is not None:
+        batching = planner.Batching.from_config(
+            config,
+            target_min=args.batch_target_min,
+            min_batches=args.min_batches,
+            member_overhead_s=args.member_overhead,
+        )
+        jobs = planner.batch_jobs(jobs, int(((config.get("run") or {}).get("threads")) or 1), batching)
     est = planner.estimate(jobs, cluster, overheads)
     if args.json:
         print(json.dumps(est.to_json(), indent=2, sort_keys=True))

@@ -24,36 +24,20 @@ docs/workflow.md.
 from __future__ import annotations
 
 import heapq
-import json
 import math
-import statistics
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.suites import BINARY_TRACKS, Track
+from tcsexam.workflow.batching import JobKind, pack
 from tcsexam.workflow.plan import Plan
+from tcsexam.workflow.timings import Timings, TimingSource
 
-
-class JobKind(StrEnum):
-    """The workflow's jobs that go to the cluster (the others are localrules)."""
-
-    SOLVER = "solver"  # rule run: one (model, Solver task, attempt), all its instances
-    CONSTRUCTION = "construction"  # rule construction_run
-    PROOF = "proof"  # rule proof_check
-
-
-class TimingSource(StrEnum):
-    """Where a job's expected work came from."""
-
-    MEASURED = "measured"  # records of an earlier run (every instance measured)
-    PARTLY_MEASURED = "partly_measured"  # some instances measured, the others at the task's measured mean
-    LIMIT = "limit"  # the task's wall limit per instance (an upper bound)
+__all__ = ["JobKind", "Timings", "TimingSource"]  # re-exported: benchmarks/slurm_campaign.py
 
 
 #: measured on the test cluster (.ci/start-slurm-cluster.sh: 2 nodes x 1 core on a 2-core machine
@@ -64,6 +48,7 @@ DEFAULT_RAY_S = 22.0  #: what a Solver job takes beyond that: its own Ray, start
 DEFAULT_QUEUE_S = 0.5  #: a core coming free to the next job starting on it (idle cluster)
 DEFAULT_STARTUP_S = 7.0  #: Snakemake's start and DAG before the first submission
 DEFAULT_TAIL_S = 43.0  #: local jobs after the last cluster job (scores, table, Index, plots, explorer)
+DEFAULT_MEMBER_S = 5.0  #: a member of a batch (config batch) beyond its work: its process, joining the batch's Ray
 
 
 @dataclass(frozen=True)
@@ -110,6 +95,7 @@ class Overheads:
     ray_s: float = DEFAULT_RAY_S  #: added to Solver jobs (each starts its own Ray on a cluster)
     startup_s: float = DEFAULT_STARTUP_S
     tail_s: float = DEFAULT_TAIL_S
+    member_s: float = DEFAULT_MEMBER_S  #: per member of a batch job (batched mode)
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -127,12 +113,62 @@ class Job:
     work_s: float  #: the job's instances' expected seconds, summed (CPU-seconds of its threads)
     threads: int
     source: TimingSource
+    members: int = 0  #: a batch job (config batch): how many jobs it runs; 0: a job of its own
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.model}/{self.item}/{self.attempt}"
 
     def length_s(self, overheads: Overheads) -> float:
         """Seconds from the job's start to its end: its work spread on its threads, plus the
-        per-job overhead (and a Solver job's Ray start)."""
+        per-job overhead (and a Solver job's Ray start; a batch's members' own starts, side by
+        side on its threads)."""
         ray = overheads.ray_s if self.kind == JobKind.SOLVER else 0.0
-        return self.work_s / self.threads + overheads.job_s + ray
+        return self.work_s / self.threads + overheads.job_s + ray + self.members * overheads.member_s / self.threads
+
+
+@dataclass(frozen=True)
+class Batching:
+    """Batched mode (config `batch`, tcsexam.workflow.batching): the jobs packed into batch jobs."""
+
+    target_min: float = 30.0
+    min_batches: int = 1
+    max_members: int = 100
+    member_overhead_s: float = DEFAULT_MEMBER_S  #: what the workflow sizes its batches with
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], **override: Any) -> Batching:
+        b = config.get("batch") or {}
+        values = {k: b[k] for k in ("target_min", "min_batches", "max_members", "member_overhead_s") if k in b}
+        values.update({k: v for k, v in override.items() if v is not None})
+        if values.get("target_min", 1) <= 0 or values.get("min_batches", 1) < 1 or values.get("max_members", 1) < 1:
+            raise InputError(f"batching: target_min > 0, min_batches >= 1, max_members >= 1 (got {values})")
+        return cls(**values)
+
+
+def batch_jobs(jobs: list[Job], threads: int, batching: Batching) -> list[Job]:
+    """The batch jobs the workflow would submit for `jobs` (the same packing:
+    tcsexam.workflow.batching.pack): one Job per batch, its work the members' work, a Solver job
+    (its own Ray) when a Solver run is among its members."""
+    cost = {j.key: j.work_s + batching.member_overhead_s * min(j.threads, threads) for j in jobs}
+    bins = pack(
+        jobs,
+        cost,
+        threads=threads,
+        target_s=batching.target_min * 60,
+        min_batches=batching.min_batches,
+        max_members=batching.max_members,
+    )
+    out = []
+    for n, members in enumerate(bins, 1):
+        kind = JobKind.SOLVER if any(m.kind == JobKind.SOLVER for m in members) else members[0].kind
+        sources = {m.source for m in members}
+        source = sources.pop() if len(sources) == 1 else TimingSource.PARTLY_MEASURED
+        work = sum(m.work_s for m in members)
+        out.append(
+            Job(kind, "batch", f"b{n:03d}", "", sum(m.instances for m in members), work, threads, source, len(members))
+        )
+    return out
 
 
 @dataclass
@@ -152,59 +188,6 @@ class Estimate:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# ---- timings -----------------------------------------------------------------------------------
-
-
-class Timings:
-    """Measured seconds per (task, instance) and per proof item, medians over every run found."""
-
-    def __init__(self, folders: Iterable[str | Path] = ()):
-        samples: dict[tuple[str, str], list[float]] = defaultdict(list)
-        self.folders = [Path(f) for f in folders]
-        for folder in self.folders:
-            if not folder.is_dir():
-                raise InputError(f"--timings {folder}: not a folder (a results tree of an earlier run)")
-            for path in sorted(folder.rglob("records.json")):
-                for rec in _json_list(path):
-                    if isinstance(rec, dict) and isinstance(rec.get("wall_s"), (int, float)):
-                        samples[(str(rec.get("task")), str(rec.get("instance")))].append(float(rec["wall_s"]))
-            for path in sorted(folder.rglob("verdict.json")):
-                data = _json_dict(path)
-                if data and isinstance(data.get("wall_s"), (int, float)) and data.get("item"):
-                    samples[(str(data["item"]), "")].append(float(data["wall_s"]))
-        self.instance = {key: statistics.median(v) for key, v in samples.items()}
-        by_task: dict[str, list[float]] = defaultdict(list)
-        for (task, _), value in self.instance.items():
-            by_task[task].append(value)
-        self.task_mean = {task: statistics.fmean(v) for task, v in by_task.items()}
-
-    def work(self, task: str, instances: list[str], limit_s: float) -> tuple[float, TimingSource]:
-        """Expected seconds of `instances` of `task`, and where they came from."""
-        measured = [self.instance[(task, i)] for i in instances if (task, i) in self.instance]
-        if len(measured) == len(instances) and instances:
-            return sum(measured), TimingSource.MEASURED
-        if task in self.task_mean:
-            rest = len(instances) - len(measured)
-            return sum(measured) + rest * self.task_mean[task], TimingSource.PARTLY_MEASURED
-        return len(instances) * limit_s, TimingSource.LIMIT
-
-
-def _json_list(path: Path) -> list:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return []
-    return data if isinstance(data, list) else []
-
-
-def _json_dict(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 # ---- the jobs of a config ----------------------------------------------------------------------
@@ -318,13 +301,20 @@ def estimate(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> Estimat
     kinds: dict[str, int] = defaultdict(int)
     sources: dict[str, int] = defaultdict(int)
     for j in jobs:
-        kinds[j.kind] += 1
+        kinds["batch" if j.members else j.kind] += 1
         sources[j.source] += 1
     notes = []
     if sources.get(TimingSource.LIMIT):
         notes.append(
             f"{sources[TimingSource.LIMIT]} job(s) timed at their task's wall limit (no measured timings "
             "for them: an upper bound; pass --timings with an earlier run's results)"
+        )
+    batches = [j for j in jobs if j.members]
+    if batches:
+        longest = max(j.length_s(overheads) for j in batches)
+        notes.append(
+            f"batched (config batch): {sum(j.members for j in batches)} job(s) in {len(batches)} batch job(s), "
+            f"the longest {_duration(longest)}"
         )
     too_wide = {j.threads for j in jobs if j.threads > cluster.cores_per_node}
     if too_wide:
