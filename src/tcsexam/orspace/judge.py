@@ -9,6 +9,9 @@ client (the model layer of the agent stage for such endpoints), with its own ret
   retried up to `max_attempts` times with exponential backoff (`backoff_s * 2**k`, capped at
   `max_backoff_s`); a `Retry-After` header (seconds or HTTP date) is honoured. Other 4xx fail at
   once. What still fails raises `JudgeError`: a judgment is never silently replaced by zeros.
+- Prompts: `judge` asks for an Explain judgment (`judge_prompt.py`); `ask` takes any system prompt
+  and validator (the attribution judge, `attribution_judge.py`). `last_raw` is the text of the
+  last reply, kept in the cache entry too.
 - Cache: a validated judgment is stored on disk under `cache_dir`, keyed by the sha256 of
   (judge model, prompt sha256, canonical JSON of the input, and the repeat index when above 0); a
   hit skips the endpoint. `repeat` K > 0 asks the same judgment afresh (a self-consistency
