@@ -252,9 +252,9 @@ def campaign_jobs(
                     work, source = timings.work(task, names, plan.task(task).limits.wall_s)
                     jobs.append(Job(JobKind.SOLVER, model, task, attempt, len(names), work, threads, source))
             for item in tracks[Track.CONSTRUCTION]:
-                task = plan.task(item)
-                names = [i.name for i in task.instances]
-                work, source = timings.work(item, names, task.limits.wall_s)
+                construction = plan.task(item)
+                names = [i.name for i in construction.instances]
+                work, source = timings.work(item, names, construction.limits.wall_s)
                 jobs.append(Job(JobKind.CONSTRUCTION, model, item, attempt, len(names), work, 1, source))
             for track in BINARY_TRACKS:
                 for item in tracks[track]:

@@ -13,6 +13,7 @@ aside so the next `snakemake` run rebuilds it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,9 @@ def file_sha256(path: str | os.PathLike) -> str | None:
         return None
 
 
-def seal(data: dict[str, Any], inputs: dict[str, str | os.PathLike] | None, *, at: str | os.PathLike) -> dict[str, Any]:
+def seal(
+    data: dict[str, Any], inputs: Mapping[str, str | os.PathLike[str]] | None, *, at: str | os.PathLike
+) -> dict[str, Any]:
     """`data` plus `inputs_sha256` (when inputs are named) and `digest` (last, over the rest), for
     the file at `at` (sealed with its tree's key, created beside it when the tree has none)."""
     out = {k: v for k, v in data.items() if k not in (DIGEST_FIELD, INPUTS_FIELD)}
@@ -48,7 +51,9 @@ def require_sound(data: dict[str, Any], what: str, *, at: str | os.PathLike) -> 
         raise InputError(f"{what} fails its integrity check ({problem}); rerun to rebuild it")
 
 
-def seal_problem(data: Any, inputs: dict[str, str | os.PathLike] | None = None, *, at: str | os.PathLike) -> str | None:
+def seal_problem(
+    data: Any, inputs: Mapping[str, str | os.PathLike[str]] | None = None, *, at: str | os.PathLike
+) -> str | None:
     """Why a decoded sealed file (read from `at`) cannot be trusted (None when it can): it fails
     its digest, or one of the named inputs is not the file it was computed from."""
     problem = digest_problem(data, find_key(at))

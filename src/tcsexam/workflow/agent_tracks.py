@@ -41,6 +41,7 @@ from tcsexam.scoring.vocabulary import Protocol
 from tcsexam.suites import TRACKS, Track
 from tcsexam.workflow.agents import OPENAI_COMPATIBLE, AgentRuns, model_flags
 from tcsexam.workflow.configfix import config_problem, with_defaults
+from tcsexam.workflow.plan_base import PlanBase
 
 #: `agents.sandbox` keys that `agents solve` takes (key -> flag); docker_image is OR-Space's
 SOLVE_SANDBOX_FLAGS = {
@@ -67,11 +68,13 @@ def after_agents(method: Callable) -> Callable:
     return wrapper
 
 
-class AgentTracksPlan:
+class AgentTracksPlan(PlanBase):
     """Mixed into `Plan`; uses its root, config, models, suite, results and solvers folders."""
 
     #: set by rules/agents.smk: asks Snakemake for every generation (raises while one is not done)
-    agents_waiter: Callable[[], Any] | None = None
+    agents_waiter: Callable[[], object] | None = None
+    #: the generations' summaries' mtimes when `planned` was last made (`await_agents`)
+    _agents_seen: tuple[float | None, ...] | None = None
 
     @cached_property
     def agents_config(self) -> dict[str, Any]:
@@ -181,7 +184,7 @@ class AgentTracksPlan:
         if self.agents_waiter is not None:
             self.agents_waiter()
         seen = tuple(_mtime(self.root / f) for f in self.agent_summaries())
-        if seen != getattr(self, "_agents_seen", None):
+        if seen != self._agents_seen:
             self.__dict__.pop("planned", None)
             self._agents_seen = seen
 
@@ -191,7 +194,7 @@ class AgentTracksPlan:
         """The flags of `tcsexam agents solve` of one model, track and attempt (but --output)."""
         model = wildcards.model
         spec = self.agent_models[model]
-        cfg = self.agent_tracks_config
+        cfg = self.agent_tracks_config or {}  # a model of agent_models: there is one
         track = wildcards.track
         name = spec["model"]
         provider = spec.get("provider")

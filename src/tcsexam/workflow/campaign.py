@@ -22,9 +22,10 @@ from tcsexam.errors import InputError
 from tcsexam.fileio import read_json
 from tcsexam.scoring.vocabulary import Protocol
 from tcsexam.suites import Track
+from tcsexam.workflow.plan_base import PlanBase
 
 
-class CampaignPlan:
+class CampaignPlan(PlanBase):
     """Mixed into `Plan`; uses its root, config, models, suite, layout and task files."""
 
     # ---- campaign: the online protocol's judged records, the adoption file ----------------------
@@ -112,7 +113,7 @@ class CampaignPlan:
                 "(this config's protocol is offline: its Solver rows come from the harness)"
             )
         self.adoption  # noqa: B018 (reads and checks the file: one line on a bad row)
-        if self.online and (self.root / self.online_dir).is_dir():
+        if self.online and self.online_dir and (self.root / self.online_dir).is_dir():
             for p in self.planned:
                 if p.track == Track.SOLVER and self.has_solver_input(p.model, p.item, p.attempt):
                     rel = self.online_input(p.model, p.item, p.attempt)

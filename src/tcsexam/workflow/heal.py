@@ -300,6 +300,7 @@ def _check_summaries(plan, row_files: list[Path], bad: _Marks) -> None:
             bad.mark(index, "computed from an attempts.csv or cohort.json that is set aside")
         else:
             sums = layout.index_checksums
+            reason: str | None
             if not sums.exists():
                 reason = f"no {sums} to check it against its inputs"
             else:

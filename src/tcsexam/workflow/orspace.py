@@ -95,8 +95,9 @@ class OrspaceRuns:
         args = []
         if refs.get("disputes"):
             args.append(f"--disputes {shlex.quote(refs['disputes'])}")
-        if self.audit(wildcards.run):
-            args.append(f"--audit {shlex.quote(self.audit(wildcards.run))}")
+        audit = self.audit(wildcards.run)
+        if audit:
+            args.append(f"--audit {shlex.quote(audit)}")
         if run.get("attribute", True):
             args.append("--attribute")
         if run.get("attribution_judge"):
@@ -198,7 +199,7 @@ class OrspaceRuns:
         ex.setdefault("penalty_setting", "paper")
         ex.setdefault("judge", False)
         ex.setdefault("judge_cache", JUDGE_CACHE)
-        answers = entry.get("answers") or ex.get("answers")
+        answers = self.answers(wildcards)  # planned only where a condition has answers (`has_explain`)
         rubrics = ex.get("rubrics") or os.path.join(run["release"], "evaluation", "explain_evaluation", "rubrics.jsonl")
         workspaces = entry.get("workspaces") or ex.get("workspaces") or self.workspaces(wildcards)
         args = [

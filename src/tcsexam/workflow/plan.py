@@ -13,7 +13,6 @@ import math
 import os
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,26 +20,20 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.layout import ResultsLayout
-from tcsexam.proofs.task import is_proof_task_data, load_proof_task
+from tcsexam.limits import TASK_DEFAULTS
+from tcsexam.proofs.task import ProofTask, is_proof_task_data, load_proof_task
 from tcsexam.records.digest import candidate_files
 from tcsexam.scoring.reference import load_reference, resolve_reference_path
+from tcsexam.scoring.vocabulary import Protocol
 from tcsexam.suites import BINARY_TRACKS as PROOF_TRACKS
-from tcsexam.suites import TRACKS, VERDICT_TRACKS, Track, load_suite
-from tcsexam.tasks import load_task
+from tcsexam.suites import TRACKS, VERDICT_TRACKS, Suite, Track, load_suite
+from tcsexam.tasks import Task, load_task
 from tcsexam.workflow.agent_tracks import AgentTracksPlan, after_agents
 from tcsexam.workflow.campaign import CampaignPlan
 from tcsexam.workflow.configfix import load_config_schema, with_defaults
+from tcsexam.workflow.plan_base import Planned
 from tcsexam.workflow.reference_build import ReferenceBuildPlan
 from tcsexam.workflow.twins import TwinsPlan
-
-
-@dataclass(frozen=True)
-class Planned:
-    model: str
-    track: str
-    item: str
-    attempt: str
-    row: str  #: the row file the attempt table reads
 
 
 class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
@@ -53,11 +46,12 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         self.results = config["results_dir"]
         self.solvers_dir = config["solvers_dir"]
         self.verdicts_dir = config["verdicts_dir"]
-        self.protocol = config["protocol"]
+        self.protocol = Protocol(config["protocol"])
         self.online_dir: str | None = config.get("online_records_dir") or None
         self.adoption_file: str | None = config.get("adoption") or None
         self.reference = config.get("reference") or self.suite.id  # optional: the suite's bundled one
-        self._tasks: dict[str, Any] = {}
+        self._tasks: dict[str, Task] = {}
+        self._proof_tasks: dict[str, ProofTask] = {}
         self.models: dict[str, list[str]] = {}
         for spec in config["models"]:
             if spec["name"] in self.models:
@@ -69,7 +63,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
     # ---- suite and tasks ------------------------------------------------------------------
 
     @cached_property
-    def suite(self):
+    def suite(self) -> Suite:
         spec = self.config["suite"]
         path = self.root / spec if spec.endswith((".yaml", ".yml")) else spec
         return load_suite(path)
@@ -90,7 +84,7 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
     def task_file(self, task: str) -> str:
         return self.run["task_files"].get(task) or f"config/tasks/{task}.yaml"
 
-    def task(self, task: str):
+    def task(self, task: str) -> Task:
         """The task definition (loaded once per task)."""
         if task not in self._tasks:
             self._tasks[task] = load_task(self.root / self.task_file(task))
@@ -283,10 +277,10 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         rows = self.layout.proof_row
         return [p for p in self.planned if p.track in PROOF_TRACKS and p.row == str(rows(p.model, p.item, p.attempt))]
 
-    def proof_task(self, item: str):
-        if item not in self._tasks:
-            self._tasks[item] = load_proof_task(self.root / self.task_file(item))
-        return self._tasks[item]
+    def proof_task(self, item: str) -> ProofTask:
+        if item not in self._proof_tasks:
+            self._proof_tasks[item] = load_proof_task(self.root / self.task_file(item))
+        return self._proof_tasks[item]
 
     def proof_check_inputs(self, wildcards) -> list[str]:
         cand = self.candidate(wildcards.model, wildcards.item, wildcards.attempt)
@@ -300,7 +294,8 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         return max(5, math.ceil((self.proof_task(item).limits.wall_s * 6 * 1.2 + 120) / 60))
 
     def proof_mem_mb(self, item: str) -> int:
-        return int(self.proof_task(item).limits.mem_mb) + int(self.run["mem_mb"])
+        mem_mb = self.proof_task(item).limits.mem_mb or TASK_DEFAULTS["mem_mb"]  # a task's limits have one
+        return int(mem_mb) + int(self.run["mem_mb"])
 
     # ---- Solver jobs ----------------------------------------------------------------------
 
@@ -386,7 +381,8 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
         return int(len(self.instances(task)) * t.limits.wall_s)
 
     def mem_mb(self, task: str, threads: int) -> int:
-        return int(self.task(task).limits.mem_mb) * threads + int(self.run["mem_mb"])
+        mem_mb = self.task(task).limits.mem_mb or TASK_DEFAULTS["mem_mb"]  # a task's limits have one
+        return int(mem_mb) * threads + int(self.run["mem_mb"])
 
     def check(self, *, reference_target: bool = False) -> None:
         """Fail early, with one line, on a config the rules cannot run: at DAG construction, so
@@ -467,8 +463,8 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
 
     def _check_submissions(self) -> None:
         other_items = [(t, i) for t in VERDICT_TRACKS for i in self.suite.tracks[t]]
-        solver_key, solver_dir = (
-            ("online_records_dir", self.online_dir) if self.online else ("solvers_dir", self.solvers_dir)
+        solver_key, solver_dir = (  # online: check_campaign has made sure of online_records_dir
+            ("online_records_dir", self.online_dir or "") if self.online else ("solvers_dir", self.solvers_dir)
         )
         # the agents' models write their own submissions of their tracks in this run
         judged = [m for m in self.models if not self.generated_by_agents(m, "solver")]

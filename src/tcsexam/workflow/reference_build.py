@@ -5,19 +5,15 @@ earlier reference instead of rebuilt, each task's reference solver and its K see
 from __future__ import annotations
 
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.layout import reference_dir
 from tcsexam.suites import load_suite
+from tcsexam.workflow.plan_base import PlanBase
 
 
-class ReferenceBuildPlan:
-    config: dict[str, Any]
-    root: Path
-    results: str
-
+class ReferenceBuildPlan(PlanBase):
     @cached_property
     def reference_build(self) -> dict[str, Any]:
         return self.config["reference_build"]

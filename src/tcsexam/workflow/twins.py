@@ -26,11 +26,10 @@ from tcsexam.errors import InputError
 from tcsexam.scoring.reference import resolve_reference_path
 from tcsexam.twins.make import twin_name
 from tcsexam.workflow.agent_tracks import after_agents
+from tcsexam.workflow.plan_base import PlanBase
 
 
-class TwinsPlan:
-    config: dict[str, Any]
-
+class TwinsPlan(PlanBase):
     # ---- settings -------------------------------------------------------------------------------
 
     @property
@@ -46,7 +45,8 @@ class TwinsPlan:
 
     @property
     def score_on_twins(self) -> bool:
-        return bool(self.twin_seeds) and self.twins.get("score_on", "originals") == "twins"
+        tw = self.twins
+        return bool(self.twin_seeds) and tw is not None and tw.get("score_on", "originals") == "twins"
 
     @property
     def twins_root(self) -> str:
@@ -146,7 +146,8 @@ class TwinsPlan:
         if self.online:
             return ""
         out = f"--originals {shlex.quote(str(Path(self.out) / 'solver'))}"
-        if self.twin_seeds:
-            threshold = float(self.twins["threshold"])  # the schema's default fills it in
+        tw = self.twins
+        if self.twin_seeds and tw is not None:  # twin seeds only with a twins config
+            threshold = float(tw["threshold"])  # the schema's default fills it in
             out += f" --twins {shlex.quote(self.twins_root)} --twin-threshold {threshold!r}"
         return out
