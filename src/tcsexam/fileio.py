@@ -23,11 +23,18 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import yaml
 
 from tcsexam.errors import InputError, os_error_text
+
+#: A decoded JSON or YAML value: arbitrary data, whose shape the code that reads it checks. `Any`
+#: (not a recursive union) so that a value whose shape is checked reads without casts; the one
+#: place `Any` stands for "arbitrary" (CONTRIBUTING.md "Types").
+Json: TypeAlias = Any
+#: A decoded JSON object: a record, a result file, a config mapping
+JsonObject: TypeAlias = dict[str, Json]
 
 # mkstemp creates files with mode 0600; written files get the usual mode (0666 less the umask).
 _UMASK = os.umask(0)
@@ -71,12 +78,12 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, durable: bool = Tru
     atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def dumps_json(obj: Any) -> str:
+def dumps_json(obj: Json) -> str:
     """JSON as the pipeline writes it: indented, keys in insertion order, no NaN."""
     return json.dumps(obj, indent=2, allow_nan=False) + "\n"
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any, *, durable: bool = True) -> None:
+def atomic_write_json(path: str | os.PathLike, obj: Json, *, durable: bool = True) -> None:
     atomic_write_text(path, dumps_json(obj), durable=durable)
 
 
@@ -95,7 +102,7 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
+def read_json(path: str | os.PathLike, what: str = "JSON file") -> Json:
     """Load a JSON file; NaN/Infinity, malformed JSON, a missing or empty file raise `InputError`."""
     path = Path(path)
     text = read_text(path, what)
@@ -107,7 +114,7 @@ def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
         raise InputError(f"{path}: malformed {what}: {exc}") from None
 
 
-def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Any]:
+def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Json]:
     """Load a JSON-lines file; blank lines are skipped; errors name the line number."""
     path = Path(path)
     lines = read_text(path, what).splitlines()
@@ -135,7 +142,7 @@ def read_csv(path: str | os.PathLike, what: str = "CSV file") -> tuple[list[str]
         raise InputError(f"{path}: cannot read {what}: {exc}") from None
 
 
-def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
+def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Json:
     path = Path(path)
     text = read_text(path, what)
     try:
@@ -371,9 +378,9 @@ def exclusive_use(targets: Sequence[tuple[str | os.PathLike, bool]]) -> Iterator
             with contextlib.suppress(OSError):
                 os.unlink(path)  # before the close: nobody can lock this file once it is unlinked
             os.close(fd)
-        for folder in reversed(made):  # deepest first; a folder with anything in it stays
+        for made_folder in reversed(made):  # deepest first; a folder with anything in it stays
             with contextlib.suppress(OSError):
-                folder.rmdir()
+                made_folder.rmdir()
 
 
 def _lock(path: Path, target: str | os.PathLike) -> int:

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json
+from tcsexam.fileio import JsonObject, atomic_write_json
 from tcsexam.jobfail import reason
 from tcsexam.layout import ResultsLayout
 from tcsexam.logs import logger
@@ -292,7 +292,7 @@ def summarize(attempts: list[Attempt]) -> dict:
 def collect(results: str | os.PathLike) -> dict:
     """The status of every tree under `results`, as `--json` prints it."""
     now, host = time.time(), socket.gethostname()
-    out = {"results": str(results), "time": now, "host": host, "trees": []}
+    out: JsonObject = {"results": str(results), "time": now, "host": host, "trees": []}
     for suite, protocol, root in find_trees(Path(results)):
         if suite == "reference":
             attempts = scan_reference(root, now=now, host=host)
@@ -391,7 +391,7 @@ def main(results: str, *, as_json: bool = False, every_attempt: bool = False, wa
             return 0
         _watch(results, as_json, every_attempt, watch)
     except BrokenPipeError:  # `tcsexam status ... | head`
-        sys.stdout = None  # type: ignore[assignment]  # nothing more to say, not even at exit
+        sys.stdout = None  # nothing more to say, not even at exit
     return 0
 
 

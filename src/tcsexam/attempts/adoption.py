@@ -76,10 +76,11 @@ def _csv_lines(path: Path) -> list[list[str]]:
 def read_adoption(path: str | Path) -> list[AdoptionRow]:
     """Parse and check the file on its own (columns, vocabulary, reasons, duplicates)."""
     path = Path(path)
-    header, *body = _csv_lines(path) or [None]
-    if not header:
+    lines = _csv_lines(path)
+    if not lines or not lines[0]:
         raise InputError(f"{path}: adoption file is empty (expected the header {','.join(ADOPTION_COLUMNS)})")
-    header = [h.strip() for h in header]
+    header = [h.strip() for h in lines[0]]
+    body = lines[1:]
     missing = [c for c in ADOPTION_COLUMNS if c not in header]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)} (expected {','.join(ADOPTION_COLUMNS)})")

@@ -28,7 +28,7 @@ import math
 import uuid
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from tcsexam import __version__
 from tcsexam.errors import InputError
@@ -79,7 +79,7 @@ def _strings(d: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _finite(x: Any) -> bool:
+def _finite(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

@@ -146,8 +146,8 @@ def instance_rows(run: RunResults) -> list[dict[str, Any]]:
     layout = ResultsLayout(run.path)
     out: list[dict[str, Any]] = []
     for row in run.rows:
-        ident = tuple(row.get(c, "") for c in ("model", "track", "item", "attempt"))
-        model, track, item, attempt = ident
+        model, track, item, attempt = (row.get(c, "") for c in ("model", "track", "item", "attempt"))
+        ident = (model, track, item, attempt)
         index_model = run.index["models"].get(model) or {}
         base: dict[str, Any] = {c: None for c in INSTANCE_COLUMNS}
         base.update(

@@ -125,10 +125,12 @@ def _shows(text: Text, item: Item) -> bool:
     if text.has(item):
         return True
     match = _ASSIGNMENT.match(item.text)
-    if not match or parse_number(normalize_text(match.group(2))) is None:
+    if not match:
         return False
     name, value = match.groups()
     number = parse_number(normalize_text(value))
+    if number is None:
+        return False
     pattern = re.compile(r"(?<!\w)" + re.escape(normalize_text(name)) + r"(?!\w).{0,40}")
     return any(numbers_close(cited_numbers(line.group(0)), number).any() for line in pattern.finditer(text.norm))
 
@@ -246,6 +248,7 @@ def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, 
             if (
                 item.kind.startswith("objective")
                 and problem.input_numbers.size
+                and item.number is not None
                 and numbers_close(problem.input_numbers, item.number).any()
             ):
                 coincident.append(hit)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.problems.base import CheckResult
+from tcsexam.problems.base import CheckResult, Claimed
 from tcsexam.records import Status
 
 _HAS_TEXT = re.compile(rb"[^0-9\s+\-]")
@@ -77,7 +77,7 @@ def fast_ints(data: bytes) -> np.ndarray | None:
 class Reject(Exception):
     """Raised inside a checker to answer `invalid` or `certificate_failed` with a message."""
 
-    def __init__(self, status: Status, message: str, claimed: Any = None):
+    def __init__(self, status: Status, message: str, claimed: Claimed = None):
         super().__init__(message)
         self.status = status
         self.message = message
@@ -87,11 +87,11 @@ class Reject(Exception):
         return CheckResult(self.status, message=self.message, claimed=self.claimed)
 
 
-def invalid(message: str, claimed: Any = None) -> Reject:
+def invalid(message: str, claimed: Claimed = None) -> Reject:
     return Reject(Status.INVALID, message, claimed)
 
 
-def failed(message: str, claimed: Any = None) -> Reject:
+def failed(message: str, claimed: Claimed = None) -> Reject:
     return Reject(Status.CERTIFICATE_FAILED, message, claimed)
 
 
@@ -230,7 +230,7 @@ def vector_certificate(data: bytes, max_bytes: int, what: str) -> tuple[np.ndarr
     return certificate_ints(tokens, claimed, what), claimed
 
 
-def certificate_ints(tokens: list[bytes], claimed: float | None, what: str) -> np.ndarray:
+def certificate_ints(tokens: list[bytes], claimed: Claimed, what: str) -> np.ndarray:
     """Tokens as int64 or `invalid` naming the first bad token (its index is 1-based)."""
     arr = ints_or_none(tokens)
     if arr is None:
@@ -293,7 +293,7 @@ def stated_answer(data: bytes, max_bytes: int) -> str | None:
     return None
 
 
-def assignment(lits: np.ndarray, nvars: int, used_vars: int, claimed: Any) -> np.ndarray:
+def assignment(lits: np.ndarray, nvars: int, used_vars: int, claimed: Claimed) -> np.ndarray:
     """The truth values (1 true, -1 false, 0 unset; index 0 unused) that the non-zero literals
     `lits` assign, sized by the variables actually used so a huge declared count costs nothing.
     Rejects a literal outside 1..nvars and a variable given both signs."""

@@ -33,6 +33,10 @@ class Direction(StrEnum):
     MINIMIZE = "minimize"
 
 
+#: what a solver claimed its answer's value or verdict was (None: it claimed nothing)
+Claimed = float | str | None
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """A checker's verdict on one certificate.
@@ -47,16 +51,16 @@ class CheckResult:
     status: Status
     value: float | None = None
     solved: bool | None = None
-    claimed: float | str | None = None
+    claimed: Claimed = None
     reward: float | None = None
     message: str = ""
 
     @classmethod
-    def invalid(cls, message: str, claimed: Any = None) -> CheckResult:
+    def invalid(cls, message: str, claimed: Claimed = None) -> CheckResult:
         return cls(Status.INVALID, message=message, claimed=claimed)
 
     @classmethod
-    def failed(cls, message: str, claimed: Any = None) -> CheckResult:
+    def failed(cls, message: str, claimed: Claimed = None) -> CheckResult:
         return cls(Status.CERTIFICATE_FAILED, message=message, claimed=claimed)
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -80,8 +80,8 @@ def parse_wcnf_bytes(data: bytes, path: Path | str = "<wcnf>") -> WcnfInstance:
     top: int | None = None
     form = "new"
     unweighted = False
-    if headers:
-        match = _PLINE.search(text)
+    match = _PLINE.search(text)  # the one 'p' line (None: none)
+    if match:
         line = text[: match.start()].count(b"\n") + 1
         kind, rest = match.group(1), match.group(2).split()
         try:
@@ -212,7 +212,8 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     twin_used = mapping.get("twin_nvars", twin_vars)
     stand_in = SimpleNamespace(nvars=int(twin_used), used_vars=int(twin_used))
     try:
-        answer, claimed, value = MaxSat()._assignment(stand_in, certificate)
+        # the parse reads the instance's variable counts only: a stand-in of the twin's
+        answer, claimed, value = MaxSat()._assignment(cast(WcnfInstance, stand_in), certificate)
     except c.Reject:
         return certificate
     value = np.concatenate([value, np.zeros(max(0, twin_vars + 1 - value.size), dtype=value.dtype)])

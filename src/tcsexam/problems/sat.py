@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -84,7 +84,8 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
         what = "no 'p cnf' header" if not headers else f"{len(headers)} 'p' lines"
         raise InputError(f"{path}: {what}; expected exactly one 'p cnf <variables> <clauses>'")
     match = _HEADER.search(text)
-    header_line = text[: (match or _ANY_P.search(text)).start()].count(b"\n") + 1
+    first_p = match or _ANY_P.search(text)  # one 'p' line (checked above)
+    header_line = text[: first_p.start() if first_p else 0].count(b"\n") + 1
     if not match:
         raise InputError(f"{path}: line {header_line}: header must be 'p cnf <variables> <clauses>'")
     counts = c.ints_or_none([match.group(1), match.group(2)])
@@ -173,7 +174,8 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     literal mapped back); output that cannot be read is returned unchanged."""
     stand_in = SimpleNamespace(nvars=len(mapping["perm"]))
     try:
-        answer, lits = Sat().parse_certificate(stand_in, certificate)
+        # the parse reads the instance's variable count only: a stand-in of the original's
+        answer, lits = Sat().parse_certificate(cast(CnfInstance, stand_in), certificate)
     except c.Reject:
         return certificate
     if lits is None:

@@ -69,11 +69,18 @@ class TspInstance:
     matrix: np.ndarray | None  #: (n, n) int64 for EXPLICIT
     path: Path | None = None
 
+    def coordinates(self) -> np.ndarray:
+        """The coordinates (an instance of a coordinate type, one without a matrix, has them)."""
+        if self.coords is None:
+            raise ValueError(f"{self.name}: an {self.weight_type} instance has no coordinates")
+        return self.coords
+
     def distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """TSPLIB distances between the 0-based cities a[k] and b[k] (int64, vectorised)."""
         if self.matrix is not None:
             return self.matrix[a, b]
-        return coord_distance(self.weight_type, self.coords[a], self.coords[b])
+        coords = self.coordinates()
+        return coord_distance(self.weight_type, coords[a], coords[b])
 
     def tour_length(self, tour: np.ndarray) -> int:
         """Length of the closed tour given as a 0-based permutation."""
@@ -195,8 +202,8 @@ def parse_tsplib_bytes(data: bytes, path: Path | str = "<tsp>") -> TspInstance:
         raise InputError(f"{path}: DIMENSION must be at least 1")
     wtype = spec.get("EDGE_WEIGHT_TYPE", "").split()[0] if spec.get("EDGE_WEIGHT_TYPE") else ""
     if wtype == "EXPLICIT":
-        fmt = spec.get("EDGE_WEIGHT_FORMAT", "").split()
-        fmt = fmt[0] if fmt else ""
+        fmt_words = spec.get("EDGE_WEIGHT_FORMAT", "").split()
+        fmt = fmt_words[0] if fmt_words else ""
         if fmt not in MATRIX_FORMATS:
             raise InputError(f"{path}: EDGE_WEIGHT_FORMAT {fmt or '(missing)'} is not supported")
         if "EDGE_WEIGHT_SECTION" not in spec and "EDGE_WEIGHT_SECTION" not in sections:
@@ -268,8 +275,8 @@ def _coordinate_symmetry(inst: TspInstance, rng: np.random.Generator) -> tuple[n
     negates their arguments, the degree/minute split is odd (trunc(-x) = -trunc(x)) and cos is
     even, so both mirrors are exact; swapping latitude and longitude or shifting a longitude is
     not (the cos(lat1 + lat2) term, the minutes' rounding) and is never applied."""
-    xy = inst.coords.copy()
-    dims = xy.shape[1]
+    xy = inst.coordinates().copy()
+    dims: int = xy.shape[1]
     applied: dict = {"swap_xy": False, "negate": [False] * dims, "shift": [0] * dims}
     negate = rng.random(dims) < 0.5
     if inst.weight_type == "GEO":

@@ -33,7 +33,14 @@ from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_csv
-from tcsexam.scoring.generation import IDENTITY, AttemptGeneration, CostMissing, read_generation_table
+from tcsexam.scoring.generation import (
+    IDENTITY,
+    AttemptGeneration,
+    CostMissing,
+    Identity,
+    identity_of,
+    read_generation_table,
+)
 from tcsexam.scoring.vocabulary import ADOPTED
 from tcsexam.suites import TRACKS, Suite, Track
 
@@ -108,23 +115,26 @@ def pareto_front(points: dict[str, tuple[float | None, float | None]]) -> list[s
     return sorted(front, key=lambda m: (known[m][1], m))
 
 
-def _adopted_identities(attempts_path: str | Path) -> list[tuple[str, str, str, str]]:
+def _adopted_identities(attempts_path: str | Path) -> list[Identity]:
     header, body = read_csv(attempts_path, "attempt table")
+    header = header or []  # an empty file: every column missing
     if "adoption_status" not in header or any(c not in header for c in IDENTITY):
         raise InputError(f"{attempts_path}: attempt table lacks its identity or adoption_status columns")
     cols = [header.index(c) for c in IDENTITY]
     adoption = header.index("adoption_status")
-    return [tuple(cells[k] for k in cols) for cells in body if cells[adoption] in ADOPTED]
+    return [identity_of(cells, cols) for cells in body if cells[adoption] in ADOPTED]
 
 
-def _by_identity(entries: Iterable[AttemptGeneration], source: str, attempts_path: str | Path) -> dict:
-    out: dict[tuple[str, str, str, str], AttemptGeneration] = {}
+def _by_identity(
+    entries: Iterable[AttemptGeneration], source: str, attempts_path: str | Path
+) -> dict[Identity, AttemptGeneration]:
+    out: dict[Identity, AttemptGeneration] = {}
     for number, e in enumerate(entries, start=1):
         if e.identity in out:
             raise InputError(f"{source}: row {number}: duplicate attempt {','.join(e.identity)}")
         out[e.identity] = e
     header, body = read_csv(attempts_path, "attempt table")
-    cols = [header.index(c) for c in IDENTITY]
+    cols = [(header or []).index(c) for c in IDENTITY]  # None: an empty file
     planned = {tuple(cells[k] for k in cols) for cells in body}
     extra = sorted(set(out) - planned)
     if extra:

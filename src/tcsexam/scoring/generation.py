@@ -56,6 +56,15 @@ class FeedbackTool(StrEnum):
 
 
 IDENTITY = ("model", "track", "item", "attempt")
+Identity = tuple[str, str, str, str]  #: an attempt's (model, track, item, attempt)
+
+
+def identity_of(cells: list[str], cols: list[int]) -> Identity:
+    """The identity of a CSV row whose IDENTITY columns are at `cols`."""
+    model, track, item, attempt = (cells[k] for k in cols)
+    return (model, track, item, attempt)
+
+
 #: generation.csv's columns, in order
 GENERATION_COLUMNS = (
     *IDENTITY,
@@ -112,7 +121,7 @@ class AttemptGeneration:
     record: str = ""
 
     @property
-    def identity(self) -> tuple[str, str, str, str]:
+    def identity(self) -> Identity:
         return (self.model, self.track, self.item, self.attempt)
 
     @property
@@ -172,7 +181,9 @@ class AttemptGeneration:
                 transcript = log_file
             elif run_dir:
                 transcript = str(Path(run_dir) / log_file)
-        model = data.get("model") if isinstance(data.get("model"), dict) else {}
+        model = data.get("model")
+        if not isinstance(model, dict):
+            model = {}
         return cls(
             *identity,
             recorded=True,
@@ -224,9 +235,10 @@ def attempt_generation(solvers_dir: str | Path, identity: tuple[str, str, str, s
     return AttemptGeneration.from_record(identity, read_json(path, "generation record"), path.resolve())
 
 
-def attempt_identities(attempts_csv: str | Path) -> list[tuple[str, str, str, str]]:
+def attempt_identities(attempts_csv: str | Path) -> list[Identity]:
     """(model, track, item, attempt) of every row of an attempt table, in order."""
     header, body = read_csv(attempts_csv, "attempt table")
+    header = header or []  # an empty file: every column missing
     missing = [c for c in IDENTITY if c not in header]
     if missing:
         raise InputError(f"{attempts_csv}: attempt table lacks column(s) {', '.join(missing)}")
@@ -235,7 +247,7 @@ def attempt_identities(attempts_csv: str | Path) -> list[tuple[str, str, str, st
     for number, cells in enumerate(body, start=1):
         if len(cells) <= max(cols):
             raise InputError(f"{attempts_csv}: row {number}: {len(cells)} cells, fewer than the header's")
-        out.append(tuple(cells[k] for k in cols))
+        out.append(identity_of(cells, cols))
     return out
 
 
@@ -276,6 +288,7 @@ def _parse(value: str, kind: type, where: str, column: str) -> Any:
 def read_generation_table(path: str | Path) -> list[AttemptGeneration]:
     """generation.csv back as entries (every column checked; an unknown version is refused)."""
     header, body = read_csv(path, "generation table")
+    header = header or []  # an empty file: every column missing
     missing = [c for c in GENERATION_COLUMNS if c not in header]
     if missing:
         raise InputError(f"{path}: generation table lacks column(s) {', '.join(missing)}")
@@ -295,7 +308,10 @@ def read_generation_table(path: str | Path) -> list[AttemptGeneration]:
         values: dict[str, Any] = {c: _parse(row[c], int, where, c) for c in INT_COLUMNS}
         values.update({c: _parse(row[c], float, where, c) for c in FLOAT_COLUMNS})
         entry = AttemptGeneration(
-            *(row[c] for c in IDENTITY),
+            model=row["model"],
+            track=row["track"],
+            item=row["item"],
+            attempt=row["attempt"],
             recorded=row["generation"] == "recorded",
             **values,
             stop_reason=row["stop_reason"],

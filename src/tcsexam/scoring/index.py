@@ -360,7 +360,8 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
         if (problem := records_source_problem(data, cohort.solver_protocol)) is not None:
             raise InputError(f"{where(i)}: {path} {problem}")
         value = data.get("relative_score")
-        if type(value) not in (int, float) or not math.isfinite(value) or float(value) != float(col["score"][i]):
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None  # JSON: exact types
+        if number is None or not math.isfinite(number) or float(number) != float(col["score"][i]):
             raise InputError(f"{where(i)}: score {col['score'][i]} differs from relative_score {value!r} in {path}")
 
 

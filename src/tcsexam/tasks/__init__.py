@@ -69,7 +69,7 @@ class Task:
     anytime: bool = False  #: certificates written during the run are traced (tcsexam.runner.solver.anytime)
     #: SAT tasks: what an UNSAT answer needs, `required` (a verified DRAT proof) or `trusted`; None elsewhere
     unsat_proof: UnsatProof | None = None
-    proof_limits: Any = None  #: the DRAT checker's limits (`tcsexam.runner.solver.drat.ProofLimits`), SAT tasks only
+    proof_limits: ProofLimits | None = None  #: the DRAT checker's limits, SAT tasks only
 
     @cached_property
     def problem_impl(self):
@@ -158,7 +158,7 @@ def load_task(task: str | Path) -> Task:
 UNSAT_PROOF_PROBLEMS = ("sat",)
 
 
-def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[UnsatProof | None, Any]:
+def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[UnsatProof | None, ProofLimits | None]:
     """(unsat_proof, proof_limits) of a task: `required` (default) or `trusted` for a SAT task and
     its checker's limits; (None, None) for other problems, where either key is refused."""
     if problem not in UNSAT_PROOF_PROBLEMS:
@@ -167,7 +167,12 @@ def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[UnsatP
                 raise InputError(f"{path}: {key!r} applies to SAT tasks only (problem {problem!r})")
         return None, None
     given = data.get("proof_limits") or {}
-    limits = ProofLimits(**{k: (int(v) if k != "wall_s" else float(v)) for k, v in given.items()})
+    default = ProofLimits()  # the schema has refused any other key
+    limits = ProofLimits(
+        wall_s=float(given.get("wall_s", default.wall_s)),
+        mem_mb=int(given.get("mem_mb", default.mem_mb)),
+        proof_mb=int(given.get("proof_mb", default.proof_mb)),
+    )
     return UnsatProof(data.get("unsat_proof", DEFAULT_UNSAT_PROOF)), limits
 
 

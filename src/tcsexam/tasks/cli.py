@@ -92,6 +92,8 @@ def _generate_task(args) -> int:
     texts = []
     for inst in chosen:
         g = inst.generate
+        if g is None:  # task.generated holds the generated instances only
+            continue
         text = generate_text(problem, g["size"], g["seed"], g["index"], g["format"])
         digest = hash_text(text)
         if digest != inst.sha256:

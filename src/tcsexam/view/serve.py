@@ -16,6 +16,7 @@ def serve(folder: str | Path, port: int) -> None:
         signal.signal(sig, signal.default_int_handler)
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         host, real_port = server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host  # an AF_INET server's is a str
         print(f"serving {folder} at http://{host}:{real_port}/ (Ctrl-C stops)", flush=True)
         try:
             server.serve_forever()

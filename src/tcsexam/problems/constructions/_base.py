@@ -134,7 +134,11 @@ class ConstructionProblem(Problem):
             value = float(self.verify(instance, certificate))
         except Reject as rej:
             return replace(rej.result(), reward=0.0 if scored else None)
-        got = reward(self.direction, value, baseline, reference) if scored else None
+        got = (
+            reward(self.direction, value, baseline, reference)
+            if scored and baseline is not None and reference is not None
+            else None
+        )
         return CheckResult(Status.OK, value=value, reward=got)
 
 

@@ -67,6 +67,7 @@ def repeated_sum(xs: np.ndarray, low: int, high: int) -> tuple[int, int, int, in
                 p, q = int(first[s[k]]), int(ids[k])
             else:
                 p, q = int(ids[order[same[0]]]), int(ids[order[same[0] + 1]])
-            return tuple(int(xs[x]) for x in (p // n, p % n, q // n, q % n))
+            e0, e1, e2, e3 = (int(xs[x]) for x in (p // n, p % n, q // n, q % n))
+            return (e0, e1, e2, e3)
         first[s] = ids
     return None

@@ -46,7 +46,8 @@ def min_angle_degrees(unit: np.ndarray) -> float:
     angle is arccos of that cosine, except above cosine 0.99, where the angle of each pair within
     1e-9 of it is taken as 2 asin(|u - v| / 2): arccos of a cosine near 1 loses half the digits."""
     n = len(unit)
-    best, pairs = -2.0, []
+    best = -2.0
+    pairs: list[tuple[int, int, float]] = []
     for start in range(0, n - 1, 512):
         gram = unit[start : start + 512] @ unit.T
         upper = np.arange(start, start + len(gram))[:, None] < np.arange(n)[None, :]

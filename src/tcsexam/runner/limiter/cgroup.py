@@ -477,7 +477,8 @@ def _tcsexam_children(parent: Path) -> list[Path]:
 
 def _walk_tcsexam(root: Path, *, skip: set[Path], depth: int = 4, budget: int = 5000) -> list[Path]:
     """The `tcsexam-*` cgroups under `root` (at most `depth` levels down, `budget` folders read)."""
-    out, level = [], [root]
+    out: list[Path] = []
+    level = [root]
     for _ in range(depth):
         below = []
         for d in level:

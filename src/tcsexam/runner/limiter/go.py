@@ -26,7 +26,8 @@ def listening(callback: Callable[[float], None]) -> Iterator[None]:
     outer = _listener.get()
 
     def both(t: float) -> None:
-        outer(t)
+        if outer is not None:  # both is the listener only below an outer one
+            outer(t)
         callback(t)
 
     token = _listener.set(callback if outer is None else both)

@@ -248,7 +248,7 @@ class LimitedProcess:
             self.holding = True
 
     def _release(self) -> None:
-        if self.holding:
+        if self.holding and self.gate is not None:  # holding: it has the gate
             self.holding = False
             self.gate.release()
 

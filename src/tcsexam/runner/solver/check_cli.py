@@ -211,7 +211,7 @@ def _unsat_proof(args, problem, instance, result):
 
     task = load_task(args.task) if args.task else None
     mode = task.unsat_proof if task is not None else ("required" if args.proof else None)
-    limits = task.proof_limits if task is not None else drat.ProofLimits()
+    limits = (task.proof_limits if task is not None else None) or drat.ProofLimits()
     proof = Path(args.proof).resolve() if args.proof else Path(tempfile.gettempdir()) / "tcsexam-no-proof" / "proof"
     with tempfile.TemporaryDirectory(prefix="tcsexam-check-") as scratch:
         if args.proof and proof.is_file():  # a kept proof is gzip-compressed: checked unpacked

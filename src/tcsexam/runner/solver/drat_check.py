@@ -30,7 +30,7 @@ def _say(*lines: str) -> None:
     sys.stdout.flush()
 
 
-def _one_line(text: str, limit: int = 400) -> str:
+def _one_line(text: object, limit: int = 400) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

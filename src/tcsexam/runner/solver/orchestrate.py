@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
 from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
-from tcsexam.limits import DEFAULT_SEED, MiB
+from tcsexam.limits import DEFAULT_SEED, MiB, ProofLimits
 from tcsexam.logs import say_for
 from tcsexam.problems.solver_base import SolverProblem
 from tcsexam.records import InstanceRecord, Status, Termination
@@ -316,7 +316,7 @@ class _TaskRun:
         if task_obj.anytime:  # traced records differ; a non-anytime task's keys stay as they were
             limits_key["anytime"] = ANYTIME_KEY_VERSION
         if task_obj.unsat_proof is not None:  # UNSAT judged with or without a proof: another key
-            limits_key["unsat_proof"] = {"mode": task_obj.unsat_proof, **task_obj.proof_limits.key()}
+            limits_key["unsat_proof"] = {"mode": task_obj.unsat_proof, **(task_obj.proof_limits or ProofLimits()).key()}
         keys, instance_hashes = {}, {}
         for inst in prep.selected:
             instance_hashes[inst.name] = hash_file(inst.path)
