@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -188,7 +189,7 @@ class ModelConfig:
         """What records and manifests keep: no key, only its variable's name."""
         return {**asdict(self), "provider": self.provider, "inspect_model": self.inspect_spec}
 
-    def api_key(self, env: dict[str, str] | None = None) -> str | None:
+    def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key from the environment (never stored). A named variable that is unset is an error."""
         env = os.environ if env is None else env
         if self.api_key_env is None:

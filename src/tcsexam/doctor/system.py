@@ -55,7 +55,8 @@ def python_check(version: str | None = None) -> Check:
     version = version or platform.python_version()
     here = f"{version} ({sys.executable})"
     try:
-        wanted = metadata.metadata(DIST).get("Requires-Python") or ""
+        meta = metadata.metadata(DIST)
+        wanted = (meta["Requires-Python"] if "Requires-Python" in meta else "") or ""
     except metadata.PackageNotFoundError:
         wanted = ""
     try:

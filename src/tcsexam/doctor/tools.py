@@ -340,8 +340,8 @@ def browser_status() -> Check:
         "`tcsexam view` itself needs no browser"
     )
     chromium = os.environ.get("TCSEXAM_CHROMIUM", "/usr/bin/chromium")
-    driver = os.environ.get("TCSEXAM_CHROMEDRIVER", "/usr/bin/chromedriver")
-    driver = driver if Path(driver).is_file() else shutil.which("chromedriver")
+    driver: str | None = os.environ.get("TCSEXAM_CHROMEDRIVER", "/usr/bin/chromedriver")
+    driver = driver if driver and Path(driver).is_file() else shutil.which("chromedriver")
     absent = [name for name, there in (("chromium", Path(chromium).is_file()), ("chromedriver", driver)) if not there]
     if importlib.util.find_spec("selenium") is None:
         absent.append("selenium")

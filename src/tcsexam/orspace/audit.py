@@ -312,8 +312,10 @@ def audit_references(
     todo: list[tuple[Path, Path]] = []
     for wid in sorted(chosen):
         workspace = find_workspace(workspaces_root, wid) if workspaces_root else release.workspace_dir(wid)
-        if wid in models and workspace is None:
-            raise InputError(f"{wid}: workspace not found under {workspaces_root or release.root}")
+        if workspace is None:
+            if wid in models:
+                raise InputError(f"{wid}: workspace not found under {workspaces_root or release.root}")
+            continue  # no models of its own to run
         todo += [(path, workspace) for path in models.get(wid, [])]
 
     def one(task: tuple[Path, Path]) -> dict[str, Any]:

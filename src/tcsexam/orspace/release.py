@@ -273,7 +273,7 @@ def load_rubrics(path: str | Path, schema: dict[str, Any] | None = None) -> dict
             seen.add(cid)
             if item["checklist_type"] == "exact_match" and not item.get("target_entities"):
                 raise InputError(f"{path}: line {line}: {wid}: exact-match criterion {cid} has no target_entities")
-        out[wid] = row
+        out[str(wid)] = row  # the schema has made it a string
     return out
 
 

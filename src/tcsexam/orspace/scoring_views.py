@@ -73,13 +73,13 @@ class ReferenceEvidence:
             out.answers = {}
             audited_disputes = set()
             for n, item in enumerate(items):
-                wid = item.get("workspace_id") if isinstance(item, dict) else None
-                oracle = release.oracle.get(wid) if isinstance(wid, str) else None
-                if oracle is None:
+                item_wid = item.get("workspace_id") if isinstance(item, dict) else None
+                oracle = release.oracle.get(item_wid) if isinstance(item_wid, str) else None
+                if oracle is None or not isinstance(item_wid, str):
                     continue  # an item of a mode not scored in this run
                 if not agrees(item.get("reference"), oracle.reference_objective, 1e-9):
                     raise InputError(
-                        f"{audit_path}: item {n} ({wid}): reference {item.get('reference')} is not the oracle's "
+                        f"{audit_path}: item {n} ({item_wid}): reference {item.get('reference')} is not the oracle's "
                         f"{oracle.reference_objective} (an audit of another release?)"
                     )
                 found = [(oracle.reference_objective, "reference")]
@@ -87,9 +87,9 @@ class ReferenceEvidence:
                     solved = model.get("status") == "Optimal" and isinstance(model.get("objective"), (int, float))
                     if solved and model.get("evidence") is True:
                         found.append((float(model["objective"]), str(model.get("file"))))
-                out.answers[wid] = found
+                out.answers[item_wid] = found
                 if item.get("disputed"):
-                    audited_disputes.add(wid)
+                    audited_disputes.add(item_wid)
             if out.disputed is None:
                 out.disputed = audited_disputes
             out.inputs["audit"] = {**input_version(audit_path), "schema_version": doc["schema_version"]}

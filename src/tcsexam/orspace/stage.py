@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
 from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, Interface, artifact_kind
 from tcsexam.orspace.release import MODES, Mode, discover_workspaces, parse_workspace_id
@@ -200,7 +200,7 @@ def stage(
     secrets = leakage.Secrets(Path(oracle_root) if oracle_root is not None else release_root, release_root)
     tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
-        manifest = {
+        manifest: JsonObject = {
             "schema_version": MANIFEST_VERSION,
             "release": str(release_root.resolve()),
             "oracle": str(Path(oracle_root or release_root).resolve()),

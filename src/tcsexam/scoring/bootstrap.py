@@ -176,10 +176,10 @@ def aggregate(
             tracks[track] = np.mean(np.stack([task_reps[it] for it in items], axis=0), axis=0)
         else:
             tracks[track] = None
-    if all(tracks[t] is not None for t in TRACKS):
-        index = sum(WEIGHTS[t] * tracks[t] for t in TRACKS)
-    else:
-        index = None
+    present = [(WEIGHTS[t], rep) for t in TRACKS if (rep := tracks[t]) is not None]
+    index: np.ndarray | None = None
+    if len(present) == len(TRACKS):
+        index = np.asarray(sum(weight * rep for weight, rep in present))
     return tracks, index
 
 
@@ -239,8 +239,8 @@ def collect_scores(
         if t.track != Track.SOLVER:
             continue
         keys = [(m, item, a) for m, atts in t.attempts.items() for a in atts]
-        found = [per_instance.get(k) for k in keys]
-        if found and all(f is not None for f in found) and len({f[0] for f in found}) == 1:
+        found = [f for k in keys if (f := per_instance.get(k)) is not None]
+        if found and len(found) == len(keys) and len({f[0] for f in found}) == 1:
             t.instances = found[0][0]
             for (m, _, a), f in zip(keys, found):
                 t.attempts[m][a] = f[1]
@@ -280,7 +280,7 @@ def add_confidence_intervals(
             tracks, index = aggregate(suite.tracks, reps[name], complete)
             model["index_ci95"] = interval(index) if index is not None and resamples > 0 else None
             model["track_ci95"] = {
-                t: (interval(tracks[t]) if tracks[t] is not None and resamples > 0 else None) for t in TRACKS
+                t: (interval(rep) if (rep := tracks[t]) is not None and resamples > 0 else None) for t in TRACKS
             }
     result["bootstrap"] = {
         "method": METHOD,

@@ -80,7 +80,8 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
     ok = np.zeros(n, dtype=bool)
     rewards = np.full(n, np.nan)
     objective = kind == Kind.OBJECTIVE
-    key: RecordKey | None | bool = False  # looked up at the first record that carries a digest
+    key: RecordKey | None = None  # looked up at the first record that carries a digest
+    key_looked_up = False
     for i, rec in enumerate(records):
         if type(rec) is not dict:
             raise InputError(f"{source}: record {i + 1} is not a JSON object")
@@ -93,8 +94,8 @@ def parse_outcomes(records, kind: str, source: str, *, require_digest: bool = Fa
             )
         position[name] = i
         if require_digest or DIGEST_FIELD in rec:
-            if key is False:
-                key = find_key(source)
+            if not key_looked_up:
+                key, key_looked_up = find_key(source), True
             problem = digest_problem(rec, key)
             if problem is not None:
                 raise InputError(

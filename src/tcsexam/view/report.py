@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tcsexam.fileio import atomic_write_bytes, atomic_write_text
+from tcsexam.fileio import Json, JsonObject, atomic_write_bytes, atomic_write_text
 from tcsexam.suites import BINARY_TRACKS, Track
 from tcsexam.view.collect import RunData
 
@@ -65,8 +65,9 @@ def _cost_cells(r: dict[str, Any], front: list[str]) -> str:
 def leaderboard_html(run: RunData, site: Path | None = None) -> str:
     tracks = run.meta["tracks"]
     head = "".join(f"<th>{TRACK_LABELS[t]}</th>" for t in tracks)
-    with_cost = run.cost is not None and run.cost.get("scored")
-    front = run.cost.get("pareto_front", []) if with_cost else []
+    cost = run.cost or {}
+    with_cost = run.cost is not None and cost.get("scored")
+    front = cost.get("pareto_front", []) if with_cost else []
     if with_cost:
         head += "<th>Cost</th><th>Cost missing</th><th>Cost per solved item</th><th>Pareto front</th>"
     body = []
@@ -112,7 +113,7 @@ the results explorer{explorer}.{_cost_note(run) if with_cost else ""}</p>
 
 
 def _cost_note(run: RunData) -> str:
-    bars = ", ".join(f"{TRACK_LABELS.get(t, t)} {v:g}" for t, v in (run.cost.get("solved_at") or {}).items())
+    bars = ", ".join(f"{TRACK_LABELS.get(t, t)} {v:g}" for t, v in ((run.cost or {}).get("solved_at") or {}).items())
     return (
         " Cost: what the adopted attempts' generations cost (unknown when an attempt has no generation record or no"
         f" price: never free); an item is solved when its task mean reaches {escape(bars)}; the Pareto front holds"
@@ -123,7 +124,8 @@ def _cost_note(run: RunData) -> str:
 def cost_figure(plt, run: RunData):
     """Index against cost per model, the Pareto front joined; unknown costs named, not drawn."""
     front = (run.cost or {}).get("pareto_front") or []
-    known, unknown = [], []
+    known: list[tuple[JsonObject, Json]] = []  # (leaderboard row, its cost)
+    unknown: list[tuple[JsonObject, Json]] = []
     for r in leaderboard_rows(run):
         cost = (r.get("cost") or {}).get("cost_usd")
         (known if cost is not None and r["index"] is not None else unknown).append((r, cost))
@@ -159,7 +161,8 @@ def cost_figure(plt, run: RunData):
 
 def _items(run: RunData, tracks: tuple[str, ...]) -> tuple[list[str], list[str], dict[tuple[str, str], list]]:
     """(items, models, (item, model) -> that model's attempts of the item)."""
-    items, cells = [], {}
+    items: list[str] = []
+    cells: dict[tuple[str, str], list] = {}
     for it in run.items:
         if it["track"] not in tracks:
             continue
@@ -221,8 +224,8 @@ def proofs_figure(plt, run: RunData):
                 continue
             complete = sum(1 for a in atts if a["score"] == 1.0)
             grid[i, j] = 2 if complete == len(atts) else 1
-            rewards = [(a.get("checker") or {}).get("original_reward") for a in atts]
-            rewards = [r for r in rewards if isinstance(r, (int, float))]
+            given = [(a.get("checker") or {}).get("original_reward") for a in atts]
+            rewards = [r for r in given if isinstance(r, (int, float))]
             done = "resolved" if atts[0]["track"] == Track.OPEN_CONJECTURE else "proved"
             label = f"{complete}/{len(atts)} {done}" if len(atts) > 1 else (done if complete else "0")
             if not complete and rewards:

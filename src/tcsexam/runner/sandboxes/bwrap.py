@@ -179,6 +179,8 @@ class BwrapSandbox(WrappingSandbox):
         self.executable = executable
         # resolved from the harness's own PATH: never the candidate's
         self.choices = self._choices(executable)
+        self.exe: str | None
+        self.origin: str | None
         self.exe, self.origin = self.choices[0] if self.choices else (None, None)
         self._checked = False
         self.setpriv = shutil.which("setpriv", path=SAFE_PATH)
@@ -367,7 +369,7 @@ class BwrapSandbox(WrappingSandbox):
             else:
                 args += ["--bind" if kind == 1 else "--ro-bind", path, path]
         inner = env if ids is None else {"PATH": SAFE_PATH}  # as root: sh and setpriv get no candidate variable
-        if env is not None:
+        if env is not None and inner is not None:  # (inner is env, or the root's)
             args.append("--clearenv")
             for key, value in inner.items():
                 args += ["--setenv", key, value]

@@ -266,7 +266,8 @@ class DockerSandbox(Sandbox):
         cap = limits.output_bytes
         streams = _Streams(container, cap, _same_file(paths))
         note_go(t0)  # an anytime trace's clock (tcsexam.runner.solver.anytime), as the wall limit's
-        killed, over_disk = False, False
+        killed = False
+        over_disk: bool | str = False
         try:
             streams.start()
             over_disk = _wait_within_limits(container, limits, writable, t0)

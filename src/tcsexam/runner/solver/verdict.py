@@ -133,7 +133,7 @@ def answer_exit_code(
     """A crash when the program exited with one of its problem's answer codes (`answers`: SAT's 10
     SATISFIABLE and 20 UNSATISFIABLE) that the candidate does not list in `exit_codes_ok` and its
     certificate does not state that answer (`stated`, its `s` line); None when the code is fine."""
-    if exit_code in exit_codes_ok or exit_code not in answers:
+    if exit_code is None or exit_code in exit_codes_ok or exit_code not in answers:
         return None
     if stated == answers[exit_code]:
         return None
