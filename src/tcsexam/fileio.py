@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 import yaml
 
@@ -153,7 +153,7 @@ def read_yaml(path: str | os.PathLike, what: str = "YAML file") -> Json:
         raise InputError(f"{path}: malformed {what}: {' '.join(str(exc).split())}") from None
 
 
-def is_finite_number(value: Any) -> bool:
+def is_finite_number(value: object) -> TypeGuard[float]:
     """True for int/float (not bool) values that are finite."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 

@@ -43,6 +43,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalSample
+from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from inspect_ai.model._model import sample_model_usage
 from inspect_ai.solver import Solver, solver
 
@@ -183,7 +186,7 @@ class GenerationRecord:
     @classmethod
     def from_sample(
         cls,
-        sample: Any,
+        sample: EvalSample,
         model: Any,
         prices: Prices | None = None,
         *,
@@ -241,37 +244,37 @@ def _run_dir(meta: dict[str, Any]) -> str | None:
     return str(Path(incoming).parent.parent) if isinstance(incoming, str) and incoming else None
 
 
-def _conversation_counts(messages: list[Any]) -> tuple[int, int, dict[str, int]]:
-    turns, by_name = 0, Counter()
+def _conversation_counts(messages: list[ChatMessage]) -> tuple[int, int, dict[str, int]]:
+    turns, by_name = 0, Counter[str]()
     for message in messages:
-        if getattr(message, "role", None) != "assistant":
+        if not isinstance(message, ChatMessageAssistant):
             continue
         turns += 1
-        for call in getattr(message, "tool_calls", None) or []:
+        for call in message.tool_calls or []:
             by_name[call.function] += 1
     return turns, sum(by_name.values()), dict(sorted(by_name.items()))
 
 
-def _model_events(sample: Any) -> list[Any]:
-    return [e for e in (sample.events or []) if getattr(e, "event", None) == "model"]
+def _model_events(sample: EvalSample) -> list[ModelEvent]:
+    return [e for e in (sample.events or []) if isinstance(e, ModelEvent)]
 
 
-def _model_calls(sample: Any) -> int:
+def _model_calls(sample: EvalSample) -> int:
     """HTTP attempts (successful or not) the transcript shows."""
     return len(_model_events(sample))
 
 
-def _never_asked(sample: Any) -> bool:
-    return not _model_events(sample) and not any(getattr(m, "role", None) == "assistant" for m in sample.messages or [])
+def _never_asked(sample: EvalSample) -> bool:
+    return not _model_events(sample) and not any(isinstance(m, ChatMessageAssistant) for m in sample.messages or [])
 
 
-def stop_reason_of(sample: Any) -> tuple[StopReason, str | None]:
+def stop_reason_of(sample: EvalSample) -> tuple[StopReason, str | None]:
     """(stop reason, detail) of an Inspect EvalSample, by the order in the module docstring."""
     store = sample.store or {}
     if sample.error is not None:
         message = sample.error.message
         events = _model_events(sample)
-        if events and getattr(events[-1], "error", None):
+        if events and events[-1].error:
             return StopReason.MODEL_ERROR, f"model call failed after retries: {events[-1].error}"
         trace = sample.error.traceback or ""
         if "sandbox" in trace.lower() or "sandbox" in message.lower():

@@ -166,7 +166,7 @@ def ingest_online(
         "input": str(input_path),
         "input_sha256": sha,
         "provenance_file": str(provenance) if prov_data is not None else None,
-        "provenance_sha256": file_sha256(provenance) if prov_data is not None else None,
+        "provenance_sha256": file_sha256(provenance) if provenance is not None and prov_data is not None else None,
         "provenance": prov_data,
         "records": len(records),
         "infrastructure_errors": [r["instance"] for r in records if r["status"] == Status.INFRASTRUCTURE_ERROR],
@@ -190,7 +190,7 @@ def _sidecar(records_path: str | Path) -> dict[str, Any]:
     return side if isinstance(side, dict) else {}
 
 
-def _online_source(sha: str, records_path: str | Path) -> dict[str, Any]:
+def _online_source(sha: object, records_path: str | Path) -> dict[str, Any]:
     source: dict[str, Any] = {"protocol": "online", "origin": "online_input", "input_sha256": sha}
     side = _sidecar(records_path)
     if side.get("input_sha256") == sha:

@@ -30,7 +30,7 @@ from typing import Any
 from tcsexam.attempts.adoption import TABLE_COLUMNS, apply_adoption
 from tcsexam.attempts.online import records_source
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, atomic_write_text, is_finite_number, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, atomic_write_text, is_finite_number, read_json
 from tcsexam.records.integrity import require_sound, seal
 from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.solver_score import solver_score
@@ -172,7 +172,7 @@ def solver_row(
     source: dict[str, Any] | None = None
 
     def fail(status: str, note: str) -> tuple[AttemptRow, None]:
-        refusal = {
+        refusal: JsonObject = {
             "task": task,
             "reference_id": ref.reference_id,
             "relative_score": None,

@@ -115,6 +115,13 @@ class ExecuteSettings:
     #: without one gurobipy and coptpy run with the size-limited licences their wheels ship
     licences: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def interpreter(self) -> str:
+        """`python` as resolved for the sandbox (`execute` resolves it before any program runs)."""
+        if self.python is None:
+            raise RuntimeError("the programs' interpreter is not resolved yet (ExecuteSettings.python)")
+        return self.python
+
 
 def task_root(workspace: Path, mode: Mode) -> Path:
     return workspace if mode == Mode.BUILD else workspace / "revised"
@@ -248,8 +255,9 @@ def program_environment(
 ) -> tuple[dict[str, str], list[str]]:
     """The environment of a program and the paths it may read (besides its scratch folder): the
     interpreter's prefix when it is a host path, the task root, full solver licences."""
-    host_python = os.sep in settings.python
-    path = ([str(Path(settings.python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
+    python = settings.interpreter
+    host_python = os.sep in python
+    path = ([str(Path(python).parent)] if host_python else []) + ["/usr/local/bin", "/usr/bin", "/bin"]
     fixed = {
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -264,9 +272,7 @@ def program_environment(
     licence_env, licence_paths = licence_mounts(settings.licences)
     env.update(licence_env)
     # the workspace is read-only too (bwrap hides /tmp, docker mounts only what is named)
-    interpreter = (
-        {sys.prefix, sys.base_prefix, str(Path(settings.python).resolve().parents[1])} if host_python else set()
-    )
+    interpreter = {sys.prefix, sys.base_prefix, str(Path(python).resolve().parents[1])} if host_python else set()
     return env, sorted({*interpreter, str(root), *licence_paths})
 
 
@@ -336,7 +342,7 @@ def run_workspace(ctx: WorkspaceContext, wid: str) -> WorkspaceRecord:
         src = root / "src"
         result_file = scratch / "result.json"
         values = {
-            "python": settings.python,
+            "python": settings.interpreter,
             "src": str(src),
             "root": str(root),
             "result_file": str(result_file),

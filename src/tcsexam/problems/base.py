@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from tcsexam.problems._twin import Twin
 from tcsexam.records import Status
 
 
@@ -105,3 +106,13 @@ class Problem(ABC):
     def format_tag(self, form: str) -> str:
         """What a generated file's name says of its format: `-<form>` where there is a choice."""
         return f"-{form}" if len(self.formats) > 1 else ""
+
+
+@runtime_checkable
+class Twinnable(Protocol):
+    """A problem with twins (`tcsexam.twins`, the Solver problems): a twin of a parsed instance,
+    and a certificate written on a twin translated back onto the original."""
+
+    def make_twin(self, instance: Any, rng: np.random.Generator, name: str = "") -> Twin: ...
+
+    def translate_certificate(self, mapping: dict, certificate: bytes) -> bytes: ...

@@ -87,7 +87,7 @@ def machine_speed(base, cand, flagged: list[dict[str, Any]], seed: int, resample
         "parts": None,
         "anytime_tasks": [],
     }
-    if ratio is None:
+    if ratio is None or cb is None or cc is None:  # (a ratio only of two calibrations)
         out["note"] = "no comparable machine calibration in both manifests (tcsexam manifest writes it)"
         return out
     out["parts"] = {p: round(cc[f"{p}_speed"] / cb[f"{p}_speed"], 4) for p in ("python", "numpy")}

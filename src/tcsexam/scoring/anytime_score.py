@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -96,7 +96,7 @@ def stopped_at(rec: dict[str, Any]) -> float | None:
     return max(0.0, float(wall) - KILL_MARGIN_S) if _number(wall) else None
 
 
-def _number(x: Any) -> bool:
+def _number(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

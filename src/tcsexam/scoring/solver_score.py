@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import ndtr  # Phi: the function scipy.stats.norm.cdf evaluates, without importing scipy.stats (~1 s)
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.records import Status
 from tcsexam.scoring.outcomes import Outcomes, parse_outcomes
 from tcsexam.scoring.reference import Reference, load_reference
@@ -115,7 +115,7 @@ def unsat_evidence(records: Any) -> dict[str, Any] | None:
     `tcsexam.runner.solver.drat`): `verified` and `trusted` (taken without a proof, `unsat_proof: trusted`)
     instance names, `failed` those refused for want of a verified proof, and a `note` when any was
     trusted; None when no record says anything of a proof (other problems, older records)."""
-    found = {"verified": [], "trusted": [], "failed": []}
+    found: JsonObject = {"verified": [], "trusted": [], "failed": []}
     seen = False
     for rec in records if isinstance(records, list) else []:
         extra = rec.get("extra") if isinstance(rec, dict) else None

@@ -53,6 +53,7 @@ def _translate(args: argparse.Namespace) -> int:
     from tcsexam.errors import InputError
     from tcsexam.fileio import atomic_write_bytes
     from tcsexam.problems import get_problem
+    from tcsexam.problems.base import Twinnable
     from tcsexam.twins.make import load_map
 
     doc = load_map(args.map)
@@ -64,7 +65,10 @@ def _translate(args: argparse.Namespace) -> int:
             cert = fh.read()
     except OSError as exc:
         raise InputError(f"{args.certificate}: cannot read the certificate: {exc.strerror or exc}") from None
-    out = get_problem(doc["problem"]).translate_certificate(entry["map"], cert)
+    problem = get_problem(doc["problem"])
+    if not isinstance(problem, Twinnable):
+        raise InputError(f"{args.map}: problem {doc['problem']!r} has no twins (only the Solver problems do)")
+    out = problem.translate_certificate(entry["map"], cert)
     atomic_write_bytes(args.output, out)
     print(f"{args.instance} -> {entry['original']}: {args.output}")
     return 0

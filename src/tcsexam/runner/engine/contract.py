@@ -10,7 +10,7 @@ workspaces) and `construction.ObjectCheck` (a construction.txt) satisfy it; the 
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from tcsexam.runner.ray.pool import DispatchHook, PoolContext, PoolRecord, ResultCallback
 
@@ -27,12 +27,11 @@ BatchRecord = PoolRecord
 class BatchContext(PoolContext, Protocol):
     """What every run of one batch shares (a pool's `PoolContext`: `limits`, `scratch_root`,
     `execute`, `infrastructure_record`), sent once to each actor (it pickles: its sandbox travels
-    as its own small state), and what the engine itself asks of it."""
+    as its own small state). The engine asks nothing more of it: each context makes its records
+    without a run (`blank_record`) in its own terms (a Solver attempt's status, a workspace's
+    failure mode), so that is no part of the contract."""
 
-    def blank_record(self, name: str, *args: Any, **fields: Any) -> BatchRecord:
-        """A record of `name` decided without running it, with the batch's identity fields."""
-
-    def __getstate__(self) -> dict[str, Any]: ...
+    def __getstate__(self) -> object: ...
 
 
 __all__ = ["DEFAULT_MAX_RETRIES", "BatchContext", "BatchRecord", "DispatchHook", "ResultCallback"]

@@ -114,7 +114,7 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[s
     return result
 
 
-def write_job_calibration(output, calibration: dict[str, Any]) -> None:
+def write_job_calibration(output: str | Path, calibration: dict[str, Any] | None) -> None:
     """`calibration.json` beside the job's records.json (atomic)."""
     atomic_write_json(Path(output).with_name(FILE_NAME), calibration)
 

@@ -76,8 +76,13 @@ class PoolContext(Protocol):
     """What a pool runs: every run of one batch shares it; sent once to each actor (it pickles).
     `execute(name)` never raises: a harness failure is a record."""
 
-    limits: Limits | None
-    scratch_root: str | None  #: parent of the per-run scratch folders (None: $TMPDIR)
+    # read-only here: a context may hold them as fields or derive them (properties)
+    @property
+    def limits(self) -> Limits | None: ...
+
+    @property
+    def scratch_root(self) -> str | None:
+        """The parent of the per-run scratch folders (None: $TMPDIR)."""
 
     def execute(self, name: str) -> PoolRecord: ...
 

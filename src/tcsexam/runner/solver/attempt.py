@@ -32,7 +32,7 @@ class RunContext:
     task: Task
     candidate: Candidate | None  #: built, when it has a build step
     sandbox: Sandbox  #: the chosen one, checked to work here (it travels as its own small state)
-    limits: Limits | None
+    limits: Limits
     limiter: Limiter = Limiter.AUTO  #: the limiter that enforces `limits` (a run option)
     seed: int = DEFAULT_SEED
     attempt: str | None = None
@@ -90,6 +90,8 @@ class RunContext:
         that into a record)."""
         identity = self.identity(name)
         del identity["task"]  # run_instance takes it from the task
+        if self.candidate is None:  # a batch has pending runs only once its candidate is built
+            raise RuntimeError(f"{name}: no candidate to run (it could not start or build)")
         return run_instance(
             self.task,
             self.instance(name),

@@ -16,13 +16,12 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, read_untrusted
 from tcsexam.limits import MiB, UnsatProof
-from tcsexam.problems.base import Kind
+from tcsexam.problems.base import CheckResult, Kind
 from tcsexam.problems.solver_base import SolverProblem
 from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
@@ -92,8 +91,8 @@ class RecordIdentity:
 class _Job:
     """One candidate on one instance, as it goes down the run path."""
 
-    task: Any
-    instance: Any
+    task: Task
+    instance: TaskInstance
     candidate: Candidate
     sandbox: Sandbox
     limits: Limits
@@ -342,8 +341,8 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
     answers = problem.answer_exit_codes if isinstance(problem, SolverProblem) else {}
     # an answer exit code (SAT's 10/20) is let through here and judged against the certificate below
     codes_ok = candidate.exit_codes_ok | frozenset(answers)
-    how = {"exit_codes_ok": codes_ok, "not_started": job.sandbox.not_started(outcome)}
-    decision = solver_status(outcome, **how)
+    not_started = job.sandbox.not_started(outcome)
+    decision = solver_status(outcome, exit_codes_ok=codes_ok, not_started=not_started)
     source = _certificate_path(candidate, work, scratch)
     if decision is not None and decision.status == Status.TIMEOUT:
         notes = _timeout_notes(job, outcome, source, instance_path, started)
@@ -352,7 +351,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         certificate, check, data = _certificate(job, source, work, instance_path, record)
         proof = record.extra.get("unsat_proof") or {}
         _keep(record, job, source, work / drat.PROOF_NAME if proof.get("mode") == "required" else None)
-        decision = solver_status(outcome, **how, certificate=certificate)
+        decision = solver_status(outcome, exit_codes_ok=codes_ok, not_started=not_started, certificate=certificate)
         # an answer code is judged against a certificate; with none, the record says there was none
         stated = problem.stated_answer(data) if data is not None and answers else None
         wrong_code = answer_exit_code(outcome.exit_code, candidate.exit_codes_ok, answers, stated) if data else None
@@ -361,6 +360,8 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
         if wrong_code is not None:
             decision = wrong_code
         elif decision.status == Status.OK:
+            if check is None:  # a certificate is accepted only by its check
+                raise RuntimeError(f"{job.instance.name}: an accepted certificate without its check")
             solve = job.task.kind == Kind.SOLVE
             record.A, record.solved = check.value, (bool(check.solved) if solve else check.solved)
     else:
@@ -371,7 +372,7 @@ def _execute(record: InstanceRecord, job: _Job, work: Path, instance_path: Path,
 def _keep(record: InstanceRecord, job: _Job, certificate: Path | None, proof: Path | None) -> None:
     """Keep what the record was judged on beside the records (`run_outputs.Keep`): the certificate
     and the checked UNSAT proof (None: none, an older one is removed); `extra.kept` names them."""
-    name, options = getattr(job.instance, "name", None), job.options
+    name, options = job.instance.name, job.options
     kept = {
         "certificate": keep_certificate(options.certificates_dir, name, certificate, options.keep_max_bytes),
         "proof": keep_proof(options.proofs_dir, name, proof, options.keep_max_bytes),
@@ -452,7 +453,7 @@ def _unread_stdout(job: _Job) -> str:
 
 def _certificate(
     job: _Job, source: Path, work: Path, instance_path: Path, record: InstanceRecord
-) -> tuple[Certificate, Any, bytes | None]:
+) -> tuple[Certificate, CheckResult | None, bytes | None]:
     """The certificate the run left at `source` (read at most output cap + 1 bytes, never through
     a link), the problem's check of it (None when there is none to check) and its bytes. On a SAT
     task an accepted UNSAT claim then needs the DRAT proof the run left in its `work` folder

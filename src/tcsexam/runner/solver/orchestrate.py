@@ -409,6 +409,8 @@ class _TaskRun:
         """The candidate's build step, under the build limits; None when it failed (every
         pending instance is then `invalid`, the log kept as `<records-dir>/build.log`)."""
         shutil.rmtree(build_dir, ignore_errors=True)
+        if prep.candidate is None:  # run() builds a candidate with a build step only
+            return None
         log_path = self.records_dir / "build.log"
         timeout_s = self.options.build_timeout_s
         build_limits = dataclasses.replace(

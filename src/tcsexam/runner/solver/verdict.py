@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, ProcessOutcome
@@ -61,6 +61,24 @@ class Decision:
     status: Status
     message: str
     termination: Termination | None = None
+
+
+@overload
+def solver_status(
+    ended: LaunchError, *, exit_codes_ok: Collection[int] = ..., not_started: bool = ..., certificate: None = ...
+) -> Decision: ...
+
+
+@overload
+def solver_status(
+    ended: ProcessOutcome, *, exit_codes_ok: Collection[int] = ..., not_started: bool = ..., certificate: Certificate
+) -> Decision: ...
+
+
+@overload
+def solver_status(
+    ended: ProcessOutcome, *, exit_codes_ok: Collection[int] = ..., not_started: bool = ..., certificate: None = ...
+) -> Decision | None: ...
 
 
 def solver_status(
