@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from tcsexam.errors import UsageError
 from tcsexam.orspace.solvers import LICENSED
@@ -87,7 +87,16 @@ def _none_if_zero(value: int, flag: str) -> int | None:
     return value or None
 
 
-def sample_limit_kwargs(args: argparse.Namespace) -> dict[str, int | None]:
+class SampleLimitKwargs(TypedDict):
+    """`tasks.AgentLimits`' keyword arguments of a sample's limits (None: none)."""
+
+    message_limit: int | None
+    token_limit: int | None
+    time_limit_s: int | None
+    working_limit_s: int | None
+
+
+def sample_limit_kwargs(args: argparse.Namespace) -> SampleLimitKwargs:
     """`tasks.AgentLimits`' keyword arguments from `add_sample_limit_arguments`' flags (0: none)."""
     if args.retry_on_error < 0:
         raise UsageError("--retry-on-error must not be negative")

@@ -187,18 +187,18 @@ def load_items(
         elif track == Track.SOLVER:
             what = f"{SUBMISSION_DIR}/{PROGRAM_NAME} and its files"
             tools = _TOOLS.format(call=call_s, check=_CHECKS["run_dev"], checks=checks, what=what)
-            t, files, prompt = solver_material(task_file, count=dev_instances, tools=tools)
+            solver_task, files, prompt = solver_material(task_file, count=dev_instances, tools=tools)
             handed = (
                 f"Hand in your candidate: {SUBMISSION_DIR}/{PROGRAM_NAME} and the files it needs, in {SUBMISSION_DIR}/."
             )
             out.append(
                 TrackItem(
-                    t.id,
+                    solver_task.id,
                     track,
                     task_file,
                     dict(files),
                     f"{prompt}\n\n{handed}",
-                    dev_task(t, {Path(rel).stem: Path(rel).name for rel in files}),
+                    dev_task(solver_task, {Path(rel).stem: Path(rel).name for rel in files}),
                 )
             )
         else:

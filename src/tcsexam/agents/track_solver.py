@@ -92,6 +92,8 @@ def dev_instances(t: Task, count: int) -> dict[str, bytes]:
 def dev_task(t: Task, files: dict[str, str]) -> dict[str, Any]:
     """The development task (a task file's mapping without `instance_dir`): the task's problem,
     direction and limits over the development instances (`files`: name -> file), no references."""
+    if t.source is None:  # a task loaded from its file (load_task) has one
+        raise InputError(f"task {t.id}: no task file to take the development task from")
     data = read_yaml(t.source, "task file")
     task = {k: data[k] for k in DEV_TASK_KEYS if k in data}
     task["id"] = f"{t.id}-dev"
@@ -144,6 +146,8 @@ def solver_material(task_file: Path, *, count: int, tools: str) -> tuple[Task, d
         raise InputError(f"{task_file}: task {t.id} is a construction task, not a Solver task")
     problem = t.problem_impl
     files = {f"{DEV_DIR}/{name}": data for name, data in dev_instances(t, count).items()}
+    if t.source is None:  # load_task sets it
+        raise InputError(f"{task_file}: task {t.id} has no source file")
     data = read_yaml(t.source, "task file")
     fmt = (sys.modules[type(problem).__module__].__doc__ or "").strip()
     limits = ", ".join(f"{k} {v:g}" for k, v in t.limits.task_dict().items() if isinstance(v, int | float))

@@ -344,6 +344,8 @@ def _judge_online(
 ) -> dict[str, dict[str, Any]]:
     """The online protocol: every finished item's candidate judged once on its evaluation
     instances (`track_online`); item -> the judge's note."""
+    if settings.online_dir is None:  # called for an online run only
+        return {}
     judge = OnlineJudge(
         online_dir=Path(settings.online_dir),
         work_dir=Path(settings.output) / "online",
@@ -391,7 +393,8 @@ def _summarise(
     budget: CostBudget,
     online: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    incomplete, stops = {}, {}
+    incomplete: dict[str, str] = {}
+    stops: dict[str, int] = {}
     for it in items:
         record = finished_attempt(settings.attempt_dir(it.item)) if settings.attempt_dir(it.item).is_dir() else None
         note = (online or {}).get(it.item) or {}

@@ -22,7 +22,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,7 @@ class AttemptRow:
     def identity(self) -> tuple[str, str, str, str]:
         return (self.model, self.track, self.item, self.attempt)
 
-    def to_dict(self, inputs: dict[str, str | Path] | None = None, *, at: str | Path) -> dict[str, Any]:
+    def to_dict(self, inputs: Mapping[str, str | os.PathLike[str]] | None = None, *, at: str | Path) -> dict[str, Any]:
         """The row as written to the file `at`: its fields, the sha256 of the files it was computed
         from (`inputs`) and a digest of its own content (under the key of the tree `at` is in)."""
         return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs, at=at)
@@ -240,7 +241,7 @@ def check_records_belong(data: Any, task: str, attempt: str, source: str) -> Non
 # row files and the table
 
 
-def write_row(path: str | Path, row: AttemptRow, inputs: dict[str, str | Path] | None = None) -> None:
+def write_row(path: str | Path, row: AttemptRow, inputs: Mapping[str, str | os.PathLike[str]] | None = None) -> None:
     atomic_write_json(path, row.to_dict(inputs, at=path))
 
 

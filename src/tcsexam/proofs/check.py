@@ -501,10 +501,10 @@ def _judge_side(run: _Run, t: ProofTask, base: str, nonce: str, found, loaded: l
         mine = coq.SUBMISSION_MODULE + "."
         if bad == [mine + verdict["theorem"]]:
             raise _Stop("incomplete", f"{verdict['theorem']} is admitted (an axiom, not a proof)")
-        names = ", ".join(b.removeprefix(mine) for b in bad)
+        not_allowed = ", ".join(b.removeprefix(mine) for b in bad)
         raise _Stop(
             "incomplete",
-            f"{verdict['theorem']} rests on {names}: admitted goals or axioms outside the task's allow-list "
+            f"{verdict['theorem']} rests on {not_allowed}: admitted goals or axioms outside the task's allow-list "
             f"({', '.join(t.axioms) or 'empty'})",
         )
     verdict["status"] = "pending"

@@ -39,7 +39,7 @@ from tcsexam.runner.observers.calibrate import collect as collect_calibration
 from tcsexam.scoring.reference import resolve_reference_path
 from tcsexam.scoring.vocabulary import ScoreStatus
 from tcsexam.suites import VERDICT_TRACKS, Track, load_suite
-from tcsexam.tasks import load_task
+from tcsexam.tasks import Task, load_task
 
 SCHEMA_VERSION = 1
 PACKAGES = ("numpy", "scipy", "ray", "snakemake", "python-sat")
@@ -365,13 +365,13 @@ def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str,
     return tasks, task_files
 
 
-def _task_limits(task) -> dict[str, Any]:
+def _task_limits(task: Task) -> dict[str, Any]:
     """A task's limits as its file says them; a SAT task's also its `unsat_proof` rule and the DRAT
     checker's limits (`proof_wall_s`, `proof_mem_mb`, `proof_mb`): runs judged under another rule
     are not comparable (`tcsexam compare`'s task_limits)."""
     limits = task.limits.task_dict()
-    if getattr(task, "unsat_proof", None) is not None:
-        pl = task.proof_limits
+    pl = task.proof_limits
+    if task.unsat_proof is not None and pl is not None:  # (a SAT task has both)
         limits.update(
             unsat_proof=task.unsat_proof, proof_wall_s=pl.wall_s, proof_mem_mb=pl.mem_mb, proof_mb=pl.proof_mb
         )
@@ -384,7 +384,7 @@ def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str,
     for (model, task, attempt), recs in sorted(runs.items()):
         origin = solver_result_source(ResultsLayout(run_dir).attempt_dir(model, task, attempt), recs)
         hashes = sorted({r["candidate_hash"] for r in recs if isinstance(r.get("candidate_hash"), str)})
-        source = "records"
+        source: str | None = "records"
         if not hashes and origin["origin"] == "online_input":
             source = None  # judged records of the model's own session: no candidate ran here
         elif not hashes:

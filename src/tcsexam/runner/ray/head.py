@@ -136,6 +136,7 @@ def current_address(state_dir: str | Path, wait_s: float = 0.0) -> str | None:
         pid = _pid(state)
         if pid is None or not _alive(pid):
             return None
+        address: str | None
         try:
             address = (state / ADDRESS_FILE).read_text().strip()
         except OSError:
