@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except InputError as exc:
         log.error("tcsexam %s: error: %s%s", args.command, exc, _set_aside_stale_output(args))
-        return int(getattr(exc, "exit_code", 1))
+        return int(exc.exit_code)
     except UsageError as exc:
         log.error("tcsexam %s: usage error: %s%s", args.command, exc, _set_aside_stale_output(args))
         return 2

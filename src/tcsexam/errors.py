@@ -9,6 +9,8 @@ class InputError(Exception):
     The message must name the file, row or instance and say what is wrong, on one line.
     """
 
+    exit_code = 1  #: the CLI's exit status (a subclass may say another)
+
 
 class MisspeltKeyError(InputError):
     """A key nobody knows in a file the operator hands over (a candidate's `solver.yaml`): a typo,

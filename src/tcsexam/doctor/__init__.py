@@ -190,7 +190,7 @@ def needs_of(plan) -> set[Need]:
     needs: set[Need] = set()
     if not plan.online:
         needs.add(Need.CANDIDATES)
-        if any(getattr(plan.task(t), "unsat_proof", None) == UnsatProof.REQUIRED for t in plan.solver_tasks):
+        if any(plan.task(t).unsat_proof == UnsatProof.REQUIRED for t in plan.solver_tasks):
             needs.add(Need.DRAT)
     if plan.proof_runs():
         needs.add(Need.PROOFS)

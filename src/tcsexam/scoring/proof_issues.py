@@ -23,7 +23,7 @@ def _noted_rows(df, marker: str, reason: str) -> Iterator[tuple[dict[str, Any], 
     if "note" not in df.columns:
         return
     for row in df.itertuples(index=False):
-        note = str(getattr(row, "note", "") or "")
+        note = str(row.note or "")  # (a column of df, checked above)
         track = normalize_track(str(row.track))
         if marker not in note or track not in BINARY_TRACKS or str(row.adoption_status) == "excluded":
             continue

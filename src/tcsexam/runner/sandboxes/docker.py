@@ -134,6 +134,7 @@ class DockerSandbox(Sandbox):
     def __init__(self, image: str | None = None, client: Any = None):
         self.image = image or os.environ.get("TCSEXAM_DOCKER_IMAGE") or DEFAULT_IMAGE
         self._client = client
+        self._image_id: str | None = None  #: the image's id, looked up once (`image_id`)
 
     def __getstate__(self) -> dict[str, Any]:
         """The sandbox as it travels to an actor: without its engine client (the copy opens its own)."""
@@ -158,7 +159,7 @@ class DockerSandbox(Sandbox):
 
     def image_id(self) -> str | None:
         """The configured image's id (sha256:...), looked up once."""
-        if getattr(self, "_image_id", None) is None:
+        if self._image_id is None:
             self._image_id = self.client().images.get(self.image).id
         return self._image_id
 

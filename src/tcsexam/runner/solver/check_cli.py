@@ -117,9 +117,10 @@ def check_main(args) -> int:
         out["record_value"] = recorded.get("A") if problem.kind != Kind.SOLVE else recorded.get("solved")
         value = out["value"] if problem.kind != Kind.SOLVE else out["solved"]
         out["agrees"] = out["status"] == out["record_status"] and value == out["record_value"]
-    if getattr(problem, "checker_version", None) is not None:  # a construction: its checker's identity
-        from tcsexam.problems.constructions import checker_id
+    from tcsexam.problems.constructions import checker_id
+    from tcsexam.problems.constructions._base import ConstructionProblem
 
+    if isinstance(problem, ConstructionProblem):  # a construction: its checker's identity
         out["checker"] = checker_id(problem)
     if args.json:
         print(json.dumps(out))
