@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
 
 from tcsexam.fileio import read_json
 from tcsexam.layout import attempt_files
@@ -41,6 +40,8 @@ def _attempt_curve(records: list[dict], relative: dict[str, Any], grid: list[flo
                 v = seen.get("A") if kind == Kind.OBJECTIVE else seen.get("solved", seen.get("A"))
                 values[k] = float(v) if v is not None else np.nan
         diff = values - mu if direction == Direction.MAXIMIZE else mu - values
+        from scipy.special import ndtr  # heavy: imported where used (pyproject, banned-module-level-imports)
+
         scores = np.where(np.isnan(values), 0.0, ndtr(np.nan_to_num(diff / scale)))
         curve.append(float(scores.mean()) if scores.size else 0.0)
     return curve
