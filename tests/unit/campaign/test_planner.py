@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from tcsexam.campaign.planner import (
+    Batching,
     Cluster,
     Job,
     JobKind,
     Overheads,
     Timings,
     TimingSource,
+    batch_jobs,
     campaign_jobs,
     estimate,
     load_config,
@@ -129,3 +131,32 @@ def test_cli_prints_the_estimate_and_refuses_a_missing_cluster_in_one_line():
     bad = _tcsexam("plan", "--configfile", str(TINY))
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
     assert "--cluster FILE, or --nodes and --cores-per-node" in bad.stderr
+
+
+def test_batched_mode_packs_the_jobs_as_the_workflow_does_and_pays_the_overheads_once_per_batch():
+    jobs = [_job(600, kind=JobKind.PROOF) for _ in range(6)] + [_job(1200)]
+    jobs = [Job(j.kind, "m", f"i{n}", "1", 1, j.work_s, 1, j.source) for n, j in enumerate(jobs)]
+    # 4,800 s of work in 30 min batches on one thread: three batches, the Solver run (its Ray) among them
+    batches = batch_jobs(jobs, 1, Batching(target_min=30, member_overhead_s=0))
+    assert len(batches) == 3 and sum(b.members for b in batches) == 7
+    assert sum(b.work_s for b in batches) == 4800
+    assert sum(b.kind == JobKind.SOLVER for b in batches) == 1
+    over = Overheads(job_s=30, ray_s=20, startup_s=0, tail_s=0, member_s=2)
+    solver_batch = next(b for b in batches if b.kind == JobKind.SOLVER)
+    assert solver_batch.length_s(over) == solver_batch.work_s + 30 + 20 + 2 * solver_batch.members
+    est = estimate(batches, Cluster(nodes=3, cores_per_node=1, queue_s=0), over)
+    assert est.submissions == 3 and est.jobs_by_kind == {"batch": 3}
+    # against one job each: 7 submissions, each paying the job's start
+    alone = estimate(jobs, Cluster(nodes=3, cores_per_node=1, queue_s=0), over)
+    assert alone.submissions == 7 and alone.core_hours > est.core_hours
+    # min_batches spreads a small campaign; the config's settings are read, the flags win
+    assert len(batch_jobs(jobs, 1, Batching(target_min=600, min_batches=4))) == 4
+    assert Batching.from_config({"batch": {"target_min": 10, "min_batches": 3}}, min_batches=5) == Batching(10, 5)
+    with pytest.raises(InputError, match="target_min"):
+        Batching.from_config({}, target_min=0)
+
+
+def test_cli_batched_estimate_of_the_tiny_config():
+    out = _tcsexam("plan", "--configfile", str(TINY), "--nodes", "2", "--cores-per-node", "1", "--batch")
+    assert out.returncode == 0, out.stderr
+    assert "batched (config batch): 40 job(s) in" in out.stdout
