@@ -24,7 +24,8 @@ Prints instances per second and the ratio tcsexam / xargs (target >= 0.8) for:
     node does: the Ray start is paid once per job, so it matters for short jobs only),
   - the resume: the same command again with every record present (nothing runs);
   - the start split (unless --start-runs 0): a one-instance `tcsexam run` from its process start to
-    its first instance dispatched, median of N, starting its own lean Ray (the default), the same
+    its first instance dispatched and to its record, median of N: the default (`--pool auto`: one
+    instance runs in process, no Ray), and with `--pool ray` starting its own lean Ray, the same
     with the previous start (TCSEXAM_RAY_LEAN=0, the baseline of the ratio), reusing the head
     (`--ray-head`) and joining it as the default head (no flag, `tcsexam runner ray-head start`).
 The load average is printed before and after: on a shared machine the numbers move with it.
@@ -111,10 +112,17 @@ def steady(records: Path, start: float) -> tuple[float, float]:
 
 
 def tcsexam_run(
-    task: Path, cand: Path, out: Path, workers: int, head: Path | None, sandbox: str | None, quiet: bool = False
+    task: Path,
+    cand: Path,
+    out: Path,
+    workers: int,
+    head: Path | None,
+    sandbox: str | None,
+    quiet: bool = False,
+    pool: str = "auto",
 ) -> tuple[float, float]:
     """(seconds the command took, its start as a wall-clock time, to compare with file times)"""
-    cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1"]
+    cmd = [str(BIN / "tcsexam"), "run", "--task", str(task), "--candidate", str(cand), "--attempt", "1", "--pool", pool]
     if sandbox:
         cmd += ["--sandbox", sandbox]
     cmd += ["--output", str(out / "records.json"), "--workers", str(workers), "--no-progress"]
@@ -150,20 +158,22 @@ def start_split(root: Path, cand: Path, head: Path, workers: int, runs: int, san
     spec = yaml.safe_load((root / "throughput.yaml").read_text())
     spec["instances"] = spec["instances"][:1]
     one.write_text(yaml.safe_dump(spec, sort_keys=False))
-    ways = [  # (label, --ray-head, TCSEXAM_RAY_LEAN, TCSEXAM_RAY_HEAD: the default head joined)
-        ("own Ray, lean (default)", None, "1", "none"),
-        ("own Ray, previous start", None, "0", "none"),
-        ("reusing the head", head, "1", "none"),
-        ("joining the default head", None, "1", str(head)),
+    ways = [  # (label, --ray-head, TCSEXAM_RAY_LEAN, TCSEXAM_RAY_HEAD: the default head joined, --pool)
+        ("in process (auto, default)", None, "1", "none", "auto"),
+        ("own Ray, lean", None, "1", "none", "ray"),
+        ("own Ray, previous start", None, "0", "none", "ray"),
+        ("reusing the head", head, "1", "none", "ray"),
+        ("joining the default head", None, "1", str(head), "ray"),
     ]
     firsts: dict[str, list[float]] = {label: [] for label, *_ in ways}
+    records_at: dict[str, list[float]] = {label: [] for label, *_ in ways}
     for r in range(runs):
-        for label, use_head, lean, default_head in ways if r % 2 == 0 else ways[::-1]:
+        for label, use_head, lean, default_head, pool in ways if r % 2 == 0 else ways[::-1]:
             out = root / f"start-{label.replace(' ', '-').replace(',', '')}-{len(firsts[label])}"
             saved = {k: os.environ.get(k) for k in ("TCSEXAM_RAY_LEAN", "TCSEXAM_RAY_HEAD")}
             os.environ.update(TCSEXAM_RAY_LEAN=lean, TCSEXAM_RAY_HEAD=default_head)
             try:
-                _, wall_start = tcsexam_run(one, cand, out, workers, use_head, sandbox, quiet=True)
+                _, wall_start = tcsexam_run(one, cand, out, workers, use_head, sandbox, quiet=True, pool=pool)
             finally:
                 for k, v in saved.items():
                     if v is None:
@@ -172,12 +182,14 @@ def start_split(root: Path, cand: Path, head: Path, workers: int, runs: int, san
                         os.environ[k] = v
             record = json.loads((out / "records.json").read_text())[0]
             firsts[label].append(dispatched(record, out) - wall_start)
+            records_at[label].append(next((out / "records").glob("*.json")).stat().st_mtime - wall_start)
     base = statistics.median(firsts["own Ray, previous start"])
-    print(f"start split (process start to first instance dispatched, median of {runs}):")
+    print(f"start split (process start to first instance dispatched, and to its record; median of {runs}):")
     for label, values in firsts.items():
         med = statistics.median(values)
         print(
             f"  {label:26s} {med:6.2f} s  (min {min(values):.2f}, max {max(values):.2f})  ratio {med / base:.2f} of previous"
+            f"; first record {statistics.median(records_at[label]):.2f} s"
         )
 
 

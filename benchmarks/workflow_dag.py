@@ -145,6 +145,10 @@ def schedulers(workdir: Path, n: int, first: int, rounds: int, names: list[str])
                 time.sleep(0.2)
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:  # Snakemake may sit in a selection round for long
+                    os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             ends = sorted(p.stat().st_mtime for p in out.iterdir())[:first] if out.is_dir() else []
             subprocess.run([str(snakemake), "--unlock", "--config", f"njobs={n}"], cwd=workdir, capture_output=True)
