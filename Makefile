@@ -68,6 +68,7 @@ lint: setup-test
 	$(BIN)/mypy
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint
+	$(BIN)/snakemake --lint --config "batch={enabled: true}"  # rules/batch.smk: only with batching on
 
 # The Docker sandbox's candidate image (envs/candidate.Dockerfile): Python 3, numpy, scipy, networkx, tsplib95,
 # python-sat. BASE: a slim Python image where a registry is reachable, or a Debian base (.ci/docker-base.sh).

@@ -43,6 +43,8 @@ rule run_take:
     log:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
     localrule: True
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         **one_cpu_job(),
@@ -62,6 +64,8 @@ rule construction_take:
     log:
         f"{OUT}/construction/{{model}}/{{item}}/{{attempt}}/run.log",
     localrule: True
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         **one_cpu_job(),
@@ -81,6 +85,8 @@ rule proof_take:
     log:
         f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/check.log",
     localrule: True
+    conda:
+        "../envs/tcsexam.yaml"
     threads: 1
     resources:
         **one_cpu_job(),
