@@ -156,11 +156,15 @@ class Batches:
     # ---- the plan -------------------------------------------------------------------------------
 
     def members(self) -> list[Member]:
-        """Every cluster job of the plan, of the batched kinds."""
+        """Every cluster job of the plan, of the batched kinds, except those of the tracks the
+        agents generate in this run (what is planned for them changes once they have: they run
+        under their own rules)."""
         plan, out = self.plan, []
         timings = Timings([plan.root / d for d in self.timing_dirs])
+        agents = {(m, str(t)) for m in plan.models for t in Track if plan.generated_by_agents(m, t)}
+        planned = [p for p in plan.planned if (p.model, str(p.track)) not in agents]
         if JobKind.SOLVER in self.kinds:
-            for p in plan.planned:
+            for p in planned:
                 if p.track == Track.SOLVER and p.row == str(plan.layout.solver_row(p.model, p.item, p.attempt)):
                     task = plan.task(p.item)
                     work, _ = timings.work(p.item, plan.instances(p.item), task.limits.wall_s)
@@ -178,6 +182,8 @@ class Batches:
                     )
         if JobKind.CONSTRUCTION in self.kinds:
             for p in plan.construction_runs():
+                if (p.model, str(p.track)) in agents:
+                    continue
                 task = plan.task(p.item)
                 work, _ = timings.work(p.item, [i.name for i in task.instances], task.limits.wall_s)
                 out.append(
@@ -194,6 +200,8 @@ class Batches:
                 )
         if JobKind.PROOF in self.kinds:
             for p in plan.proof_runs():
+                if (p.model, str(p.track)) in agents:
+                    continue
                 work, _ = timings.work(p.item, [""], plan.proof_task(p.item).limits.wall_s)
                 out.append(
                     Member(

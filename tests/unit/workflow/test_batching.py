@@ -200,3 +200,29 @@ def test_batch_refuses_a_malformed_member(tmp_path):
     proc = subprocess.run(_batch([bad], tmp_path / "s.json"), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "threads must be of type int" in proc.stderr
     assert not (tmp_path / "s.json").exists()
+
+
+def test_the_agents_tracks_are_never_batched(tmp_path, project_root):
+    """What is planned for the tracks the agents generate changes once they have (the Snakemake
+    inside a batch job would plan other batches): their jobs run under their own rules."""
+    (tmp_path / "verdicts").mkdir()
+    for model in ("m7", "other"):
+        folder = tmp_path / "solvers" / model / "maxcut-mqlib" / "1"
+        folder.mkdir(parents=True)
+        (folder / "solver.yaml").write_text("command: [true]\n")
+    config = {
+        "suite": "lite",
+        "protocol": "offline",
+        "results_dir": "res",
+        "solvers_dir": str(tmp_path / "solvers"),
+        "verdicts_dir": str(tmp_path / "verdicts"),
+        "allow_missing": True,
+        "models": [{"name": "m7", "attempts": ["1"]}, {"name": "other", "attempts": ["1"]}],
+        "run": {"instances": {}, "task_files": {"maxcut-mqlib": "config/test/tasks/maxcut-mqlib.yaml"}},
+        "agents": {
+            "tcsexam": {"tracks": ["solver"]},
+            "models": {"m7": {"provider": "openai-compatible", "model": "m7", "base_url": "http://h:8000/v1"}},
+        },
+    }
+    members = Batches(Plan(config, project_root), {"enabled": True}).members()
+    assert [m.key for m in members] == ["solver/other/maxcut-mqlib/1"]
