@@ -39,6 +39,9 @@ from tcsexam.workflow.timings import Timings
 STAGED = ".staged"
 #: the batches' own files: <out>/batches/<name>.json (the summary: each member's outcome) and .log
 BATCHES = "batches"
+#: a batch's command line (every member's command) must stay under Linux's 128 KiB for one argument
+#: (Snakemake runs it as `bash -c COMMAND`)
+MAX_COMMAND_BYTES = 120_000
 #: a path no rule makes: the input of a take rule for a job in no batch (Snakemake then uses its own rule)
 UNBATCHED = "batches/not-in-a-batch"
 
@@ -316,7 +319,13 @@ class Batches:
                 "ray": m.kind == JobKind.SOLVER,
             }
             args.append("--member " + shlex.quote(json.dumps(spec, separators=(",", ":"))))
-        return " ".join(args)
+        text = " ".join(args)
+        if len(text) > MAX_COMMAND_BYTES:
+            raise InputError(
+                f"batch {wildcards.batch}: its command line would be {len(text)} bytes, over the "
+                f"{MAX_COMMAND_BYTES} a shell command may have: lower batch.max_members (now {self.max_members})"
+            )
+        return text
 
     def argv(self, m: Member, output: str) -> list[str]:
         """The member's command: its own rule's (rules/solver.smk `run`, rules/construction.smk

@@ -16,6 +16,7 @@ import pytest
 from tcsexam.campaign.planner import load_config
 from tcsexam.cli import build_parser
 from tcsexam.errors import InputError
+from tcsexam.workflow import batching
 from tcsexam.workflow.batching import Batches, JobKind, Member, pack
 from tcsexam.workflow.plan import Plan
 
@@ -226,3 +227,18 @@ def test_the_agents_tracks_are_never_batched(tmp_path, project_root):
     }
     members = Batches(Plan(config, project_root), {"enabled": True}).members()
     assert [m.key for m in members] == ["solver/other/maxcut-mqlib/1"]
+
+
+def test_a_batch_too_long_for_one_command_line_is_refused_in_one_line(tmp_path, monkeypatch):
+    plan = Plan(load_config(TINY, ROOT), ROOT)
+    batches = Batches(plan, {"enabled": True, "target_min": 10_000, "timings": [str(_timings(tmp_path, plan, 1.0))]})
+    (only,) = batches.batches
+    assert len(batches.members_arg(_Named(only.name))) < batching.MAX_COMMAND_BYTES
+    monkeypatch.setattr(batching, "MAX_COMMAND_BYTES", 1000)
+    with pytest.raises(InputError, match=r"lower batch.max_members \(now 100\)"):
+        batches.members_arg(_Named(only.name))
+
+
+class _Named:
+    def __init__(self, batch: str):
+        self.batch = batch
