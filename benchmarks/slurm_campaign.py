@@ -275,7 +275,7 @@ def main() -> int:
             )
         print(
             f"estimate: wall {est.wall_s:.0f} s = start {est.overheads['startup_s']:g} + jobs {est.schedule_s:.0f} "
-            f"+ tail {est.overheads['tail_s']:g} (job overhead {est.overheads['job_s']:g} s, Ray {est.overheads['ray_s']:g} s, "
+            f"+ tail {est.wall_s - est.overheads['startup_s'] - est.schedule_s:.0f} (job overhead {est.overheads['job_s']:g} s, Ray {est.overheads['ray_s']:g} s, "
             f"queue {cluster.queue_s:g} s)"
         )
         print(f"ratio measured / estimate: {report['ratio_measured_to_estimate']:.2f}")

@@ -41,14 +41,16 @@ __all__ = ["JobKind", "Timings", "TimingSource"]  # re-exported: benchmarks/slur
 
 
 #: measured on the test cluster (.ci/start-slurm-cluster.sh: 2 nodes x 1 core on a 2-core machine
-#: shared with other work, load average 4-12), the tiny config over SLURM, 40 jobs: see
-#: docs/workflow.md, "Planning a campaign", and benchmarks/slurm_campaign.py to measure your own
-DEFAULT_JOB_OVERHEAD_S = 30.0  #: a cluster job's length beyond its work: job start, Snakemake in the job (median)
-DEFAULT_RAY_S = 22.0  #: what a Solver job takes beyond that: its own Ray, started inside the job
-DEFAULT_QUEUE_S = 0.5  #: a core coming free to the next job starting on it (idle cluster)
-DEFAULT_STARTUP_S = 7.0  #: Snakemake's start and DAG before the first submission
-DEFAULT_TAIL_S = 43.0  #: local jobs after the last cluster job (scores, table, Index, plots, explorer)
-DEFAULT_MEMBER_S = 5.0  #: a member of a batch (config batch) beyond its work: its process, joining the batch's Ray
+#: shared with other work, load average 4-7), the tiny config over SLURM at 6bc32f3 (40 jobs one by
+#: one, then in 2 batches): see docs/workflow.md, "Planning a campaign", and
+#: benchmarks/slurm_campaign.py to measure your own
+DEFAULT_JOB_OVERHEAD_S = 12.0  #: a cluster job's length beyond its work: job start, Snakemake in the job (median)
+DEFAULT_RAY_S = 1.0  #: what a Solver job takes beyond that (a small one runs without Ray: tcsexam run --pool auto)
+DEFAULT_QUEUE_S = 1.0  #: a core coming free to the next job starting on it (idle cluster)
+DEFAULT_STARTUP_S = 3.0  #: Snakemake's start and DAG before the first submission
+DEFAULT_TAIL_S = 14.0  #: local jobs after the last cluster job (scores, table, Index, plots, explorer)
+DEFAULT_MEMBER_S = 2.0  #: a member of a batch (config batch) beyond its work: its process, joining the batch's Ray
+DEFAULT_TAKE_S = 0.8  #: batched: each member's take and row jobs (local) after its batch, on the submitting host
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Overheads:
     startup_s: float = DEFAULT_STARTUP_S
     tail_s: float = DEFAULT_TAIL_S
     member_s: float = DEFAULT_MEMBER_S  #: per member of a batch job (batched mode)
+    take_s: float = DEFAULT_TAKE_S  #: per member of the last batches, in the tail (batched mode)
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -134,7 +137,7 @@ class Batching:
     target_min: float = 30.0
     min_batches: int = 1
     max_members: int = 100
-    member_overhead_s: float = DEFAULT_MEMBER_S  #: what the workflow sizes its batches with
+    member_overhead_s: float = 5.0  #: what the workflow sizes its batches with (config batch.member_overhead_s)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], **override: Any) -> Batching:
@@ -270,10 +273,15 @@ def schedule(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> float:
     """Seconds from the first submission to the last job's end: longest first (the workflow's
     priority), each job on the node whose `threads` cores free earliest, starting the queue's
     delay after they do, at most `max_jobs` at once."""
+    return max((finish for _, finish, _ in placed(jobs, cluster, overheads)), default=0.0)
+
+
+def placed(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> list[tuple[float, float, Job]]:
+    """(start, finish, job) of each job as `schedule` places them."""
+    out = []
     free = [[0.0] * cluster.cores_per_node for _ in range(cluster.nodes)]
     tokens = [0.0] * (cluster.max_jobs or len(jobs) or 1)  # when each submission slot frees
     heapq.heapify(tokens)
-    end = 0.0
     for job in sorted(jobs, key=lambda j: j.length_s(overheads), reverse=True):
         need = min(job.threads, cluster.cores_per_node)
         token = heapq.heappop(tokens)
@@ -289,8 +297,18 @@ def schedule(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> float:
         for k in range(need):
             cores[k] = finish
         heapq.heappush(tokens, finish)
-        end = max(end, finish)
-    return end
+        out.append((start, finish, job))
+    return out
+
+
+def last_wave_members(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> int:
+    """The members of the batch jobs still running when the last one starts: they end together at
+    the end of the schedule, and their take and row jobs (local) run after it, in the tail."""
+    runs = [(start, finish, j) for start, finish, j in placed(jobs, cluster, overheads) if j.members]
+    if not runs:
+        return 0
+    last_start = max(start for start, _, _ in runs)
+    return sum(j.members for _, finish, j in runs if finish >= last_start)
 
 
 def estimate(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> Estimate:
@@ -298,6 +316,9 @@ def estimate(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> Estimat
     held = sum(j.length_s(overheads) * min(j.threads, cluster.cores_per_node) for j in jobs)
     work = sum(j.work_s for j in jobs)
     span = schedule(jobs, cluster, overheads)
+    # the tail: the local jobs after the last cluster job, and in batched mode the take and row
+    # jobs of the batches that end last (all their members at once)
+    tail = overheads.tail_s + overheads.take_s * last_wave_members(jobs, cluster, overheads) if jobs else 0.0
     kinds: dict[str, int] = defaultdict(int)
     sources: dict[str, int] = defaultdict(int)
     for j in jobs:
@@ -325,7 +346,7 @@ def estimate(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> Estimat
         submissions=len(jobs),
         core_hours=held / 3600,
         ideal_core_hours=work / 3600,
-        wall_s=overheads.startup_s + span + (overheads.tail_s if jobs else 0.0),
+        wall_s=overheads.startup_s + span + tail,
         schedule_s=span,
         cores=cores,
         jobs_by_kind=dict(kinds),
@@ -357,7 +378,7 @@ def render(est: Estimate, what: str) -> str:
         f"core-hours: {est.core_hours:.2f} held ({est.ideal_core_hours:.2f} of work; "
         f"{o['job_s']:g} s overhead per job, {o['ray_s']:g} s more per Solver job)",
         f"wall time: {_duration(est.wall_s)} ({est.wall_s:.0f} s: start {o['startup_s']:g} s + jobs "
-        f"{est.schedule_s:.0f} s + tail {o['tail_s']:g} s; the work alone on {est.cores} cores: "
+        f"{est.schedule_s:.0f} s + tail {est.wall_s - o['startup_s'] - est.schedule_s:.0f} s; the work alone on {est.cores} cores: "
         f"{_duration(est.ideal_wall_s)})",
         "timings: " + ", ".join(f"{n} job(s) {s}" for s, n in sorted(est.sources.items())),
     ]
