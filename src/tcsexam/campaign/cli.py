@@ -48,6 +48,12 @@ def register(sub) -> None:
     )
     p.add_argument("--min-batches", type=int, help="--batch: at least this many batch jobs (batch.min_batches)")
     p.add_argument("--member-overhead", type=float, metavar="SECONDS", help="--batch: seconds per batch member")
+    p.add_argument(
+        "--take-overhead",
+        type=float,
+        metavar="SECONDS",
+        help="--batch: seconds of local jobs (take, row) per member on the submitting host after its batch",
+    )
     p.add_argument("--json", action="store_true", help="the estimate and its inputs as JSON")
     p.set_defaults(handler=main)
 
@@ -73,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
         "startup_s": args.startup,
         "tail_s": args.tail,
         "member_s": args.member_overhead,
+        "take_s": args.take_overhead,
     }
     overheads = planner.Overheads(**{k: v for k, v in given.items() if v is not None})
     for name, value in (("--models", args.models), ("--attempts", args.attempts)):

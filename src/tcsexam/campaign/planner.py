@@ -98,7 +98,7 @@ class Overheads:
     startup_s: float = DEFAULT_STARTUP_S
     tail_s: float = DEFAULT_TAIL_S
     member_s: float = DEFAULT_MEMBER_S  #: per member of a batch job (batched mode)
-    take_s: float = DEFAULT_TAKE_S  #: per member of the last batches, in the tail (batched mode)
+    take_s: float = DEFAULT_TAKE_S  #: per member of a batch, on the submitting host after it ends (batched mode)
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -301,14 +301,16 @@ def placed(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> list[tupl
     return out
 
 
-def last_wave_members(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> int:
-    """The members of the batch jobs still running when the last one starts: they end together at
-    the end of the schedule, and their take and row jobs (local) run after it, in the tail."""
-    runs = [(start, finish, j) for start, finish, j in placed(jobs, cluster, overheads) if j.members]
-    if not runs:
-        return 0
-    last_start = max(start for start, _, _ in runs)
-    return sum(j.members for _, finish, j in runs if finish >= last_start)
+def take_tail(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> float:
+    """Batched mode: seconds the submitting host still spends after the last cluster job on the
+    batches' take and row jobs (each batch's `take_s` per member, queued on the host as the
+    batches end)."""
+    busy_until, end = 0.0, 0.0
+    for _, finish, j in sorted(placed(jobs, cluster, overheads), key=lambda r: r[1]):
+        end = max(end, finish)
+        if j.members:
+            busy_until = max(busy_until, finish) + j.members * overheads.take_s
+    return max(0.0, busy_until - end)
 
 
 def estimate(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> Estimate:
@@ -316,9 +318,9 @@ def estimate(jobs: list[Job], cluster: Cluster, overheads: Overheads) -> Estimat
     held = sum(j.length_s(overheads) * min(j.threads, cluster.cores_per_node) for j in jobs)
     work = sum(j.work_s for j in jobs)
     span = schedule(jobs, cluster, overheads)
-    # the tail: the local jobs after the last cluster job, and in batched mode the take and row
-    # jobs of the batches that end last (all their members at once)
-    tail = overheads.tail_s + overheads.take_s * last_wave_members(jobs, cluster, overheads) if jobs else 0.0
+    # the tail: the local jobs after the last cluster job, and in batched mode what is left of
+    # the batches' take and row jobs (all of a batch's members at once, when it ends)
+    tail = overheads.tail_s + take_tail(jobs, cluster, overheads) if jobs else 0.0
     kinds: dict[str, int] = defaultdict(int)
     sources: dict[str, int] = defaultdict(int)
     for j in jobs:
