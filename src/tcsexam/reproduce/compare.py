@@ -112,15 +112,15 @@ def scores_identical(base: Run, cand: Run) -> tuple[bool, list[str]]:
         }
 
     tb, tc = table(base), table(cand)
-    for key in sorted(set(tb) | set(tc)):
-        rb, rc = tb.get(key), tc.get(key)
+    for row_key in sorted(set(tb) | set(tc)):
+        rb, rc = tb.get(row_key), tc.get(row_key)
         if rb is None or rc is None or rb[1:] != rc[1:] or not _same_cell(rb[0], rc[0]):
-            diffs.append(f"attempt row {','.join(key)}")
-    for key in sorted(set(base.relative) | set(cand.relative)):
-        sb = [i.get("score") for i in (base.relative.get(key) or {}).get("instances", [])]
-        sc = [i.get("score") for i in (cand.relative.get(key) or {}).get("instances", [])]
+            diffs.append(f"attempt row {','.join(row_key)}")
+    for run_key in sorted(set(base.relative) | set(cand.relative)):
+        sb = [i.get("score") for i in (base.relative.get(run_key) or {}).get("instances", [])]
+        sc = [i.get("score") for i in (cand.relative.get(run_key) or {}).get("instances", [])]
         if len(sb) != len(sc) or not all(_same(x, y) for x, y in zip(sb, sc)):
-            diffs.append(f"instance scores {'/'.join(key)}")
+            diffs.append(f"instance scores {'/'.join(run_key)}")
     return not diffs, diffs
 
 
@@ -173,12 +173,12 @@ def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, in
         only_b = sorted(set(rb) - set(rc))
         only_c = sorted(set(rc) - set(rb))
         if status_changes or value_changes or only_b or only_c:
-            entry: dict[str, Any] = {"status_changes": status_changes, "value_changes": value_changes}
+            changes: dict[str, Any] = {"status_changes": status_changes, "value_changes": value_changes}
             if only_b:
-                entry["only_in_baseline"] = only_b
+                changes["only_in_baseline"] = only_b
             if only_c:
-                entry["only_in_candidate"] = only_c
-            out.setdefault(model, {}).setdefault(task, {})[attempt] = entry
+                changes["only_in_candidate"] = only_c
+            out.setdefault(model, {}).setdefault(task, {})[attempt] = changes
     return out, dict(sorted(transitions.items()))
 
 
@@ -232,9 +232,13 @@ def model_deltas(
 
         tasks = {}
         for it in suite.items:
-            rb, rc = reps_b[m].get(it), reps_c[m].get(it)
-            reps = rc - rb if rb is not None and rc is not None and complete_b[it] and complete_c[it] else None
-            tasks[it] = _delta_entry(tmb.get(it), tmc.get(it), reps)
+            item_b, item_c = reps_b[m].get(it), reps_c[m].get(it)
+            delta = (
+                item_c - item_b
+                if item_b is not None and item_c is not None and complete_b[it] and complete_c[it]
+                else None
+            )
+            tasks[it] = _delta_entry(tmb.get(it), tmc.get(it), delta)
         tracks = {
             t: _delta_entry(
                 (mb.get("track_means") or {}).get(t),

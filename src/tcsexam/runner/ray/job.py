@@ -88,7 +88,8 @@ def use_token(state_dir: str | Path) -> None:
     its configuration and token cached per process, both are reloaded."""
     os.environ.update(token_env(state_dir))
     try:
-        from ray._raylet import AuthenticationTokenLoader, Config
+        # compiled (Cython) names that Ray's type stubs leave out: checked by the except below
+        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined, unused-ignore]
 
         Config.initialize("")
         AuthenticationTokenLoader.instance().reset_cache()
@@ -129,7 +130,6 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
     if ray.is_initialized():
         return RayHandle(False, None, None, ray.cluster_resources().get("CPU", 0.0), 0.0)
     address = address or os.environ.get("RAY_ADDRESS") or None
-    quiet = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     for name, value in RAY_ENV.items():
         os.environ.setdefault(name, value)
     if address:
@@ -147,7 +147,15 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
             ensure_token(Path(temp_dir) / "auth_token")
             use_token(temp_dir)
             with _agent_port_from_kernel(), _lean_node():
-                ray.init(address="local", num_cpus=num_cpus, num_gpus=0, _temp_dir=ray_temp, **quiet)
+                ray.init(
+                    address="local",
+                    num_cpus=num_cpus,
+                    num_gpus=0,
+                    _temp_dir=ray_temp,
+                    include_dashboard=False,  # quiet: no dashboard, no worker logs at the driver
+                    log_to_driver=False,
+                    logging_level=logging.ERROR,
+                )
             break
         except BaseException as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -186,16 +194,16 @@ def _lean_node() -> Iterator[None]:
         yield
         return
 
-    class LeanParams(original):
+    class LeanParams(original):  # type: ignore[misc, valid-type, unused-ignore]  # Ray's class, found at run time
         def __init__(self, *args, **kwargs):
             kwargs.setdefault("include_log_monitor", False)
             super().__init__(*args, **kwargs)
 
-    parameter.RayParams = LeanParams
+    parameter.RayParams = LeanParams  # type: ignore[misc, unused-ignore]  # swapped while inside (Ray declares a class)
     try:
         yield
     finally:
-        parameter.RayParams = original
+        parameter.RayParams = original  # type: ignore[misc, unused-ignore]
 
 
 @contextlib.contextmanager
@@ -215,16 +223,16 @@ def _agent_port_from_kernel() -> Iterator[None]:
         yield
         return
 
-    class KernelPortParams(original):
+    class KernelPortParams(original):  # type: ignore[misc, valid-type, unused-ignore]  # Ray's class, found at run time
         def __init__(self, *args, **kwargs):
             kwargs.setdefault("dashboard_agent_listen_port", 0)
             super().__init__(*args, **kwargs)
 
-    parameter.RayParams = KernelPortParams
+    parameter.RayParams = KernelPortParams  # type: ignore[misc, unused-ignore]  # swapped while inside (Ray declares a class)
     try:
         yield
     finally:
-        parameter.RayParams = original
+        parameter.RayParams = original  # type: ignore[misc, unused-ignore]
 
 
 def _children() -> set[int]:
