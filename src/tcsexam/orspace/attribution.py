@@ -140,8 +140,8 @@ def data_facts(root: Path) -> DataFacts:
                 values.update(v for v in map(_number, row) if v is not None)
             if path.name == "general_parameters.csv":
                 for row in rows[1:]:
-                    if len(row) >= 2 and _number(row[1]) is not None:
-                        facts.parameters[_name(row[0])] = _number(row[1])
+                    if len(row) >= 2 and (number := _number(row[1])) is not None:
+                        facts.parameters[_name(row[0])] = number
         facts.files[rel] = values
     return facts
 
@@ -312,13 +312,13 @@ def constraint_removal(
         names = list(lp.row_names_) if len(lp.row_names_) == rows else [f"row {i}" for i in range(rows)]
         integrality = list(lp.integrality_)
         if any(int(k) != 0 for k in integrality):
-            h.changeColsIntegrality(
-                len(integrality), list(range(len(integrality))), [highspy.HighsVarType.kContinuous] * len(integrality)
-            )
+            # highspy's stub asks for arrays; its binding takes these lists as well
+            columns, continuous = list(range(len(integrality))), [highspy.HighsVarType.kContinuous] * len(integrality)
+            h.changeColsIntegrality(len(integrality), columns, continuous)  # type: ignore[arg-type, unused-ignore]
             relaxed = value_of(solve())
             out["integrality_relaxed"] = relaxed
             out["integrality_gives_reference"] = relaxed is not None and agrees(relaxed, reference, tolerance)
-            h.changeColsIntegrality(len(integrality), list(range(len(integrality))), integrality)
+            h.changeColsIntegrality(len(integrality), list(range(len(integrality))), integrality)  # type: ignore[arg-type, unused-ignore]
         start = time.monotonic()
         lower, upper = list(lp.row_lower_), list(lp.row_upper_)
         cols = lp.num_col_

@@ -30,12 +30,19 @@ MODEL_FILE = "model.lp"
 _MAX_OPENED = 10000
 
 
-def _install(folder):
-    opened = []
-    seen = set()
+_MARK = "_tcsexam"  #: set on a wrapped solve method, so that it is wrapped once
 
-    def hook(event, args):
-        if event != "open" or not args or len(seen) >= _MAX_OPENED:
+
+class _Opened:
+    """The files the program opens (a `sys.addaudithook` "open" hook), written at exit."""
+
+    def __init__(self, folder: str):
+        self.file = os.path.join(folder, OPENED_FILE)
+        self.paths: list[str] = []
+        self.seen: set[str] = set()
+
+    def hook(self, event: str, args: tuple) -> None:
+        if event != "open" or not args or len(self.seen) >= _MAX_OPENED:
             return
         target = args[0]
         if isinstance(target, int):
@@ -44,31 +51,42 @@ def _install(folder):
             path = os.path.abspath(os.fsdecode(target))
         except (TypeError, ValueError):
             return
-        if path not in seen and not path.endswith((".pyc", ".so")):
-            seen.add(path)
-            opened.append(path)
+        if path not in self.seen and not path.endswith((".pyc", ".so")):
+            self.seen.add(path)
+            self.paths.append(path)
 
-    def dump():
+    def dump(self) -> None:
         try:
-            with open(os.path.join(folder, OPENED_FILE), "w", encoding="utf-8") as handle:
-                json.dump(opened, handle)
+            with open(self.file, "w", encoding="utf-8") as handle:
+                json.dump(self.paths, handle)
         except OSError:
             pass
 
-    in_pulp = []  # non-empty while a PuLP solve runs: its own (named) LP file is the model
 
-    def model_path():
-        return os.path.join(folder, MODEL_FILE)
+class _Models:
+    """The model of every solve, written as an LP file (the last one wins) just before it runs:
+    each solver module is patched when the program imports it (`patches`)."""
 
-    def patch_pulp(module):
+    def __init__(self, folder: str):
+        self.file = os.path.join(folder, MODEL_FILE)
+        self.in_pulp: list[bool] = []  # non-empty while a PuLP solve runs: its own (named) LP file is the model
+        self.patches = {
+            "pulp.pulp": self.patch_pulp,
+            "highspy": self.patch_highs,
+            "gurobipy": self.patch_gurobi,
+            "coptpy": self.patch_copt,
+        }
+
+    def patch_pulp(self, module) -> None:
         problem = getattr(module, "LpProblem", None)
-        if problem is None or getattr(problem.solve, "_tcsexam", False):
+        if problem is None or getattr(problem.solve, _MARK, False):
             return
         original = problem.solve
+        file, in_pulp = self.file, self.in_pulp
 
         def solve(self, *args, **kwargs):
             try:
-                self.writeLP(model_path())
+                self.writeLP(file)
             except Exception:  # noqa: BLE001 - evidence only: never change what the program does
                 pass
             in_pulp.append(True)
@@ -77,66 +95,74 @@ def _install(folder):
             finally:
                 in_pulp.pop()
 
-        solve._tcsexam = True
+        setattr(solve, _MARK, True)
         problem.solve = solve
 
-    def wrap(cls, method, write):
+    def wrap(self, cls, method: str, write) -> None:
         """Write the model (`write(self, path)`) just before `cls.method` runs, unless a PuLP solve
         is running (its backend's model is PuLP's, already written with its names)."""
         original = getattr(cls, method, None) if cls is not None else None
-        if original is None or getattr(original, "_tcsexam", False):
+        if original is None or getattr(original, _MARK, False):
             return
+        file, in_pulp = self.file, self.in_pulp
 
         def solve(self, *args, **kwargs):
             try:
                 if not in_pulp:
-                    write(self, model_path())
+                    write(self, file)
             except Exception:  # noqa: BLE001 - evidence only
                 pass
             return original(self, *args, **kwargs)
 
-        solve._tcsexam = True
+        setattr(solve, _MARK, True)
         try:
             setattr(cls, method, solve)
         except (AttributeError, TypeError):
             pass
 
-    def patch_highs(module):
-        wrap(getattr(module, "Highs", None), "run", lambda model, path: model.writeModel(path))
+    def patch_highs(self, module) -> None:
+        self.wrap(getattr(module, "Highs", None), "run", lambda model, path: model.writeModel(path))
 
-    def patch_gurobi(module):
-        wrap(getattr(module, "Model", None), "optimize", lambda model, path: model.write(path))
+    def patch_gurobi(self, module) -> None:
+        self.wrap(getattr(module, "Model", None), "optimize", lambda model, path: model.write(path))
 
-    def patch_copt(module):
+    def patch_copt(self, module) -> None:
         model = getattr(module, "Model", None)
         for method in ("solve", "solveLP"):
-            wrap(model, method, lambda model, path: model.writeLp(path))
+            self.wrap(model, method, lambda model, path: model.writeLp(path))
 
-    patches = {"pulp.pulp": patch_pulp, "highspy": patch_highs, "gurobipy": patch_gurobi, "coptpy": patch_copt}
 
-    class Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path, target=None):
-            if name not in patches:
-                return None
-            spec = importlib.machinery.PathFinder.find_spec(name, path)
-            loader = getattr(spec, "loader", None) if spec else None
-            if loader is None or not hasattr(loader, "exec_module"):
-                return spec
-            run_module = loader.exec_module
+class _Finder(importlib.abc.MetaPathFinder):
+    """Runs a solver module's patch right after the module itself, when the program imports it."""
 
-            def exec_module(module):
-                run_module(module)
-                try:
-                    patches[name](module)
-                except Exception:  # noqa: BLE001 - evidence only
-                    pass
+    def __init__(self, patches: dict):
+        self.patches = patches
 
-            loader.exec_module = exec_module
+    def find_spec(self, name, path, target=None):
+        if name not in self.patches:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None) if spec else None
+        if loader is None or not hasattr(loader, "exec_module"):
             return spec
+        run_module, patch = loader.exec_module, self.patches[name]
 
-    sys.addaudithook(hook)
-    sys.meta_path.insert(0, Finder())
-    atexit.register(dump)
+        def exec_module(module):
+            run_module(module)
+            try:
+                patch(module)
+            except Exception:  # noqa: BLE001 - evidence only
+                pass
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _install(folder: str) -> None:
+    opened, models = _Opened(folder), _Models(folder)
+    sys.addaudithook(opened.hook)
+    sys.meta_path.insert(0, _Finder(models.patches))
+    atexit.register(opened.dump)
 
 
 _FOLDER = os.environ.get(EVIDENCE_ENV)

@@ -7,6 +7,7 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tcsexam.cliutil import pick
 from tcsexam.errors import InputError, UsageError
@@ -14,6 +15,9 @@ from tcsexam.orspace.conditions import CONTEXTS, INTERFACES, VIEWS, Condition
 from tcsexam.orspace.release import MODES, OBJECTIVE_MODES, Mode
 from tcsexam.orspace.solvers import LICENSED
 from tcsexam.runner.options import add_run_options, run_options
+
+if TYPE_CHECKING:
+    from tcsexam.fileio import JsonObject
 
 
 def register(subparsers) -> None:
@@ -236,10 +240,10 @@ def _register_analysis(sub) -> None:
     p.set_defaults(handler=_leaderboard)
 
 
-def _pairs(values: list[str], what: str) -> dict[str, object]:
+def _pairs(values: list[str], what: str) -> dict[str, JsonObject]:
     from tcsexam.fileio import read_json
 
-    out: dict[str, object] = {}
+    out: dict[str, JsonObject] = {}
     for value in values:
         slug, sep, path = value.partition("=")
         if not sep or not slug or not path:
@@ -463,7 +467,7 @@ def _audit_references(args) -> int:
     limit = DEFAULT_TIME_LIMIT_S if args.time_limit is None else args.time_limit
     if limit <= 0 or args.jobs < 1:
         raise UsageError("--time-limit must be positive and --jobs at least 1")
-    release = load_release(args.release, ("build",))
+    release = load_release(args.release, (Mode.BUILD,))
     disputes = load_disputes(args.disputes) if args.disputes else {}
     doc = audit_references(
         release,

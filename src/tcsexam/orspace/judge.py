@@ -86,7 +86,7 @@ class JudgeSettings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> JudgeSettings:
         env = dict(os.environ if env is None else env)
-        values = {
+        values: dict[str, Any] = {
             "base_url": env.get("TCSEXAM_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL") or "",
             "model": env.get("TCSEXAM_JUDGE_MODEL") or env.get("OPENAI_MODEL") or "",
             "api_key": env.get("TCSEXAM_JUDGE_API_KEY") or env.get("OPENAI_API_KEY") or None,
@@ -241,7 +241,7 @@ class JudgeClient:
 
     def cache_key(self, payload: dict[str, Any], prompt_sha256: str = PROMPT_SHA256) -> str:
         canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        parts = [self.settings.model, prompt_sha256, canonical]
+        parts: list[object] = [self.settings.model, prompt_sha256, canonical]
         if self.settings.repeat:  # repeat 0 keeps the keys of the judgments cached before repeats existed
             parts.append(["repeat", self.settings.repeat])
         blob = json.dumps(parts, ensure_ascii=False)
