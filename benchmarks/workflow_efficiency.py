@@ -37,6 +37,7 @@ ratios from alternating runs mean something. The load average is printed with ev
 
     .venv/bin/python benchmarks/workflow_efficiency.py [--configfile config/config.yaml] [--cores 2]
         [--ray auto|shared|job] [--rounds 1] [--baseline-root DIR] [--results-dir DIR] [--keep]
+        [--snakemake-args '--scheduler greedy'] [--baseline-args '--scheduler ilp']
 """
 
 from __future__ import annotations
@@ -170,14 +171,14 @@ def itemise(jobs, cores: int, start_epoch: float, wall: float) -> dict:
     }
 
 
-def run_once(root: Path, args, label: str) -> dict | None:
+def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     results = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     if root != ROOT:
         env["PYTHONPATH"] = str(root / "src")
     cmd = [str(bindir / "snakemake"), "--cores", str(args.cores), "--configfile", args.configfile]
-    cmd += ["--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
+    cmd += [*extra, "--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
     load_before = os.getloadavg()[0]
     start, start_epoch = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
@@ -229,14 +230,21 @@ def main() -> int:
     ap.add_argument("--ray", choices=("auto", "shared", "job"), default="auto")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--baseline-root", type=Path, default=None, help="a checkout to compare with (alternating)")
+    ap.add_argument("--snakemake-args", default="", help="more snakemake arguments, e.g. '--scheduler greedy'")
+    ap.add_argument(
+        "--baseline-args", default=None, help="the baseline's snakemake arguments (alone: this checkout as baseline)"
+    )
     ap.add_argument("--results-dir", default=None, help="default: a fresh temporary folder")
     ap.add_argument("--keep", action="store_true", help="keep the results folder")
     args = ap.parse_args()
+    if args.baseline_args is not None and args.baseline_root is None:
+        args.baseline_root = ROOT
+    extra = {"current": args.snakemake_args.split(), "baseline": (args.baseline_args or "").split()}
     roots = [("current", ROOT)] + ([("baseline", args.baseline_root.resolve())] if args.baseline_root else [])
     runs: dict[str, list[dict]] = {label: [] for label, _ in roots}
     for r in range(args.rounds):
         for label, root in roots if r % 2 == 0 else roots[::-1]:
-            out = run_once(root, args, f"{label} {r + 1}")
+            out = run_once(root, args, f"{label} {r + 1} {' '.join(extra[label])}".strip(), extra[label])
             if out is None:
                 return 1
             runs[label].append(out)
