@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tcsexam.errors import InputError, UsageError
+from tcsexam.errors import InputError, UsageError, os_error_text
 from tcsexam.fileio import atomic_write_json
 from tcsexam.jobfail import reason
 from tcsexam.logs import logger
@@ -116,7 +116,11 @@ def run_batch(specs: list[Spec], threads: int, ray_head: str | None) -> list[Out
             for s in list(todo):
                 if min(s.threads, threads) <= free or not running:
                     todo.remove(s)
-                    running.append(_start(s, head_dir))
+                    started = _start(s, head_dir)
+                    if isinstance(started, Outcome):  # it could not even start: a record too
+                        outcomes[s.key] = started
+                        continue
+                    running.append(started)
                     free -= min(s.threads, threads)
             time.sleep(0.05)
             for r in list(running):
@@ -171,14 +175,28 @@ def _stop_head(state: str) -> None:
         _log.warning("batch: the batch's Ray head did not stop cleanly: %s", exc)
 
 
-def _start(s: Spec, head_dir: str | None) -> Running:
-    s.output.parent.mkdir(parents=True, exist_ok=True)
-    s.log.parent.mkdir(parents=True, exist_ok=True)
-    partial = s.log.with_name(s.log.name + PARTIAL)
-    log = open(partial, "wb")  # noqa: SIM115 -- closed when the member ends
+def _start(s: Spec, head_dir: str | None) -> Running | Outcome:
+    """The member's process, or its failure when it cannot start (its folder or log cannot be
+    written, its program is missing)."""
     argv = [*s.argv, *(["--ray-head", head_dir] if s.ray and head_dir else [])]
+    try:
+        s.output.parent.mkdir(parents=True, exist_ok=True)
+        s.log.parent.mkdir(parents=True, exist_ok=True)
+        log = open(s.log.with_name(s.log.name + PARTIAL), "wb")  # noqa: SIM115 -- closed when the member ends
+    except OSError as exc:
+        why = f"its folder or log cannot be written: {os_error_text(exc)}"
+        _log.error("%s: failed: %s", s.key, why)
+        return Outcome(s.key, "failed", None, 0.0, why)
     _log.info("%s: started (%d thread(s))", s.key, s.threads)
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    except OSError as exc:
+        why = f"{argv[0]} cannot be started: {os_error_text(exc)}"
+        log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ERROR   {why}\n".encode())
+        log.close()
+        os.replace(s.log.with_name(s.log.name + PARTIAL), s.log)
+        _log.error("%s: failed: %s", s.key, why)
+        return Outcome(s.key, "failed", None, 0.0, why)
     return Running(s, proc, log, time.monotonic())
 
 

@@ -137,7 +137,9 @@ def _batch(specs: list[dict], summary: Path, threads: int = 1) -> list[str]:
 
 
 def test_batch_runs_members_records_a_failure_and_keeps_the_rest(tmp_path):
+    missing = {**_spec(tmp_path, "nocmd"), "argv": [str(tmp_path / "no-such-program")]}
     specs = [_spec(tmp_path, "a", 0.5), _spec(tmp_path, "b", 0.5), _spec(tmp_path, "bad", code=3), _spec(tmp_path, "c")]
+    specs.append(missing)
     summary = tmp_path / "b001.json"
     proc = subprocess.run(_batch(specs, summary, threads=2), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr  # a member's failure is a record, not the batch's
@@ -148,7 +150,9 @@ def test_batch_runs_members_records_a_failure_and_keeps_the_rest(tmp_path):
         "solver/m/b/1": ("ok", 0),
         "solver/m/bad/1": ("failed", 3),
         "solver/m/c/1": ("ok", 0),
+        "solver/m/nocmd/1": ("failed", None),  # a program that cannot start is a record as well
     }
+    assert "cannot be started" in Path(missing["log"]).read_text()
     bad = next(m for m in data["members"] if m["key"] == "solver/m/bad/1")
     assert bad["reason"] == "the solver's machine broke"
     # two threads: a and b ran side by side (their logs' lines show both started before either ended)
