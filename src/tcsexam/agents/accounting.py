@@ -49,6 +49,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from inspect_ai.model._model import sample_model_usage
 from inspect_ai.solver import Solver, solver
 
+from tcsexam.agents.providers import ModelConfig
 from tcsexam.errors import InputError
 from tcsexam.fileio import atomic_write_json, read_json
 from tcsexam.orspace.judge import load_prices
@@ -187,7 +188,7 @@ class GenerationRecord:
     def from_sample(
         cls,
         sample: EvalSample,
-        model: Any,
+        model: ModelConfig,
         prices: Prices | None = None,
         *,
         log_file: str | None = None,

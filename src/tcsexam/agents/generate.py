@@ -50,6 +50,7 @@ from tcsexam.agents.accounting import (
     STORE_ANSWER,
     CostBudget,
     GenerationRecord,
+    Prices,
     StopReason,
     budgeted,
     final_generation,
@@ -58,6 +59,7 @@ from tcsexam.agents.accounting import (
     spent_in,
     write_generation,
 )
+from tcsexam.agents.providers import ModelConfig
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
 from tcsexam.agents.tasks import ANSWER_FILE, AgentLimits, orspace_task
 from tcsexam.agents.workspace import check_staged, stage_manifest
@@ -78,7 +80,7 @@ class GenerationSettings:
 
     staged: Path
     output: Path
-    model: Any  #: providers.ModelConfig
+    model: ModelConfig
     modes: tuple[str, ...] = MODES
     sandbox: AgentSandboxConfig = AgentSandboxConfig()
     limits: AgentLimits = AgentLimits()
@@ -151,7 +153,7 @@ def _claim_output(layout: OutputLayout, identity: dict[str, Any], manifest_path:
 class _Finisher:
     """Turns an ended sample into its outputs (`finish`), once per sample of this invocation."""
 
-    def __init__(self, settings: GenerationSettings, layout: OutputLayout, prices: Any):
+    def __init__(self, settings: GenerationSettings, layout: OutputLayout, prices: Prices | None):
         self.settings, self.layout, self.prices = settings, layout, prices
         self.done: dict[str, GenerationRecord] = {}
 
@@ -188,7 +190,9 @@ class _Finisher:
         return record
 
 
-def ended_sample_record(sample: EvalSample, model: Any, prices: Any, log_file: str | None, incoming: Path):
+def ended_sample_record(
+    sample: EvalSample, model: ModelConfig, prices: Prices | None, log_file: str | None, incoming: Path
+) -> GenerationRecord:
     """The record of an ended sample (`GenerationRecord.from_sample`), made a harness error when it
     would be final but its worked workspace was not copied out to `incoming`: every finisher's
     first step."""

@@ -39,6 +39,7 @@ from tcsexam.agents.accounting import (
     GENERATION_FILE,
     CostBudget,
     GenerationRecord,
+    Prices,
     budgeted,
     final_generation,
     prices_for,
@@ -47,6 +48,7 @@ from tcsexam.agents.accounting import (
     write_generation,
 )
 from tcsexam.agents.generate import OutputLayout, ended_sample_record, run_eval
+from tcsexam.agents.providers import ModelConfig
 from tcsexam.agents.sandboxenv import AgentSandboxConfig, checkout_root, resolve_sandbox
 from tcsexam.agents.tasks import AgentLimits
 from tcsexam.agents.track_items import SAFE_NAME, TrackItem, checker_task, load_items, stage_items
@@ -81,7 +83,7 @@ class SolveSettings:
     output: Path  #: the run folder
     solvers_dir: Path
     attempt: str
-    model: Any
+    model: ModelConfig
     suite: str | None = None
     items: tuple[str, ...] = ()
     sandbox: AgentSandboxConfig = AgentSandboxConfig()
@@ -148,7 +150,7 @@ def _collect(submission: Path, dest: Path, track: str) -> list[str]:
 class _Finisher:
     """Turns an ended sample into its attempt folder and records, once per sample."""
 
-    def __init__(self, settings: SolveSettings, prices: Any):
+    def __init__(self, settings: SolveSettings, prices: Prices | None):
         self.settings, self.prices = settings, prices
         self.run_dir = Path(settings.output)
         self.done: dict[str, GenerationRecord] = {}

@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from tcsexam.runner.limiter import Limits
 from tcsexam.runner.limiter.orphans import alive, kill_run_orphans, process_start
@@ -68,7 +68,7 @@ class PoolRecord(Protocol):
     @property
     def infrastructure_error(self) -> bool: ...
 
-    def retried(self, tries: int) -> Any: ...
+    def retried(self, tries: int) -> Self: ...  #: the same record after `tries` tries
 
 
 @runtime_checkable

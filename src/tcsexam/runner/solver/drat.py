@@ -23,6 +23,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, open_untrusted
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits
 from tcsexam.problems.base import CheckResult
+from tcsexam.problems.sat import CnfInstance
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, Limits
 from tcsexam.runner.ownership.scratch import RELOCATED_ROOT, make_scratch
@@ -86,7 +88,7 @@ class ProofVerdict:
         return out
 
 
-def canonical_dimacs(instance: Any) -> bytes:
+def canonical_dimacs(instance: CnfInstance) -> bytes:
     """The parsed CNF instance (`tcsexam.problems.sat.CnfInstance`) as plain DIMACS: the formula
     the checker reads is the one the harness judged, whatever the instance file's quirks."""
     lits = np.where(instance.positive, instance.var, -instance.var.astype(np.int64))
@@ -116,7 +118,7 @@ def _copy_proof(source: Path, target: Path, cap: int) -> int | None:
 
 
 def check_proof(
-    instance: Any,
+    instance: CnfInstance,
     proof_path: Path,
     *,
     limits: ProofLimits,
@@ -251,7 +253,9 @@ def _parse_report(lines: list[str]) -> dict[str, Any]:
     return info
 
 
-def judge_unsat(check: Any, mode: str | None, run_check) -> tuple[Any, dict[str, Any] | None]:
+def judge_unsat(
+    check: CheckResult, mode: str | None, run_check: Callable[[], ProofVerdict]
+) -> tuple[CheckResult, dict[str, Any] | None]:
     """A SAT certificate's check (`problems.base.CheckResult`) under the task's `unsat_proof` mode:
     (the check, what the record's `extra.unsat_proof` holds or None). Only an accepted UNSAT claim
     is touched: `trusted` keeps the check and labels it; `required` calls `run_check()` (a

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import overload
 
+from tcsexam.problems.base import CheckResult
 from tcsexam.records import Status, Termination
 from tcsexam.runner.limiter import LaunchError, ProcessOutcome
 
@@ -45,7 +46,7 @@ class Certificate:
     `unreadable`, why it is not a file the program wrote (a link, FIFO, device or folder); both
     None: there was none."""
 
-    check: Any = None  # problems.base.CheckResult
+    check: CheckResult | None = None
     unreadable: str | None = None
     #: where it was looked for (`{solution}` or stdout), named in the messages
     where: str = SOLUTION_NAME
@@ -168,7 +169,7 @@ def input_changed(what: str) -> Decision:
     return Decision(Status.INVALID, short(what), Termination.INPUT)
 
 
-def trace_status(check: Any) -> tuple[Status | str, float | None]:
+def trace_status(check: CheckResult | None) -> tuple[Status | str, float | None]:
     """(status, value) of one anytime certificate's check (None: the checker failed, the harness's);
     the value only when it is ok."""
     if check is None:
