@@ -51,7 +51,7 @@ from inspect_ai.solver import Solver, solver
 
 from tcsexam.agents.providers import ModelConfig
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import Json, atomic_write_json, read_json
 from tcsexam.orspace.judge import load_prices
 
 SCHEMA_VERSION = 1
@@ -172,7 +172,7 @@ class GenerationRecord:
         return {"schema_version": data.pop("schema_version"), **data}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "generation record") -> GenerationRecord:
+    def from_json(cls, data: Json, where: str = "generation record") -> GenerationRecord:
         if not isinstance(data, dict):
             raise InputError(f"{where}: not a JSON object")
         if data.get("schema_version") != SCHEMA_VERSION:

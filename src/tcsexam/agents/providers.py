@@ -53,6 +53,7 @@ from tcsexam.agents.options import (
     DEFAULT_TIMEOUT_S,
 )
 from tcsexam.errors import InputError
+from tcsexam.fileio import Json
 
 OPENAI_COMPATIBLE = "openai-compatible"
 PLACEHOLDER_KEY = "no-key"
@@ -117,7 +118,7 @@ class ModelConfig:
             object.__setattr__(self, "name", self.model)
 
     @classmethod
-    def from_mapping(cls, data: Any, where: str = "model") -> ModelConfig:
+    def from_mapping(cls, data: Json, where: str = "model") -> ModelConfig:
         """From a config mapping (the workflow's `agents.models[*]`); unknown keys are errors, and a
         key given where its name belongs (`api_key`) is refused."""
         if not isinstance(data, dict):

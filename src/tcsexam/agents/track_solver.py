@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json, read_yaml
+from tcsexam.fileio import Json, atomic_write_json, read_json, read_yaml
 from tcsexam.paths import project_root
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.generate import generate_text, generated_name
@@ -130,7 +130,7 @@ def dev_reference(dev_task_file: Path, candidate: Path, out: Path, run: RunOptio
     return kept
 
 
-def relative_score(direction: str, value: Any, reference: Any) -> float | None:
+def relative_score(direction: str, value: Json, reference: Json) -> float | None:
     """The value against the development reference's (above 1: better), None where undefined."""
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (value, reference)):
         return None

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
+from tcsexam.fileio import Json, atomic_write_json, is_finite_number, read_json
 from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
 from tcsexam.records.integrity import file_sha256, seal
 from tcsexam.records.key import ensure_key
@@ -47,7 +47,7 @@ _TERMINATIONS = {str(t) for t in Termination}
 
 
 def check_online_records(
-    data: Any, instances: list[str], kind: str, source: str, task_id: str = "the task"
+    data: Json, instances: list[str], kind: str, source: str, task_id: str = "the task"
 ) -> list[dict[str, Any]]:
     """The entries of an online records file, checked (see the module docstring); InputError
     naming `source` and the entry otherwise."""
@@ -94,11 +94,11 @@ def check_online_file(path: str | Path, task) -> list[dict[str, Any]]:
 _HARNESS_OWNED = ("key", "harness_version", "digest", "task", "attempt", "schema_version")
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Json) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_trace(v: Any) -> bool:
+def _is_trace(v: Json) -> bool:
     """The harness's anytime trace: [[t, status, value], ...], t a finite number, value one or null."""
     return isinstance(v, list) and all(
         isinstance(row, list)
@@ -199,7 +199,7 @@ def _online_source(sha: object, records_path: str | Path) -> dict[str, Any]:
     return source
 
 
-def records_source(data: Any, records_path: str | Path) -> dict[str, Any] | None:
+def records_source(data: Json, records_path: str | Path) -> dict[str, Any] | None:
     """Where a records list came from: the harness (`protocol` offline, the record keys) or an
     online input (`protocol` online, the input file's sha256); None when it cannot be told (records
     without either mark, or a mix). An empty list carries no mark: it is online when the sidecar

@@ -31,7 +31,7 @@ from typing import Any
 from tcsexam.attempts.adoption import TABLE_COLUMNS, apply_adoption
 from tcsexam.attempts.online import records_source
 from tcsexam.errors import InputError
-from tcsexam.fileio import JsonObject, atomic_write_json, atomic_write_text, is_finite_number, read_json
+from tcsexam.fileio import Json, JsonObject, atomic_write_json, atomic_write_text, is_finite_number, read_json
 from tcsexam.records.integrity import require_sound, seal
 from tcsexam.scoring.reference import load_reference
 from tcsexam.scoring.solver_score import solver_score
@@ -101,7 +101,7 @@ class AttemptRow:
         return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs, at=at)
 
     @classmethod
-    def from_dict(cls, data: Any, source: str, *, at: str | Path) -> AttemptRow:
+    def from_dict(cls, data: Json, source: str, *, at: str | Path) -> AttemptRow:
         """A row read from the file `at` (`source` names it in messages)."""
         if not isinstance(data, dict):
             raise InputError(f"{source}: an attempt row must be a JSON object")
@@ -221,7 +221,7 @@ def solver_row(
     return row, result
 
 
-def check_records_belong(data: Any, task: str, attempt: str, source: str) -> None:
+def check_records_belong(data: Json, task: str, attempt: str, source: str) -> None:
     """Records that name their task or attempt (every record `tcsexam run` writes) must name these:
     a records file copied from another attempt is refused."""
     if not isinstance(data, list):
@@ -261,7 +261,7 @@ def write_rows(path: str | Path, rows: list[AttemptRow]) -> None:
     atomic_write_json(path, [row.to_dict(at=path) for row in rows])
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Json) -> str:
     if value is None:
         return ""
     if isinstance(value, float):

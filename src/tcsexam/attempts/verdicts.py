@@ -35,7 +35,7 @@ from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow, failed_row
 from tcsexam.errors import InputError
-from tcsexam.fileio import is_finite_number, read_json, read_yaml
+from tcsexam.fileio import Json, is_finite_number, read_json, read_yaml
 from tcsexam.paths import config_file
 from tcsexam.proofs import ProofStatus
 from tcsexam.proofs.task import is_proof_task_data, load_proof_task
@@ -113,7 +113,7 @@ def statement_mismatch(data: dict[str, Any], source: str, statement: TaskStateme
     )
 
 
-def _canon_track(name: Any) -> str | None:
+def _canon_track(name: Json) -> str | None:
     if not isinstance(name, str):
         return None
     canon = name.strip().lower().replace("-", "_").replace(" ", "_")
@@ -121,7 +121,7 @@ def _canon_track(name: Any) -> str | None:
 
 
 def verdict_row(
-    data: Any, source: str, expect: dict[str, str] | None = None, statement: TaskStatement | None = None
+    data: Json, source: str, expect: dict[str, str] | None = None, statement: TaskStatement | None = None
 ) -> AttemptRow:
     """Convert one checker verdict into its attempt row; `expect` pins identity fields.
     `statement`: the item's task statement (`task_statement`); a theorem / open-conjecture verdict

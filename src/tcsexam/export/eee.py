@@ -33,7 +33,7 @@ from typing import Any, TypeGuard
 from tcsexam import __version__
 from tcsexam.errors import InputError
 from tcsexam.export.table import RunResults, instance_rows
-from tcsexam.fileio import read_json
+from tcsexam.fileio import Json, JsonObject, read_json
 from tcsexam.scoring.cost import SOLVED_AT
 from tcsexam.scoring.generation import AttemptGeneration
 from tcsexam.scoring.vocabulary import ADOPTED
@@ -50,7 +50,7 @@ GENERATION_KEYS = ("temperature", "max_tokens")
 
 
 @cache
-def schema(name: str) -> dict[str, Any]:
+def schema(name: str) -> JsonObject:
     return json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
 
 
@@ -60,7 +60,7 @@ def _validator(name: str):
     return jsonschema.Draft7Validator(schema(name))
 
 
-def check_against_schema(data: Any, name: str, where: str) -> None:
+def check_against_schema(data: Json, name: str, where: str) -> None:
     """Raise InputError naming `where` and the first violation of the vendored schema `name`."""
     errors = sorted(_validator(name).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
@@ -69,7 +69,7 @@ def check_against_schema(data: Any, name: str, where: str) -> None:
         raise InputError(f"{where}: {path}: {e.message[:300]} (Every Eval Ever {EEE_SCHEMA_RELEASE} schema)")
 
 
-def _strings(d: dict[str, Any]) -> dict[str, str]:
+def _strings(d: JsonObject) -> dict[str, str]:
     """A schema `additional_details` object: every value a string (None left out)."""
     out = {}
     for k, v in d.items():
@@ -83,7 +83,7 @@ def _finite(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _model_records(run: RunResults, model: str) -> list[dict[str, Any]]:
+def _model_records(run: RunResults, model: str) -> list[JsonObject]:
     """The generation records (decoded generation.json) of the model's adopted attempts."""
     out = []
     for (m, _t, _i, _a), gen in (run.generation or {}).items():
@@ -94,7 +94,7 @@ def _model_records(run: RunResults, model: str) -> list[dict[str, Any]]:
     return out
 
 
-def default_model_id(name: str, records: list[dict[str, Any]]) -> str:
+def default_model_id(name: str, records: list[JsonObject]) -> str:
     """The Inspect model of the generation records (`openai/gpt-4o`) when they all agree, else
     `unknown/<name>`."""
     specs = {str((r.get("model") or {}).get("model") or "") for r in records}
@@ -113,11 +113,11 @@ def _safe_component(text: str, what: str) -> str:
     return text
 
 
-def _interval(ci: Any, index: dict[str, Any]) -> dict[str, Any] | None:
+def _interval(ci: Json, index: JsonObject) -> JsonObject | None:
     if not (isinstance(ci, list) and len(ci) == 2 and all(_finite(x) for x in ci)):
         return None
     boot = index.get("bootstrap") or {}
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "confidence_interval": {
             "lower": float(ci[0]),
             "upper": float(ci[1]),
@@ -149,12 +149,12 @@ def _track_bound(track: str) -> Any:
     return "Infinity" if track == Track.CONSTRUCTION else 1.0
 
 
-def _generation_config(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _generation_config(records: list[JsonObject]) -> JsonObject | None:
     """The agent's settings shared by every record of the model (generation_args), with the
     record's tools and its run's limits."""
     if not records:
         return None
-    args: dict[str, Any] = {}
+    args: JsonObject = {}
     for key in GENERATION_KEYS:
         values = {json.dumps((r.get("model") or {}).get(key)) for r in records}
         if len(values) == 1:
@@ -179,7 +179,7 @@ def _generation_config(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"generation_args": args, "additional_details": _strings(details)}
 
 
-def _run_limits(records: list[dict[str, Any]]) -> dict[str, int]:
+def _run_limits(records: list[JsonObject]) -> dict[str, int]:
     """message / token / time limits of the agent runs (run.json beside their logs), when all agree."""
     seen = set()
     for r in records:
@@ -204,7 +204,7 @@ def _uuid(*parts: str) -> str:
     return str(uuid.UUID(bytes=hashlib.sha256("\0".join(parts).encode()).digest()[:16], version=4))
 
 
-def _instance_record(row: dict[str, Any], base: dict[str, Any], gen: AttemptGeneration | None) -> dict[str, Any]:
+def _instance_record(row: JsonObject, base: JsonObject, gen: AttemptGeneration | None) -> JsonObject:
     track, item, attempt = row["track"], row["item"], row["attempt"]
     solver = track == Track.SOLVER
     score = row["instance_score"] if solver else row["attempt_score"]
@@ -219,7 +219,7 @@ def _instance_record(row: dict[str, Any], base: dict[str, Any], gen: AttemptGene
         extracted = f"{score:g}"
         reference = []
         prompt = f"TCSExam {track} item {item}: the submission, judged by the task's checker"
-    out: dict[str, Any] = {
+    out: JsonObject = {
         **base,
         "evaluation_name": f"tcsexam/{item}",
         "evaluation_result_id": f"task/{item}",
@@ -271,7 +271,7 @@ def _instance_record(row: dict[str, Any], base: dict[str, Any], gen: AttemptGene
     return out
 
 
-def _results(run: RunResults, m: dict[str, Any], rows: list[dict[str, Any]], source_data: dict, judge: dict):
+def _results(run: RunResults, m: JsonObject, rows: list[JsonObject], source_data: dict, judge: dict):
     """The aggregate's evaluation_results (Index, track and task means that exist) and what is left out."""
     index = run.index
     suite_name = source_data["dataset_name"]
@@ -447,7 +447,7 @@ def export_eee(
     return files
 
 
-def _aggregate(run, model, m, evaluation_id, stamp, ident, results, left_out, judge) -> dict[str, Any]:
+def _aggregate(run, model, m, evaluation_id, stamp, ident, results, left_out, judge) -> JsonObject:
     """The aggregate without its samples reference (source name, organization and relationship
     filled in by the caller)."""
     model_id, developer = ident
@@ -481,8 +481,8 @@ def _aggregate(run, model, m, evaluation_id, stamp, ident, results, left_out, ju
     }
 
 
-def _score(value: float, ci: Any, index: dict[str, Any], details: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"score": float(value), "details": _strings(details)}
+def _score(value: float, ci: Json, index: JsonObject, details: JsonObject) -> JsonObject:
+    out: JsonObject = {"score": float(value), "details": _strings(details)}
     uncertainty = _interval(ci, index)
     if uncertainty is not None:
         out["uncertainty"] = uncertainty

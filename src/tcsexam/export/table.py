@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_csv, read_json
+from tcsexam.fileio import Json, JsonObject, read_csv, read_json
 from tcsexam.layout import ResultsLayout
 from tcsexam.scoring.generation import GENERATION_TABLE, AttemptGeneration, read_generation_table
 from tcsexam.suites import Track
@@ -61,7 +60,7 @@ class RunResults:
     """What an export reads from one results tree."""
 
     path: Path
-    index: dict[str, Any]
+    index: JsonObject
     rows: list[dict[str, str]]  #: attempts.csv, by column
     generation: dict[tuple[str, str, str, str], AttemptGeneration] | None
 
@@ -100,7 +99,7 @@ def load_run(path: str | Path) -> RunResults:
     return RunResults(Path(path), index, rows, generation)
 
 
-def _num(value: Any) -> float | None:
+def _num(value: Json) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)) and math.isfinite(value):
@@ -108,7 +107,7 @@ def _num(value: Any) -> float | None:
     return None
 
 
-def _records_by_instance(path: Path) -> dict[str, dict[str, Any]]:
+def _records_by_instance(path: Path) -> dict[str, JsonObject]:
     if not path.is_file():
         return {}
     data = read_json(path, "records file")
@@ -117,12 +116,12 @@ def _records_by_instance(path: Path) -> dict[str, dict[str, Any]]:
     return {str(r.get("instance")): r for r in data if isinstance(r, dict)}
 
 
-def _solver_instances(layout: ResultsLayout, model: str, item: str, attempt: str) -> list[dict[str, Any]]:
+def _solver_instances(layout: ResultsLayout, model: str, item: str, attempt: str) -> list[JsonObject]:
     """Per instance: the record's fields and its score (relative.json), eligible ones first in the
     scorer's order, then records the reference does not score."""
     records = _records_by_instance(layout.records_json(model, item, attempt))
     relative_path = layout.relative_json(model, item, attempt)
-    scored: list[dict[str, Any]] = []
+    scored: list[JsonObject] = []
     if relative_path.is_file():
         relative = read_json(relative_path, "solver-score output")
         if not isinstance(relative, dict):
@@ -141,15 +140,15 @@ def _solver_instances(layout: ResultsLayout, model: str, item: str, attempt: str
     return out
 
 
-def instance_rows(run: RunResults) -> list[dict[str, Any]]:
+def instance_rows(run: RunResults) -> list[JsonObject]:
     """The per-instance table's rows (dicts keyed by INSTANCE_COLUMNS; None: an empty cell)."""
     layout = ResultsLayout(run.path)
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for row in run.rows:
         model, track, item, attempt = (row.get(c, "") for c in ("model", "track", "item", "attempt"))
         ident = (model, track, item, attempt)
         index_model = run.index["models"].get(model) or {}
-        base: dict[str, Any] = {c: None for c in INSTANCE_COLUMNS}
+        base: JsonObject = {c: None for c in INSTANCE_COLUMNS}
         base.update(
             suite=run.suite,
             solver_protocol=run.protocol,

@@ -40,6 +40,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from tcsexam.fileio import Json
 from tcsexam.orspace.audit import agrees
 from tcsexam.orspace.judge import BudgetExceeded
 from tcsexam.orspace.objectives import FailureMode
@@ -92,7 +93,7 @@ def _name(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", text.strip().lower()).strip("_")
 
 
-def _number(text: Any) -> float | None:
+def _number(text: Json) -> float | None:
     if isinstance(text, bool):
         return None
     if isinstance(text, (int, float)):
@@ -146,7 +147,7 @@ def data_facts(root: Path) -> DataFacts:
     return facts
 
 
-def _json_numbers(value: Any, out: set[float]) -> None:
+def _json_numbers(value: Json, out: set[float]) -> None:
     if isinstance(value, dict):
         for v in value.values():
             _json_numbers(v, out)

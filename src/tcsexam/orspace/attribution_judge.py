@@ -17,6 +17,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from tcsexam.fileio import Json
 from tcsexam.orspace.attribution import Attribution
 from tcsexam.orspace.judge import BudgetExceeded, JudgeClient, JudgeError
 
@@ -72,7 +73,7 @@ REPLY_SCHEMA: dict[str, Any] = {
 }
 
 
-def validate_reply(reply: Any) -> None:
+def validate_reply(reply: Json) -> None:
     """Raise ValueError with a one-line reason when the reply is not an attribution."""
     import jsonschema
 

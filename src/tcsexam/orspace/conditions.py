@@ -25,10 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import Json, read_json
 from tcsexam.orspace.release import Mode
 
 VIEWS = ("revise-all", "revise-code", "revise-model")
@@ -97,7 +96,7 @@ class Condition:
         return {"view": self.view, "interface": self.interface, "context": self.context, "slug": self.slug}
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "condition") -> Condition:
+    def from_dict(cls, data: Json, where: str = "condition") -> Condition:
         if not isinstance(data, dict):
             raise InputError(f"{where}: a condition must be an object with view, interface and context")
         cond = cls(

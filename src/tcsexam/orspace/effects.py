@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import itertools
 from html import escape
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.explain import mean_label
 from tcsexam.orspace.objectives import RESULT_MODES, failure_table
 from tcsexam.orspace.scoring_views import PassRateView
@@ -47,7 +47,7 @@ def _mean_ci(values: np.ndarray, item: str, seed: int, resamples: int) -> list[f
     return interval(_replicates(values, item, seed, resamples))
 
 
-def _paired(a: dict[str, float], b: dict[str, float], item: str, seed: int, resamples: int) -> dict[str, Any]:
+def _paired(a: dict[str, float], b: dict[str, float], item: str, seed: int, resamples: int) -> JsonObject:
     common = sorted(set(a) & set(b))
     if not common:
         return {"n": 0, "difference": None, "ci95": None}
@@ -55,7 +55,7 @@ def _paired(a: dict[str, float], b: dict[str, float], item: str, seed: int, resa
     return {"n": len(common), "difference": float(diff.mean()), "ci95": _mean_ci(diff, item, seed, resamples)}
 
 
-def _objective_part(model: str, slug: str, summary: dict[str, Any], seed: int, resamples: int):
+def _objective_part(model: str, slug: str, summary: JsonObject, seed: int, resamples: int):
     per_mode, outcomes = {}, {}
     for mode in summary.get("modes", []):
         rows = [r for r in summary["rows"] if r["mode"] == mode]
@@ -72,10 +72,10 @@ def _objective_part(model: str, slug: str, summary: dict[str, Any], seed: int, r
     return per_mode, outcomes
 
 
-def _views(rows: list[dict[str, Any]], item: str, seed: int, resamples: int) -> dict[str, Any]:
+def _views(rows: list[JsonObject], item: str, seed: int, resamples: int) -> JsonObject:
     """Pass@1 with the disputed items left out and accepting any evidenced answer (rows scored
     with --disputes / --audit, `scoring_views`), each with its interval; None without its input."""
-    out: dict[str, Any] = {PassRateView.DISPUTED_LEFT_OUT: None, PassRateView.ANY_EVIDENCED: None}
+    out: JsonObject = {PassRateView.DISPUTED_LEFT_OUT: None, PassRateView.ANY_EVIDENCED: None}
     if rows and all(r.get("disputed") is not None for r in rows):
         kept = np.array([float(r["passed"]) for r in rows if not r["disputed"]])
         out[PassRateView.DISPUTED_LEFT_OUT] = {
@@ -95,7 +95,7 @@ def _views(rows: list[dict[str, Any]], item: str, seed: int, resamples: int) -> 
     return out
 
 
-def _explain_part(model: str, slug: str, summary: dict[str, Any], seed: int, resamples: int):
+def _explain_part(model: str, slug: str, summary: JsonObject, seed: int, resamples: int):
     scored = {r["workspace_id"]: float(r["score"]) for r in summary["rows"] if r.get("score") is not None}
     values = np.array(list(scored.values()))
     mean = summary.get("mean_score")
@@ -116,12 +116,12 @@ def _explain_part(model: str, slug: str, summary: dict[str, Any], seed: int, res
 
 def condition_effects(
     model: str,
-    objectives: dict[str, dict[str, Any]],
-    explain: dict[str, dict[str, Any]] | None = None,
+    objectives: dict[str, JsonObject],
+    explain: dict[str, JsonObject] | None = None,
     *,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The effects document of one model: `objectives` and `explain` map condition slugs to the
     summaries of score-objectives and explain-score."""
     explain = explain or {}
@@ -134,7 +134,7 @@ def condition_effects(
         if summary.get("condition") not in (None, slug):
             raise InputError(f"objectives of condition {slug} were made under condition {summary['condition']}")
         per_mode, outcomes[slug] = _objective_part(model, slug, summary, seed, resamples)
-        entry: dict[str, Any] = {"modes": per_mode, "failure_table": failure_table(summary["rows"])}
+        entry: JsonObject = {"modes": per_mode, "failure_table": failure_table(summary["rows"])}
         if summary.get("attributions") is not None:
             entry["attributions"] = summary["attributions"]
         if slug in explain:
@@ -189,7 +189,7 @@ def _fmt(value: float | None, ci: list[float] | None = None, pct: bool = True) -
     return text
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_html(doc: JsonObject) -> str:
     """The effects document as one HTML page (the workflow report's OR-Space item)."""
     out = [f"<h2>OR-Space: {escape(doc['model'])}</h2>", "<h3>Pass@1 per mode and condition (95% CI)</h3>"]
     out.append(

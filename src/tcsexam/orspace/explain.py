@@ -33,11 +33,11 @@ the first judge's score standing and is named (`second_judge_errors`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.evidence import check_numbers, evidence_numbers
 from tcsexam.orspace.judge import BudgetExceeded, JudgeError
 from tcsexam.orspace.judge_agreement import judge_agreement, word_counts
@@ -74,7 +74,7 @@ def load_answers(path: str | Path, rubric_ids: set[str]) -> dict[str, str]:
     return out
 
 
-def exact_match_units(rubric: dict[str, Any], answer: NormalizedAnswer) -> list[dict[str, Any]]:
+def exact_match_units(rubric: JsonObject, answer: NormalizedAnswer) -> list[JsonObject]:
     units = []
     for item in rubric["checklist"]:
         if item["checklist_type"] != "exact_match":
@@ -84,11 +84,11 @@ def exact_match_units(rubric: dict[str, Any], answer: NormalizedAnswer) -> list[
     return units
 
 
-def semantic_items(rubric: dict[str, Any]) -> list[dict[str, Any]]:
+def semantic_items(rubric: JsonObject) -> list[JsonObject]:
     return [item for item in rubric["checklist"] if item["checklist_type"] == "llm_boolean_judgment"]
 
 
-def judge_payload(rubric: dict[str, Any], answer: str, cap: float) -> dict[str, Any]:
+def judge_payload(rubric: JsonObject, answer: str, cap: float) -> JsonObject:
     criteria = []
     for item in semantic_items(rubric):
         entry = {"criterion_id": item["criterion_id"], "criterion": item["criterion"]}
@@ -104,7 +104,7 @@ def judge_payload(rubric: dict[str, Any], answer: str, cap: float) -> dict[str, 
     }
 
 
-def combine(coverage: float, judgment: dict[str, Any], cap: float) -> tuple[float, float]:
+def combine(coverage: float, judgment: JsonObject, cap: float) -> tuple[float, float]:
     """(score, applied penalty) by the formula in the module docstring."""
     penalty = min(float(judgment["hallucination_penalty"]), cap)
     raw = (
@@ -117,7 +117,7 @@ def combine(coverage: float, judgment: dict[str, Any], cap: float) -> tuple[floa
     return float(np.clip(raw, 0.0, 100.0)), penalty
 
 
-def _missing_row(rubric: dict[str, Any]) -> dict[str, Any]:
+def _missing_row(rubric: JsonObject) -> JsonObject:
     units = [
         u
         for item in rubric["checklist"]
@@ -142,7 +142,7 @@ def _missing_row(rubric: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _judged_fields(em: list[dict[str, Any]], sem: list[dict[str, Any]], judgment: dict[str, Any], cap: float):
+def _judged_fields(em: list[JsonObject], sem: list[JsonObject], judgment: JsonObject, cap: float):
     verdicts = {cid: judgment["criteria"][cid] for cid in (i["criterion_id"] for i in sem)}
     total = len(em) + len(sem)
     satisfied = sum(u["satisfied"] for u in em) + sum(bool(v["verdict"]) for v in verdicts.values())
@@ -163,7 +163,7 @@ def _judged_fields(em: list[dict[str, Any]], sem: list[dict[str, Any]], judgment
     )
 
 
-def unfaithful(row: dict[str, Any]) -> tuple[bool, list[str]]:
+def unfaithful(row: JsonObject) -> tuple[bool, list[str]]:
     """(flag, reasons): the judge's hallucination penalty is positive, or a number the answer cites
     is in no workspace artifact (the evidence check's `unmatched`)."""
     reasons = []
@@ -174,14 +174,14 @@ def unfaithful(row: dict[str, Any]) -> tuple[bool, list[str]]:
     return bool(reasons), reasons
 
 
-def _score_row(rubric, answer, judge, cap, workspaces_root, stopped: str | None) -> dict[str, Any]:
+def _score_row(rubric, answer, judge, cap, workspaces_root, stopped: str | None) -> JsonObject:
     """The scored fields of one rubric row (the identity fields are added by the caller)."""
     wid = rubric["workspace_id"]
     if answer is None or not answer.strip():
         return _missing_row(rubric)
     sem = semantic_items(rubric)
     em = exact_match_units(rubric, NormalizedAnswer(answer))
-    row: dict[str, Any] = {"answer_status": "given", "exact_match": em, "units_total": len(em) + len(sem)}
+    row: JsonObject = {"answer_status": "given", "exact_match": em, "units_total": len(em) + len(sem)}
     evidence = None
     if workspaces_root is not None:
         folder = find_workspace(workspaces_root, wid)
@@ -205,12 +205,12 @@ def _score_row(rubric, answer, judge, cap, workspaces_root, stopped: str | None)
 
 
 def _second_judgment(
-    rubric: dict[str, Any], answer: str | None, judge, cap: float, stopped: str | None
-) -> tuple[dict[str, Any] | None, str | None]:
+    rubric: JsonObject, answer: str | None, judge, cap: float, stopped: str | None
+) -> tuple[JsonObject | None, str | None]:
     """The second judge's entry of one row (None for a missing answer) and its budget stop."""
     if answer is None or not answer.strip():
         return None, stopped
-    entry: dict[str, Any] = {"model": judge.model}
+    entry: JsonObject = {"model": judge.model}
     if stopped is not None:
         return {**entry, "status": "budget_stopped", "score": None}, stopped
     sem = semantic_items(rubric)
@@ -226,7 +226,7 @@ def _second_judgment(
 
 
 def score_explain(
-    rubrics: dict[str, dict[str, Any]],
+    rubrics: dict[str, JsonObject],
     answers: dict[str, str],
     *,
     judge=None,
@@ -234,7 +234,7 @@ def score_explain(
     penalty_setting: str = DEFAULT_PENALTY_SETTING,
     workspaces_root: Path | None = None,
     progress=None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Score every rubric row. `judge` is a JudgeClient or None (no judge: exact-match units and
     the evidence check only, scores null, status `not_judged`). When the judge's cost budget would
     be exceeded, judging stops: that row and the rest get `status: budget_stopped` (score null),
@@ -248,7 +248,7 @@ def score_explain(
     rows, stopped, second_stopped = [], None, None
     for wid in sorted(rubrics):
         rubric = {**rubrics[wid], "workspace_id": wid}
-        row: dict[str, Any] = {
+        row: JsonObject = {
             "workspace_id": wid,
             "judge_model": judge_model,
             "prompt_sha256": prompt_sha,
@@ -275,7 +275,7 @@ def score_explain(
     return summary
 
 
-def _mark_disagreements(row: dict[str, Any]) -> None:
+def _mark_disagreements(row: JsonObject) -> None:
     """The second entry's `disagrees_on`: the criterion ids the two judges' verdicts differ on."""
     second = row["second_judge"]
     if second is None or second.get("status") != "scored" or not isinstance(row.get("criteria"), dict):
@@ -288,7 +288,7 @@ def _mark_disagreements(row: dict[str, Any]) -> None:
     )
 
 
-def _second_summary(summary: dict[str, Any], judge, answers: dict[str, str], stopped: str | None) -> dict[str, Any]:
+def _second_summary(summary: JsonObject, judge, answers: dict[str, str], stopped: str | None) -> JsonObject:
     """The second judge's part of the summary: its model, errors, cost, and the agreement of the
     two judgment sets as `tcsexam orspace judge-agreement` computes it."""
     rows = summary["rows"]
@@ -303,7 +303,7 @@ def _second_summary(summary: dict[str, Any], judge, answers: dict[str, str], sto
             if e["status"] == "scored"
         ],
     }
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "second_judge_model": judge.model,
         "second_judge_errors": [wid for wid, e in entries if e["status"] == "judge_error"],
         "second_judge_budget_stop": stopped,
@@ -326,7 +326,7 @@ def _second_summary(summary: dict[str, Any], judge, answers: dict[str, str], sto
     return out
 
 
-def _summary(rows, judge, penalty_setting: str, cap: float, stopped: str | None) -> dict[str, Any]:
+def _summary(rows, judge, penalty_setting: str, cap: float, stopped: str | None) -> JsonObject:
     scores = [r["score"] for r in rows]
     complete = judge is not None and all(r["status"] == "scored" for r in rows)
     errors = [r["workspace_id"] for r in rows if r["status"] == "judge_error"]

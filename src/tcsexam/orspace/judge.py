@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_yaml
+from tcsexam.fileio import Json, atomic_write_json, read_yaml
 from tcsexam.orspace.judge_prompt import PROMPT_SHA256, PROMPT_VERSION, SYSTEM_PROMPT
 
 SCORE_RANGES = {"reasoning": 35.0, "grounding": 20.0, "answer_quality": 10.0}
@@ -138,7 +138,7 @@ def judgment_schema(criterion_ids: list[str], penalty_cap: float) -> dict[str, A
     }
 
 
-def validate_judgment(judgment: Any, criterion_ids: list[str], penalty_cap: float) -> None:
+def validate_judgment(judgment: Json, criterion_ids: list[str], penalty_cap: float) -> None:
     """Raise ValueError with a one-line reason when the judgment is malformed or incomplete."""
     import jsonschema
 
@@ -381,7 +381,7 @@ class JudgeClient:
         return content if isinstance(content, str) else None
 
     @staticmethod
-    def _parse(raw: bytes) -> Any:
+    def _parse(raw: bytes) -> Json:
         try:
             envelope = json.loads(raw)
             content = envelope["choices"][0]["message"]["content"]

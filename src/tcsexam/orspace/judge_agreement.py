@@ -23,12 +23,11 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.orspace.release import read_jsonl_numbered
 from tcsexam.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, interval, task_rng
 
@@ -47,7 +46,7 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:
     return None if expected >= 1.0 else (observed - expected) / (1.0 - expected)
 
 
-def verdicts(summary: dict[str, Any]) -> dict[tuple[str, str], bool]:
+def verdicts(summary: JsonObject) -> dict[tuple[str, str], bool]:
     """{(workspace_id, criterion_id): verdict} of a summary's judged rows."""
     out = {}
     for row in summary.get("rows", []):
@@ -57,14 +56,14 @@ def verdicts(summary: dict[str, Any]) -> dict[tuple[str, str], bool]:
     return out
 
 
-def scores(summary: dict[str, Any]) -> dict[str, float]:
+def scores(summary: JsonObject) -> dict[str, float]:
     return {r["workspace_id"]: float(r["score"]) for r in summary.get("rows", []) if r.get("score") is not None}
 
 
-def agreement(a: dict[tuple[str, str], bool], b: dict[tuple[str, str], bool]) -> dict[str, Any]:
+def agreement(a: dict[tuple[str, str], bool], b: dict[tuple[str, str], bool]) -> JsonObject:
     """Per criterion id and pooled: n, disagreement rate, Cohen's kappa; and the disagreements."""
     common = sorted(set(a) & set(b))
-    by_criterion: dict[str, dict[str, Any]] = {}
+    by_criterion: dict[str, JsonObject] = {}
     for cid in sorted({c for _, c in common}) + [POOLED]:
         keys = [k for k in common if cid in (POOLED, k[1])]
         va, vb = [a[k] for k in keys], [b[k] for k in keys]
@@ -79,7 +78,7 @@ def agreement(a: dict[tuple[str, str], bool], b: dict[tuple[str, str], bool]) ->
     return {"criteria": by_criterion, "disagreements": disagreements}
 
 
-def _score_agreement(a: dict[str, float], b: dict[str, float]) -> dict[str, Any]:
+def _score_agreement(a: dict[str, float], b: dict[str, float]) -> JsonObject:
     common = sorted(set(a) & set(b))
     if not common:
         return {"n": 0, "mean_abs_difference": None, "pearson_r": None}
@@ -108,12 +107,10 @@ def load_reference(path: Path) -> dict[tuple[str, str], bool]:
     return out
 
 
-def length_slope(
-    score: dict[str, float], words: dict[str, int], item: str, seed: int, resamples: int
-) -> dict[str, Any]:
+def length_slope(score: dict[str, float], words: dict[str, int], item: str, seed: int, resamples: int) -> JsonObject:
     """Least-squares slope of score on answer length (points per 100 words), with its interval."""
     common = sorted(set(score) & set(words))
-    out: dict[str, Any] = {"n": len(common), "points_per_100_words": None, "ci95": None}
+    out: JsonObject = {"n": len(common), "points_per_100_words": None, "ci95": None}
     if len(common) < 3:
         out["note"] = "needs at least 3 scored answers"
         return out
@@ -148,13 +145,13 @@ def answer_words(path: Path) -> dict[str, int]:
 
 
 def judge_agreement(
-    sets: dict[str, dict[str, Any]],
+    sets: dict[str, JsonObject],
     *,
     reference: dict[tuple[str, str], bool] | None = None,
     words: dict[str, int] | None = None,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The agreement document of labelled explain-score summaries."""
     if not sets:
         raise InputError("judge-agreement needs at least one judgment set")
@@ -174,7 +171,7 @@ def judge_agreement(
                 "scores": _score_agreement(scores(sets[a]), scores(sets[b])),
             }
         )
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": "or-space-explain",
         "sets": {
@@ -203,7 +200,7 @@ def judge_agreement(
     return out
 
 
-def load_set(path: Path) -> dict[str, Any]:
+def load_set(path: Path) -> JsonObject:
     data = read_json(path, "explain summary")
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise InputError(f"{path}: not an explain-score summary (no rows)")

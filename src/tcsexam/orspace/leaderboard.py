@@ -25,12 +25,11 @@ from __future__ import annotations
 import itertools
 from html import escape
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.orspace.conditions import Condition, Interface
 from tcsexam.orspace.effects import _mean_ci, _paired, _views
 from tcsexam.orspace.release import OBJECTIVE_MODES
@@ -41,11 +40,11 @@ HEADLINE = Condition().slug
 MODES = OBJECTIVE_MODES
 
 
-def load_results(folder: Path) -> dict[str, dict[str, dict[str, Any]]]:
+def load_results(folder: Path) -> dict[str, dict[str, JsonObject]]:
     """{run: {condition: {"objectives": ..., "explain": ...}}} of a results folder."""
     if not folder.is_dir():
         raise InputError(f"{folder}: OR-Space results folder not found")
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, JsonObject]] = {}
     for path in sorted(folder.glob("*/*/objectives.json")) + sorted(folder.glob("*/*/explain.json")):
         run, slug = path.parent.parent.name, path.parent.name
         try:
@@ -59,11 +58,11 @@ def load_results(folder: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def _outcomes(summary: dict[str, Any], mode: str) -> dict[str, float]:
+def _outcomes(summary: JsonObject, mode: str) -> dict[str, float]:
     return {r["workspace_id"]: float(r["passed"]) for r in summary["rows"] if r.get("mode") == mode}
 
 
-def _rate(values: dict[str, float], item: str, seed: int, resamples: int) -> dict[str, Any]:
+def _rate(values: dict[str, float], item: str, seed: int, resamples: int) -> JsonObject:
     arr = np.array(list(values.values()), dtype=float)
     return {
         "n": int(arr.size),
@@ -74,8 +73,8 @@ def _rate(values: dict[str, float], item: str, seed: int, resamples: int) -> dic
 
 
 def _effects(
-    run: str, conditions: dict[str, dict[str, Any]], seed: int, resamples: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    run: str, conditions: dict[str, JsonObject], seed: int, resamples: int
+) -> tuple[list[JsonObject], list[JsonObject]]:
     parsed = {slug: Condition.parse(slug) for slug in conditions if "objectives" in conditions[slug]}
     interface, legacy = [], []
     for a, b in itertools.permutations(sorted(parsed), 2):
@@ -104,12 +103,12 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
 
 
 def leaderboard(
-    results: dict[str, dict[str, dict[str, Any]]],
+    results: dict[str, dict[str, JsonObject]],
     *,
     condition: str | None = None,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The leaderboard document of every run in `results` (`load_results`)."""
     if condition is not None:
         Condition.parse(condition)
@@ -169,7 +168,7 @@ def leaderboard(
     }
 
 
-def _correlation(rows: list[dict[str, Any]], seed: int, resamples: int) -> dict[str, Any]:
+def _correlation(rows: list[JsonObject], seed: int, resamples: int) -> JsonObject:
     """Pearson's r across runs of the Explain mean and the pooled Build/Revise Pass@1, with a
     percentile interval resampling runs."""
     pairs = [
@@ -177,7 +176,7 @@ def _correlation(rows: list[dict[str, Any]], seed: int, resamples: int) -> dict[
         for r in rows
         if r["explain"] and r["explain"]["mean_score"] is not None and r["build_revise_pass_at_1"] is not None
     ]
-    out: dict[str, Any] = {"n_runs": len(pairs), "r": None, "ci95": None}
+    out: JsonObject = {"n_runs": len(pairs), "r": None, "ci95": None}
     if len(pairs) < 3:
         out["note"] = "needs at least 3 runs with both an Explain mean and Build/Revise results"
         return out
@@ -197,7 +196,7 @@ def _pct(value: float | None, ci: list[float] | None = None) -> str:
     return f"{100 * value:.1f}%" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_html(doc: JsonObject) -> str:
     """The leaderboard as one HTML page (the report's item)."""
     out = ["<h2>OR-Space leaderboard</h2>", "<table border=1><tr><th>run</th><th>condition</th>"]
     out.append("<th>Build Pass@1</th><th>Revise Pass@1</th><th>Explain mean</th><th>attributions</th></tr>")

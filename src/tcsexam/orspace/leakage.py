@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import Json
 from tcsexam.orspace.normalize import _entity_pattern, cited_numbers, normalize_text, numbers_close, parse_number
 from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
@@ -264,7 +265,7 @@ def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, 
     }
 
 
-def metadata_text(meta: Any, mode: Mode) -> str:
+def metadata_text(meta: Json, mode: Mode) -> str:
     """The text of a (sanitised) metadata.json as audited: an Explain workspace's question is public."""
     if mode == Mode.EXPLAIN and isinstance(meta, dict) and isinstance(meta.get("explain_task"), dict):
         meta = {**meta, "explain_task": {k: v for k, v in meta["explain_task"].items() if k != "question"}}

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import Json
 from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
     Mode,
@@ -91,7 +92,7 @@ def status_failure_mode(status: str, solver: str | None = None) -> FailureMode:
     return FailureMode.NOT_OPTIMAL
 
 
-def _objective(value: Any) -> float | None:
+def _objective(value: Json) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcsexam.containment import Limiter, SandboxName
+from tcsexam.fileio import Json
 from tcsexam.orspace.objectives import FailureMode, status_failure_mode
 from tcsexam.orspace.release import Mode
 from tcsexam.records import StoredRecord, Termination, VocabularyField
@@ -114,7 +115,7 @@ class WorkspaceRecord(StoredRecord):
         return cls(**data)
 
     @classmethod
-    def shape_problem(cls, data: Any) -> str | None:
+    def shape_problem(cls, data: Json) -> str | None:
         """Why decoded JSON is not a workspace record (None when it is one)."""
         if not isinstance(data, dict) or not isinstance(data.get("workspace_id"), str):
             return "not a workspace record (no 'workspace_id')"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json, read_text
+from tcsexam.fileio import Json, read_json, read_text
 
 
 class Mode(StrEnum):
@@ -82,7 +82,7 @@ DEFAULT_RUBRIC_SCHEMA: dict[str, Any] = {
 }
 
 
-def parse_workspace_id(workspace_id: Any) -> tuple[int, Mode]:
+def parse_workspace_id(workspace_id: Json) -> tuple[int, Mode]:
     """(instance number, mode) of `or_space_<NNN>_<mode>`; ValueError otherwise."""
     match = WORKSPACE_ID.match(workspace_id) if isinstance(workspace_id, str) else None
     if not match:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import JsonObject, atomic_write_json, read_json
+from tcsexam.fileio import Json, JsonObject, atomic_write_json, read_json
 from tcsexam.orspace import flat, leakage
 from tcsexam.orspace.conditions import ARTIFACT_KINDS, DEFAULT_CONDITION, Condition, Interface, artifact_kind
 from tcsexam.orspace.release import MODES, Mode, discover_workspaces, parse_workspace_id
@@ -77,7 +77,7 @@ def is_evaluator_only(relative: Path) -> bool:
     return any(fnmatch.fnmatch(relative.name, pattern) for pattern in EXCLUDED_FILES)
 
 
-def sanitize_metadata(value: Any) -> Any:
+def sanitize_metadata(value: Json) -> Json:
     if isinstance(value, dict):
         return {k: sanitize_metadata(v) for k, v in value.items() if k not in EVALUATOR_KEYS}
     if isinstance(value, list):

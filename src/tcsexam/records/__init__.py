@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from tcsexam.containment import Limiter, SandboxName
+from tcsexam.fileio import Json
 from tcsexam.records.digest import DIGEST_FIELD, record_digest
 from tcsexam.records.key import RecordKey
 
@@ -65,7 +66,7 @@ REFUSED_STATUSES: frozenset[Status] = frozenset({Status.INFRASTRUCTURE_ERROR})
 E = TypeVar("E", bound=StrEnum)
 
 
-def vocabulary_member(vocabulary: type[E], value: Any, field_name: str) -> E:
+def vocabulary_member(vocabulary: type[E], value: Json, field_name: str) -> E:
     """`value` as a member of the closed `vocabulary` (a member, or its string); TypeError naming the
     field otherwise (what a record's loader reports for a file that is not a record)."""
     if type(value) is vocabulary:
@@ -131,7 +132,7 @@ class StoredRecord(ABC):
 
     @classmethod
     @abstractmethod
-    def shape_problem(cls, data: Any) -> str | None:
+    def shape_problem(cls, data: Json) -> str | None:
         """Why decoded JSON is not a record of this type (None when it is one)."""
 
     @classmethod
@@ -223,7 +224,7 @@ class InstanceRecord(StoredRecord):
         return {"extra": {**self.extra, "tries": tries}}
 
     @classmethod
-    def shape_problem(cls, data: Any) -> str | None:
+    def shape_problem(cls, data: Json) -> str | None:
         """Why decoded JSON is not an instance record (None when it is one)."""
         if not isinstance(data, dict) or data.get("status") not in STATUSES:
             return "not an instance record (no valid 'status')"

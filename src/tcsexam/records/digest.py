@@ -24,7 +24,7 @@ from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.errors import InputError
-from tcsexam.fileio import file_kind
+from tcsexam.fileio import Json, file_kind
 from tcsexam.records.key import DIGEST_PREFIX, KEY_FILE, RecordKey
 
 #: Folders and files of a candidate that do not define it (caches the interpreter writes).
@@ -111,7 +111,7 @@ def hash_candidate(directory: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def _canonical(obj: Any) -> Any:
+def _canonical(obj: Json) -> Json:
     """JSON-able form with stable ordering; numbers that are integral floats stay distinct."""
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
@@ -159,7 +159,7 @@ def record_digest(data: dict[str, Any], key: RecordKey) -> str:
     return key.digest(_canonical_bytes(data))
 
 
-def digest_problem(data: Any, key: RecordKey | None) -> str | None:
+def digest_problem(data: Json, key: RecordKey | None) -> str | None:
     """Why a decoded record fails its own digest under `key` (None when it passes): no digest, no
     key to check it with, a plain (unkeyed) sha256, another tree's key, or a mismatch."""
     if not isinstance(data, dict):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import Json
 from tcsexam.records.digest import DIGEST_FIELD, digest_problem, hash_file, record_digest
 from tcsexam.records.key import ensure_key, find_key
 
@@ -52,7 +53,7 @@ def require_sound(data: dict[str, Any], what: str, *, at: str | os.PathLike) -> 
 
 
 def seal_problem(
-    data: Any, inputs: Mapping[str, str | os.PathLike[str]] | None = None, *, at: str | os.PathLike
+    data: Json, inputs: Mapping[str, str | os.PathLike[str]] | None = None, *, at: str | os.PathLike
 ) -> str | None:
     """Why a decoded sealed file (read from `at`) cannot be trusted (None when it can): it fails
     its digest, or one of the named inputs is not the file it was computed from."""

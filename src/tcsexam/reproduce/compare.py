@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.reproduce.compare_inputs import compare_inputs, incomparable_reasons, proof_change_text
 from tcsexam.reproduce.compare_run import Run, load_run, outcomes
 from tcsexam.reproduce.compare_speed import machine_speed
@@ -78,7 +79,7 @@ EXIT_CODES = {Verdict.IDENTICAL: 0, Verdict.REPRODUCED: 0, Verdict.DIFFERS: 3, V
 # scores
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: Json, b: Json) -> bool:
     """Bit-for-bit equality of two JSON numbers (or both null)."""
     if a is None or b is None:
         return a is None and b is None
@@ -133,9 +134,9 @@ def _same_cell(a: str, b: str) -> bool:
         return False
 
 
-def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, int]]:
+def instance_changes(base: Run, cand: Run) -> tuple[JsonObject, dict[str, int]]:
     """Per model, task and attempt: status changes and value changes of the instances."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     transitions: Counter = Counter()
     keys_b = set(base.relative) | set(base.records)
     keys_c = set(cand.relative) | set(cand.records)
@@ -173,7 +174,7 @@ def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, in
         only_b = sorted(set(rb) - set(rc))
         only_c = sorted(set(rc) - set(rb))
         if status_changes or value_changes or only_b or only_c:
-            changes: dict[str, Any] = {"status_changes": status_changes, "value_changes": value_changes}
+            changes: JsonObject = {"status_changes": status_changes, "value_changes": value_changes}
             if only_b:
                 changes["only_in_baseline"] = only_b
             if only_c:
@@ -182,8 +183,8 @@ def instance_changes(base: Run, cand: Run) -> tuple[dict[str, Any], dict[str, in
     return out, dict(sorted(transitions.items()))
 
 
-def _delta_entry(vb: Any, vc: Any, reps: np.ndarray | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"baseline": vb, "candidate": vc}
+def _delta_entry(vb: Any, vc: Any, reps: np.ndarray | None) -> JsonObject:
+    entry: JsonObject = {"baseline": vb, "candidate": vc}
     if vb is None or vc is None:
         entry.update(delta=None, ci95=None, excludes_zero=(vb is None) != (vc is None))
         return entry
@@ -199,7 +200,7 @@ def _delta_entry(vb: Any, vc: Any, reps: np.ndarray | None) -> dict[str, Any]:
 
 def model_deltas(
     base: Run, cand: Run, suite, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[JsonObject, list[JsonObject]]:
     """Per common model: Index, track and task deltas with paired bootstrap intervals; and the
     list of deltas whose interval excludes 0 (or whose completeness changed)."""
     scores_b = collect_scores(base.table, suite, relative=base.relative)
@@ -217,8 +218,8 @@ def model_deltas(
                 reps_b[m][item] = rb[m]
             if m in rc:
                 reps_c[m][item] = rc[m]
-    out: dict[str, Any] = {}
-    flagged: list[dict[str, Any]] = []
+    out: JsonObject = {}
+    flagged: list[JsonObject] = []
     for m in models:
         mb, mc = base.index["models"][m], cand.index["models"][m]
         tmb, tmc = mb.get("task_means") or {}, mc.get("task_means") or {}
@@ -267,11 +268,11 @@ def _only(t: TaskScores | None, models: list[str]) -> TaskScores | None:
     return TaskScores(t.item, t.track, t.instances, {m: a for m, a in t.attempts.items() if m in models})
 
 
-def _flag(model: str, level: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _flag(model: str, level: str, name: str, entry: JsonObject) -> JsonObject:
     return {"model": model, "level": level, "name": name, "delta": entry["delta"], "ci95": entry["ci95"]}
 
 
-def _flag_text(f: dict[str, Any]) -> str:
+def _flag_text(f: JsonObject) -> str:
     where = "Index" if f["level"] == "index" else f"{f['level']} {f['name']}"
     if f["delta"] is None:
         return f"{f['model']}: {where} is complete in one run only"
@@ -285,11 +286,11 @@ def compare_runs(
     *,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> JsonObject:
     base, cand = load_run(baseline), load_run(candidate)
     names, differ, notes = compare_inputs(base, cand)
     reasons = incomparable_reasons(differ)
-    result: dict[str, Any] = {
+    result: JsonObject = {
         "schema_version": SCHEMA_VERSION,
         "verdict": None,
         "reasons": [],
@@ -331,7 +332,7 @@ def compare_runs(
     return result
 
 
-def _describe(run: Run) -> dict[str, Any]:
+def _describe(run: Run) -> JsonObject:
     return {
         "path": str(run.path),
         "suite": run.suite,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.reproduce.compare_run import Run
 
 INCOMPARABLE_INPUTS = (
@@ -50,7 +51,7 @@ def _leaf_changes(base: dict, cand: dict, inner: str, value: Callable[[Any], Any
     return out
 
 
-def _manifest_section(run: Run, key: str) -> Any:
+def _manifest_section(run: Run, key: str) -> Json:
     return (run.manifest or {}).get(key)
 
 
@@ -58,9 +59,9 @@ def _short(h: Any) -> str:
     return str(h)[:12] if isinstance(h, str) else str(h)
 
 
-def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], list[str]]:
+def compare_inputs(base: Run, cand: Run) -> tuple[list[str], JsonObject, list[str]]:
     """(names of differing inputs, details per name, notes) between two runs."""
-    differ: dict[str, Any] = {}
+    differ: JsonObject = {}
     _run_differences(base, cand, differ)
     notes = [
         f"{name} {run.path} has no manifest.json: limits, instance files, candidates, verdict files, "
@@ -73,12 +74,12 @@ def compare_inputs(base: Run, cand: Run) -> tuple[list[str], dict[str, Any], lis
     return list(differ), differ, notes
 
 
-def _changed_fields(b: dict, c: dict, keys) -> dict[str, dict[str, Any]]:
+def _changed_fields(b: dict, c: dict, keys) -> dict[str, JsonObject]:
     """{key: {baseline, candidate}} for each of `keys` whose values differ."""
     return {k: {"baseline": b.get(k), "candidate": c.get(k)} for k in keys if b.get(k) != c.get(k)}
 
 
-def _run_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
+def _run_differences(base: Run, cand: Run, differ: JsonObject) -> None:
     """Suite, protocol, reference (id, file hash) and models."""
     if base.suite != cand.suite:
         differ["suite"] = {"baseline": base.suite, "candidate": cand.suite}
@@ -102,15 +103,15 @@ def _run_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
         differ["models_in_common"] = {"baseline": sorted(models_b), "candidate": sorted(models_c)}
 
 
-def _task_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
+def _task_differences(base: Run, cand: Run, differ: JsonObject) -> None:
     """Solver tasks: instance names and hashes, limits, task files."""
     tasks_b, tasks_c = _manifest_section(base, "tasks"), _manifest_section(cand, "tasks")
     inst_names_b = _instance_names(base)
     inst_names_c = _instance_names(cand)
-    instances: dict[str, Any] = {}
+    instances: JsonObject = {}
     for task in sorted(set(inst_names_b) | set(inst_names_c)):
         nb, nc = inst_names_b.get(task), inst_names_c.get(task)
-        entry: dict[str, Any] = {}
+        entry: JsonObject = {}
         if nb is None or nc is None:
             entry["task"] = "only in " + ("candidate" if nb is None else "baseline")
         else:
@@ -120,8 +121,8 @@ def _task_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
                 entry["only_in_candidate"] = sorted(set(nc) - set(nb))
         if entry:
             instances[task] = entry
-    limits: dict[str, Any] = {}
-    task_files: dict[str, Any] = {}
+    limits: JsonObject = {}
+    task_files: JsonObject = {}
     if isinstance(tasks_b, dict) and isinstance(tasks_c, dict):
         for task in sorted(set(tasks_b) & set(tasks_c)):
             tb, tc = tasks_b[task] or {}, tasks_c[task] or {}
@@ -140,7 +141,7 @@ def _task_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
             differ[name] = found
 
 
-def _provenance_differences(base: Run, cand: Run, differ: dict[str, Any]) -> None:
+def _provenance_differences(base: Run, cand: Run, differ: JsonObject) -> None:
     """Candidates, verdict files, tcsexam version, software, machine, execution."""
     cands_b, cands_c = _manifest_section(base, "candidates"), _manifest_section(cand, "candidates")
     if isinstance(cands_b, dict) and isinstance(cands_c, dict):
@@ -173,13 +174,13 @@ def _provenance_differences(base: Run, cand: Run, differ: dict[str, Any]) -> Non
                 differ[section] = fields
 
 
-def proof_changes(base: dict, cand: dict) -> list[dict[str, Any]]:
+def proof_changes(base: dict, cand: dict) -> list[JsonObject]:
     """The proof verdicts of two manifests' `proofs` sections ({model: {item: {attempt: entry}}})
     that differ on a `PROOF_COMPARED` field, for the models of both runs: {"model", "item",
     "attempt", "fields": {field: {baseline, candidate}}}; a proof checked in one run only has
     `only_in` instead of `fields`."""
 
-    def fields(entry: Any) -> dict[str, Any] | None:
+    def fields(entry: Json) -> JsonObject | None:
         return {k: entry.get(k) for k in PROOF_COMPARED} if isinstance(entry, dict) else None
 
     out = []
@@ -193,7 +194,7 @@ def proof_changes(base: dict, cand: dict) -> list[dict[str, Any]]:
     return out
 
 
-def statement_changes(base: dict, cand: dict) -> dict[str, Any]:
+def statement_changes(base: dict, cand: dict) -> JsonObject:
     """Proof items checked in both runs whose statement digests differ: item -> {baseline,
     candidate} (sorted digests over every model and attempt). Another statement is another task."""
 
@@ -214,7 +215,7 @@ def statement_changes(base: dict, cand: dict) -> dict[str, Any]:
     }
 
 
-def proof_change_text(change: dict[str, Any]) -> str:
+def proof_change_text(change: JsonObject) -> str:
     where = f"{change['model']}/{change['item']}/{change['attempt']}"
     if "only_in" in change:
         return f"proof {where} checked in the {change['only_in']} only"
@@ -240,7 +241,7 @@ def _instance_names(run: Run) -> dict[str, list[str]]:
     return {t: sorted(v) for t, v in out.items()}
 
 
-def incomparable_reasons(differ: dict[str, Any]) -> list[str]:
+def incomparable_reasons(differ: JsonObject) -> list[str]:
     reasons = []
     for key in INCOMPARABLE_INPUTS:
         if key not in differ:

@@ -6,15 +6,15 @@ from __future__ import annotations
 import html
 import io
 import json
-from typing import Any
 
 import numpy as np
 
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.reproduce.compare_inputs import proof_change_text
 from tcsexam.suites import TRACKS
 
 
-def _fmt(x: Any) -> str:
+def _fmt(x: Json) -> str:
     if x is None:
         return "n/a"
     if isinstance(x, float):
@@ -22,11 +22,11 @@ def _fmt(x: Any) -> str:
     return html.escape(str(x))
 
 
-def _ci(ci: Any) -> str:
+def _ci(ci: Json) -> str:
     return "n/a" if not ci else f"[{ci[0]:+.4g}, {ci[1]:+.4g}]"
 
 
-def _bar(entry: dict[str, Any], scale: float) -> str:
+def _bar(entry: JsonObject, scale: float) -> str:
     """An inline SVG: the interval as a line, the delta as a dot, 0 as a grey rule."""
     w, h = 220, 16
     if entry.get("delta") is None or scale <= 0:
@@ -44,14 +44,14 @@ def _bar(entry: dict[str, Any], scale: float) -> str:
     )
 
 
-def _rows(model: str, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _rows(model: str, data: JsonObject) -> list[tuple[str, JsonObject]]:
     rows = [("Index", data["index"])]
     rows += [(f"track {t}", data["tracks"][t]) for t in TRACKS]
     rows += [(f"task {t}", e) for t, e in data["tasks"].items()]
     return rows
 
 
-def render_html(result: dict[str, Any]) -> str:
+def render_html(result: JsonObject) -> str:
     out = io.StringIO()
     w = out.write
     verdict = result["verdict"]
@@ -132,7 +132,7 @@ def render_html(result: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-def render_png(result: dict[str, Any]) -> bytes:
+def render_png(result: JsonObject) -> bytes:
     """Index and track deltas per model with their intervals as error bars (PNG bytes)."""
     import matplotlib
 

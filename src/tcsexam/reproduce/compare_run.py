@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.layout import ResultsLayout
 from tcsexam.scoring.index import read_attempts
 
@@ -16,11 +16,11 @@ from tcsexam.scoring.index import read_attempts
 @dataclass
 class Run:
     path: Path
-    index: dict[str, Any]
+    index: JsonObject
     table: Any  #: the attempt table (pandas, strings)
-    manifest: dict[str, Any] | None
-    relative: dict[tuple[str, str, str], dict[str, Any]]  #: (model, task, attempt) -> relative.json
-    records: dict[tuple[str, str, str], list[dict[str, Any]]]  #: (model, task, attempt) -> records.json
+    manifest: JsonObject | None
+    relative: dict[tuple[str, str, str], JsonObject]  #: (model, task, attempt) -> relative.json
+    records: dict[tuple[str, str, str], list[JsonObject]]  #: (model, task, attempt) -> records.json
 
     @property
     def suite(self) -> str:
@@ -57,8 +57,8 @@ def load_run(path: str | Path, solver_files: bool = True) -> Run:
         manifest = read_json(layout.manifest, "manifest")
         if not isinstance(manifest, dict):
             raise InputError(f"{layout.manifest}: a manifest must be a JSON object")
-    relative: dict[tuple[str, str, str], dict[str, Any]] = {}
-    records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    relative: dict[tuple[str, str, str], JsonObject] = {}
+    records: dict[tuple[str, str, str], list[JsonObject]] = {}
     if solver_files:
         for model, task, attempt, f in layout.solver_files("relative.json"):
             data = read_json(f, "solver-score output")
@@ -76,14 +76,14 @@ def load_run(path: str | Path, solver_files: bool = True) -> Run:
     return Run(path, index, table, manifest, relative, records)
 
 
-def _outcome(record: dict[str, Any]) -> dict[str, Any]:
+def _outcome(record: JsonObject) -> JsonObject:
     value = record.get("A")
     if value is None:
         value = record.get("solved")
     return {"instance": str(record.get("instance")), "status": record.get("status"), "value": value}
 
 
-def outcomes(run: Run, key: tuple[str, str, str]) -> list[dict[str, Any]] | None:
+def outcomes(run: Run, key: tuple[str, str, str]) -> list[JsonObject] | None:
     """Instance outcomes {instance, status, value[, score]} of one attempt (None: none known)."""
     if key in run.relative:
         data = run.relative[key]

@@ -31,7 +31,7 @@ from tcsexam import __version__
 from tcsexam.attempts.construction import checker_outputs
 from tcsexam.attempts.online import SIDECAR, records_source
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, is_finite_number, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, is_finite_number, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.paths import project_root
 from tcsexam.records.digest import hash_candidate, hash_file
@@ -54,8 +54,8 @@ def sha256_file(path: str | os.PathLike) -> str | None:
 # software and machine
 
 
-def software_versions() -> dict[str, Any]:
-    out: dict[str, Any] = {"python": platform.python_version()}
+def software_versions() -> JsonObject:
+    out: JsonObject = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             out[name] = metadata.version(name)
@@ -64,10 +64,10 @@ def software_versions() -> dict[str, Any]:
     return out
 
 
-def tcsexam_provenance() -> dict[str, Any]:
+def tcsexam_provenance() -> JsonObject:
     """The package version and, when it runs from a git checkout, the commit and whether tracked
     files differ from it."""
-    out: dict[str, Any] = {"version": __version__, "git_commit": None, "git_dirty": None}
+    out: JsonObject = {"version": __version__, "git_commit": None, "git_dirty": None}
     # the checkout the package runs from (an editable install), else the workflow's project root
     roots = [Path(__file__).resolve().parents[3], project_root()]
     root = next((r for r in roots if (r / ".git").exists() and (r / "src" / "tcsexam").is_dir()), None)
@@ -120,7 +120,7 @@ def _memory_mb() -> int | None:
     return None
 
 
-def machine_info() -> dict[str, Any]:
+def machine_info() -> JsonObject:
     return {
         "os": _os_name(),
         "kernel": platform.release(),
@@ -178,18 +178,18 @@ def _attempt_rows(run_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def _records(path: Path) -> list[JsonObject]:
     data = read_json(path, "records file")
     if not isinstance(data, list):
         raise InputError(f"{path}: records file must be a JSON list")
     return [r for r in data if isinstance(r, dict)]
 
 
-def _sum(records: list[dict[str, Any]], key: str) -> float:
+def _sum(records: list[JsonObject], key: str) -> float:
     return float(sum(r[key] for r in records if is_finite_number(r.get(key))))
 
 
-def _image_ids(record: dict[str, Any]) -> list[str]:
+def _image_ids(record: JsonObject) -> list[str]:
     """Container image ids a record names (issue 10 adds one; any key mentioning an image)."""
     out = []
     for source in (record, record.get("extra") or {}):
@@ -203,7 +203,7 @@ def _image_ids(record: dict[str, Any]) -> list[str]:
     return out
 
 
-def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+def solver_result_source(attempt_dir: Path, records: list[JsonObject]) -> JsonObject:
     """Where one Solver result's records came from: `harness` (with the sha256 of the record keys
     in task order, and how many) or `online_input` (the judged file, its sha256 and the
     provenance.json recorded beside it at ingestion); `unknown` when the records say neither."""
@@ -233,7 +233,7 @@ def solver_result_source(attempt_dir: Path, records: list[dict[str, Any]]) -> di
     return out
 
 
-def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> dict[str, Any]:
+def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -> JsonObject:
     """The manifest of a finished (or partly finished) run directory."""
     run_dir = Path(run_dir)
     cohort = _read_cohort(run_dir)
@@ -283,7 +283,7 @@ def build_manifest(run_dir: str | os.PathLike, sources: Sources | None = None) -
     }
 
 
-Runs = dict[tuple[str, str, str], list[dict[str, Any]]]
+Runs = dict[tuple[str, str, str], list[JsonObject]]
 
 
 def _solver_runs(run_dir: Path, rows: list[dict[str, str]]) -> Runs:
@@ -299,7 +299,7 @@ def _solver_runs(run_dir: Path, rows: list[dict[str, str]]) -> Runs:
     return {(m, t, a): _records(path) for m, t, a, path in files if (m, t, a) not in missing}
 
 
-def _read_cohort(run_dir: Path) -> dict[str, Any]:
+def _read_cohort(run_dir: Path) -> JsonObject:
     """The run's cohort.json (a run directory without one is no finished evaluation)."""
     if not run_dir.is_dir():
         raise InputError(f"{run_dir}: run directory not found")
@@ -337,10 +337,10 @@ def _execution(runs: Runs) -> dict[str, list[Any]]:
     }
 
 
-def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str, Any], dict[str, str]]:
+def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[JsonObject, dict[str, str]]:
     """Solver tasks: file hash, limits, the instances the run used (every instance of any record;
     the whole task when no record exists yet); and the task file of each."""
-    tasks: dict[str, Any] = {}
+    tasks: JsonObject = {}
     task_files: dict[str, str] = {}
     for task in solver_tasks:
         spec = sources.task_files.get(task) or f"config/tasks/{task}.yaml"
@@ -365,7 +365,7 @@ def _task_entries(solver_tasks, sources: Sources, runs: Runs) -> tuple[dict[str,
     return tasks, task_files
 
 
-def _task_limits(task: Task) -> dict[str, Any]:
+def _task_limits(task: Task) -> JsonObject:
     """A task's limits as its file says them; a SAT task's also its `unsat_proof` rule and the DRAT
     checker's limits (`proof_wall_s`, `proof_mem_mb`, `proof_mb`): runs judged under another rule
     are not comparable (`tcsexam compare`'s task_limits)."""
@@ -378,9 +378,9 @@ def _task_limits(task: Task) -> dict[str, Any]:
     return limits
 
 
-def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str, Any]:
+def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> JsonObject:
     """Candidates: the hash the records' keys were made from, record counts, statuses, solver time."""
-    candidates: dict[str, Any] = {}
+    candidates: JsonObject = {}
     for (model, task, attempt), recs in sorted(runs.items()):
         origin = solver_result_source(ResultsLayout(run_dir).attempt_dir(model, task, attempt), recs)
         hashes = sorted({r["candidate_hash"] for r in recs if isinstance(r.get("candidate_hash"), str)})
@@ -407,7 +407,7 @@ def _candidate_entries(run_dir: Path, runs: Runs, sources: Sources) -> dict[str,
     return candidates
 
 
-def _scan_entry(path: Path) -> dict[str, Any] | None:
+def _scan_entry(path: Path) -> JsonObject | None:
     """The candidate scan of one attempt (`tcsexam scan-candidate`, docs/twins.md): its summary and
     every finding with file and line; None without a scan.json."""
     if not path.is_file():
@@ -421,9 +421,9 @@ def _scan_entry(path: Path) -> dict[str, Any] | None:
     return {"summary": report.get("summary", {}), "findings": report.get("findings", [])}
 
 
-def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> dict[str, Any]:
+def _verdict_entries(rows: list[dict[str, str]], sources: Sources) -> JsonObject:
     """The other tracks' verdict files (sha256): every planned non-solver attempt of the attempt table."""
-    verdicts: dict[str, Any] = {}
+    verdicts: JsonObject = {}
     verdict_root = _resolve(sources.verdicts_dir)
     planned = sorted(
         {
@@ -457,9 +457,9 @@ PROOF_FIELDS = (
 )
 
 
-def _proof_verdicts(run_dir: Path) -> dict[str, Any]:
+def _proof_verdicts(run_dir: Path) -> JsonObject:
     """model -> item -> attempt -> the evidence of every proof the pipeline checked."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for model, item, attempt, path in attempt_files(ResultsLayout(run_dir).proof_dir, "verdict.json"):
         data = read_json(path, "proof verdict")
         entry = {k: data.get(k) for k in PROOF_FIELDS}
@@ -468,7 +468,7 @@ def _proof_verdicts(run_dir: Path) -> dict[str, Any]:
     return out
 
 
-def _construction_checker_outputs(run_dir: Path) -> dict[str, Any]:
+def _construction_checker_outputs(run_dir: Path) -> JsonObject:
     """The checker output of every construction judged by the pipeline (tcsexam.attempts.construction)."""
     return checker_outputs(run_dir)
 

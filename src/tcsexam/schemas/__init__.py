@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import Json
 
 SCHEMA_DIR = Path(__file__).parent
 MESSAGE_MAX = 200
@@ -90,7 +91,7 @@ def describe(error, root: dict[str, Any] | None = None) -> str:
     return message if len(message) <= MESSAGE_MAX else message[: MESSAGE_MAX - 3] + "..."
 
 
-def first_error(validator, data: Any):
+def first_error(validator, data: Json):
     """The most relevant violation at the level where it happened (not descending into the
     alternatives of anyOf/oneOf, whose field-level message says more), or None."""
     from jsonschema.exceptions import by_relevance
@@ -99,7 +100,7 @@ def first_error(validator, data: Any):
     return max(errors, key=by_relevance()) if errors else None
 
 
-def check(data: Any, schema: str, source: str | Path, where: Callable[[list], str] | None = None) -> None:
+def check(data: Json, schema: str, source: str | Path, where: Callable[[list], str] | None = None) -> None:
     """Raise InputError(`source: field: what is wrong`) when `data` violates schema `schema`.
     `where`, when given, turns the failing value's path (a list of keys) into the `source: field`
     part in the file format's own words (e.g. "FILE: task 't' instance 'G1'")."""

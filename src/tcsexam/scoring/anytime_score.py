@@ -34,7 +34,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_bytes
+from tcsexam.fileio import Json, atomic_write_bytes
 from tcsexam.records import STATUSES, Status, Termination
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.scoring.reference import Reference
@@ -100,7 +100,7 @@ def _number(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _row_problem(row: Any) -> str | None:
+def _row_problem(row: Json) -> str | None:
     """Why one trace row is not `[t, status, value]` as the runner writes it (None when it is)."""
     if not (isinstance(row, list) and len(row) == 3):
         return "a trace row must be [t, status, value]"
@@ -114,7 +114,7 @@ def _row_problem(row: Any) -> str | None:
     return None
 
 
-def _checked(records: Any, kind: str, source: str) -> list[dict[str, Any]]:
+def _checked(records: Json, kind: str, source: str) -> list[dict[str, Any]]:
     parse_outcomes(records, kind, source)  # the records themselves: shape, digests, statuses
     for rec in records:
         trace = rec.get("trace")
@@ -128,7 +128,7 @@ def _checked(records: Any, kind: str, source: str) -> list[dict[str, Any]]:
 
 
 def score_at(
-    task: str, records: Any, reference: Reference, at: float, source: str = "records", *, below: bool = False
+    task: str, records: Json, reference: Reference, at: float, source: str = "records", *, below: bool = False
 ) -> dict[str, Any]:
     """`solver_score`'s output as if the task's limit had been `at` seconds, plus `at_s`
     (`below`: as `record_at`'s)."""

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_text, read_csv, read_json
+from tcsexam.fileio import Json, atomic_write_text, read_csv, read_json
 
 #: the companion's file name beside attempts.csv
 GENERATION_TABLE = "generation.csv"
@@ -133,7 +133,7 @@ class AttemptGeneration:
         return None
 
     @classmethod
-    def from_record(cls, identity: tuple[str, str, str, str], data: Any, path: Path) -> AttemptGeneration:
+    def from_record(cls, identity: tuple[str, str, str, str], data: Json, path: Path) -> AttemptGeneration:
         """From a generation.json's content (`tcsexam.agents.accounting.GenerationRecord.to_json`)."""
         where = str(path)
         if not isinstance(data, dict):
@@ -216,7 +216,7 @@ class AttemptGeneration:
         return [values[c] if c in values else _cell(getattr(self, c)) for c in GENERATION_COLUMNS]
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Json) -> str:
     if value is None:
         return ""
     if isinstance(value, float):

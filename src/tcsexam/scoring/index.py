@@ -18,12 +18,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_csv, read_json
+from tcsexam.fileio import Json, JsonObject, read_csv, read_json
 from tcsexam.layout import ResultsLayout
 from tcsexam.records.integrity import require_sound
 from tcsexam.schemas import check
@@ -45,12 +44,12 @@ class Cohort:
     suite: str
     solver_protocol: str
     solver_reference_id: str
-    models: dict[str, dict[str, Any]]
+    models: dict[str, JsonObject]
     source: str = "<cohort>"
     adoption_policy: str | None = None
 
 
-def _distinct_models(data: Any) -> Any:
+def _distinct_models(data: Json) -> Json:
     """The cohort with one model per distinct model entry (the first model holding it): large
     cohorts repeat the same plan, and validating each entry once keeps this fast while an error
     still names the first model whose entry is wrong."""
@@ -67,7 +66,7 @@ def _distinct_models(data: Any) -> Any:
     return {**data, "models": {name: spec for name, spec in models.items() if name in kept}}
 
 
-def cohort_from_dict(data: Any, suite: Suite, source: str = "<cohort>") -> Cohort:
+def cohort_from_dict(data: Json, suite: Suite, source: str = "<cohort>") -> Cohort:
     check(_distinct_models(data), "cohort", source)
     if data["suite"] != suite.id:
         raise InputError(f"{source}: suite {data['suite']!r} does not match the suite being scored ({suite.id!r})")
@@ -367,7 +366,7 @@ def _check_solver_scores(t: _Table, cohort: Cohort, directory: Path) -> None:
 
 def compute_index(
     df, suite: Suite, cohort: Cohort, *, source: str = "attempts", solver_scores: Path | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Validate the attempt table and compute the Index for every model of the cohort."""
     t = _encode(df, suite, cohort, source)
     planned = _planned(cohort, suite)
@@ -414,7 +413,7 @@ def compute_index(
     n_excluded = n_excluded.tolist()
     issues = _issues(t, suite, cohort, planned, n_adopted, complete)
 
-    models_out: dict[str, Any] = {}
+    models_out: JsonObject = {}
     worst = "complete"
     w = [WEIGHTS[tr] for tr in TRACKS]
     items = suite.items
@@ -515,7 +514,7 @@ def _issues(t: _Table, suite: Suite, cohort: Cohort, planned, n_adopted, complet
 
 def score_files(
     suite: Suite, attempts_path: str | Path, cohort_path: str | Path, solver_scores: str | Path | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """The Index of an attempt table and a cohort, plus whether the reference label was verified.
 
     With `solver_scores` every adopted valid Solver row is checked against its solver-score output

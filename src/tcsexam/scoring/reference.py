@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import Json, JsonObject, read_json
 from tcsexam.paths import references_dir
 from tcsexam.schemas import check
 from tcsexam.scoring.outcomes import parse_outcomes
@@ -99,8 +99,8 @@ class ReferenceTask:
     def scale(self) -> np.ndarray:
         return self._stats[2]
 
-    def to_dict(self, top_floors: dict[str, float]) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "direction": self.direction}
+    def to_dict(self, top_floors: dict[str, float]) -> JsonObject:
+        out: JsonObject = {"kind": self.kind, "direction": self.direction}
         floors = {"relative": self.relative_floor, "absolute": self.absolute_floor}
         if floors != top_floors:
             out["scale_floors"] = floors
@@ -135,8 +135,8 @@ class Reference:
     def n_unscored(self) -> int:
         return sum(len(t.unscored) for t in self.tasks.values())
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "reference_id": self.reference_id}
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {"schema_version": SCHEMA_VERSION, "reference_id": self.reference_id}
         if self.suite is not None:
             out["suite"] = self.suite
         if self.description is not None:
@@ -168,7 +168,7 @@ def _where(source: str, path: list) -> str:
     return f"{head}: {'.'.join(rest)}" if rest else head
 
 
-def _check_values(values: Any, kind: str, where: str) -> int:
+def _check_values(values: Json, kind: str, where: str) -> int:
     """Check one instance's values against its task's kind; return the number of usable values."""
     if not isinstance(values, list):
         raise InputError(f"{where}: values must be a list, not {values!r}")
@@ -185,7 +185,7 @@ def _check_values(values: Any, kind: str, where: str) -> int:
     return usable
 
 
-def _float_floors(raw: dict[str, Any], inherit: dict[str, float], where: str) -> dict[str, float]:
+def _float_floors(raw: JsonObject, inherit: dict[str, float], where: str) -> dict[str, float]:
     """A schema-checked `scale_floors` object as floats, keys it leaves out taken from `inherit`."""
     out = {key: float(raw[key]) if key in raw else inherit[key] for key in ("relative", "absolute")}
     for key, value in out.items():
@@ -194,7 +194,7 @@ def _float_floors(raw: dict[str, Any], inherit: dict[str, float], where: str) ->
     return out
 
 
-def reference_from_dict(data: Any, source: str = "<reference>") -> Reference:
+def reference_from_dict(data: Json, source: str = "<reference>") -> Reference:
     """Validate a decoded reference file against `schemas/reference.schema.yaml`, then each value
     against its task's kind; every error is one line naming the file, task and instance."""
     check(data, "reference", source, lambda path: _where(source, path))
@@ -261,7 +261,7 @@ def build_reference(
     *,
     suite: str | None = None,
     floors: dict[str, float] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """A one-task reference from K repeated runs: `runs` holds (source name, decoded records list).
 
     Each run must hold the same instances. Per run and instance the usable outcome is the verified
@@ -307,7 +307,7 @@ def build_reference(
         (eligible if usable >= 2 else unscored)[inst] = values
     if not eligible:
         raise InputError(f"task {task!r}: no instance has two usable outcomes; nothing to score against")
-    data: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "reference_id": reference_id}
+    data: JsonObject = {"schema_version": SCHEMA_VERSION, "reference_id": reference_id}
     if suite is not None:
         data["suite"] = suite
     data["scale_floors"] = floors
@@ -329,7 +329,7 @@ def merge_references(
     suite: str | None = None,
     tasks: Iterable[str] | None = None,
     carry_to: str | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Combine references that share one reference_id (e.g. per-task files) into one file.
 
     `tasks` selects and orders a subset (e.g. Lite's tasks out of Full). A task present in two
@@ -361,7 +361,7 @@ def merge_references(
                 raise InputError(f"task {name!r} is in none of the inputs ({', '.join(r.source for r in refs)})")
             chosen[name] = merged[name]
         merged = chosen
-    metadata: dict[str, Any] = {"merged_from": [Path(r.source).name for r in refs]}
+    metadata: JsonObject = {"merged_from": [Path(r.source).name for r in refs]}
     carried = {
         name: ref.metadata["carried_from"]
         for ref in refs

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import JsonObject, read_json
+from tcsexam.fileio import Json, JsonObject, read_json
 from tcsexam.records import Status
 from tcsexam.scoring.outcomes import Outcomes, parse_outcomes
 from tcsexam.scoring.reference import Reference, load_reference
@@ -93,7 +93,7 @@ def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: 
 
 
 def solver_score(
-    task: str, records: Any, reference: Reference, source: str = "records", *, require_digest: bool = False
+    task: str, records: Json, reference: Reference, source: str = "records", *, require_digest: bool = False
 ) -> dict[str, Any]:
     """Score a decoded records list against a loaded reference.
 
@@ -113,7 +113,7 @@ def solver_score(
     return result
 
 
-def unsat_evidence(records: Any) -> dict[str, Any] | None:
+def unsat_evidence(records: Json) -> dict[str, Any] | None:
     """What backs the ok UNSAT answers of a SAT task's records (their `extra.unsat_proof`,
     `tcsexam.runner.solver.drat`): `verified` and `trusted` (taken without a proof, `unsat_proof: trusted`)
     instance names, `failed` those refused for want of a verified proof, and a `note` when any was

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.scoring.bootstrap import TaskScores, interval, task_replicates
 
 #: a task's original - twin difference above this, with its 95% interval above 0, is flagged
@@ -63,7 +62,7 @@ def twin_differences(
     seed: int,
     resamples: int,
     threshold: float = THRESHOLD,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The `twins` object of index.json (module doc) and, per model, its issue (or None)."""
     solver_dir, twins_dir = Path(solver_dir), Path(twins_dir)
     seeds = twin_seeds(twins_dir)
@@ -74,7 +73,7 @@ def twin_differences(
             if path.is_file():
                 data = read_json(path, "twin map")
                 maps[(s, task)] = {t: v["original"] for t, v in data.get("instances", {}).items()}
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "seeds": seeds,
         "threshold": threshold,
         "method": METHOD,
@@ -141,7 +140,7 @@ def twin_differences(
     return out
 
 
-def memorisation_issue(model: str, per_task: dict[str, Any], threshold: float) -> dict[str, Any] | None:
+def memorisation_issue(model: str, per_task: JsonObject, threshold: float) -> JsonObject | None:
     flagged = [t for t, v in per_task.items() if v["flagged"]]
     if not flagged:
         return None
@@ -162,7 +161,7 @@ def memorisation_issue(model: str, per_task: dict[str, Any], threshold: float) -
 
 
 def add_twin_differences(
-    result: dict[str, Any], suite, solver_dir, twins_dir, *, seed: int, resamples: int, threshold: float = THRESHOLD
+    result: JsonObject, suite, solver_dir, twins_dir, *, seed: int, resamples: int, threshold: float = THRESHOLD
 ) -> None:
     """index.json's top-level `twins` and the models' `memorisation_suspected` issues (in place)."""
     models = list(result.get("models", {}))
@@ -192,13 +191,13 @@ class FindingKind(StrEnum):
 EVIDENCE_KINDS = tuple(k.value for k in FindingKind if k is not FindingKind.OPAQUE_FILE)
 
 
-def add_scan_findings(result: dict[str, Any], solver_dir: str | Path) -> None:
+def add_scan_findings(result: JsonObject, solver_dir: str | Path) -> None:
     """Every model's `candidate_scan` (the findings of DIR/<model>/<task>/<attempt>/scan.json, each
     with its task, attempt, file and line) and a `hardcoded_answers_suspected` issue naming the tasks
     whose candidate holds evidence (in place). The status and the Index are not changed."""
     root = Path(solver_dir)
     for model, entry in result.get("models", {}).items():
-        findings: list[dict[str, Any]] = []
+        findings: list[JsonObject] = []
         for path in sorted((root / model).glob("*/*/scan.json")) if (root / model).is_dir() else []:
             try:
                 report = read_json(path, "scan report")

@@ -31,7 +31,7 @@ from typing import Any
 
 from tcsexam import __version__
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_csv, read_json
+from tcsexam.fileio import Json, JsonObject, read_csv, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.records.digest import digest_problem
 from tcsexam.records.key import find_key
@@ -81,22 +81,22 @@ class TaskData:
     task: str
     track: str
     rows: list[list[Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: JsonObject = field(default_factory=dict)
 
 
 @dataclass
 class RunData:
     path: Path
-    meta: dict[str, Any]
-    leaderboard: list[dict[str, Any]]
+    meta: JsonObject
+    leaderboard: list[JsonObject]
     tasks: list[TaskData]
-    items: list[dict[str, Any]]
-    orspace: list[dict[str, Any]]
-    provenance: dict[str, Any] | None
-    issues: list[dict[str, Any]]
-    cost: dict[str, Any] | None = None
+    items: list[JsonObject]
+    orspace: list[JsonObject]
+    provenance: JsonObject | None
+    issues: list[JsonObject]
+    cost: JsonObject | None = None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
         """The run's data without the per-record rows (what data/run.js holds)."""
         return {
             "meta": self.meta,
@@ -110,7 +110,7 @@ class RunData:
         }
 
 
-def _finite(x: Any) -> Any:
+def _finite(x: Json) -> Json:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
@@ -136,7 +136,7 @@ def _float(cell: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _stderr_of(record: dict[str, Any]) -> str:
+def _stderr_of(record: JsonObject) -> str:
     """The candidate's stderr tail: the record's own `stderr_tail` (kept in `extra`), else what the
     verdict quoted of it in the message ("...; stderr: ...")."""
     extra = record.get("extra") or {}
@@ -150,7 +150,7 @@ def _stderr_of(record: dict[str, Any]) -> str:
     return str(tail)[-STDERR_CHARS:]
 
 
-def _attempt_records(attempt_dir: Path) -> tuple[list[dict[str, Any]], Path | None]:
+def _attempt_records(attempt_dir: Path) -> tuple[list[JsonObject], Path | None]:
     """The records of one attempt: records.json when it exists, else the per-instance files of an
     attempt still running (each its own file)."""
     final = attempt_dir / "records.json"
@@ -178,14 +178,14 @@ class _Digests:
         except (InputError, OSError):
             self.key = None
 
-    def problem(self, record: dict[str, Any]) -> str | None:
+    def problem(self, record: JsonObject) -> str | None:
         if self.key is None or "digest" not in record:
             return None
 
         return digest_problem(record, self.key)
 
 
-def _relative(adir: Path) -> dict[str, Any] | None:
+def _relative(adir: Path) -> JsonObject | None:
     path = adir / "relative.json"
     if not path.is_file():
         return None
@@ -203,7 +203,7 @@ def _certificates(adir: Path) -> dict[str, Path]:
     return {f.name.removesuffix(".txt"): f for f in sorted(folder.iterdir()) if f.is_file()}
 
 
-def _record_row(model: str, attempt: str, r: dict[str, Any], s: dict[str, Any], links: tuple, flags: tuple) -> list:
+def _record_row(model: str, attempt: str, r: JsonObject, s: JsonObject, links: tuple, flags: tuple) -> list:
     """One row of RECORD_COLUMNS: the record `r`, its score entry `s`, (record, certificate) links,
     (eligible, digest_ok). The hot loop of a Full run's build: plain lookups only."""
     get, sget = r.get, s.get
@@ -290,7 +290,7 @@ def _attempt(td: TaskData, key: tuple[str, str, str], adir: Path, site: Path, di
 
 
 def _solver_tasks(
-    layout: ResultsLayout, site: Path, table: list[dict[str, str]], suite, issues: list[dict[str, Any]], verify: bool
+    layout: ResultsLayout, site: Path, table: list[dict[str, str]], suite, issues: list[JsonObject], verify: bool
 ) -> list[TaskData]:
     rows_by = {(r["model"], r["item"], r["attempt"]): r for r in table if r.get("track") == Track.SOLVER}
     found = {(m, t, a) for m, t, a, _ in attempt_files(layout.solver_dir, "relative.json")}
@@ -304,8 +304,8 @@ def _solver_tasks(
     for task in names:
         td = TaskData(task, "solver")
         counts: Counter = Counter()
-        models: dict[str, Any] = {}
-        meta: dict[str, Any] = {}
+        models: JsonObject = {}
+        meta: JsonObject = {}
         for key in (k for k in keys if k[1] == task):
             model, _, attempt = key
             adir = layout.attempt_dir(*key)
@@ -338,7 +338,7 @@ def _solver_tasks(
     return tasks
 
 
-def _verdict_root(run_dir: Path, manifest: dict[str, Any] | None) -> Path | None:
+def _verdict_root(run_dir: Path, manifest: JsonObject | None) -> Path | None:
     """Where the checker verdict files are: the manifest's sources, relative to the current folder
     or to a folder above the run (the workflow's root)."""
     spec = ((manifest or {}).get("sources") or {}).get("verdicts_dir")
@@ -354,8 +354,8 @@ def _verdict_root(run_dir: Path, manifest: dict[str, Any] | None) -> Path | None
 
 
 def _items(
-    layout: ResultsLayout, site: Path, table: list[dict[str, str]], manifest: dict[str, Any] | None
-) -> list[dict[str, Any]]:
+    layout: ResultsLayout, site: Path, table: list[dict[str, str]], manifest: JsonObject | None
+) -> list[JsonObject]:
     """Every non-solver attempt row with what its checker said."""
     verdict_root = _verdict_root(layout.root, manifest)
     out = []
@@ -364,7 +364,7 @@ def _items(
         if track == Track.SOLVER:
             continue
         model, item, attempt = r.get("model", ""), r.get("item", ""), r.get("attempt", "")
-        entry: dict[str, Any] = {
+        entry: JsonObject = {
             "model": model,
             "track": track,
             "item": item,
@@ -404,7 +404,7 @@ def _items(
     return out
 
 
-def _provenance(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
+def _provenance(manifest: JsonObject | None) -> JsonObject | None:
     """The manifest without its per-instance digests (those stay in the file; the view links it)."""
     if manifest is None:
         return None
@@ -418,7 +418,7 @@ def _provenance(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def _set_aside(layout: ResultsLayout) -> list[dict[str, Any]]:
+def _set_aside(layout: ResultsLayout) -> list[JsonObject]:
     root = layout.set_aside_dir
     if not root.is_dir():
         return []
@@ -453,9 +453,9 @@ def resolve_run(path: str | os.PathLike) -> Path:
     raise InputError(f"{p}: no index.json, attempts.csv or solver results: not a run directory")
 
 
-def _leaderboard(index: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _leaderboard(index: JsonObject | None) -> tuple[list[JsonObject], list[JsonObject]]:
     """index.json's models as leaderboard rows, and the issues it lists (per model and the run's)."""
-    issues: list[dict[str, Any]] = []
+    issues: list[JsonObject] = []
     leaderboard = []
     for name, m in ((index or {}).get("models") or {}).items():
         leaderboard.append(

@@ -36,7 +36,7 @@ TRACK_LABELS = {
 }
 
 
-def _f(v: Any, d: int) -> str:
+def _f(v: Json, d: int) -> str:
     return "&mdash;" if v is None else f"{v:.{d}f}"
 
 

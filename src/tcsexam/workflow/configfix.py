@@ -22,11 +22,13 @@ from typing import Any
 
 import yaml
 
+from tcsexam.fileio import Json, JsonObject
+
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
 
 
-def _coerce(value: Any, schema: dict[str, Any]) -> Any:
+def _coerce(value: Json, schema: JsonObject) -> Json:
     types = schema.get("type")
     types = [types] if isinstance(types, str) else list(types or [])
     if isinstance(value, dict):
@@ -69,7 +71,7 @@ def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     """A copy of `config` with every default of `schema` filled in, in nested objects and list items
     too (a default object is filled in first, then its own properties' defaults)."""
 
-    def fill(value: Any, node: dict[str, Any]) -> Any:
+    def fill(value: Json, node: JsonObject) -> Json:
         if isinstance(value, list) and isinstance(node.get("items"), dict):
             return [fill(v, node["items"]) for v in value]
         if not isinstance(value, dict):

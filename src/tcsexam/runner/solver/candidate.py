@@ -43,7 +43,7 @@ from typing import Any
 
 from tcsexam.containment import Limiter
 from tcsexam.errors import InputError, MisspeltKeyError
-from tcsexam.fileio import read_yaml, special_files
+from tcsexam.fileio import Json, read_yaml, special_files
 from tcsexam.limits import DEFAULT_SEED
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import LaunchError, Limits, RunPaths, RunSpec
@@ -155,7 +155,7 @@ def load_candidate(directory: str | os.PathLike, task: str | None = None) -> Can
     )
 
 
-def _check_keys(data: Any, path: Path) -> None:
+def _check_keys(data: Json, path: Path) -> None:
     """MisspeltKeyError (exit 2, one line with the nearest known key) for a key `solver.yaml`
     does not know, at the top or in a `tasks.<id>` entry: a typo such as `comand` must not pass
     for a candidate that fails every instance."""
