@@ -17,11 +17,10 @@ the object was submitted, the candidate hash and the record's digest.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow, failed_row, write_row
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, read_json
 from tcsexam.layout import ResultsLayout, attempt_files
 from tcsexam.problems.constructions import checker_id
 from tcsexam.records import FAILURE_STATUSES, STATUSES, Status
@@ -56,7 +55,7 @@ def construction_row(
     return row
 
 
-def _one_record(path: Path, task: str, attempt: str) -> dict[str, Any]:
+def _one_record(path: Path, task: str, attempt: str) -> JsonObject:
     if not path.exists():
         raise InputError(f"{path}: no records (the construction run did not finish)")
     data = read_json(path, "records file")
@@ -74,7 +73,7 @@ def _one_record(path: Path, task: str, attempt: str) -> dict[str, Any]:
     return rec
 
 
-def _checker_fields(rec: dict[str, Any]) -> dict[str, Any]:
+def _checker_fields(rec: JsonObject) -> JsonObject:
     """The record's verdict; a failed run's reward is 0.0, as its row's score, whether the checker
     rejected the object or the run wrote none (timeout, crash: the runner's record has no reward)."""
     extra = rec.get("extra") or {}
@@ -92,7 +91,7 @@ def _checker_fields(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _row_of(rec: dict[str, Any], t, model: str, attempt: str, checker: str) -> AttemptRow:
+def _row_of(rec: JsonObject, t, model: str, attempt: str, checker: str) -> AttemptRow:
     status = rec["status"]
     message = rec.get("message") or ""
     if status == Status.OK:
@@ -108,10 +107,10 @@ def _row_of(rec: dict[str, Any], t, model: str, attempt: str, checker: str) -> A
     return AttemptRow(model, TRACK, t.id, attempt, score, "selected", "valid", "original_task_score", "", note)
 
 
-def checker_outputs(run_dir: str | Path) -> dict[str, Any]:
+def checker_outputs(run_dir: str | Path) -> JsonObject:
     """model -> item -> attempt -> the checker output (checker.json) of every construction the
     run judged: what the manifest keeps beside the rows."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for model, item, attempt, path in attempt_files(ResultsLayout(Path(run_dir)).construction_dir, "checker.json"):
         data = read_json(path, "construction checker output")
         out.setdefault(model, {}).setdefault(item, {})[attempt] = {k: v for k, v in data.items() if k != "model"}

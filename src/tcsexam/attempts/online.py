@@ -28,10 +28,9 @@ that carry neither, or mix both, have no protocol and are never scored.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, atomic_write_json, is_finite_number, read_json
+from tcsexam.fileio import Json, JsonObject, atomic_write_json, is_finite_number, read_json
 from tcsexam.records import STATUSES, InstanceRecord, Status, Termination
 from tcsexam.records.integrity import file_sha256, seal
 from tcsexam.records.key import ensure_key
@@ -48,7 +47,7 @@ _TERMINATIONS = {str(t) for t in Termination}
 
 def check_online_records(
     data: Json, instances: list[str], kind: str, source: str, task_id: str = "the task"
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """The entries of an online records file, checked (see the module docstring); InputError
     naming `source` and the entry otherwise."""
     if not isinstance(data, list):
@@ -82,7 +81,7 @@ def check_online_records(
     return data
 
 
-def check_online_file(path: str | Path, task) -> list[dict[str, Any]]:
+def check_online_file(path: str | Path, task) -> list[JsonObject]:
     """Read and check one online records file against a loaded task."""
     data = read_json(path, "online records file")
     names = [inst.name for inst in task.instances]
@@ -127,7 +126,7 @@ _TYPED = {
 }
 
 
-def _judge_fields(rec: dict[str, Any]) -> dict[str, Any]:
+def _judge_fields(rec: JsonObject) -> JsonObject:
     """A judged entry's fields for an `InstanceRecord`: the harness-owned ones, and any field whose
     value the record's type cannot hold (a non-object `extra`, a `termination` outside the
     vocabulary, a `wall_s` that is no number, a malformed `trace`, ...), renamed judge_<name>."""
@@ -140,7 +139,7 @@ def _judge_fields(rec: dict[str, Any]) -> dict[str, Any]:
 
 def ingest_online(
     input_path: str | Path, task, model: str, attempt: str, output: str | Path, provenance: str | Path | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Check an online records file and store it as the attempt's records.json plus
     online-input.json; returns the sidecar's content (with the incomplete observations)."""
     input_path, output = Path(input_path), Path(output)
@@ -178,7 +177,7 @@ def ingest_online(
     return sidecar
 
 
-def _sidecar(records_path: str | Path) -> dict[str, Any]:
+def _sidecar(records_path: str | Path) -> JsonObject:
     """The online-input.json beside a records file ({} where there is none or it is unreadable)."""
     path = Path(records_path).parent / SIDECAR
     if not path.is_file():
@@ -190,8 +189,8 @@ def _sidecar(records_path: str | Path) -> dict[str, Any]:
     return side if isinstance(side, dict) else {}
 
 
-def _online_source(sha: object, records_path: str | Path) -> dict[str, Any]:
-    source: dict[str, Any] = {"protocol": "online", "origin": "online_input", "input_sha256": sha}
+def _online_source(sha: object, records_path: str | Path) -> JsonObject:
+    source: JsonObject = {"protocol": "online", "origin": "online_input", "input_sha256": sha}
     side = _sidecar(records_path)
     if side.get("input_sha256") == sha:
         source["input"] = side.get("input")
@@ -199,7 +198,7 @@ def _online_source(sha: object, records_path: str | Path) -> dict[str, Any]:
     return source
 
 
-def records_source(data: Json, records_path: str | Path) -> dict[str, Any] | None:
+def records_source(data: Json, records_path: str | Path) -> JsonObject | None:
     """Where a records list came from: the harness (`protocol` offline, the record keys) or an
     online input (`protocol` online, the input file's sha256); None when it cannot be told (records
     without either mark, or a mix). An empty list carries no mark: it is online when the sidecar

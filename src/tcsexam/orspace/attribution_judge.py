@@ -15,9 +15,8 @@ from __future__ import annotations
 import ast
 import hashlib
 from pathlib import Path
-from typing import Any
 
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.orspace.attribution import Attribution
 from tcsexam.orspace.judge import BudgetExceeded, JudgeClient, JudgeError
 
@@ -63,7 +62,7 @@ lines, values or constraints that decide it"}}
 """
 PROMPT_SHA256 = hashlib.sha256(SYSTEM_PROMPT.encode("utf-8")).hexdigest()
 
-REPLY_SCHEMA: dict[str, Any] = {
+REPLY_SCHEMA: JsonObject = {
     "type": "object",
     "required": ["attribution", "reason"],
     "properties": {
@@ -120,7 +119,7 @@ def reading_of(path: Path) -> str | None:
     return None
 
 
-def reference_models(answers: list[tuple[float, str]] | None, reference: float) -> dict[str, Any]:
+def reference_models(answers: list[tuple[float, str]] | None, reference: float) -> JsonObject:
     """The release's reference value and every evidenced reading's model: file, reading, optimum
     and source (cut), from the audit's evidenced answers of the item."""
     models = []
@@ -136,12 +135,12 @@ def reference_models(answers: list[tuple[float, str]] | None, reference: float) 
 
 
 def judge_payload(
-    row: dict[str, Any],
+    row: JsonObject,
     root: Path,
-    record: dict[str, Any] | None,
-    evidence: dict[str, Any],
+    record: JsonObject | None,
+    evidence: JsonObject,
     answers: list[tuple[float, str]] | None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """What the judge reads for one unknown row (`root`: the submission's task root)."""
     record = record or {}
     return {
@@ -176,19 +175,19 @@ class AttributionJudge:
 
     def __call__(
         self,
-        row: dict[str, Any],
+        row: JsonObject,
         root: Path,
-        record: dict[str, Any] | None,
-        evidence: dict[str, Any],
+        record: JsonObject | None,
+        evidence: JsonObject,
         answers: list[tuple[float, str]] | None,
-    ) -> tuple[Attribution, dict[str, Any]]:
+    ) -> tuple[Attribution, JsonObject]:
         return ask(self.client, judge_payload(row, root, record, evidence, answers))
 
 
-def ask(judge: JudgeClient, payload: dict[str, Any]) -> tuple[Attribution, dict[str, Any]]:
+def ask(judge: JudgeClient, payload: JsonObject) -> tuple[Attribution, JsonObject]:
     """The judge's attribution and its record: model, prompt, reason, raw reply, usage; on a
     failure (`JudgeError`) `unknown` with the error named. `BudgetExceeded` is raised."""
-    entry: dict[str, Any] = {"model": judge.model, "prompt_version": PROMPT_VERSION, "prompt_sha256": PROMPT_SHA256}
+    entry: JsonObject = {"model": judge.model, "prompt_version": PROMPT_VERSION, "prompt_sha256": PROMPT_SHA256}
     try:
         reply = judge.ask(payload, system_prompt=SYSTEM_PROMPT, prompt_version=PROMPT_VERSION, validate=validate_reply)
     except BudgetExceeded:

@@ -27,9 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.release import (
     WORKSPACE_ID,
     Mode,
@@ -127,7 +127,7 @@ def model_header(path: Path) -> tuple[str, bool]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         raise InputError(f"{path}: cannot read reference model: {exc}") from None
-    found: dict[str, Any] = {}
+    found: JsonObject = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
             for target in node.targets:
@@ -164,7 +164,7 @@ def agrees(value: float | None, other: float | None, tolerance: float) -> bool |
     return abs(value - other) / max(1.0, abs(other)) <= tolerance
 
 
-def run_model(path: Path, workspace: Path, time_limit_s: float) -> dict[str, Any]:
+def run_model(path: Path, workspace: Path, time_limit_s: float) -> JsonObject:
     """Run one reference model on a workspace (a subprocess: a crash, a hang or a bad line is the
     model's record)."""
     start = time.monotonic()
@@ -214,7 +214,7 @@ def run_model(path: Path, workspace: Path, time_limit_s: float) -> dict[str, Any
     }
 
 
-def verdict(models: list[dict[str, Any]]) -> AuditVerdict:
+def verdict(models: list[JsonObject]) -> AuditVerdict:
     """An item's verdict from its model rows."""
     if not any(m["evidence"] for m in models):
         return AuditVerdict.NO_MODEL
@@ -232,9 +232,9 @@ def _item(
     wid: str,
     dispute: Dispute | None,
     files: list[Path],
-    outcomes: dict[Path, dict[str, Any]],
+    outcomes: dict[Path, JsonObject],
     base: Path,
-) -> dict[str, Any]:
+) -> JsonObject:
     oracle = release.oracle[wid]
     ref, tol = oracle.reference_objective, oracle.relative_tolerance
     models = []
@@ -292,7 +292,7 @@ def audit_references(
     jobs: int = 1,
     workspaces_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The audit document: one item per disputed item, per item with models (and per Build item of
     the oracle with `every_build_item`), or the `ids` given. Workspaces are looked up under
     `workspaces_root` (release or staged layout), default the release."""
@@ -318,7 +318,7 @@ def audit_references(
             continue  # no models of its own to run
         todo += [(path, workspace) for path in models.get(wid, [])]
 
-    def one(task: tuple[Path, Path]) -> dict[str, Any]:
+    def one(task: tuple[Path, Path]) -> JsonObject:
         out = run_model(task[0], task[1], time_limit_s)
         if progress is not None:
             progress(f"{task[0].parent.name}/{task[0].name}: {out['status']} {out['objective']}")

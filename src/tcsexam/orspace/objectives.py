@@ -19,12 +19,11 @@ import re
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
     Mode,
@@ -106,10 +105,10 @@ def _objective(value: Json) -> float | None:
     return None
 
 
-def load_predictions(path: str | Path, oracle_ids: set[str]) -> dict[str, dict[str, Any]]:
+def load_predictions(path: str | Path, oracle_ids: set[str]) -> dict[str, JsonObject]:
     """Predictions JSONL keyed by workspace id; unknown or duplicate ids are errors."""
     path = Path(path)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JsonObject] = {}
     for line, row in read_jsonl_numbered(path, "predictions file"):
         if not isinstance(row, dict) or "workspace_id" not in row:
             raise InputError(f"{path}: line {line}: a prediction must be an object with workspace_id")
@@ -137,8 +136,8 @@ def _rate(passed: int, n: int) -> float | None:
     return passed / n if n else None
 
 
-def _group(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
+def _group(rows: list[JsonObject], key: str) -> dict[str, JsonObject]:
+    groups: dict[str, list[JsonObject]] = {}
     for row in rows:
         groups.setdefault(str(row[key]), []).append(row)
     out = {}
@@ -149,7 +148,7 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def failure_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def failure_table(rows: list[JsonObject]) -> list[JsonObject]:
     """Counts and shares of every result mode (`none` included) over `rows`."""
     counts = Counter(r["failure_mode"] for r in rows)
     n = len(rows)
@@ -161,10 +160,10 @@ def failure_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def score_objectives(
     release: Release,
-    predictions: dict[str, dict[str, Any]],
+    predictions: dict[str, JsonObject],
     modes: tuple[Mode, ...] = OBJECTIVE_MODES,
     workspaces_root: Path | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Score every oracle row of `modes`; returns the summary document (rows included)."""
     ids = sorted(w for w, o in release.oracle.items() if o.task_type in modes)
     for wid in predictions:

@@ -17,10 +17,9 @@ signal) and what the program reported become (status, objective, failure_mode, m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from tcsexam.containment import Limiter, SandboxName
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.orspace.objectives import FailureMode, status_failure_mode
 from tcsexam.orspace.release import Mode
 from tcsexam.records import StoredRecord, Termination, VocabularyField
@@ -51,7 +50,7 @@ class WorkspaceRecord(StoredRecord):
     workspace_id: str
     mode: VocabularyField[Mode | None] = VocabularyField(Mode)
     workspace: str | None = None
-    limits: dict[str, Any] | None = None  #: `Limits.as_dict()`: the time limit is its `wall_s`
+    limits: JsonObject | None = None  #: `Limits.as_dict()`: the time limit is its `wall_s`
     sandbox: VocabularyField[SandboxName | None] = VocabularyField(SandboxName)
     harness_version: str | None = None
     key: str | None = None
@@ -83,11 +82,11 @@ class WorkspaceRecord(StoredRecord):
     KIND = "workspace record"
     HARNESS_FAILURE = ("failure_mode", FailureMode.INFRASTRUCTURE_ERROR)
 
-    def prediction(self) -> dict[str, Any]:
+    def prediction(self) -> JsonObject:
         """The record's line of predictions.jsonl."""
         return {name: getattr(self, name) for name in PREDICTION_FIELDS}
 
-    def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
+    def to_dict(self, key: RecordKey | None = None) -> JsonObject:
         """The record as written: `schema_version` first, `limiter` only when a program ran, the
         evidence fields only when captured,
         `tries` only when set, `digest` (the HMAC under `key`; none without one) last."""
@@ -101,7 +100,7 @@ class WorkspaceRecord(StoredRecord):
         return self._written(data, key)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
+    def from_dict(cls, data: JsonObject) -> WorkspaceRecord:
         """The record `data` holds, of this version or an earlier one (read as this version: its
         `schema_version` is then this one's); TypeError naming what is wrong otherwise."""
         version = data.get("schema_version", SCHEMA_VERSION)
@@ -129,7 +128,7 @@ LEGACY_TIME_LIMIT = "time_limit_s"
 _NOT_IN_BODY = frozenset({"schema_version", "tries", "digest"})
 
 
-def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+def _from_version_1(data: JsonObject) -> JsonObject:
     """A version 1 record's fields as version 2's: `time_limit_s` dropped, which the harness always
     wrote equal to `limits.wall_s` (a record where they differ is refused, not silently changed)."""
     if LEGACY_TIME_LIMIT in data:
@@ -145,10 +144,10 @@ def outcome_verdict(
     termination: str,
     exit_code: int | None,
     signal: int | None,
-    derived: dict[str, Any],
+    derived: JsonObject,
     time_limit_s: float,
     solver: str | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """status, objective, failure_mode and message of a program that ran to its end (the only
     mapping from a runner `Termination` to OR-Space's vocabulary). `derived` is `result.derive`'s,
     `solver` the one the submission used (`objectives.status_failure_mode`)."""

@@ -25,10 +25,9 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, read_json, read_text
+from tcsexam.fileio import Json, JsonObject, read_json, read_text
 
 
 class Mode(StrEnum):
@@ -54,7 +53,7 @@ ORACLE_COLUMNS = (
 
 #: Used when a release ships no rubric_schema.json (the release's schema without the 1..100 bound
 #: on instance numbers, so bundled samples may use their own numbers).
-DEFAULT_RUBRIC_SCHEMA: dict[str, Any] = {
+DEFAULT_RUBRIC_SCHEMA: JsonObject = {
     "type": "object",
     "required": ["workspace_id", "question", "checklist", "expected_short_answer"],
     "properties": {
@@ -238,7 +237,7 @@ def load_release(root: str | Path, modes: tuple[Mode, ...] = OBJECTIVE_MODES) ->
     return Release(root=root, oracle=load_oracles(root, modes), index=index, difficulty=load_difficulty(root, index))
 
 
-def rubric_schema(rubrics_file: str | Path) -> dict[str, Any]:
+def rubric_schema(rubrics_file: str | Path) -> JsonObject:
     """The release's rubric_schema.json beside the rubrics file, else DEFAULT_RUBRIC_SCHEMA."""
     path = Path(rubrics_file).parent / "rubric_schema.json"
     if path.exists():
@@ -246,7 +245,7 @@ def rubric_schema(rubrics_file: str | Path) -> dict[str, Any]:
     return DEFAULT_RUBRIC_SCHEMA
 
 
-def load_rubrics(path: str | Path, schema: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def load_rubrics(path: str | Path, schema: JsonObject | None = None) -> dict[str, JsonObject]:
     """rubrics.jsonl keyed by workspace id; every row validated against the rubric schema and
     checked for duplicate ids, duplicate criterion ids and exact-match items without entities."""
     import jsonschema
@@ -255,7 +254,7 @@ def load_rubrics(path: str | Path, schema: dict[str, Any] | None = None) -> dict
     if schema is None:
         schema = rubric_schema(path)
     validator = jsonschema.Draft202012Validator(schema)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JsonObject] = {}
     for line, row in _numbered_jsonl(path, "rubrics file"):
         wid = row.get("workspace_id") if isinstance(row, dict) else None
         errors = sorted(validator.iter_errors(row), key=lambda e: list(e.absolute_path))

@@ -37,8 +37,6 @@ import os
 import re
 from typing import Any
 
-from tcsexam.fileio import Json
-
 RESULT_ENV = "ORSPACE_RESULT_FILE"
 NOT_OPTIMAL = "Not Optimal"
 
@@ -178,7 +176,7 @@ def write_result(result: dict[str, Any], path: str | None = None) -> str:
     return path
 
 
-def _number(value: Json) -> float | None:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:

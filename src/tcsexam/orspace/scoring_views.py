@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.orspace.audit import SCHEMA_VERSION as AUDIT_SCHEMA_VERSION
 from tcsexam.orspace.audit import agrees, load_disputes
 from tcsexam.orspace.objectives import FailureMode
@@ -47,7 +46,7 @@ class ReferenceEvidence:
 
     disputed: set[str] | None = None  #: the disputed items (None: no disputes file nor audit)
     answers: dict[str, list[tuple[float, str]]] | None = None  #: per item: (value, "reference" or model file)
-    inputs: dict[str, Any] = field(default_factory=dict)
+    inputs: JsonObject = field(default_factory=dict)
 
     @classmethod
     def load(cls, disputes_path: Path | None, audit_path: Path | None, release: Release) -> ReferenceEvidence:
@@ -107,9 +106,9 @@ class ReferenceEvidence:
         return None
 
 
-def _rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
+def _rate(rows: list[JsonObject], key: str) -> JsonObject:
     passed = sum(bool(r[key]) for r in rows)
-    by_mode: dict[str, dict[str, Any]] = {}
+    by_mode: dict[str, JsonObject] = {}
     for mode in sorted({r["mode"] for r in rows}):
         members = [r for r in rows if r["mode"] == mode]
         ok = sum(bool(r[key]) for r in members)
@@ -117,7 +116,7 @@ def _rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     return {"n": len(rows), "passed": passed, "pass_at_1": passed / len(rows) if rows else None, "by_mode": by_mode}
 
 
-def add_pass_rate_views(summary: dict[str, Any], evidence: ReferenceEvidence | None) -> dict[str, Any]:
+def add_pass_rate_views(summary: JsonObject, evidence: ReferenceEvidence | None) -> JsonObject:
     """Add `pass_rates` (the three views; a view without its input is None with the reason), the
     rows' `disputed`, `passed_any_evidenced` and `evidenced_match`, the scalar
     `pass_at_1_disputed_left_out` / `pass_at_1_any_evidenced`, and `inputs` to a
@@ -138,7 +137,7 @@ def add_pass_rate_views(summary: dict[str, Any], evidence: ReferenceEvidence | N
                 else None
             )
             row["passed_any_evidenced"], row["evidenced_match"] = match is not None, match
-    views: dict[str, Any] = {PassRateView.AS_RELEASED: _rate(rows, "passed")}
+    views: JsonObject = {PassRateView.AS_RELEASED: _rate(rows, "passed")}
     if evidence.disputed is None:
         views[PassRateView.DISPUTED_LEFT_OUT] = None
     else:

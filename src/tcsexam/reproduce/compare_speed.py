@@ -14,11 +14,9 @@ speed-equivalent one: the difference is explained by the machines' speed.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.layout import ResultsLayout
 from tcsexam.paths import project_root
 from tcsexam.runner.observers.calibrate import speed_ratio
@@ -26,12 +24,12 @@ from tcsexam.scoring.anytime_score import score_at
 from tcsexam.scoring.reference import load_reference, resolve_reference_path
 
 
-def _calibration(run) -> dict[str, Any] | None:
+def _calibration(run) -> JsonObject | None:
     section = (run.manifest or {}).get("calibration") or {}
     return section.get("summary") if isinstance(section, dict) else None
 
 
-def _traced_records(run) -> dict[tuple[str, str, str], tuple[str, list[dict[str, Any]]]]:
+def _traced_records(run) -> dict[tuple[str, str, str], tuple[str, list[JsonObject]]]:
     """(model, task, attempt) -> (records.json's path, its records) for the attempts with a trace
     (the path: messages, and where the sealed records' key is found)."""
     out = {}
@@ -76,11 +74,11 @@ def _paired_ci(diff: np.ndarray, seed: int, resamples: int) -> list[float] | Non
     return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
 
 
-def machine_speed(base, cand, flagged: list[dict[str, Any]], seed: int, resamples: int) -> dict[str, Any]:
+def machine_speed(base, cand, flagged: list[JsonObject], seed: int, resamples: int) -> JsonObject:
     """The `machine_speed` section (module doc)."""
     cb, cc = _calibration(base), _calibration(cand)
     ratio = speed_ratio(cb, cc)
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "baseline": cb,
         "candidate": cc,
         "ratio": None if ratio is None else round(ratio, 4),
@@ -126,7 +124,7 @@ def machine_speed(base, cand, flagged: list[dict[str, Any]], seed: int, resample
     return out
 
 
-def speed_lines(section: dict[str, Any]) -> list[str]:
+def speed_lines(section: JsonObject) -> list[str]:
     """What `tcsexam compare` prints about it."""
     if section.get("ratio") is None:
         return [f"machine speed: {section.get('note', 'unknown')}"]

@@ -29,12 +29,12 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, atomic_write_bytes
+from tcsexam.fileio import Json, JsonObject, atomic_write_bytes
 from tcsexam.records import STATUSES, Status, Termination
 from tcsexam.scoring.outcomes import parse_outcomes
 from tcsexam.scoring.reference import Reference
@@ -56,7 +56,7 @@ def _better(direction: str):
     return max if direction == Direction.MAXIMIZE else min
 
 
-def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, below: bool = False) -> dict[str, Any]:
+def record_at(rec: JsonObject, at: float, direction: str, kind: str, *, below: bool = False) -> JsonObject:
     """The record as if the limit had been `at` seconds (module doc). `below`: what the run had by
     `at` approached from below, so a run killed at a limit `at` reached still counts its trace
     (two runs compared at limits where only one was killed, `tcsexam compare`'s speed-equivalent
@@ -69,7 +69,7 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, belo
         return rec  # killed at a limit S reached: not finished inside S, so not ok at S
     pick = max if kind == Kind.SOLVE else _better(direction)
     values = [v for t, s, v in (rec.get("trace") or ()) if t <= at and s == Status.OK and v is not None]
-    out: dict[str, Any] = {"instance": rec.get("instance")}
+    out: JsonObject = {"instance": rec.get("instance")}
     if not values:
         out.update(status=Status.TIMEOUT, message=f"no verified certificate by {at:g} s")
         return out
@@ -82,7 +82,7 @@ def record_at(rec: dict[str, Any], at: float, direction: str, kind: str, *, belo
     return out
 
 
-def stopped_at(rec: dict[str, Any]) -> float | None:
+def stopped_at(rec: JsonObject) -> float | None:
     """The wall limit at which a run stopped by a time limit was killed (None: it was not): its
     recorded limit (`extra.limits.wall_s`), else its end less `KILL_MARGIN_S`."""
     if rec.get("status") != Status.TIMEOUT and rec.get("termination") not in _TIME_LIMITS:
@@ -114,7 +114,7 @@ def _row_problem(row: Json) -> str | None:
     return None
 
 
-def _checked(records: Json, kind: str, source: str) -> list[dict[str, Any]]:
+def _checked(records: Json, kind: str, source: str) -> list[JsonObject]:
     parse_outcomes(records, kind, source)  # the records themselves: shape, digests, statuses
     for rec in records:
         trace = rec.get("trace")
@@ -129,7 +129,7 @@ def _checked(records: Json, kind: str, source: str) -> list[dict[str, Any]]:
 
 def score_at(
     task: str, records: Json, reference: Reference, at: float, source: str = "records", *, below: bool = False
-) -> dict[str, Any]:
+) -> JsonObject:
     """`solver_score`'s output as if the task's limit had been `at` seconds, plus `at_s`
     (`below`: as `record_at`'s)."""
     if not (math.isfinite(at) and at >= 0):
@@ -142,7 +142,7 @@ def score_at(
     return result
 
 
-def limits_grid(runs: dict[str, list[dict[str, Any]]]) -> list[float]:
+def limits_grid(runs: dict[str, list[JsonObject]]) -> list[float]:
     """Every limit at which a score can change, thinned to MAX_POINTS geometric points."""
     points = {0.0}
     for records in runs.values():
@@ -163,7 +163,7 @@ def limits_grid(runs: dict[str, list[dict[str, Any]]]) -> list[float]:
     return grid
 
 
-def crossings(curves: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
+def crossings(curves: dict[str, list[list[float]]]) -> list[JsonObject]:
     """Where two curves (on the same grid) change which one is ahead: the first limit at which
     the other leads by more than TIE. Ties do not end a lead."""
     names = sorted(curves)
@@ -179,9 +179,7 @@ def crossings(curves: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
     return found
 
 
-def profile(
-    task: str, runs: dict[str, Any], reference: Reference, sources: dict[str, str] | None = None
-) -> dict[str, Any]:
+def profile(task: str, runs: JsonObject, reference: Reference, sources: dict[str, str] | None = None) -> JsonObject:
     """Relative score against time limit for each run (name -> decoded records list). `sources`
     (name -> the records file) names each run's file in messages and is where its sealed records'
     key is looked up (`tcsexam.records.key.find_key`); a run without one is named by its name."""
@@ -210,7 +208,7 @@ def profile(
     }
 
 
-def plot_profile(result: dict[str, Any], path: str | Path) -> None:
+def plot_profile(result: JsonObject, path: str | Path) -> None:
     """One PNG: each run's step curve, crossings marked."""
     import matplotlib
 

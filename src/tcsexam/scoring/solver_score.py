@@ -10,7 +10,6 @@ Completed solver failures score 0. The task score is the mean over all eligible 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -25,7 +24,7 @@ OUTPUT_SCHEMA_VERSION = 1
 _ZMAX = float(np.finfo(np.float64).max)
 
 
-def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: str = "records") -> dict[str, Any]:
+def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: str = "records") -> JsonObject:
     """The solver-score result for validated outcomes (see `solver_score` for the output keys)."""
     ref = reference.task(task)
     n_ref = len(ref.names)
@@ -94,7 +93,7 @@ def score_outcomes(task: str, outcomes: Outcomes, reference: Reference, source: 
 
 def solver_score(
     task: str, records: Json, reference: Reference, source: str = "records", *, require_digest: bool = False
-) -> dict[str, Any]:
+) -> JsonObject:
     """Score a decoded records list against a loaded reference.
 
     Output keys: task, reference_id, relative_score, n_eligible, instances (a list of
@@ -113,7 +112,7 @@ def solver_score(
     return result
 
 
-def unsat_evidence(records: Json) -> dict[str, Any] | None:
+def unsat_evidence(records: Json) -> JsonObject | None:
     """What backs the ok UNSAT answers of a SAT task's records (their `extra.unsat_proof`,
     `tcsexam.runner.solver.drat`): `verified` and `trusted` (taken without a proof, `unsat_proof: trusted`)
     instance names, `failed` those refused for want of a verified proof, and a `note` when any was
@@ -144,7 +143,7 @@ def unsat_evidence(records: Json) -> dict[str, Any] | None:
     return found
 
 
-def solver_score_files(task: str, records_path: str | Path, reference: str | Path) -> dict[str, Any]:
+def solver_score_files(task: str, records_path: str | Path, reference: str | Path) -> JsonObject:
     ref = load_reference(reference)
     records = read_json(records_path, "records file")
     return solver_score(task, records, ref, str(records_path))

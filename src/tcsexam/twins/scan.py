@@ -38,9 +38,9 @@ import os
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.problems import get_problem
 from tcsexam.scoring.generation import GENERATION_FILE
 from tcsexam.scoring.reference import load_reference
@@ -161,9 +161,9 @@ def _certificate_shape(values: list[int], sizes: set[int], problem: str = "") ->
     return None
 
 
-def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> list[dict[str, Any]]:
+def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> list[JsonObject]:
     starts = _line_starts(text)
-    found: list[dict[str, Any]] = []
+    found: list[JsonObject] = []
 
     def add(kind: str, offset: int, detail: str) -> None:
         found.append({"kind": kind, "file": rel, "line": _line(starts, offset), "detail": detail})
@@ -246,7 +246,7 @@ def scan_text(rel: str, text: str, know: _Knowledge, hashing_anywhere: bool) -> 
     return found
 
 
-def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | None = None) -> dict[str, Any]:
+def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | None = None) -> JsonObject:
     """The scan's report (module doc) for the candidate `folder` and the task file `task_spec`."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -261,7 +261,7 @@ def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | N
     know = _Knowledge(task, ref)
     files = _files(folder)
     texts: dict[str, str] = {}
-    findings: list[dict[str, Any]] = []
+    findings: list[JsonObject] = []
     for path in files:
         rel = str(path.relative_to(folder))
         try:
@@ -297,10 +297,10 @@ def scan_candidate(folder: str | Path, task_spec: str | Path, reference: str | N
     }
 
 
-def _capped(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _capped(findings: list[JsonObject]) -> list[JsonObject]:
+    out: list[JsonObject] = []
     per: dict[tuple[str, str], int] = defaultdict(int)
-    dropped: dict[tuple[str, str], dict[str, Any]] = {}
+    dropped: dict[tuple[str, str], JsonObject] = {}
     for f in findings:
         key = (f["kind"], f["file"])
         per[key] += 1

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import random
+import sys
+from pathlib import Path
 
 import pulp
 import pytest
 
+from tcsexam.orspace import capture, result
 from tcsexam.orspace.result import derive, highs_result, pulp_result
 
 
@@ -170,3 +174,14 @@ def test_derive_with_the_solvers_own_words(result_text, stdout, solver, expected
 def test_a_legacy_program_that_prints_only_its_objective_and_a_solver_log(log, stopped):
     d = derive(None, log + "OBJECTIVE_VALUE: 12.5\n", True)
     assert (d["status"], d["objective"]) == ("Not Optimal" if stopped else "Optimal", 12.5)
+
+
+@pytest.mark.parametrize("module", [result, capture])
+def test_the_files_copied_into_a_program_import_only_the_standard_library(module):
+    """`execute.helper_library` copies result.py and capture.py (as sitecustomize.py) next to a
+    program, where there is no tcsexam: their module-level imports are the standard library's
+    (a helper imports the program's own solver package inside, when it is called)."""
+    body = ast.parse(Path(module.__file__).read_text()).body
+    imported = {a.name.split(".")[0] for n in body if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in body if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported - {"__future__"} <= set(sys.stdlib_module_names), imported

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, read_json
 from tcsexam.layout import ResultsLayout
 
 VERSION = 1
@@ -64,7 +64,7 @@ def _timed(fn) -> tuple[float, Any]:
     return best, value
 
 
-def calibrate() -> dict[str, Any]:
+def calibrate() -> JsonObject:
     """Run the benchmark once: {version, python_s, numpy_s, python_speed, numpy_speed, speed, ...}."""
     py_s, py_sum = _timed(_python_part)
     np_s, np_sum = _timed(_numpy_part)
@@ -81,7 +81,7 @@ def calibrate() -> dict[str, Any]:
     }
 
 
-def speed_ratio(base: dict[str, Any] | None, cand: dict[str, Any] | None) -> float | None:
+def speed_ratio(base: JsonObject | None, cand: JsonObject | None) -> float | None:
     """How much faster the candidate's machine was (cand speed / base speed); None when either
     calibration is missing or from another benchmark version."""
     if not base or not cand or base.get("version") != cand.get("version"):
@@ -92,7 +92,7 @@ def speed_ratio(base: dict[str, Any] | None, cand: dict[str, Any] | None) -> flo
     return c / b
 
 
-def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[str, Any]:
+def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> JsonObject:
     """A Solver job's calibration (`write_job_calibration` stores it beside records.json once the
     job wrote its records): measured now when the job runs candidates (`rerun`) or none is stored
     yet, else the stored one (every record was reused: the machine that made them was measured)."""
@@ -114,15 +114,15 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> dict[s
     return result
 
 
-def write_job_calibration(output: str | Path, calibration: dict[str, Any] | None) -> None:
+def write_job_calibration(output: str | Path, calibration: JsonObject | None) -> None:
     """`calibration.json` beside the job's records.json (atomic)."""
     atomic_write_json(Path(output).with_name(FILE_NAME), calibration)
 
 
-def collect(run_dir) -> dict[str, Any]:
+def collect(run_dir) -> JsonObject:
     """The manifest's `calibration` section: every Solver job's calibration (model -> task ->
     attempt) and their summary (median of each speed over the jobs; None without any)."""
-    jobs: dict[str, Any] = {}
+    jobs: JsonObject = {}
     found = []
     for model, task, attempt, path in ResultsLayout(run_dir).solver_files(FILE_NAME):
         try:
