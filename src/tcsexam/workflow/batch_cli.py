@@ -157,12 +157,14 @@ def _ray_head(todo: list[Spec], threads: int, shared: str | None) -> tuple[str |
         return shared, False
     state = tempfile.mkdtemp(prefix="tcsexam-batch-ray-")
     try:
-        address, _ = head.start(state, threads, wait=True)
+        # not waited for: the first members run meanwhile (a Solver run joining it waits for it,
+        # and one that needs no Ray never does)
+        head.start(state, threads, wait=False)
     except (InputError, OSError) as exc:
         _log.warning("batch: no Ray head for the batch (%s): each Solver run starts its own", exc)
         shutil.rmtree(state, ignore_errors=True)
         return None, False
-    _log.info("batch: Ray head for the batch at %s (%d CPUs, %s)", address, threads, state)
+    _log.info("batch: Ray head for the batch starting (%d CPUs, %s)", threads, state)
     return state, True
 
 
