@@ -40,7 +40,7 @@ from tcsexam.records import InstanceRecord, Status, Termination
 from tcsexam.records.digest import hash_candidate, hash_file, record_key
 from tcsexam.records.key import run_key
 from tcsexam.records.store import RecordStore
-from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, RunOptions, run_batch
+from tcsexam.runner.engine.batch import BatchHooks, KeyedBatch, PoolKind, RunOptions, run_batch
 from tcsexam.runner.limiter import BUILD_LIMITS, resolve_limiter
 from tcsexam.runner.observers.calibrate import job_calibration, write_job_calibration
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
@@ -87,7 +87,7 @@ class RunSummary:
     records_dir: Path | None = None
     ray_startup_s: float | None = None
     workers: int | None = None
-    pool: str | None = None  #: where the runs went (`batch.PoolKind`: ray or in-process); None: nothing ran
+    pool: PoolKind | None = None  #: where the runs went (ray or in-process); None: nothing ran
     wall_s: float = 0.0
     build_message: str | None = None
     set_aside: list[tuple[str, str, str]] = field(default_factory=list)  #: (instance, reason, detail)
