@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,7 +116,13 @@ def salvage_rows(plan, failed: list[Failure]) -> tuple[list[str], list]:
     return files, rows
 
 
-def salvage(plan, *, since: float, log=print) -> Path | None:
+def _say(line: str) -> None:
+    """A salvage line on stderr, where Snakemake writes its own: the run's last lines name each
+    failed job's reason, whatever order the jobs ran in."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def salvage(plan, *, since: float, log=_say) -> Path | None:
     """Write the attempt table and index.json (incomplete) of a run with failed jobs; its path, or
     None when nothing was missing (the failure was after the Index). Every step is a `tcsexam`
     command, as in the rules; one that fails is said in one line and ends the salvage, and nothing
