@@ -221,14 +221,13 @@ def main() -> int:
         "kinds": kinds,
     }
     cluster = planner.Cluster.from_file(args.cluster, nodes=args.nodes, queue_s=args.queue, max_jobs=args.jobs)
-    given = {
-        "job_s": args.job_overhead,
-        "ray_s": args.ray_start,
-        "startup_s": args.startup,
-        "tail_s": args.tail,
-        "member_s": args.member_overhead,
-    }
-    overheads = planner.Overheads(**{k: v for k, v in given.items() if v is not None})
+    overheads = planner.Overheads.given(
+        job_s=args.job_overhead,
+        ray_s=args.ray_start,
+        startup_s=args.startup,
+        tail_s=args.tail,
+        member_s=args.member_overhead,
+    )
     timings = planner.Timings([ws / config["results_dir"]])
     planned = planner.campaign_jobs(config, root=ws, timings=timings)
     batch = _batch_config(args.config)

@@ -73,15 +73,14 @@ def main(args: argparse.Namespace) -> int:
         raise InputError("tcsexam plan: give --cluster FILE, or --nodes and --cores-per-node")
     else:
         cluster = planner.Cluster(**{k: v for k, v in override.items() if v is not None})
-    given = {
-        "job_s": args.job_overhead,
-        "ray_s": args.ray_start,
-        "startup_s": args.startup,
-        "tail_s": args.tail,
-        "member_s": args.member_overhead,
-        "take_s": args.take_overhead,
-    }
-    overheads = planner.Overheads(**{k: v for k, v in given.items() if v is not None})
+    overheads = planner.Overheads.given(
+        job_s=args.job_overhead,
+        ray_s=args.ray_start,
+        startup_s=args.startup,
+        tail_s=args.tail,
+        member_s=args.member_overhead,
+        take_s=args.take_overhead,
+    )
     for name, value in (("--models", args.models), ("--attempts", args.attempts)):
         if value is not None and value < 1:
             raise InputError(f"tcsexam plan: {name} {value} must be >= 1")

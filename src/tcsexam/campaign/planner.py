@@ -105,6 +105,11 @@ class Overheads:
             if value < 0:
                 raise InputError(f"overhead {name} = {value} s is negative")
 
+    @classmethod
+    def given(cls, **values: float | None) -> Overheads:
+        """The defaults, with each value that is given (not None) in its place: command-line flags."""
+        return cls(**{k: v for k, v in values.items() if v is not None})
+
 
 @dataclass(frozen=True)
 class Job:
