@@ -48,8 +48,9 @@ wildcard_constraints:
     seed=r"[0-9]+",
 
 
-# One Ray head for a local run's Solver jobs (saves a Ray start per job); cluster jobs start their
-# own. A head left by a killed run is reused by the next one and stopped at the end.
+# One Ray head for a local run's Solver jobs (saves a Ray start per job), started by the first job
+# that chooses Ray (none when every job runs in process); cluster jobs start their own. A head left
+# by a killed run is reused by the next one and stopped at the end.
 # A head that cannot start (a full or read-only results folder) stops the run with tcsexam's one line.
 # A failed job never stops the rest: every job whose inputs exist still runs (--keep-going by
 # default: keep_going), and `onerror` below writes the incomplete Index with each failed attempt's
@@ -64,7 +65,7 @@ onstart:
             or (config["run"]["ray"] == "auto" and workflow.local_exec)
         ):
             shell(
-                f"tcsexam runner ray-head start --no-wait --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
+                f"tcsexam runner ray-head start --on-demand --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
             )
         else:
             shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")

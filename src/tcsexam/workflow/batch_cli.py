@@ -155,16 +155,18 @@ def _ray_head(todo: list[Spec], threads: int, shared: str | None) -> tuple[str |
     if shared and head.current_address(shared, wait_s=SHARED_HEAD_WAIT_S):
         _log.info("batch: the Solver runs join the running Ray head of %s", shared)
         return shared, False
+    if shared and head.armed(shared):
+        _log.info("batch: the Solver runs share the Ray head of %s (started by the first that uses Ray)", shared)
+        return shared, False
     state = tempfile.mkdtemp(prefix="tcsexam-batch-ray-")
     try:
-        # not waited for: the first members run meanwhile (a Solver run joining it waits for it,
-        # and one that needs no Ray never does)
-        head.start(state, threads, wait=False)
+        # started by the first member that chooses Ray (one that runs in process never does)
+        head.arm(state, threads)
     except (InputError, OSError) as exc:
         _log.warning("batch: no Ray head for the batch (%s): each Solver run starts its own", exc)
         shutil.rmtree(state, ignore_errors=True)
         return None, False
-    _log.info("batch: Ray head for the batch starting (%d CPUs, %s)", threads, state)
+    _log.info("batch: Ray head for the batch armed (%d CPUs, %s)", threads, state)
     return state, True
 
 

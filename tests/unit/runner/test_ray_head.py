@@ -37,6 +37,38 @@ def test_start_reuse_address_and_stop(tmp_path):
 
 
 @pytest.mark.slow
+def test_an_armed_folder_gets_its_head_from_the_first_job_that_wants_ray(tmp_path):
+    """`arm` starts nothing; concurrent `start_on_demand` calls start exactly one head and all get
+    its address; `stop` disarms, so no later job starts another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    state = tmp_path / "head"
+    assert ray_head.start_on_demand(state) is None  # not armed: nothing starts
+    ray_head.arm(state, 1)
+    assert ray_head.armed(state) and not (state / "pid").exists()
+    assert ray_head.current_address(state) is None
+    try:
+        with ThreadPoolExecutor(3) as pool:
+            addresses = list(pool.map(lambda _: ray_head.start_on_demand(state), range(3)))
+        assert addresses[0] and ":" in addresses[0] and len(set(addresses)) == 1, addresses
+        assert ray_head.current_address(state) == addresses[0]
+        assert ray_head.armed(state)  # a head that dies mid-run is started again by the next job
+    finally:
+        assert ray_head.stop(state)
+    assert not ray_head.armed(state) and ray_head.start_on_demand(state) is None
+
+
+def test_arming_refuses_no_cpus_and_a_detached_stop_disarms(tmp_path):
+    state = tmp_path / "head"
+    with pytest.raises(InputError, match="--num-cpus must be >= 1"):
+        ray_head.arm(state, 0)
+    ray_head.arm(state, 2)
+    assert (state / "on-demand").read_text() == "2\n" and (state.stat().st_mode & 0o777) == 0o700
+    assert not ray_head.stop_detached(state)  # no head ran: nothing to stop, but no job may start one now
+    assert not ray_head.armed(state)
+
+
+@pytest.mark.slow
 def test_detached_stop_forgets_the_head_at_once_and_ends_its_tree(tmp_path):
     state = tmp_path / "head"
     address, _ = ray_head.start(state, 1)

@@ -340,6 +340,8 @@ def _run_job(root: Path, task: Path, cand: Path, out: str, *extra: str, **env: s
 
 
 def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
+    import subprocess
+
     from tcsexam.runner.ray import head as ray_head
 
     root, task, cand = setup
@@ -349,8 +351,14 @@ def test_ray_head_runs_on_the_shared_head_or_on_a_ray_of_its_own(setup):
     on_head = ("--ray-head", str(state))
     err = _run_job(root, task, cand, "alone", *on_head, RAY_AUTH_MODE="token")  # no head: Ray starts in the job
     assert f"no shared Ray head alive in {state}" in err and "on local Ray" in err
-    address, _ = ray_head.start(state, 2)
+    # what a local workflow's onstart does: the first job that chooses Ray starts the head
+    arm = [sys.executable, "-m", "tcsexam", "runner", "ray-head", "start", "--on-demand", "--state-dir", str(state)]
+    subprocess.run([*arm, "--num-cpus", "2"], check=True, capture_output=True, timeout=60)
+    assert ray_head.current_address(state) is None
     try:
+        err = _run_job(root, task, cand, "armed", *on_head)
+        address = ray_head.current_address(state)
+        assert f"started the shared Ray head in {state}" in err and f"on Ray at {address}" in err, err
         err = _run_job(root, task, cand, "shared", *on_head, RAY_AUTH_MODE="token")
         assert f"on Ray at {address}" in err and "no shared Ray head" not in err
         assert ray_head.current_address(state) == address  # the job left the head running

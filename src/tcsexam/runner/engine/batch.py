@@ -33,7 +33,7 @@ from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError, UsageError
 from tcsexam.runner.engine.contract import DEFAULT_MAX_RETRIES, BatchContext, BatchRecord, DispatchHook
 from tcsexam.runner.engine.pool import InProcessPool
-from tcsexam.runner.ray.head import DEFAULT_STATE_ENV, join, local_head
+from tcsexam.runner.ray.head import DEFAULT_STATE_ENV, join, local_head, start_on_demand
 from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
 from tcsexam.runner.ray.pool import RayPool
 
@@ -323,6 +323,14 @@ def _ray_address(options: PoolOptions, hooks: BatchHooks) -> tuple[str | None, f
 
     t_wait = time.perf_counter()
     address = join(options.ray_head, wait_s=RAY_HEAD_WAIT_S)
+    if address is None:  # the workflow armed the folder: the first job that wants Ray starts the head
+        try:
+            address = start_on_demand(options.ray_head, timeout_s=RAY_HEAD_WAIT_S)
+            if address is not None and hooks.log is not None:
+                hooks.log(f"{hooks.label}: started the shared Ray head in {options.ray_head}")
+        except InputError as exc:
+            if hooks.log is not None:
+                hooks.log(f"{hooks.label}: the shared Ray head did not start ({exc})")
     waited_s = time.perf_counter() - t_wait
     if address is None and hooks.log is not None:
         hooks.log(f"{hooks.label}: no shared Ray head alive in {options.ray_head}; starting Ray in this job")

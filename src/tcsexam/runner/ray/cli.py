@@ -33,6 +33,11 @@ def add_ray_head_parser(sub, help: str) -> argparse.ArgumentParser:
         help="start: return once the head process is launched (clients wait with address --wait); "
         "stop: hand the stop to a detached process and return at once",
     )
+    p.add_argument(
+        "--on-demand",
+        action="store_true",
+        help="start: only arm the folder: the first job that chooses Ray (`tcsexam run --ray-head DIR`) starts the head",
+    )
     p.add_argument("--remove-state", action="store_true", help="stop: also remove the state folder")
     p.add_argument(
         "--wait",
@@ -55,6 +60,15 @@ def _ray_head(args: argparse.Namespace) -> int:
             raise UsageError(f"ray-head: give --state-dir ({ray_head.DEFAULT_STATE_ENV} says no default head)")
     if args.action == "start":
         cpus = args.num_cpus or len(os.sched_getaffinity(0))
+        if args.on_demand:
+            ray_head.arm(args.state_dir, cpus)
+            address = ray_head.current_address(args.state_dir)
+            _log.info(
+                "ray head %s (%s)",
+                f"reused at {address}" if address else "armed: started by the first job that uses Ray",
+                args.state_dir,
+            )
+            return 0
         address, started = ray_head.start(args.state_dir, cpus, wait=not args.no_wait)
         where = address or "(starting)"
         _log.info("ray head %s at %s (%s)", "started" if started else "reused", where, args.state_dir)

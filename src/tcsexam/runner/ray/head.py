@@ -1,11 +1,14 @@
 """One Ray head per local workflow run, shared by every `tcsexam run` job.
 
 Starting Ray costs seconds per job; a workflow with many short Solver jobs on one machine starts it
-once (`tcsexam runner ray-head start`, called by the Snakefile's `onstart`) and passes the
-state folder to each job (`tcsexam run --ray-head DIR`). The head runs as `ray start --head --block`
-in its own session; its state (pid, address, temp dir) lives in the state folder, so a second
-`start` reuses a live head (a rerun after a killed workflow) and `stop` ends exactly this head's
-process tree, never any other Ray.
+once and passes the state folder to each job (`tcsexam run --ray-head DIR`). The Snakefile's
+`onstart` only arms the folder (`tcsexam runner ray-head start --on-demand`: `arm`); the first job
+that chooses Ray starts the head (`start_on_demand`, one starter at a time) and later ones join it,
+so a run whose jobs all run in process (a small batch, `PoolKind.AUTO`) never pays for a head: its
+start took about 3 core-seconds and its idle processes 2 more a minute on a quiet 2-core machine.
+The head runs as `ray start --head --block` in its own session; its state (pid, address, temp dir)
+lives in the state folder, so a second `start` reuses a live head (a rerun after a killed workflow)
+and `stop` ends exactly this head's process tree, never any other Ray.
 
 The head is one fixed node: no autoscaler monitor and no log monitor (jobs do not forward worker
 logs), two Python processes fewer competing with the first jobs while it starts.
@@ -19,6 +22,7 @@ second instead of a few. A folder another user could have made or changed is nev
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -46,6 +50,9 @@ ADDRESS_FILE = "address"
 PID_FILE = "pid"
 TEMP_FILE = "temp_dir"
 LOG_FILE = "ray-head.log"
+#: written by `arm`: the head's CPUs; a job that wants Ray and finds no head starts one
+ON_DEMAND_FILE = "on-demand"
+START_LOCK = "start.lock"
 _ADDRESS_RE = re.compile(r"ray start --address='([^']+)'")
 
 
@@ -159,6 +166,49 @@ def join(state_dir: str | Path, wait_s: float) -> str | None:
     return address
 
 
+def arm(state_dir: str | Path, num_cpus: int) -> None:
+    """Let the first job that wants Ray start this folder's head with `num_cpus` CPUs
+    (`start_on_demand`); a live head (a rerun after a killed workflow) is kept and joined."""
+    if num_cpus < 1:
+        raise InputError(f"ray-head: --num-cpus must be >= 1, not {num_cpus}")
+    state = Path(state_dir)
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _refuse_shared_default(state)
+    atomic_write_text(state / ON_DEMAND_FILE, f"{num_cpus}\n")
+
+
+def armed(state_dir: str | Path) -> bool:
+    """`arm`ed: a job that wants Ray starts this folder's head when none is alive."""
+    return (Path(state_dir) / ON_DEMAND_FILE).is_file()
+
+
+def start_on_demand(state_dir: str | Path, timeout_s: float = 120.0) -> str | None:
+    """The address of this folder's head, started now when `arm`ed and none is alive, with this
+    process set to reach it; None when the folder is not armed. Jobs starting at once queue on a
+    lock in the folder: one starts the head, the others join it."""
+    state = Path(state_dir)
+    try:
+        num_cpus = int((state / ON_DEMAND_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    with open(state / START_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        address = current_address(state, wait_s=timeout_s)
+        if address is None:
+            address, _ = start(state, num_cpus, timeout_s=timeout_s)
+    if address is not None:
+        use_token(state)
+    return address
+
+
+def _refuse_shared_default(state: Path) -> None:
+    if state == default_state_dir() and not private_to_me(state):
+        raise InputError(
+            f"ray-head: {state} is not a folder private to this user (mode 0700, owned by uid {os.geteuid()}); "
+            f"remove it or set {DEFAULT_STATE_ENV} to another folder"
+        )
+
+
 def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: bool = True) -> tuple[str | None, bool]:
     """Start (or reuse) the head; returns (address, started_now).
 
@@ -166,17 +216,13 @@ def start(state_dir: str | Path, num_cpus: int, timeout_s: float = 120.0, wait: 
     clients then call `current_address(state, wait_s=...)`, so the head's start overlaps other work."""
     state = Path(state_dir)
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if state == default_state_dir() and not private_to_me(state):
-        raise InputError(
-            f"ray-head: {state} is not a folder private to this user (mode 0700, owned by uid {os.geteuid()}); "
-            f"remove it or set {DEFAULT_STATE_ENV} to another folder"
-        )
+    _refuse_shared_default(state)
     pid = _pid(state)
     if pid is not None and _alive(pid):
         address = current_address(state, wait_s=timeout_s if wait else 0.0)
         if address or not wait:
             return address, False
-    stop(state)  # leftovers of a dead head
+    stop(state, disarm=False)  # leftovers of a dead head
     if num_cpus < 1:
         raise InputError(f"ray-head: --num-cpus must be >= 1, not {num_cpus}")
     ray_bin = Path(sys.executable).with_name("ray")
@@ -251,6 +297,7 @@ def stop_detached(state_dir: str | Path) -> bool:
     """
     state = Path(state_dir)
     if not (state / PID_FILE).exists():
+        (state / ON_DEMAND_FILE).unlink(missing_ok=True)
         return False
     stopping = state.with_name(f"{state.name}.stopping-{os.getpid()}-{time.time_ns()}")
     try:
@@ -277,8 +324,9 @@ def stop_detached(state_dir: str | Path) -> bool:
     return True
 
 
-def stop(state_dir: str | Path, timeout_s: float = 20.0, remove_state: bool = False) -> bool:
-    """Stop this state folder's head and its whole process tree; True when one was running."""
+def stop(state_dir: str | Path, timeout_s: float = 20.0, remove_state: bool = False, disarm: bool = True) -> bool:
+    """Stop this state folder's head and its whole process tree (and, with `disarm`, no job starts
+    another on demand); True when one was running."""
     state = Path(state_dir)
     was_running = False
     try:
@@ -310,7 +358,7 @@ def stop(state_dir: str | Path, timeout_s: float = 20.0, remove_state: bool = Fa
         temp_dir = ""
     if temp_dir.startswith("/tmp/ray-wf-"):
         shutil.rmtree(temp_dir, ignore_errors=True)
-    for name in (ADDRESS_FILE, PID_FILE, TEMP_FILE):
+    for name in (ADDRESS_FILE, PID_FILE, TEMP_FILE, *([ON_DEMAND_FILE] if disarm else [])):
         (state / name).unlink(missing_ok=True)
     if remove_state:
         shutil.rmtree(state, ignore_errors=True)
