@@ -175,8 +175,7 @@ def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     results = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    if root != ROOT:
-        env["PYTHONPATH"] = str(root / "src")
+    env["PYTHONPATH"] = str(root / "src")  # this checkout's package, also when run from a worktree
     cmd = [str(bindir / "snakemake"), "--cores", str(args.cores), "--configfile", args.configfile]
     cmd += [*extra, "--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
     load_before = os.getloadavg()[0]
