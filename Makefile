@@ -67,8 +67,8 @@ lint: setup-test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/snakefmt --check Snakefile rules/
-	$(BIN)/snakemake --lint
-	$(BIN)/snakemake --lint --config "batch={enabled: true}"  # rules/batch.smk: only with batching on
+	$(BIN)/snakemake --lint  # batch.enabled: auto, a local run: unbatched
+	$(BIN)/snakemake --lint --profile workflow/profiles/slurm  # auto on a cluster executor: rules/batch.smk too
 
 # The Docker sandbox's candidate image (envs/candidate.Dockerfile): Python 3, numpy, scipy, networkx, tsplib95,
 # python-sat. BASE: a slim Python image where a registry is reachable, or a Debian base (.ci/docker-base.sh).

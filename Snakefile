@@ -9,6 +9,7 @@
 
 from snakemake.utils import min_version, validate
 
+from tcsexam.workflow.batching import ENV as BATCHED_ENV
 from tcsexam.workflow.configfix import coerce_config
 
 # the rules need 9.17: `priority:` given a callable (longest jobs first) is new in it
@@ -33,7 +34,13 @@ include: "rules/construction.smk"
 include: "rules/proof.smk"
 
 
-# config batch.enabled (on in workflow/profiles/slurm): few, long cluster jobs
+# config batch.enabled (auto: on when the jobs go to a cluster, off for a local run): few, long
+# cluster jobs. The main process's decision reaches the Snakemake inside each job in the
+# environment (tcsexam.workflow.batching.decide; declared for executors that pass only these).
+envvars:
+    BATCHED_ENV,
+
+
 if BATCHES.enabled:
 
     include: "rules/batch.smk"

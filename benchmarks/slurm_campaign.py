@@ -230,8 +230,8 @@ def main() -> int:
     )
     timings = planner.Timings([ws / config["results_dir"]])
     planned = planner.campaign_jobs(config, root=ws, timings=timings)
-    batch = _batch_config(args.config)
-    if batch.get("enabled"):  # the run was batched: estimate the batched mode (tcsexam plan --batch)
+    batch = {**(config.get("batch") or {}), **_batch_config(args.config)}
+    if any(j["kind"] == BATCH for j in jobs):  # the run was batched (batch.enabled auto on SLURM): so is the plan
         batching = planner.Batching.from_config({"batch": batch})
         planned = planner.batch_jobs(planned, int(config.get("run", {}).get("threads", 1)), batching)
     est = planner.estimate(planned, cluster, overheads)

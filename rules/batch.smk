@@ -1,4 +1,5 @@
-# Few, long cluster jobs (config `batch`, on in workflow/profiles/slurm; docs/workflow.md, SLURM):
+# Few, long cluster jobs (config `batch`; docs/workflow.md, SLURM): included when the run is batched
+# (batch.enabled: auto, on when the jobs go to a cluster executor; true; tcsexam.workflow.batching.decide):
 # the Solver runs, construction runs and proof checks packed into batches of about
 # batch.target_min minutes each (tcsexam.workflow.batching). One batch is one cluster job running
 # each member with its own rule's command under one Ray (`tcsexam batch run`), its output and log

@@ -3,7 +3,7 @@ compute node in its own network, UTS, mount and PID namespaces, with its own hos
 /tmp, /var/tmp and /dev/shm; the host's other folders are the shared file system).
 
 One test, because each step needs the one before: the tiny config (config/test/config.yaml) runs
-from nothing across both nodes, batched as the profile does (6 batch jobs of its 40 cluster jobs,
+from nothing across both nodes, batched as batch.enabled: auto does on a cluster (6 batch jobs of its 40 cluster jobs,
 sized by the local run's timings: docs/workflow.md, SLURM) (every SLURM job's node is read back from the controller and the
 Solver jobs' logs name the node they ran on); mid-run one node is powered off (every process on it
 dies at once, the batch it ran with it); once the controller has given its jobs up it is powered on again, with what it left
@@ -35,9 +35,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 CLUSTER_SCRIPT = ROOT / ".ci" / "start-slurm-cluster.sh"
 DESCRIPTION = Path(os.environ.get("TCSEXAM_SLURM_CLUSTER", "/etc/tcsexam-cluster/cluster.json"))
 PROFILE_ARGS = ("--profile", "workflow/profiles/slurm", "--workflow-profile", "workflow/profiles/slurm-ci")
-# the profile's batching (few, long jobs), sized by the local run's timings into 6 batch jobs: both
+# batching (few, long jobs) as on any cluster: batch.enabled is left at auto, which the main process
+# and the Snakemake inside each SLURM job must both resolve to batched (tcsexam.workflow.batching.decide;
+# else the jobs find no rule run_batch); sized by the local run's timings into 6 batch jobs: both
 # nodes finish one while more are left, so a node can be lost in the middle of one
-BATCH = ("--config", "batch={enabled: true, target_min: 30, min_batches: 6, timings: [timings]}")
+BATCH = ("--config", "batch={target_min: 30, min_batches: 6, timings: [timings]}")
 USABLE = ("idle", "mixed", "allocated", "completing")
 
 
@@ -177,6 +179,11 @@ def test_tiny_config_across_nodes_survives_a_lost_node(cluster, finished_tiny_ru
         if left:
             subprocess.run(["scancel", *left], env=_slurm_env(cluster), capture_output=True, timeout=30)
 
+    # batched with batch.enabled left at auto: every submission a batch job (SLURM's comment names the
+    # rule), and each ran its members (a job's Snakemake that planned no batches has no rule for it)
+    rules = {comment.split("_wildcards_")[0] for _, _, comment in jobs.values()}
+    assert rules == {"rule_run_batch"}, rules
+    assert len(list((ws / OUT / "batches").glob("*.json"))) == 6
     # every cluster job ran on a node of this cluster, on both of them, and the lost ones failed
     nodes = {node for node, _, _ in jobs.values()}
     assert set(names) <= nodes, f"jobs ran on {nodes}, not on every node of {names}"

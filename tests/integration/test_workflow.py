@@ -203,7 +203,7 @@ def test_slurm_profile_gives_the_local_index(baseline, tmp_path):
         "--jobs",
         "4",
         "--config",
-        "batch={enabled: false}",  # one SLURM job per rerun job: the profile's batching is test_slurm_cluster's
+        "batch={enabled: false}",  # one SLURM job per rerun job: batching on SLURM (auto) is test_slurm_cluster's
         timeout=900,
     )
     logs = sorted((ws / ".snakemake" / "log").glob("*.log"), key=lambda p: p.stat().st_mtime)

@@ -40,19 +40,23 @@ def register(sub) -> None:
     p.add_argument("--attempts", type=int, help="K attempts per model instead of the config's")
     p.add_argument(
         "--batch",
-        action="store_true",
-        help="batched mode (config batch, on in the SLURM profile): the jobs packed into few, long batch jobs",
+        action=argparse.BooleanOptionalAction,
+        help=(
+            "batched mode: the jobs packed into few, long batch jobs as the workflow packs them on a cluster "
+            "(config batch.enabled: auto, its default, or true); --no-batch: one job each (as batch.enabled: "
+            "false). Default: the config's batch.enabled"
+        ),
     )
     p.add_argument(
-        "--batch-target-min", type=float, metavar="MIN", help="--batch: minutes per batch (batch.target_min)"
+        "--batch-target-min", type=float, metavar="MIN", help="batched: minutes per batch (batch.target_min)"
     )
-    p.add_argument("--min-batches", type=int, help="--batch: at least this many batch jobs (batch.min_batches)")
-    p.add_argument("--member-overhead", type=float, metavar="SECONDS", help="--batch: seconds per batch member")
+    p.add_argument("--min-batches", type=int, help="batched: at least this many batch jobs (batch.min_batches)")
+    p.add_argument("--member-overhead", type=float, metavar="SECONDS", help="batched: seconds per batch member")
     p.add_argument(
         "--take-overhead",
         type=float,
         metavar="SECONDS",
-        help="--batch: seconds of local jobs (take, row) per member on the submitting host after its batch",
+        help="batched: seconds of local jobs (take, row) per member on the submitting host after its batch",
     )
     p.add_argument("--json", action="store_true", help="the estimate and its inputs as JSON")
     p.set_defaults(handler=main)
@@ -84,12 +88,21 @@ def main(args: argparse.Namespace) -> int:
     for name, value in (("--models", args.models), ("--attempts", args.attempts)):
         if value is not None and value < 1:
             raise InputError(f"tcsexam plan: {name} {value} must be >= 1")
+    # a batch size given asks for batches (as it always has); with --no-batch it is a contradiction
+    sizing = [
+        f
+        for f, v in (("--batch-target-min", args.batch_target_min), ("--min-batches", args.min_batches))
+        if v is not None
+    ]
+    if sizing and args.batch is False:
+        raise InputError(f"tcsexam plan: {sizing[0]} sizes batches, --no-batch plans none: give one of them")
     root = os.environ.get("TCSEXAM_ROOT", ".")
     config = planner.load_config(args.configfile, root)
     jobs = planner.campaign_jobs(
         config, root=root, timings=planner.Timings(args.timings), models=args.models, attempts=args.attempts
     )
-    if args.batch or args.batch_target_min is not None or args.min_batches is not None:
+    batched = planner.batched(config, True if sizing else args.batch)
+    if batched:
         batching = planner.Batching.from_config(
             config,
             target_min=args.batch_target_min,
@@ -102,5 +115,6 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(est.to_json(), indent=2, sort_keys=True))
     else:
         models = args.models or len(config["models"])
-        print(planner.render(est, f"{args.configfile}: {models} model(s), suite {config.get('suite')}"))
+        mode = "batched" if batched else "unbatched"
+        print(planner.render(est, f"{args.configfile}: {models} model(s), suite {config.get('suite')}, {mode}"))
     return 0

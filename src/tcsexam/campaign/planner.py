@@ -33,7 +33,7 @@ from typing import Any
 from tcsexam.errors import InputError
 from tcsexam.fileio import read_yaml
 from tcsexam.suites import BINARY_TRACKS, Track
-from tcsexam.workflow.batching import JobKind, pack
+from tcsexam.workflow.batching import AUTO, JobKind, decide, pack
 from tcsexam.workflow.plan import Plan
 from tcsexam.workflow.timings import Timings, TimingSource
 
@@ -152,6 +152,15 @@ class Batching:
         if values.get("target_min", 1) <= 0 or values.get("min_batches", 1) < 1 or values.get("max_members", 1) < 1:
             raise InputError(f"batching: target_min > 0, min_batches >= 1, max_members >= 1 (got {values})")
         return cls(**values)
+
+
+def batched(config: dict[str, Any], flag: bool | None = None) -> bool:
+    """Whether the plan is of the batched mode: `flag` (--batch / --no-batch) where given, else the
+    config's `batch.enabled` as the workflow decides it for a cluster run (a plan describes one):
+    `auto`, its default, and `true` batch; `false` does not."""
+    if flag is not None:
+        return flag
+    return decide((config.get("batch") or {}).get("enabled", AUTO), local_exec=False)
 
 
 def batch_jobs(jobs: list[Job], threads: int, batching: Batching) -> list[Job]:

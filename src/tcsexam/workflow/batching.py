@@ -2,7 +2,7 @@
 
 Without batching every Solver run, construction run and proof check is one cluster job (rules
 `run`, `construction_run`, `proof_check`): on a cluster most of them are a minute or two long, and
-each pays the job's start, Snakemake inside it and its own Ray. With `batch.enabled` the plan
+each pays the job's start, Snakemake inside it and its own Ray. With batching on the plan
 packs these jobs into batches whose expected length is about `batch.target_min` (from measured
 timings, `batch.timings`, else the tasks' wall limits), longest first; one batch is one cluster
 job (rule `run_batch`: `tcsexam batch run`), which runs each member with exactly the command its
@@ -17,6 +17,15 @@ executor runs a group's members one after another (docs/workflow.md).
 A batch's name is its position and a hash of its members' keys: the Snakemake inside a cluster job
 plans the batches again and must find the same members under that name (a changed plan is an
 error, never a different batch).
+
+Whether a run is batched (`batch.enabled`: `auto`, the default, `true` or `false`) is decided once,
+when the workflow's Snakefile is read (`decide`, from tcsexam.workflow.startup.prepare): `auto` is
+on where Snakemake submits the jobs to a cluster (its executor is not the local one: the SLURM
+profile's) and off for a local run. The Snakemake inside each job reads the Snakefile again, with
+the same config but its own executor (SLURM's jobstep executor; another executor's jobs may run
+under the local one), so the main process hands its decision down in the environment (`ENV`, which
+the SLURM executor exports to its jobs and the Snakefile declares in `envvars:` for executors that
+pass only declared variables): a job plans the very batches its main process planned.
 """
 
 from __future__ import annotations
@@ -25,7 +34,9 @@ import hashlib
 import heapq
 import json
 import math
+import os
 import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
@@ -44,6 +55,37 @@ BATCHES = "batches"
 MAX_COMMAND_BYTES = 120_000
 #: a path no rule makes: the input of a take rule for a job in no batch (Snakemake then uses its own rule)
 UNBATCHED = "batches/not-in-a-batch"
+#: config batch.enabled's default: batched where the jobs go to a cluster, unbatched for a local run
+AUTO = "auto"
+#: the main process's decision on `auto` ("1" batched, "0" not), for the Snakemake inside each job
+ENV = "TCSEXAM_BATCHED"
+
+
+def decide(
+    enabled: bool | str,
+    *,
+    local_exec: bool | Callable[[], bool],
+    main_process: bool = True,
+    environ: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether this workflow run is batched, from config `batch.enabled`: `true`/`false` as given;
+    `auto`: in the main process, when the jobs do not run locally (`local_exec`, asked only then:
+    False for a cluster executor); in a job's own Snakemake, what its main process decided (`ENV`),
+    else (a job started without that environment) what its own executor is."""
+    if isinstance(enabled, bool):
+        return enabled
+    if enabled != AUTO:
+        raise InputError(f"config batch.enabled: {enabled!r} is not one of auto, true, false")
+    env = os.environ if environ is None else environ
+    handed = env.get(ENV, "")
+    if not main_process and handed in ("0", "1"):
+        return handed == "1"
+    return not (local_exec() if callable(local_exec) else local_exec)
+
+
+def hand_down(batched: bool, environ: dict[str, str] | None = None) -> None:
+    """Put the main process's decision where its jobs' Snakemake finds it (`decide`)."""
+    (os.environ if environ is None else environ)[ENV] = "1" if batched else "0"
 
 
 class JobKind(StrEnum):
@@ -132,12 +174,14 @@ def pack(
 
 
 class Batches:
-    """The batches of a plan (`tcsexam.workflow.plan.Plan`) under its config's `batch` settings."""
+    """The batches of a plan (`tcsexam.workflow.plan.Plan`) under its config's `batch` settings.
+    `enabled: auto` is decided when the workflow starts (`decide`, which sets the plan's own
+    config to the outcome); a plan made elsewhere with `auto` left in it is unbatched (a local run)."""
 
     def __init__(self, plan: Any, settings: dict[str, Any] | None = None):
         self.plan = plan
         s = dict(settings if settings is not None else plan.config.get("batch") or {})
-        self.enabled = bool(s.get("enabled", False)) and not plan.online  # online: no candidate runs
+        self.enabled = s.get("enabled", AUTO) is True and not plan.online  # online: no candidate runs
         self.target_s = float(s.get("target_min", 30)) * 60
         self.min_batches = int(s.get("min_batches", 1))
         self.max_members = int(s.get("max_members", 100))

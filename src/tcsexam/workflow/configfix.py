@@ -54,7 +54,8 @@ def _coerce(value: Json, schema: JsonObject) -> Json:
             return float(text)
         except ValueError:
             pass
-    if "boolean" in types and text.lower() in _TRUE | _FALSE:
+    booleans = "boolean" in types or any(isinstance(e, bool) for e in schema.get("enum", []))
+    if booleans and text.lower() in _TRUE | _FALSE:  # a Boolean, or one among an enum's (auto, true, false)
         return text.lower() in _TRUE
     return value
 

@@ -5,7 +5,9 @@
    `.venv/bin/snakemake` without the venv activated) the `tcsexam` beside the running Python is put
    first on PATH; when there is none, one clear line says to activate the venv.
 2. The config is checked (`Plan.check`): a typo in a model name, `solvers_dir`, `verdicts_dir` or
-   the reference stops here, so `snakemake -n` shows it.
+   the reference stops here, so `snakemake -n` shows it. Whether the run is batched is decided
+   (`batch.enabled: auto`: when the jobs go to a cluster; tcsexam.workflow.batching.decide) into the
+   plan's own config, and handed down in the environment to the Snakemake inside each job.
 3. The evaluation tree's record key (`tcsexam.records.key`, `<results>/<suite>/<protocol>/.tcsexam-key`)
    is created when it has none, so every job of the run seals its records with the one key, and
    the tree copied (e.g. for `tcsexam compare`) carries it.
@@ -32,15 +34,21 @@ first failure) would leave every item after a failed one unjudged.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import sys
 from pathlib import Path
 
+import snakemake.cli as snakemake_cli
+from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
+
 from tcsexam.doctor import Need, checks_for, failures, needs_of, plan_options
 from tcsexam.errors import InputError
 from tcsexam.records.key import ensure_key
 from tcsexam.runner.sandboxes import choose_sandbox
+from tcsexam.workflow.batching import AUTO, decide, hand_down
 from tcsexam.workflow.heal import heal
 from tcsexam.workflow.plan import Plan
 
@@ -116,6 +124,24 @@ def _mode(argv: list[str]) -> str:
     return "dry" if dry else "run"
 
 
+def executor_is_local(argv: list[str], *, default: bool = True) -> bool:
+    """Whether Snakemake runs the jobs on this machine (its executor is the local one), from its
+    own command-line parsing of `argv` with the profiles it names or finds (the SLURM profile's
+    `executor: slurm` is in no argv). `workflow.local_exec` cannot say it while the Snakefile is
+    read: Snakemake chooses its executor after that (until then it says True), and a dry run's is
+    `dryrun`, whatever it would submit to. `default` where the arguments are not Snakemake's own
+    (Snakemake run through its Python API). About 0.2 s (the parser and the profiles)."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            _, args = snakemake_cli.parse_args(argv[1:])  # it says which profiles it uses: not again
+        name = getattr(args, "executor", None)
+        if not name:
+            return True  # Snakemake's default: local (dryrun and touch with -n, -t: local too)
+        return bool(ExecutorPluginRegistry().get_plugin(name).common_settings.local_exec)
+    except (Exception, SystemExit):
+        return default
+
+
 def _locked(workdir: Path) -> bool:
     locks = workdir / ".snakemake" / "locks"
     try:
@@ -171,8 +197,15 @@ def prepare(
     try:
         plan = Plan(config, basedir)
         plan.check(reference_target=any(a in ("reference", "reference_build") for a in argv[1:]))
+        batch = plan.config["batch"]
+        batch["enabled"] = decide(
+            batch.get("enabled", AUTO),
+            local_exec=lambda: executor_is_local(argv, default=local_exec),
+            main_process=main_process,
+        )
     except InputError as exc:
         _fail(str(exc))
+    hand_down(batch["enabled"])  # what the jobs' Snakemake decides too (the Snakefile's `envvars:`)
     mode = _mode(argv)
     if not main_process or mode == "none":
         return plan

@@ -121,13 +121,15 @@ def _tcsexam(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_prints_the_estimate_and_refuses_a_missing_cluster_in_one_line():
-    out = _tcsexam("plan", "--configfile", str(TINY), "--nodes", "2", "--cores-per-node", "1", "--json")
+    tiny = ("plan", "--configfile", str(TINY))
+    out = _tcsexam(*tiny, "--nodes", "2", "--cores-per-node", "1", "--json", "--no-batch")
     assert out.returncode == 0, out.stderr
     est = json.loads(out.stdout)
     assert est["submissions"] == 40 and est["cores"] == 2 and est["wall_s"] > est["schedule_s"]
-    text = _tcsexam("plan", "--configfile", str(TINY), "--nodes", "40", "--cores-per-node", "16", "--models", "20")
+    text = _tcsexam(*tiny, "--nodes", "40", "--cores-per-node", "16", "--models", "20", "--no-batch")
     assert text.returncode == 0, text.stderr
     assert "submissions: 400" in text.stdout and "core-hours:" in text.stdout and "wall time:" in text.stdout
+    assert "unbatched" in text.stdout
     bad = _tcsexam("plan", "--configfile", str(TINY))
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
     assert "--cluster FILE, or --nodes and --cores-per-node" in bad.stderr
@@ -167,3 +169,23 @@ def test_cli_batched_estimate_of_the_tiny_config():
     out = _tcsexam("plan", "--configfile", str(TINY), "--nodes", "2", "--cores-per-node", "1", "--batch")
     assert out.returncode == 0, out.stderr
     assert "batched (config batch): 40 job(s) in" in out.stdout
+
+
+def test_cli_plans_batches_as_the_workflow_does_on_a_cluster_unless_told_not_to(tmp_path):
+    cluster = ("--nodes", "2", "--cores-per-node", "1", "--json")
+    # the config's batch.enabled: auto (its default) batches a cluster run, and a plan is of one
+    auto = _tcsexam("plan", "--configfile", str(TINY), *cluster)
+    assert auto.returncode == 0, auto.stderr
+    batched = json.loads(auto.stdout)
+    assert list(batched["jobs_by_kind"]) == ["batch"] and batched["submissions"] < 40  # of 40 short jobs
+    off = tmp_path / "unbatched.yaml"
+    off.write_text(TINY.read_text() + "\nbatch: {enabled: false}\n")
+    assert json.loads(_tcsexam("plan", "--configfile", str(off), *cluster).stdout)["submissions"] == 40
+    # the flags win over the config; a batch size asks for batches, and contradicts --no-batch
+    forced = json.loads(_tcsexam("plan", "--configfile", str(off), *cluster, "--batch").stdout)
+    assert forced["submissions"] == batched["submissions"]
+    sized = _tcsexam("plan", "--configfile", str(off), *cluster, "--min-batches", "7")
+    assert json.loads(sized.stdout)["submissions"] == 7
+    bad = _tcsexam("plan", "--configfile", str(TINY), *cluster, "--no-batch", "--min-batches", "2")
+    assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
+    assert "--min-batches sizes batches, --no-batch plans none" in bad.stderr

@@ -18,7 +18,9 @@ from tcsexam.cli import build_parser
 from tcsexam.errors import InputError
 from tcsexam.workflow import batching
 from tcsexam.workflow.batching import Batches, JobKind, Member, pack
+from tcsexam.workflow.configfix import coerce_config, load_config_schema, with_defaults
 from tcsexam.workflow.plan import Plan
+from tcsexam.workflow.startup import executor_is_local, prepare
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY = ROOT / "config" / "test" / "config.yaml"
@@ -246,3 +248,94 @@ def test_a_batch_too_long_for_one_command_line_is_refused_in_one_line(tmp_path, 
 class _Named:
     def __init__(self, batch: str):
         self.batch = batch
+
+
+# ---- batch.enabled: auto, true, false (batching.decide; startup.prepare) ----------------------------
+
+
+def _never() -> bool:
+    raise AssertionError("the executor was asked where the answer does not depend on it")
+
+
+def test_enabled_true_or_false_is_as_given_and_auto_follows_the_executor():
+    for given in (True, False):  # never the executor, never the environment
+        assert batching.decide(given, local_exec=_never, environ={batching.ENV: str(int(not given))}) is given
+        assert batching.decide(given, local_exec=_never, main_process=False, environ={}) is given
+    # auto, main process: batched where the jobs go to a cluster, whatever a stale environment says
+    assert batching.decide("auto", local_exec=False, environ={batching.ENV: "0"}) is True
+    assert batching.decide("auto", local_exec=True, environ={batching.ENV: "1"}) is False
+    assert batching.decide("auto", local_exec=lambda: False, environ={}) is True
+
+
+def test_a_jobs_snakemake_takes_its_main_processs_decision_on_auto():
+    # inside a job (not the main process): what the main process handed down, never its own executor
+    for batched in (True, False):
+        env: dict[str, str] = {}
+        batching.hand_down(batched, env)
+        assert batching.decide("auto", local_exec=_never, main_process=False, environ=env) is batched
+    # a job started without that environment: its own executor (SLURM's jobstep executor: not local)
+    assert batching.decide("auto", local_exec=False, main_process=False, environ={}) is True
+    assert batching.decide("auto", local_exec=True, main_process=False, environ={batching.ENV: "?"}) is False
+
+
+def test_an_enabled_value_not_auto_true_or_false_is_one_line():
+    with pytest.raises(InputError, match=r"^config batch.enabled: 'sometimes' is not one of auto, true, false$"):
+        batching.decide("sometimes", local_exec=True)
+
+
+def test_the_schema_takes_auto_true_false_from_a_file_or_the_command_line(capsys):
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    config = load_config(TINY, ROOT)
+    assert with_defaults(config, load_config_schema(ROOT))["batch"]["enabled"] == "auto"  # the default
+    # a file's YAML gives Booleans; `--config batch={enabled: true}` gives the string
+    for given, read in ((True, True), (False, False), ("auto", "auto"), ("true", True), ("False", False)):
+        c = {**config, "batch": {"enabled": given}}
+        assert coerce_config(c, str(schema))["batch"]["enabled"] == read
+    for wrong in ("sometimes", 1, "1"):
+        with pytest.raises(SystemExit) as exc:
+            coerce_config({**config, "batch": {"enabled": wrong}}, str(schema))
+        assert exc.value.code == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("tcsexam: error: config batch.enabled: ")
+        assert "'auto', True, False" in err
+
+
+def test_snakemakes_own_arguments_and_profiles_say_whether_jobs_run_locally(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the profiles' paths, as Snakemake's
+    assert executor_is_local(["snakemake", "--cores", "2"]) is True
+    assert executor_is_local(["snakemake", "-n", "--configfile", str(TINY)]) is True
+    # the SLURM profile names its executor in no argument; a dry run plans what it would submit
+    assert executor_is_local(["snakemake", "--profile", "workflow/profiles/slurm", "-n"]) is False
+    assert executor_is_local(["snakemake", "--executor", "slurm", "--jobs", "2"]) is False
+    # the Snakemake inside a SLURM job
+    job = ["python", "--executor", "slurm-jobstep", "--mode", "remote", "--target-jobs", "run_batch:batch=b001-x"]
+    assert executor_is_local(job) is False
+    # not Snakemake's arguments (e.g. run through its API): the caller's default
+    assert executor_is_local(["pytest", "--no-such-option"], default=False) is False
+
+
+def test_prepare_decides_auto_into_the_plan_and_hands_it_down(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv(batching.ENV, "stale")  # restored after the test; the main process overwrites it
+    config = load_config(TINY, ROOT)
+    for argv, batched in (
+        (["snakemake", "--lint", "--profile", "workflow/profiles/slurm"], True),
+        (["snakemake", "--lint", "--cores", "2"], False),
+    ):
+        plan = prepare(config, str(ROOT), argv=argv)
+        assert plan.config["batch"]["enabled"] is batched and Batches(plan).enabled is batched
+        assert os.environ[batching.ENV] == str(int(batched))
+        assert config.get("batch", {}).get("enabled", "auto") == "auto"  # Snakemake's own config is left alone
+    # a job of a batched run: batched, whatever its arguments (the jobstep's are not local anyway)
+    job = prepare(config, str(ROOT), main_process=False, argv=["snakemake", "--cores", "1"])
+    assert Batches(job).enabled is False  # the last main process above handed down "0"
+    monkeypatch.setenv(batching.ENV, "1")
+    assert Batches(prepare(config, str(ROOT), main_process=False, argv=["snakemake", "--cores", "1"])).enabled
+    # true and false are the config's, on any executor
+    forced = {**config, "batch": {"enabled": False}}
+    assert (
+        prepare(forced, str(ROOT), argv=["snakemake", "--lint", "--profile", "workflow/profiles/slurm"]).config[
+            "batch"
+        ]["enabled"]
+        is False
+    )
