@@ -38,6 +38,14 @@ def seed_option(text: str) -> int:
 DEFAULT_DISK_MB = 4096
 
 
+def _positive(value: object, *, integer: bool = False) -> bool:
+    """Whether `value` is a positive number (an int when `integer`): the fields' types are not
+    checked where a task file's values reach the constructor, so `Limits` checks them itself."""
+    if integer:
+        return isinstance(value, int) and value > 0
+    return isinstance(value, (int, float)) and value > 0
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-run limits. `cpu_s` counts children; `output_bytes` caps stdout, stderr and each
@@ -59,13 +67,13 @@ class Limits:
     disk_mb: int | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.wall_s, (int, float)) and self.wall_s > 0):
+        if not _positive(self.wall_s):
             raise InputError(f"limits: wall_s must be a positive number, not {self.wall_s!r}")
         for name in ("cpu_s", "mem_mb", "nproc", "disk_mb"):
             value = getattr(self, name)
-            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+            if value is not None and not _positive(value):
                 raise InputError(f"limits: {name} must be a positive number or None, not {value!r}")
-        if not (isinstance(self.output_bytes, int) and self.output_bytes > 0):
+        if not _positive(self.output_bytes, integer=True):
             raise InputError("limits: output_bytes must be a positive integer")
         if self.grace_s < 0:
             raise InputError("limits: grace_s must not be negative")

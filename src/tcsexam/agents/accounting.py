@@ -294,7 +294,7 @@ def stop_reason_of(sample: EvalSample) -> tuple[StopReason, str | None]:
         if reason not in SOLVER_STOPS:
             return StopReason.HARNESS_ERROR, f"the solver left stop reason {said!r}, which only Inspect may give"
         return reason, store.get(STORE_ERROR)
-    if sample.output is not None and sample.output.choices and sample.output.stop_reason == "model_length":
+    if sample.output.choices and sample.output.stop_reason == "model_length":
         return StopReason.CONTEXT_LIMIT, "the conversation outgrew the model's context window"
     return StopReason.COMPLETED, None
 

@@ -238,7 +238,7 @@ def parse_reply(text: str, mode: str, workspace_id: str | None = None) -> FlatRe
     """The files and answer of a reply in `orspace-reply-v1`, either spelling (ReplyError when it
     breaks a rule). `workspace_id`: checked against an `### ANSWERS` row."""
     mode = Mode(mode).value
-    if not isinstance(text, str) or not text.strip():
+    if not text.strip():
         raise ReplyError("the reply is empty")
     if len(text.encode("utf-8", "surrogatepass")) > MAX_REPLY_BYTES:
         raise ReplyError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")

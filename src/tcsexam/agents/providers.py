@@ -81,7 +81,15 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         where = f"model {self.name or self.model!r}"
-        if not isinstance(self.model, str) or not self.model.strip():
+        # the values as given: `from_mapping` passes a config's values unchecked, so their types are
+        # checked here (as `object`: the annotations say what they must be, not what they are)
+        model: object = self.model
+        retries: object = self.max_retries
+        attempt_timeout: object = self.attempt_timeout_s
+        temperature: object = self.temperature
+        max_tokens: object = self.max_tokens
+        seed: object = self.seed
+        if not isinstance(model, str) or not model.strip():
             raise InputError(f"{where}: model must be a non-empty string")
         if self.base_url is None and "/" not in self.model:
             raise InputError(
@@ -98,22 +106,20 @@ class ModelConfig:
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"{where}: {key} must be a positive integer (got {value!r})")
-        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
-            raise InputError(f"{where}: max_retries must be a non-negative integer (got {self.max_retries!r})")
-        if self.attempt_timeout_s is not None and (
-            not isinstance(self.attempt_timeout_s, int) or self.attempt_timeout_s < 1
+        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+            raise InputError(f"{where}: max_retries must be a non-negative integer (got {retries!r})")
+        if attempt_timeout is not None and (not isinstance(attempt_timeout, int) or attempt_timeout < 1):
+            raise InputError(f"{where}: attempt_timeout_s must be a positive integer (got {attempt_timeout!r})")
+        if temperature is not None and (
+            not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0
         ):
-            raise InputError(f"{where}: attempt_timeout_s must be a positive integer (got {self.attempt_timeout_s!r})")
-        if self.temperature is not None and (
-            not isinstance(self.temperature, (int, float)) or isinstance(self.temperature, bool) or self.temperature < 0
+            raise InputError(f"{where}: temperature must be a non-negative number (got {temperature!r})")
+        if max_tokens is not None and (
+            not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
         ):
-            raise InputError(f"{where}: temperature must be a non-negative number (got {self.temperature!r})")
-        if self.max_tokens is not None and (
-            not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or self.max_tokens < 1
-        ):
-            raise InputError(f"{where}: max_tokens must be a positive integer (got {self.max_tokens!r})")
-        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
-            raise InputError(f"{where}: seed must be an integer (got {self.seed!r})")
+            raise InputError(f"{where}: max_tokens must be a positive integer (got {max_tokens!r})")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise InputError(f"{where}: seed must be an integer (got {seed!r})")
         if not self.name:
             object.__setattr__(self, "name", self.model)
 

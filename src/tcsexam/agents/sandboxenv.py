@@ -51,6 +51,7 @@ from pydantic import BaseModel
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError
+from tcsexam.fileio import Json
 from tcsexam.orspace.execute import helper_library, orspace_sandbox
 from tcsexam.orspace.result import RESULT_ENV
 from tcsexam.orspace.solvers import licence_mounts
@@ -245,6 +246,7 @@ class TcsexamSandbox(SandboxEnvironment):
         argv = list(cmd)
         if self.prlimit is not None:  # the process limit enforced by the kernel too (see `nproc_wrapper`)
             argv = [self.prlimit, f"--nproc={limits.nproc}", "--", *argv]
+        feed: Path | None = None
         if stdin is not None:  # a file of the harness's, read-only inside, the program's stdin
             feed = self.scratch / "stdin" / str(n)
             feed.parent.mkdir(mode=0o755, exist_ok=True)
@@ -266,7 +268,7 @@ class TcsexamSandbox(SandboxEnvironment):
                 raise SandboxInfrastructureError(f"tcsexam sandbox: the call could not start: {exc}") from None
             return ExecResult(False, 127, "", f"cannot run {cmd[0] if cmd else ''}: {exc}\n"), False
         finally:
-            if stdin is not None:
+            if feed is not None:
                 feed.unlink(missing_ok=True)
         if outcome.sandbox_error:
             raise SandboxInfrastructureError(f"tcsexam sandbox {self.box.name}: {outcome.sandbox_error}")
@@ -367,7 +369,9 @@ def hidden_paths(config: AgentSandboxConfig, metadata: dict[str, Any]) -> tuple[
     return tuple(sorted({str(Path(str(p)).resolve()) for p in named if p}))
 
 
-def _config(config: SandboxEnvironmentConfigType | None) -> AgentSandboxConfig:
+def _config(config: SandboxEnvironmentConfigType | dict[str, Json] | None) -> AgentSandboxConfig:
+    """The sandbox's configuration from what Inspect hands over: Inspect declares BaseModel or str,
+    but hands the undecoded mapping over where it found no `config_deserialize` to decode it."""
     if config is None:
         return AgentSandboxConfig()
     if isinstance(config, AgentSandboxConfig):

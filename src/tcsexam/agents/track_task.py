@@ -31,6 +31,7 @@ from tcsexam.agents.track_tools import (
     check_proof_tool,
     run_dev_tool,
 )
+from tcsexam.fileio import Json
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 from tcsexam.suites import BINARY_TRACKS, Track
@@ -42,7 +43,8 @@ TRACK_SANDBOX = "tcsexam_track"
 # ---- the sandbox environment ------------------------------------------------------------------------
 
 
-def _as_config(config: SandboxEnvironmentConfigType | None) -> AgentSandboxConfig:
+def _as_config(config: SandboxEnvironmentConfigType | dict[str, Json] | None) -> AgentSandboxConfig:
+    """As `sandboxenv._config`: a mapping Inspect did not decode is taken too."""
     if isinstance(config, AgentSandboxConfig):
         return config
     if isinstance(config, dict):

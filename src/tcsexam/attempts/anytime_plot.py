@@ -11,18 +11,17 @@ trace are left out; with none at all the figure says so.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from tcsexam.fileio import read_json
+from tcsexam.fileio import Json, JsonObject, read_json
 from tcsexam.layout import attempt_files
 from tcsexam.records import Status
 from tcsexam.scoring.anytime_score import crossings, limits_grid, record_at
 from tcsexam.tasks import Direction, Kind
 
 
-def _attempt_curve(records: list[dict], relative: dict[str, Any], grid: list[float]) -> list[float]:
+def _attempt_curve(records: list[Json], relative: JsonObject, grid: list[float]) -> list[float]:
     kind, direction = relative.get("kind", "objective"), relative.get("direction", "maximize")
     by_name = {r.get("instance"): r for r in records if isinstance(r, dict)}
     eligible = [i for i in relative.get("instances", []) if isinstance(i, dict)]
@@ -47,9 +46,9 @@ def _attempt_curve(records: list[dict], relative: dict[str, Any], grid: list[flo
     return curve
 
 
-def anytime_profiles(solver_dir: str | Path) -> dict[str, dict[str, Any]]:
+def anytime_profiles(solver_dir: str | Path) -> dict[str, JsonObject]:
     """task -> {"curves": {model: [[limit, score], ...]}, "crossings": [...]} for traced tasks."""
-    found: dict[str, dict[str, list[tuple[list[dict], dict]]]] = {}
+    found: dict[str, dict[str, list[tuple[list[Json], JsonObject]]]] = {}
     for model, task, _attempt, path in attempt_files(Path(solver_dir), "records.json"):
         relative_path = path.with_name("relative.json")
         if not relative_path.is_file():

@@ -114,11 +114,13 @@ class Release:
         return find_workspace(self.root, wid)
 
 
-def _read_csv(path: Path, what: str) -> tuple[list[str], list[dict[str, str]]]:
+def _read_csv(path: Path, what: str) -> tuple[list[str], list[dict[str, str | None]]]:
+    """The columns and rows of a CSV file with a header: a short row's missing fields are None, a
+    long row's extra fields (csv's None key) are left out."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            rows = list(reader)
+            rows = [{k: v for k, v in row.items() if k is not None} for row in reader]
             return list(reader.fieldnames or []), rows
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found") from None
@@ -126,10 +128,10 @@ def _read_csv(path: Path, what: str) -> tuple[list[str], list[dict[str, str]]]:
         raise InputError(f"{path}: cannot read {what}: {exc}") from None
 
 
-def _finite(path: Path, line: int, wid: str, column: str, text: str) -> float:
+def _finite(path: Path, line: int, wid: str, column: str, text: str | None) -> float:
     try:
-        value = float(text)
-    except (TypeError, ValueError):
+        value = float(text or "")  # an empty or missing field: not a number
+    except ValueError:
         raise InputError(f"{path}: line {line}: {wid}: {column} {text!r} is not a number") from None
     if not math.isfinite(value):
         raise InputError(f"{path}: line {line}: {wid}: {column} {text!r} is not finite")
@@ -160,8 +162,8 @@ def load_oracle_csv(path: str | Path, mode: Mode | None = None) -> dict[str, Ora
         if tol < 0:
             raise InputError(f"{path}: line {line}: {wid}: relative_tolerance {tol} is negative")
         try:
-            instance_number = int(row["instance_number"])
-        except (TypeError, ValueError):
+            instance_number = int(row["instance_number"] or "")
+        except ValueError:
             raise InputError(
                 f"{path}: line {line}: {wid}: instance_number {row['instance_number']!r} is not an integer"
             ) from None
@@ -205,7 +207,7 @@ def load_index(root: str | Path) -> dict[str, dict[str, str]]:
             raise InputError(f"{path}: line {line}: {exc}") from None
         if wid in out:
             raise InputError(f"{path}: line {line}: duplicate workspace id {wid}")
-        out[wid] = {k: (v or "").strip() for k, v in row.items() if k is not None}
+        out[wid] = {k: (v or "").strip() for k, v in row.items()}
     return out
 
 
@@ -223,9 +225,10 @@ def load_difficulty(root: str | Path, index: dict[str, dict[str, str]] | None = 
         columns, rows = _read_csv(path, "difficulty table")
         if "workspace_id" not in columns or "difficulty" not in columns:
             raise InputError(f"{path}: difficulty table needs columns workspace_id and difficulty")
-        for row in rows:
-            if row.get("difficulty"):
-                out[row["workspace_id"].strip()] = row["difficulty"].strip()
+        for entry in rows:
+            difficulty = entry.get("difficulty")
+            if difficulty:
+                out[(entry["workspace_id"] or "").strip()] = difficulty.strip()
     return out
 
 

@@ -99,10 +99,10 @@ def parse_cnf_bytes(data: bytes, path: Path | str = "<cnf>") -> CnfInstance:
     if lits is None:
         tokens = body.split()
         lits = c.ints_or_none(tokens)
-    if lits is None:
-        i = c.first_bad_int(tokens)
-        line = header_line + c.line_of_token(body, i) - 1
-        raise InputError(f"{path}: line {line}: {c.show(tokens[i])} is not an integer literal")
+        if lits is None:
+            i = c.first_bad_int(tokens)
+            line = header_line + c.line_of_token(body, i) - 1
+            raise InputError(f"{path}: line {line}: {c.show(tokens[i])} is not an integer literal")
     if lits.size and lits[-1] != 0:
         lits = np.append(lits, 0)  # a last clause without its terminating 0 is accepted
     zeros = np.flatnonzero(lits == 0)

@@ -77,7 +77,7 @@ def task_rng(seed: int, item: str) -> np.random.Generator:
 
 def interval(reps: np.ndarray) -> list[float] | None:
     """The 95% percentile interval of 1-D replicates (None when there are none)."""
-    if reps is None or reps.size == 0 or np.isnan(reps).any():
+    if reps.size == 0 or np.isnan(reps).any():
         return None
     lo, hi = np.quantile(reps, QUANTILES)
     return [float(lo), float(hi)]
@@ -128,6 +128,7 @@ def task_replicates(
                 v = np.asarray(attempts[a], dtype=np.float64)
                 rows.append(v if instances is not None else np.array([v.mean()]))
     n = len(instances) if instances is not None else 0
+    attempt_scores = np.concatenate(rows)  # (rows,): one score per attempt, used when n == 0
     if n > 0:
         idx = rng.integers(0, n, size=(B, n))
         # how often each instance is drawn in each resample: one bincount over (resample, instance)
@@ -136,7 +137,6 @@ def task_replicates(
         attempt_reps = (counts / n) @ np.stack(rows, axis=1)  # (B, rows): resampled attempt scores
     else:
         attempt_reps = None
-        attempt_scores = np.concatenate(rows)  # (rows,): one score per attempt
     r_max = max(k for _, _, k in blocks)
     # one column of B uniforms per attempt position, drawn in order: u[:, :k] does not depend on
     # how many attempts other models have, so a model's interval does not depend on the cohort

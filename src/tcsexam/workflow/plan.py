@@ -439,8 +439,6 @@ class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
             path = self.root / path
         if not path.exists():
             building = str(self.reference) in self.reference_outputs() or str(path) in self.reference_outputs()
-            if reference_target and building:
-                return
             raise InputError(
                 f"config reference: reference file {path} not found{_suggest(path.name, _siblings(path))}"
                 + (" (build it with `snakemake reference`)" if building else "")

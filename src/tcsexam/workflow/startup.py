@@ -40,6 +40,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import snakemake.cli as snakemake_cli
 from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
@@ -90,7 +91,7 @@ _NO_RUN = {
 _DRY = {"-n", "--dry-run", "--dryrun"}
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     print(f"tcsexam: error: {message}", file=sys.stderr, flush=True)
     raise SystemExit(1)
 

@@ -342,7 +342,7 @@ def stop(state_dir: str | Path, timeout_s: float = 20.0, remove_state: bool = Fa
         if tree:
             was_running = True
             try:
-                root.send_signal(signal.SIGTERM)  # `ray start --block` tears its processes down
+                tree[0].send_signal(signal.SIGTERM)  # the root: `ray start --block` tears its processes down
             except psutil.Error:
                 pass
             _, alive = psutil.wait_procs(tree, timeout=timeout_s)

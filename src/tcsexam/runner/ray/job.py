@@ -139,7 +139,8 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
             raise InputError(f"cannot connect to Ray at {address!r}: {' '.join(str(exc).split())[:300]}") from None
         total = ray.cluster_resources().get("CPU", 0.0)
         return RayHandle(False, address, None, total, time.perf_counter() - t0, connected_here=True)
-    for tries_left in range(RAY_START_TRIES - 1, -1, -1):
+    tries_left = RAY_START_TRIES - 1
+    while True:
         temp_dir, ray_temp = private_ray_temp("ray-")
         before = _children()
         try:
@@ -156,7 +157,6 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
                     log_to_driver=False,
                     logging_level=logging.ERROR,
                 )
-            break
         except BaseException as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)
             # Ray gives its raylet 30 s to register (fixed in Ray); on a loaded node that can be too
@@ -165,7 +165,9 @@ def start_ray(*, num_cpus: int | None, address: str | None = None) -> RayHandle:
                 raise
             _kill_new_children(before)
             logging.getLogger(__name__).warning("Ray's start timed out (a loaded node); trying again")
-    return RayHandle(True, None, temp_dir, float(num_cpus or 0), time.perf_counter() - t0)
+            tries_left -= 1
+            continue
+        return RayHandle(True, None, temp_dir, float(num_cpus or 0), time.perf_counter() - t0)
 
 
 RAY_START_TRIES = 3

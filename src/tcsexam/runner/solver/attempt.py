@@ -129,10 +129,7 @@ def execute_instance(ctx: RunContext, name: str) -> InstanceRecord:
     scratch = None
     try:
         scratch = make_scratch(ctx.scratch_root)
-        record = ctx.run_one(name, scratch)
-        if isinstance(record, InstanceRecord):
-            return record
-        return infrastructure_record(ctx, name, f"harness error: run_instance returned {type(record)}")
+        return ctx.run_one(name, scratch)
     except Exception as exc:  # a harness failure, never the solver's
         msg = " ".join(f"harness error: {type(exc).__name__}: {exc}".split())
         return infrastructure_record(ctx, name, msg[:500])

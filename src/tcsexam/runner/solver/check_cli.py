@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tcsexam.cliutil import command
 from tcsexam.errors import InputError, UsageError
-from tcsexam.limits import MiB
+from tcsexam.limits import MiB, UnsatProof
 from tcsexam.tasks import Kind
 
 
@@ -211,7 +211,7 @@ def _unsat_proof(args, problem, instance, result):
     from tcsexam.tasks import load_task
 
     task = load_task(args.task) if args.task else None
-    mode = task.unsat_proof if task is not None else ("required" if args.proof else None)
+    mode = task.unsat_proof if task is not None else (UnsatProof.REQUIRED if args.proof else None)
     limits = (task.proof_limits if task is not None else None) or drat.ProofLimits()
     proof = Path(args.proof).resolve() if args.proof else Path(tempfile.gettempdir()) / "tcsexam-no-proof" / "proof"
     with tempfile.TemporaryDirectory(prefix="tcsexam-check-") as scratch:

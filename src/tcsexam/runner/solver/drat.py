@@ -32,7 +32,7 @@ import numpy as np
 
 from tcsexam.containment import Limiter
 from tcsexam.fileio import UntrustedFileError, open_untrusted
-from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits
+from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits, UnsatProof
 from tcsexam.problems.base import CheckResult
 from tcsexam.problems.sat import CnfInstance
 from tcsexam.records import Status, Termination
@@ -78,7 +78,7 @@ class ProofVerdict:
     bytes: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def record_fields(self, mode: str) -> dict[str, Any]:
+    def record_fields(self, mode: UnsatProof) -> dict[str, Any]:
         """What an instance record's `extra.unsat_proof` holds."""
         out = {"mode": mode, "verified": self.verified, "reason": self.reason}
         for name in ("checker", "check_s", "format", "steps", "bytes"):
@@ -254,19 +254,19 @@ def _parse_report(lines: list[str]) -> dict[str, Any]:
 
 
 def judge_unsat(
-    check: CheckResult, mode: str | None, run_check: Callable[[], ProofVerdict]
+    check: CheckResult, mode: UnsatProof | None, run_check: Callable[[], ProofVerdict]
 ) -> tuple[CheckResult, dict[str, Any] | None]:
     """A SAT certificate's check (`problems.base.CheckResult`) under the task's `unsat_proof` mode:
     (the check, what the record's `extra.unsat_proof` holds or None). Only an accepted UNSAT claim
     is touched: `trusted` keeps the check and labels it; `required` calls `run_check()` (a
     `ProofVerdict`) and makes the claim solved when the proof is verified, `certificate_failed`
     with the checker's reason when it is not (an instance labelled SAT was refused already)."""
-    if mode is None or check is None or check.status != Status.OK or check.claimed != "UNSAT":
+    if mode is None or check.status != Status.OK or check.claimed != "UNSAT":
         return check, None
-    if mode == "trusted":
+    if mode == UnsatProof.TRUSTED:
         message = f"{check.message}; UNSAT trusted (unsat_proof: trusted): no proof checked"
         return CheckResult(check.status, check.value, check.solved, check.claimed, check.reward, message), {
-            "mode": "trusted",
+            "mode": UnsatProof.TRUSTED.value,
             "verified": None,
             "reason": "unsat_proof: trusted: no proof checked",
         }
