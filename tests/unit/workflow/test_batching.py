@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tcsexam.campaign.planner import load_config
 from tcsexam.cli import build_parser
@@ -318,8 +319,11 @@ def test_prepare_decides_auto_into_the_plan_and_hands_it_down(monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv(batching.ENV, "stale")  # restored after the test; the main process overwrites it
     config = load_config(TINY, ROOT)
+    # the profile holds no workflow config, which a --config on the command line would replace whole
+    assert "config" not in yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())
     for argv, batched in (
         (["snakemake", "--lint", "--profile", "workflow/profiles/slurm"], True),
+        (["snakemake", "--lint", "--profile", "workflow/profiles/slurm", "--config", "run={threads: 1}"], True),
         (["snakemake", "--lint", "--cores", "2"], False),
     ):
         plan = prepare(config, str(ROOT), argv=argv)
