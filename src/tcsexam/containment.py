@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypedDict
 
 
 class SandboxName(StrEnum):
@@ -44,3 +45,11 @@ class Limiter(StrEnum):
 
 #: what `--limiter` and a task may choose
 LIMITER_CHOICES: tuple[Limiter, ...] = (Limiter.AUTO, Limiter.LIGHT, Limiter.CGROUP, Limiter.BENCHEXEC)
+
+
+class ChoiceOption(TypedDict):
+    """The keyword arguments of a command's `--sandbox` or `--limiter` (`add_argument(**option)`)."""
+
+    default: str
+    choices: tuple[str, ...]
+    help: str

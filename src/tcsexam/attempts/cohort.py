@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from tcsexam.errors import InputError, UsageError
+from tcsexam.fileio import JsonObject
 from tcsexam.scoring.index import cohort_from_dict
 from tcsexam.scoring.reference import load_reference
 from tcsexam.suites import load_suite
@@ -33,7 +33,7 @@ def parse_model_plans(specs: list[str]) -> dict[str, int]:
 
 def build_cohort(
     suite: str, protocol: str, reference: str, plans: dict[str, int], adoption_policy: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """The cohort dict, validated with the scorer's own schema; the reference id is read from
     the reference file the Solver rows were scored against."""
     suite_obj = load_suite(suite)
@@ -44,7 +44,7 @@ def build_cohort(
             f"{ref.source}: reference {ref.reference_id!r} lacks suite {suite_obj.id!r} "
             f"Solver task(s) {', '.join(missing)}"
         )
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "suite": suite_obj.id,
         "solver_protocol": protocol,
         "solver_reference_id": ref.reference_id,

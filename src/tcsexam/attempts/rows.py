@@ -26,7 +26,6 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from tcsexam.attempts.adoption import TABLE_COLUMNS, apply_adoption
 from tcsexam.attempts.online import records_source
@@ -95,7 +94,7 @@ class AttemptRow:
     def identity(self) -> tuple[str, str, str, str]:
         return (self.model, self.track, self.item, self.attempt)
 
-    def to_dict(self, inputs: Mapping[str, str | os.PathLike[str]] | None = None, *, at: str | Path) -> dict[str, Any]:
+    def to_dict(self, inputs: Mapping[str, str | os.PathLike[str]] | None = None, *, at: str | Path) -> JsonObject:
         """The row as written to the file `at`: its fields, the sha256 of the files it was computed
         from (`inputs`) and a digest of its own content (under the key of the tree `at` is in)."""
         return seal({"schema_version": ROW_SCHEMA_VERSION, **asdict(self)}, inputs, at=at)
@@ -157,7 +156,7 @@ def solver_row(
     reference: str | Path,
     relative_output: str | Path,
     adoption_status: str = "selected",
-) -> tuple[AttemptRow, dict[str, Any] | None]:
+) -> tuple[AttemptRow, JsonObject | None]:
     """Score one Solver attempt's final records and turn the outcome into its attempt row.
 
     A bad reference is a configuration error and raises `InputError`. Missing records ->
@@ -170,7 +169,7 @@ def solver_row(
     relative_output = Path(relative_output)
     records = Path(records)
 
-    source: dict[str, Any] | None = None
+    source: JsonObject | None = None
 
     def fail(status: str, note: str) -> tuple[AttemptRow, None]:
         refusal: JsonObject = {

@@ -31,11 +31,10 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from tcsexam.attempts.rows import AttemptRow, failed_row
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, is_finite_number, read_json, read_yaml
+from tcsexam.fileio import Json, JsonObject, is_finite_number, read_json, read_yaml
 from tcsexam.paths import config_file
 from tcsexam.proofs import ProofStatus
 from tcsexam.proofs.task import is_proof_task_data, load_proof_task
@@ -63,7 +62,7 @@ PROOF_STATUSES = {
 EVIDENCE_FIELDS = ("checker", "checker_version", "statement_sha256", "axioms")
 
 
-def missing_evidence(data: dict[str, Any]) -> list[str]:
+def missing_evidence(data: JsonObject) -> list[str]:
     """The evidence fields a proof verdict lacks (a checker named "none: ..." is no checker)."""
     missing = [k for k in EVIDENCE_FIELDS if data.get(k) in (None, "")]
     if "checker" not in missing and str(data["checker"]).strip().lower().startswith("none"):
@@ -101,7 +100,7 @@ def task_statement(item: str, task_file: str | os.PathLike | None = None) -> Tas
     return TaskStatement(str(path), task.statement_sha256)
 
 
-def statement_mismatch(data: dict[str, Any], source: str, statement: TaskStatement | None) -> str | None:
+def statement_mismatch(data: JsonObject, source: str, statement: TaskStatement | None) -> str | None:
     """The note of a verdict whose statement_sha256 is not its task's statement digest (None: it
     matches, or there is nothing to compare). Written so that index.json can read it back."""
     got = data.get("statement_sha256")

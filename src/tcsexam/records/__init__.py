@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from tcsexam.containment import Limiter, SandboxName
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.records.digest import DIGEST_FIELD, record_digest
 from tcsexam.records.key import RecordKey
 
@@ -137,11 +137,11 @@ class StoredRecord(ABC):
 
     @classmethod
     @abstractmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
+    def from_dict(cls, data: JsonObject) -> Any:
         """The record `data` (decoded JSON) holds."""
 
     @abstractmethod
-    def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
+    def to_dict(self, key: RecordKey | None = None) -> JsonObject:
         """The record as written (with its digest under `key`)."""
 
     @property
@@ -150,7 +150,7 @@ class StoredRecord(ABC):
         name, member = self.HARNESS_FAILURE
         return getattr(self, name) == member
 
-    def tries_fields(self, tries: int) -> dict[str, Any]:
+    def tries_fields(self, tries: int) -> JsonObject:
         """The fields that note how many runs a retried record took (its `tries` field)."""
         return {"tries": tries}
 
@@ -165,7 +165,7 @@ class StoredRecord(ABC):
     def _field_set(cls) -> frozenset[str]:
         return frozenset(cls.field_names())
 
-    def _written(self, data: dict[str, Any], key: RecordKey | None) -> dict[str, Any]:
+    def _written(self, data: JsonObject, key: RecordKey | None) -> JsonObject:
         """`data` (the record's fields) as written: vocabulary members as their plain strings (what
         reads back), then `digest`, the HMAC of the rest under `key` (none without a key)."""
         for name in self.VOCABULARIES:
@@ -210,8 +210,8 @@ class InstanceRecord(StoredRecord):
     task: str | None = None
     attempt: str | None = None
     harness_version: str | None = None  #: `tcsexam.HARNESS_VERSION` of the run
-    extra: dict[str, Any] = field(default_factory=dict)
-    trace: list[list[Any]] | None = None  #: anytime tasks: [[t, status, value], ...]; absent when None
+    extra: JsonObject = field(default_factory=dict)
+    trace: list[list[Json]] | None = None  #: anytime tasks: [[t, status, value], ...]; absent when None
     schema_version: int = SCHEMA_VERSION
     digest: str | None = None  #: HMAC of the record's other fields (`record_digest`), set by to_dict
 
@@ -220,7 +220,7 @@ class InstanceRecord(StoredRecord):
     KIND = "instance record"
     HARNESS_FAILURE = ("status", Status.INFRASTRUCTURE_ERROR)
 
-    def tries_fields(self, tries: int) -> dict[str, Any]:
+    def tries_fields(self, tries: int) -> JsonObject:
         return {"extra": {**self.extra, "tries": tries}}
 
     @classmethod
@@ -230,7 +230,7 @@ class InstanceRecord(StoredRecord):
             return "not an instance record (no valid 'status')"
         return None
 
-    def to_dict(self, key: RecordKey | None = None) -> dict[str, Any]:
+    def to_dict(self, key: RecordKey | None = None) -> JsonObject:
         """The record as written: every field plus `digest`, the HMAC of the rest under `key` (the
         results tree's `tcsexam.records.key`); without a key, the fields alone (no digest)."""
         # the fields in their order, `extra` deep-copied: what dataclasses.asdict gives, without
@@ -249,7 +249,7 @@ class InstanceRecord(StoredRecord):
         return self._written(data, key)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> InstanceRecord:
+    def from_dict(cls, data: JsonObject) -> InstanceRecord:
         names = cls._field_set()
         known = {k: v for k, v in data.items() if k in names}
         extra = dict(known.pop("extra", None) or {})

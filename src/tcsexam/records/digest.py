@@ -142,12 +142,12 @@ def record_key(
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _canonical_bytes(data: dict[str, Any]) -> bytes:
+def _canonical_bytes(data: Mapping[str, object]) -> bytes:
     body = {k: v for k, v in data.items() if k != DIGEST_FIELD}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str).encode("utf-8")
 
 
-def record_digest(data: dict[str, Any], key: RecordKey) -> str:
+def record_digest(data: Mapping[str, object], key: RecordKey) -> str:
     """The digest of a record's (or sealed file's) canonical content: every field but `digest`,
     keys sorted, compact JSON, HMAC-SHA256 under the results tree's key
     (`hmac-sha256:<key id>:<hex>`, see `tcsexam.records.key`): the one digest of the project.

@@ -15,10 +15,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.records.digest import DIGEST_FIELD, digest_problem, hash_file, record_digest
 from tcsexam.records.key import ensure_key, find_key
 
@@ -34,8 +33,8 @@ def file_sha256(path: str | os.PathLike) -> str | None:
 
 
 def seal(
-    data: dict[str, Any], inputs: Mapping[str, str | os.PathLike[str]] | None, *, at: str | os.PathLike
-) -> dict[str, Any]:
+    data: Mapping[str, Json], inputs: Mapping[str, str | os.PathLike[str]] | None, *, at: str | os.PathLike
+) -> JsonObject:
     """`data` plus `inputs_sha256` (when inputs are named) and `digest` (last, over the rest), for
     the file at `at` (sealed with its tree's key, created beside it when the tree has none)."""
     out = {k: v for k, v in data.items() if k not in (DIGEST_FIELD, INPUTS_FIELD)}
@@ -45,7 +44,7 @@ def seal(
     return out
 
 
-def require_sound(data: dict[str, Any], what: str, *, at: str | os.PathLike) -> None:
+def require_sound(data: Mapping[str, Json], what: str, *, at: str | os.PathLike) -> None:
     """Refuse a sealed file (read from `at`) that fails its own digest (`what` names it, e.g.
     "FILE: attempt row"); one written before digests existed, without one, passes."""
     if DIGEST_FIELD in data and (problem := digest_problem(data, find_key(at))) is not None:

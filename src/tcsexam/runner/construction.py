@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tcsexam import HARNESS_VERSION
 from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, read_json
 from tcsexam.limits import Limits
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.constructions import checker_id
@@ -74,7 +74,7 @@ def judge_submission(
     seed: int = 0,
     options: RunOptions | None = None,
     hidden: tuple[str, ...] = (),
-) -> dict[str, Any]:
+) -> JsonObject:
     """Run or check the submission; write records.json (`output`); return its one record. A
     program runs with `options` (`batch.RunOptions`; None: the defaults), `hidden` folders out of
     its sight besides the usual ones (`orchestrate.TaskJob.hidden`)."""
@@ -157,7 +157,7 @@ class ObjectCheck:
             reward=result.reward,
         )
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 

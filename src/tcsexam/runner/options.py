@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.limits import DEFAULT_SEED, seed_option
@@ -78,23 +77,24 @@ def run_options(args: argparse.Namespace, base: RunOptions | None = None) -> Run
     (and an option left at its default) `base`'s (default `RunOptions()`)."""
     base = base or RunOptions()
     given = vars(args)
-    run: dict[str, Any] = {
-        "sandbox": SandboxName(given["sandbox"]),
-        "limiter": Limiter(given["limiter"]),
-        "allow_unsandboxed": given["allow_unsandboxed"] or base.allow_unsandboxed,
-        "docker_image": given["docker_image"] or base.docker_image,
-    }
+    run = dataclasses.replace(
+        base,
+        sandbox=SandboxName(given["sandbox"]),
+        limiter=Limiter(given["limiter"]),
+        allow_unsandboxed=given["allow_unsandboxed"] or base.allow_unsandboxed,
+        docker_image=given["docker_image"] or base.docker_image,
+    )
     if "build_timeout" in given:
-        run["build_timeout_s"] = given["build_timeout"]
+        run = dataclasses.replace(run, build_timeout_s=given["build_timeout"])
     if "workers" in given:
-        run["progress"] = base.progress and not given["no_progress"]
         chosen = {k: given[k] for k in ("workers", "ray_address", "ray_head") if given[k] is not None}
-        run["pool"] = dataclasses.replace(
+        pool = dataclasses.replace(
             base.pool,
             **chosen,
             use_ray=base.pool.use_ray and not given["no_ray"],
             max_retries=given["max_retries"],
             kind=PoolKind(given["pool"]) if given["pool"] != PoolKind.AUTO else base.pool.kind,
         )
-        run["pool"].check()
-    return dataclasses.replace(base, **run)
+        pool.check()
+        run = dataclasses.replace(run, progress=base.progress and not given["no_progress"], pool=pool)
+    return run

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.scoring.index import read_attempts
 from tcsexam.scoring.vocabulary import ADOPTED, ScoreStatus
 from tcsexam.suites import TRACKS, WEIGHTS, Track, normalize_track
@@ -248,14 +248,14 @@ def collect_scores(
 
 
 def add_confidence_intervals(
-    result: dict[str, Any],
+    result: JsonObject,
     suite,
     attempts_path: str | Path,
     solver_scores: str | Path | None = None,
     *,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Add `index_ci95` and `track_ci95` to every model of an index.json result (in place), and a
     top-level `bootstrap` describing how they were drawn. Existing fields are left untouched."""
     df = read_attempts(attempts_path)

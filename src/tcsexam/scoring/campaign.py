@@ -19,18 +19,18 @@ each Solver score's records came from, and which attempts were excluded or repla
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.scoring.vocabulary import PROTOCOLS
 from tcsexam.suites import TRACKS
 
 _ORIGIN_WORDS = {"harness": "a harness run", "online_input": "an online input"}
 
 
-def records_source_problem(data: dict[str, Any], protocol: str) -> str | None:
+def records_source_problem(data: JsonObject, protocol: str) -> str | None:
     """Why a solver-score output cannot stand for a row of a `protocol` cohort (None when it can)."""
     source = data.get("records_source")
     if not isinstance(source, dict) or source.get("protocol") not in PROTOCOLS:
@@ -84,7 +84,7 @@ def adoption_report(df, t, suite, cohort, where) -> dict[int, dict[str, list]] |
             (_order(t, suite, i), f"{attempt[i]} replaces {replaces[i]}: {text}")
         )
 
-    def entry(i: int) -> dict[str, Any]:
+    def entry(i: int) -> dict[str, str | None]:
         text = (reason[i] if reason is not None else "") or note[i] or None
         return {"track": TRACKS[t.track[i]], "item": suite.items[t.item[i]], "attempt": str(attempt[i]), "reason": text}
 

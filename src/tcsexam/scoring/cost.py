@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_csv
+from tcsexam.fileio import JsonObject, read_csv
 from tcsexam.scoring.generation import (
     IDENTITY,
     AttemptGeneration,
@@ -72,7 +72,7 @@ def _total(values: list[Any]) -> Any:
     return math.fsum(values) if any(isinstance(v, float) for v in values) else sum(values)
 
 
-def cost_summary(entries: list[AttemptGeneration], items: list[str], solved: set[str]) -> dict[str, Any]:
+def cost_summary(entries: list[AttemptGeneration], items: list[str], solved: set[str]) -> JsonObject:
     """The cost section of a set of adopted attempts (`entries`) of the planned `items`."""
     missing = {reason: 0 for reason in CostMissing}
     for e in entries:
@@ -81,7 +81,7 @@ def cost_summary(entries: list[AttemptGeneration], items: list[str], solved: set
     recorded = [e for e in entries if e.recorded]
     priced = [e.cost_usd for e in entries if e.cost_usd is not None]
     cost = math.fsum(priced) if len(priced) == len(entries) else None
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "attempts": len(entries),
         "recorded": len(recorded),
         "priced": len(priced),
@@ -145,7 +145,7 @@ def _by_identity(
     return out
 
 
-def add_cost(result: dict[str, Any], suite: Suite, attempts_path: str | Path, generation_path: str | Path) -> None:
+def add_cost(result: JsonObject, suite: Suite, attempts_path: str | Path, generation_path: str | Path) -> None:
     """Add `cost` to every model of `result` (index.json) and the top-level `cost` (solved bars,
     Pareto front, source), from the generation table at `generation_path`."""
     table = _by_identity(read_generation_table(generation_path), str(generation_path), attempts_path)

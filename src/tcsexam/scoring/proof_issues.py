@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from tcsexam.scoring.vocabulary import EVIDENCE_NOTE, STATEMENT_MISMATCH_NOTE
 from tcsexam.suites import BINARY_TRACKS, normalize_track
@@ -18,7 +17,7 @@ _MISMATCH = re.compile(
 )
 
 
-def _noted_rows(df, marker: str, reason: str) -> Iterator[tuple[dict[str, Any], str]]:
+def _noted_rows(df, marker: str, reason: str) -> Iterator[tuple[dict[str, str], str]]:
     """(issue stub, note) for each adopted theorem / open-conjecture row whose note says `marker`."""
     if "note" not in df.columns:
         return
@@ -31,7 +30,7 @@ def _noted_rows(df, marker: str, reason: str) -> Iterator[tuple[dict[str, Any], 
         yield stub | {"attempt": str(row.attempt)}, note
 
 
-def unverified_proofs(df) -> list[dict[str, Any]]:
+def unverified_proofs(df) -> list[dict[str, str]]:
     """An issue per adopted theorem / open-conjecture row whose verdict carried no checker
     evidence (its note says `vocabulary.EVIDENCE_NOTE`): its score is taken on trust."""
     message = (
@@ -44,7 +43,7 @@ def unverified_proofs(df) -> list[dict[str, Any]]:
     ]
 
 
-def statement_mismatches(df) -> list[dict[str, Any]]:
+def statement_mismatches(df) -> list[dict[str, str]]:
     """An issue per adopted theorem / open-conjecture row whose verdict's statement_sha256 is not
     the digest of its task's statement (its note says `vocabulary.STATEMENT_MISMATCH_NOTE`): scored
     0, as a proof of another statement. The issue names the verdict file, the task file and both

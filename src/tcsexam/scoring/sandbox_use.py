@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+from tcsexam.fileio import JsonObject
 
 UNCONTAINED = "local"
 
@@ -43,7 +44,7 @@ def sandbox_use(solver_dir: str | Path | None, models: list[str]) -> tuple[dict[
     return {m: sorted(c) for m, c in used.items()}, warnings
 
 
-def add_sandbox_use(result: dict[str, Any], solver_dir: str | Path | None) -> None:
+def add_sandbox_use(result: JsonObject, solver_dir: str | Path | None) -> None:
     """Set `models.<m>.solver_sandboxes` and the top-level `warnings` of an index.json result."""
     per_model, warnings = sandbox_use(solver_dir, list(result.get("models", {})))
     for model, boxes in per_model.items():

@@ -108,9 +108,9 @@ def outcome_of(verdict: Verdict, **measured: Any) -> ProcessOutcome:
     """The `ProcessOutcome` of a classified run: the verdict's exit code, signal, termination and
     message, and what the limiter or sandbox `measured` (wall_s, cpu_s, peak_mem_mb, the tails,
     limiter, sandbox, killed_by_harness; a `message` there replaces the verdict's)."""
-    said: dict[str, Any] = {
-        "exit_code": verdict.exit_code,
-        "signal": verdict.signal,
-        "termination": verdict.termination,
-    }
-    return ProcessOutcome(**said, **{"message": verdict.message, **measured})
+    return ProcessOutcome(
+        exit_code=verdict.exit_code,
+        signal=verdict.signal,
+        termination=verdict.termination,
+        **{"message": verdict.message, **measured},
+    )

@@ -7,17 +7,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
-from tcsexam.containment import LIMITER_CHOICES, Limiter, SandboxName
+from tcsexam.containment import LIMITER_CHOICES, ChoiceOption, Limiter, SandboxName
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.limits import Limits, MiB
 from tcsexam.records import Termination
 
 #: what `--limiter` and a task may choose, as plain strings (argparse, YAML)
 LIMITERS = tuple(x.value for x in LIMITER_CHOICES)
 #: the `--limiter` option of every command that runs programs, beside `sandboxes.SANDBOX_OPTION`
-LIMITER_OPTION: dict[str, Any] = {
+LIMITER_OPTION: ChoiceOption = {
     "default": "auto",
     "choices": LIMITERS,
     "help": "process limiter (default auto: cgroups where allowed, else light; docs/runner.md#limiters)",
@@ -127,7 +127,7 @@ class ProcessOutcome:
     #: set when the sandbox itself failed to start (an infrastructure failure, not the program's)
     sandbox_error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tcsexam.containment import SANDBOX_NAMES, Limiter, SandboxName
+from tcsexam.containment import SANDBOX_NAMES, ChoiceOption, Limiter, SandboxName
 from tcsexam.errors import InputError
 from tcsexam.records import Termination
 from tcsexam.runner.limiter import Limits, ProcessOutcome, RunPaths, RunSpec
@@ -39,7 +39,7 @@ AUTO_ORDER = (SandboxName.BWRAP, SandboxName.DOCKER, SandboxName.APPTAINER, Sand
 #: what `--sandbox` may choose, as plain strings (argparse, YAML)
 CHOICES = tuple(str(x) for x in (SandboxName.AUTO, *NAMES))
 #: the `--sandbox` option of every command that runs candidates (`tcsexam run`, `orspace execute`)
-SANDBOX_OPTION: dict[str, Any] = {
+SANDBOX_OPTION: ChoiceOption = {
     "default": str(SandboxName.AUTO),
     "choices": CHOICES,
     "help": "auto (default): the strongest sandbox that works here, in the order bwrap, docker (engine reachable, "
@@ -74,7 +74,7 @@ def described(box: Sandbox) -> str:
     return f" [{words}: {info['executable']}]" if info.get("executable") else f" [{words}]"
 
 
-def sandbox_options(name: str, docker_image: str | None) -> dict[str, Any]:
+def sandbox_options(name: str, docker_image: str | None) -> dict[str, str]:
     """What `get_sandbox(name, ...)` takes of a run's sandbox options: the docker sandbox its image
     (`RunOptions.docker_image`; None: its default), the others nothing."""
     return {"image": docker_image} if name == SandboxName.DOCKER and docker_image else {}

@@ -136,7 +136,7 @@ class DockerSandbox(Sandbox):
         self._client = client
         self._image_id: str | None = None  #: the image's id, looked up once (`image_id`)
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         """The sandbox as it travels to an actor: without its engine client (the copy opens its own)."""
         return {**self.__dict__, "_client": None}
 

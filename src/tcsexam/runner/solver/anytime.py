@@ -44,9 +44,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from tcsexam.fileio import UntrustedFileError, read_untrusted_at
+from tcsexam.fileio import Json, JsonObject, UntrustedFileError, read_untrusted_at
 from tcsexam.fileio import read_untrusted as read_file
 from tcsexam.records import Termination
 from tcsexam.runner.limiter.go import listening
@@ -266,7 +265,7 @@ class TraceWatch:
             if self._notify is not None:
                 os.close(self._notify[1])
 
-    def trace(self, check) -> tuple[list[list[Any]], dict[str, Any]]:
+    def trace(self, check) -> tuple[list[list[Json]], JsonObject]:
         """Check every kept certificate (`check(bytes) -> (status, value)`) in stamp order."""
         rows, verdicts, base = [], {}, self._base()
         for cap in self.keeper.captures():

@@ -6,7 +6,7 @@ pools' contract (`tcsexam.runner.engine.contract.BatchContext`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.containment import Limiter
@@ -21,6 +21,15 @@ if TYPE_CHECKING:
     from tcsexam.runner.sandboxes.base import Sandbox
     from tcsexam.runner.solver.candidate import Candidate
     from tcsexam.tasks import Task, TaskInstance
+
+
+class IdentityFields(TypedDict):
+    """What `RunContext.identity` gives: the record fields `execute.RecordIdentity` names."""
+
+    attempt: str | None
+    key: str | None
+    candidate_hash: str | None
+    sandbox_image: str | None
 
 
 @dataclass
@@ -57,10 +66,10 @@ class RunContext:
             self._instances = {inst.name: inst for inst in self.task.instances}
         return self._instances[name]
 
-    def identity(self, name: str) -> dict[str, Any]:
-        """The fields every record of instance `name` in this attempt carries (its identity)."""
+    def identity(self, name: str) -> IdentityFields:
+        """The fields every record of instance `name` in this attempt carries besides its task (its
+        identity)."""
         return {
-            "task": self.task.id,
             "attempt": self.attempt,
             "key": self.keys.get(name),
             "candidate_hash": self.candidate_hash,
@@ -76,6 +85,7 @@ class RunContext:
             message=message,
             sandbox=self.sandbox.name,
             harness_version=HARNESS_VERSION,
+            task=self.task.id,
             **self.identity(name),
             **fields,
         )
@@ -88,8 +98,6 @@ class RunContext:
         """Run instance `name` with `scratch` as its scratch folder: `run_instance` under the
         attempt's sandbox, limits, seed and record identity. May raise (`execute_instance` turns
         that into a record)."""
-        identity = self.identity(name)
-        del identity["task"]  # run_instance takes it from the task
         if self.candidate is None:  # a batch has pending runs only once its candidate is built
             raise RuntimeError(f"{name}: no candidate to run (it could not start or build)")
         return run_instance(
@@ -100,7 +108,8 @@ class RunContext:
             limits=self.limits,
             seed=self.seed,
             scratch_dir=scratch,
-            identity=RecordIdentity(instance_sha256=self.instance_hashes.get(name), **identity),
+            # the task: run_instance takes it from the task
+            identity=RecordIdentity(instance_sha256=self.instance_hashes.get(name), **self.identity(name)),
             options=InstanceOptions(
                 limiter=self.limiter,
                 hidden_paths=self.hidden_paths,

@@ -35,7 +35,7 @@ import os
 import shutil
 import string
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -243,7 +243,7 @@ def format_seconds(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def format_command(argv, values: dict[str, Any]) -> list[str]:
+def format_command(argv, values: Mapping[str, object]) -> list[str]:
     return [arg.format_map(values) for arg in argv]
 
 

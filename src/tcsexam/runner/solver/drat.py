@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from tcsexam.containment import Limiter
-from tcsexam.fileio import UntrustedFileError, open_untrusted
+from tcsexam.fileio import JsonObject, UntrustedFileError, open_untrusted
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, UNSAT_PROOF_MODES, MiB, ProofLimits, UnsatProof
 from tcsexam.problems.base import CheckResult
 from tcsexam.problems.sat import CnfInstance
@@ -76,9 +76,9 @@ class ProofVerdict:
     format: str | None = None
     steps: int | None = None
     bytes: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
-    def record_fields(self, mode: UnsatProof) -> dict[str, Any]:
+    def record_fields(self, mode: UnsatProof) -> JsonObject:
         """What an instance record's `extra.unsat_proof` holds."""
         out = {"mode": mode, "verified": self.verified, "reason": self.reason}
         for name in ("checker", "check_s", "format", "steps", "bytes"):
@@ -235,9 +235,17 @@ def _check_in(
     return verdict
 
 
-def _parse_report(lines: list[str]) -> dict[str, Any]:
+#: what the checker's report says (`_parse_report`), each key only where a line says it
+CheckerReport = TypedDict(
+    "CheckerReport",
+    {"checker missing": str, "checker": str, "format": str | None, "steps": int, "reason": str},
+    total=False,
+)
+
+
+def _parse_report(lines: list[str]) -> CheckerReport:
     """The `c ...` lines of the checker's report (`drat_check`): checker, format, steps, reason."""
-    info: dict[str, Any] = {}
+    info: CheckerReport = {}
     for line in lines:
         if line.startswith("c checker missing: "):
             info["checker missing"] = line[len("c checker missing: ") :]
@@ -255,7 +263,7 @@ def _parse_report(lines: list[str]) -> dict[str, Any]:
 
 def judge_unsat(
     check: CheckResult, mode: UnsatProof | None, run_check: Callable[[], ProofVerdict]
-) -> tuple[CheckResult, dict[str, Any] | None]:
+) -> tuple[CheckResult, JsonObject | None]:
     """A SAT certificate's check (`problems.base.CheckResult`) under the task's `unsat_proof` mode:
     (the check, what the record's `extra.unsat_proof` holds or None). Only an accepted UNSAT claim
     is touched: `trusted` keeps the check and labels it; `required` calls `run_check()` (a

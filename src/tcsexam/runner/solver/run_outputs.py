@@ -10,7 +10,7 @@ import hashlib
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from tcsexam.fileio import UntrustedFileError, atomic_write_bytes, read_untrusted
 from tcsexam.limits import MiB
@@ -68,9 +68,19 @@ PROOFS_DIR = "proofs"
 CERTIFICATE_SUFFIX, PROOF_SUFFIX = ".txt", ".drat.gz"
 
 
+class Kept(TypedDict, total=False):
+    """What a record's `extra.kept` says of a kept file: where it is (`file`, relative to the
+    attempt folder), its `sha256` and `bytes`; or why it was not kept (`not_kept`)."""
+
+    file: str
+    sha256: str
+    bytes: int
+    not_kept: str
+
+
 def keep_certificate(
     folder: str | None, name: object, solution: Path | None, max_bytes: int = KEEP_MAX_MB * MiB
-) -> dict[str, Any] | None:
+) -> Kept | None:
     """Keep the run's final certificate (what the checker judges) as <folder>/<instance>.txt,
     atomically; a run that leaves none (or one not judged: a timeout, a crash) removes an older
     one, so a kept certificate is always this record's. Returns what the record's `extra.kept`
@@ -79,13 +89,13 @@ def keep_certificate(
     return _keep(folder, name, CERTIFICATE_SUFFIX, solution, max_bytes, compress=False)
 
 
-def keep_proof(folder: str | None, name: object, proof: Path | None, max_bytes: int = KEEP_MAX_MB * MiB):
+def keep_proof(folder: str | None, name: object, proof: Path | None, max_bytes: int = KEEP_MAX_MB * MiB) -> Kept | None:
     """Keep the DRAT proof of a checked UNSAT answer as <folder>/<instance>.drat.gz (gzip; `sha256`
     and `bytes` are the proof's own), like `keep_certificate`; `tcsexam check --proof` reads it."""
     return _keep(folder, name, PROOF_SUFFIX, proof, max_bytes, compress=True)
 
 
-def _keep(folder, name, suffix: str, source: Path | None, max_bytes: int, *, compress: bool) -> dict[str, Any] | None:
+def _keep(folder, name, suffix: str, source: Path | None, max_bytes: int, *, compress: bool) -> Kept | None:
     if not folder or not isinstance(name, str) or not _SAFE_NAME.fullmatch(name):
         return None
     target = Path(folder) / f"{name}{suffix}"
