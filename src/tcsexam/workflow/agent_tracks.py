@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.scoring.vocabulary import Protocol
 from tcsexam.suites import TRACKS, Track
 from tcsexam.workflow.agents import OPENAI_COMPATIBLE, AgentRuns, model_flags
@@ -77,7 +78,7 @@ class AgentTracksPlan(PlanBase):
     _agents_seen: tuple[float | None, ...] | None = None
 
     @cached_property
-    def agents_config(self) -> dict[str, Any]:
+    def agents_config(self) -> JsonObject:
         """The `agents:` config, checked against its schema, with its defaults ({} without one)."""
         raw = self.config.get("agents")
         if raw is None:
@@ -95,11 +96,11 @@ class AgentTracksPlan(PlanBase):
         return with_defaults(raw, schema)
 
     @cached_property
-    def agent_tracks_config(self) -> dict[str, Any] | None:
+    def agent_tracks_config(self) -> JsonObject | None:
         return self.agents_config.get("tcsexam")
 
     @cached_property
-    def agent_models(self) -> dict[str, dict[str, Any]]:
+    def agent_models(self) -> dict[str, JsonObject]:
         """The cohort's models the agents generate for (those `agents.models` names), with their
         model and endpoint."""
         if self.agent_tracks_config is None:
@@ -243,7 +244,7 @@ class AgentTracksPlan(PlanBase):
         waves = -(-n // int(spec.get("max_samples", 4)))
         return int(30 + attempt * waves * per_item / 60)
 
-    def agents_endpoint_resources(self) -> dict[str, Any]:
+    def agents_endpoint_resources(self) -> dict[str, Callable[[Any], int]]:
         """`agents_conn_<endpoint>` per endpoint, as the OR-Space generations hold them
         (`AgentRuns.endpoint_resources`): a job holds its model's max_connections of its own."""
         names = sorted({AgentRuns.endpoint(m) for m in self.agent_models.values()})

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.conditions import Condition
 from tcsexam.orspace.release import OBJECTIVE_MODES, Mode
 from tcsexam.workflow.orspace import OrspaceRuns
@@ -71,7 +73,7 @@ SANDBOX_FLAGS = {
 OPENAI_COMPATIBLE = "openai-compatible"
 
 
-def model_flags(model: dict[str, Any], agents: dict[str, Any], sandbox_flags: dict[str, str]) -> list[str]:
+def model_flags(model: JsonObject, agents: JsonObject, sandbox_flags: dict[str, str]) -> list[str]:
     """The flags an agents command takes from a model's entry and the `agents:` section: the model's
     own keys, its limits over the section's, and the section's sandbox keys (`sandbox_flags`)."""
     args = [f"{flag} {shlex.quote(str(model[key]))}" for key, flag in MODEL_FLAGS.items() if model.get(key) is not None]
@@ -89,8 +91,8 @@ def model_flags(model: dict[str, Any], agents: dict[str, Any], sandbox_flags: di
 class AgentRuns:
     """The validated `agents:` config (schema defaults applied by Snakemake's validate)."""
 
-    def __init__(self, agents: dict[str, Any] | None, orspace_out: str = "results/orspace"):
-        self.config: dict[str, Any] = dict(agents or {})
+    def __init__(self, agents: JsonObject | None, orspace_out: str = "results/orspace"):
+        self.config: JsonObject = dict(agents or {})
         given = dict(self.config.get("models", {}))
         if given and not self.config.get("release") and self.config.get("tcsexam") is None:
             raise ValueError(
@@ -99,14 +101,14 @@ class AgentRuns:
             )
         #: the models put to work in the OR-Space workspaces (with `release`; the TCSExam tracks'
         #: jobs are the evaluation plan's, `tcsexam.workflow.agent_tracks`)
-        self.models: dict[str, dict[str, Any]] = given if self.config.get("release") else {}
+        self.models: dict[str, JsonObject] = given if self.config.get("release") else {}
         self.out = orspace_out
         self.modes: list[str] = list(self.config.get("modes", [m.value for m in Mode]))
         self.objective_modes = [m for m in self.modes if m in OBJECTIVE_MODES]
         if self.models and not self.objective_modes:
             raise ValueError("agents.modes: give build or revise too (the OR-Space judges run per Build/Revise run)")
         self.attempts = int(self.config.get("attempts", 1))
-        self.conditions: dict[str, dict[str, Any]] = {}
+        self.conditions: dict[str, JsonObject] = {}
         for entry in self.config.get("conditions") or [{}]:
             slug = Condition.from_dict(entry, "agents.conditions").slug
             if slug in self.conditions:
@@ -125,7 +127,7 @@ class AgentRuns:
     def generation_dir(self, run: str, slug: str) -> str:
         return f"{self.out}/{run}/{slug}/generation"
 
-    def orspace_runs(self) -> dict[str, dict[str, Any]]:
+    def orspace_runs(self) -> dict[str, JsonObject]:
         """The OR-Space runs judging the generations (one per model and attempt)."""
         judge = dict(self.config.get("judge") or {})
         explain = dict(judge.pop("explain", None) or {})
@@ -138,7 +140,7 @@ class AgentRuns:
                 if Mode.EXPLAIN.value in self.modes:
                     cond["answers"] = f"{gen}/answers.jsonl"
                 conditions.append(cond)
-            spec: dict[str, Any] = {
+            spec: JsonObject = {
                 "release": self.config["release"],
                 "modes": list(self.objective_modes),
                 "conditions": conditions,
@@ -151,7 +153,7 @@ class AgentRuns:
             runs[run] = spec
         return runs
 
-    def merged_orspace(self, orspace: dict[str, Any] | None) -> dict[str, Any] | None:
+    def merged_orspace(self, orspace: JsonObject | None) -> JsonObject | None:
         """`orspace:` with the agents' runs added (None when there are neither)."""
         if not self.models:
             return orspace
@@ -178,7 +180,7 @@ class AgentRuns:
 
     # --- the generate job --------------------------------------------------------------------
 
-    def model(self, wildcards) -> dict[str, Any]:
+    def model(self, wildcards) -> JsonObject:
         name, _ = self.run_names()[wildcards.run]
         return self.models[name]
 
@@ -207,7 +209,7 @@ class AgentRuns:
         return " ".join(args)
 
     @staticmethod
-    def endpoint(model: dict[str, Any]) -> str:
+    def endpoint(model: JsonObject) -> str:
         """The endpoint a model talks to, as a resource name's tail: its base URL's host and port,
         else its Inspect provider (`openai`, `anthropic`, ...)."""
         if model.get("base_url"):
@@ -217,7 +219,7 @@ class AgentRuns:
             raw = model.get("provider") or model["model"].split("/", 1)[0]
         return re.sub(r"[^a-z0-9]+", "_", raw.lower()).strip("_") or "endpoint"
 
-    def endpoint_resources(self) -> dict[str, Any]:
+    def endpoint_resources(self) -> dict[str, Callable[[Any], int]]:
         """One Snakemake resource per endpoint, `agents_conn_<endpoint>`: a generation job holds its
         model's max_connections of its own endpoint's (0 of the others'), so
         `snakemake --resources agents_conn_<endpoint>=N` caps the requests all jobs send there."""

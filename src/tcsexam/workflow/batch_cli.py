@@ -31,10 +31,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from tcsexam.errors import InputError, UsageError, os_error_text
-from tcsexam.fileio import atomic_write_json
+from tcsexam.fileio import JsonObject, atomic_write_json
 from tcsexam.jobfail import reason
 from tcsexam.logs import logger
 from tcsexam.workflow.batching import STAGED
@@ -87,7 +87,7 @@ class Outcome:
     code: int | None = None
     wall_s: float = 0.0
     reason: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
 
 class _Stop(Exception):

@@ -18,7 +18,6 @@ import difflib
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -63,12 +62,12 @@ def _coerce(value: Json, schema: JsonObject) -> Json:
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
-def load_config_schema(root: str | os.PathLike = ".") -> dict[str, Any]:
+def load_config_schema(root: str | os.PathLike = ".") -> JsonObject:
     with open(Path(root) / CONFIG_SCHEMA, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 
 
-def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def with_defaults(config: JsonObject, schema: JsonObject) -> JsonObject:
     """A copy of `config` with every default of `schema` filled in, in nested objects and list items
     too (a default object is filled in first, then its own properties' defaults)."""
 
@@ -88,7 +87,7 @@ def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     return fill(config, schema)
 
 
-def coerce_config(config: dict[str, Any], schema_path: str) -> dict[str, Any]:
+def coerce_config(config: JsonObject, schema_path: str) -> JsonObject:
     """Convert, in place, command-line strings where the schema wants a number or a Boolean; then
     check the config against the schema and stop with one line (exit 1) on the first problem, e.g.
     `config run.sandbox: 'bwrapp' is not one of [...]` or a misspelt key with the nearest known one
@@ -103,7 +102,7 @@ def coerce_config(config: dict[str, Any], schema_path: str) -> dict[str, Any]:
     return config
 
 
-def config_problem(config: dict[str, Any], schema: dict[str, Any]) -> str | None:
+def config_problem(config: JsonObject, schema: JsonObject) -> str | None:
     """One line for the config's first schema violation (None when it is valid)."""
     import jsonschema
 

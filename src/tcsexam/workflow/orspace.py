@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any
 
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.conditions import Condition
 
 #: the judges' cache when `explain.judge_cache` is not set (Explain and attribution judges)
@@ -23,14 +23,14 @@ JUDGE_CACHE = "results/orspace/.judge-cache"
 class OrspaceRuns:
     """The validated `orspace:` config: run settings, conditions, targets, runtimes, explain args."""
 
-    def __init__(self, orspace: dict[str, Any] | None):
-        self.runs: dict[str, dict[str, Any]] = dict((orspace or {}).get("runs", {}))
+    def __init__(self, orspace: JsonObject | None):
+        self.runs: dict[str, JsonObject] = dict((orspace or {}).get("runs", {}))
         self.out: str = (orspace or {}).get("output_dir", "results/orspace")
-        self.bootstrap: dict[str, Any] = dict((orspace or {}).get("bootstrap", {}))
-        self.conditions: dict[str, dict[str, dict[str, Any]]] = {}
+        self.bootstrap: JsonObject = dict((orspace or {}).get("bootstrap", {}))
+        self.conditions: dict[str, dict[str, JsonObject]] = {}
         for name, run in self.runs.items():
             entries = run.get("conditions") or [{}]
-            by_slug: dict[str, dict[str, Any]] = {}
+            by_slug: dict[str, JsonObject] = {}
             for entry in entries:
                 slug = Condition.from_dict(entry, f"orspace.runs.{name}.conditions").slug
                 if slug in by_slug:
@@ -43,7 +43,7 @@ class OrspaceRuns:
             if explain.get("second_judge_model") and not explain.get("judge"):
                 raise ValueError(f"orspace.runs.{name}.explain: second_judge_model needs judge: true")
 
-    def run(self, wildcards) -> dict[str, Any]:
+    def run(self, wildcards) -> JsonObject:
         return self.runs[wildcards.run]
 
     def condition(self, wildcards) -> Condition:
@@ -126,7 +126,7 @@ class OrspaceRuns:
         return entry.get("workspaces") or run.get("workspaces") or f"{self.out}/{wildcards.run}/{wildcards.cond}/staged"
 
     @staticmethod
-    def stage_source(run: dict[str, Any]) -> str:
+    def stage_source(run: JsonObject) -> str:
         """What is staged: `stage_from`, else the release when it holds workspaces, else the run's
         workspaces."""
         if run.get("stage_from"):

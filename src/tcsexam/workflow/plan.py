@@ -15,10 +15,9 @@ import shlex
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_yaml
+from tcsexam.fileio import JsonObject, read_yaml
 from tcsexam.layout import ResultsLayout
 from tcsexam.limits import TASK_DEFAULTS
 from tcsexam.proofs.task import ProofTask, is_proof_task_data, load_proof_task
@@ -37,7 +36,7 @@ from tcsexam.workflow.twins import TwinsPlan
 
 
 class Plan(TwinsPlan, CampaignPlan, ReferenceBuildPlan, AgentTracksPlan):
-    def __init__(self, config: dict[str, Any], root: str | os.PathLike = "."):
+    def __init__(self, config: JsonObject, root: str | os.PathLike = "."):
         self.root = Path(root)
         # every default comes from the schema (Snakemake's validate has filled them in already;
         # a config built in Python gets them here)

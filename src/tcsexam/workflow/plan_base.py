@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcsexam.fileio import JsonObject
 from tcsexam.layout import ResultsLayout
 from tcsexam.scoring.vocabulary import Protocol
 from tcsexam.suites import Suite
@@ -31,8 +32,8 @@ class PlanBase(ABC):
     """The plan's state (set by `Plan.__init__`) and the methods its parts call on each other."""
 
     root: Path
-    config: dict[str, Any]  #: the validated workflow config (YAML: arbitrary JSON values)
-    run: dict[str, Any]  #: its `run:` mapping
+    config: JsonObject  #: the validated workflow config (YAML: arbitrary JSON values)
+    run: JsonObject  #: its `run:` mapping
     results: str
     solvers_dir: str
     verdicts_dir: str

@@ -5,9 +5,9 @@ earlier reference instead of rebuilt, each task's reference solver and its K see
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.layout import reference_dir
 from tcsexam.suites import load_suite
 from tcsexam.workflow.plan_base import PlanBase
@@ -15,11 +15,11 @@ from tcsexam.workflow.plan_base import PlanBase
 
 class ReferenceBuildPlan(PlanBase):
     @cached_property
-    def reference_build(self) -> dict[str, Any]:
+    def reference_build(self) -> JsonObject:
         return self.config["reference_build"]
 
     @cached_property
-    def reference_suites(self) -> dict[str, Any]:
+    def reference_suites(self) -> JsonObject:
         return {
             name: load_suite(self.root / name if name.endswith((".yaml", ".yml")) else name)
             for name in self.reference_build["outputs"]

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.scoring.reference import resolve_reference_path
 from tcsexam.twins.make import twin_name
 from tcsexam.workflow.agent_tracks import after_agents
@@ -33,7 +33,7 @@ class TwinsPlan(PlanBase):
     # ---- settings -------------------------------------------------------------------------------
 
     @property
-    def twins(self) -> dict[str, Any] | None:
+    def twins(self) -> JsonObject | None:
         return self.config.get("twins") or None
 
     @property
