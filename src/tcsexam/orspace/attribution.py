@@ -40,7 +40,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.orspace.audit import agrees
 from tcsexam.orspace.judge import BudgetExceeded
 from tcsexam.orspace.objectives import FailureMode
@@ -68,8 +68,8 @@ class AttributedBy(StrEnum):
 #: a judge of the rows the evidence leaves unknown: (row, task root, record, evidence, the audit's
 #: evidenced answers) -> (attribution, the judge's entry: model, reason, raw reply, or error)
 RowJudge = Callable[
-    [dict[str, Any], Path, dict[str, Any] | None, dict[str, Any], list[tuple[float, str]] | None],
-    tuple["Attribution", dict[str, Any]],
+    [JsonObject, Path, JsonObject | None, JsonObject, list[tuple[float, str]] | None],
+    tuple["Attribution", JsonObject],
 ]
 
 #: failure modes that are the program's execution, not its model
@@ -214,7 +214,7 @@ def _literal(node: ast.AST) -> float | None:
     return None
 
 
-def grounding_evidence(data: DataFacts, source: SourceFacts, files_read: list[str] | None) -> dict[str, Any]:
+def grounding_evidence(data: DataFacts, source: SourceFacts, files_read: list[str] | None) -> JsonObject:
     """Which data files the program read (and how that is known), which it did not, the data values
     its source hard-codes, and the parameters it assigns another value than the data's."""
     if files_read is not None:
@@ -268,7 +268,7 @@ def _constant_rows(lp: Any, constant: set[int]) -> set[int]:
 
 def constraint_removal(
     model_lp: str, objective: float | None, reference: float, tolerance: float, budget_s: float = REMOVAL_BUDGET_S
-) -> dict[str, Any]:
+) -> JsonObject:
     """Re-solve a captured LP model with HiGHS: as it is, with integrality relaxed, and with each
     constraint removed in turn; which of these give the reference (the objective's constant, which
     an LP file may drop, is carried over from the program's own objective)."""
@@ -300,7 +300,7 @@ def constraint_removal(
         def value_of(raw: float | None) -> float | None:
             return None if raw is None else sign * raw + offset
 
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "solved": True,
             "model_objective": base,
             "sense_flipped": sign < 0,
@@ -356,12 +356,12 @@ def constraint_removal(
 
 
 def attribute(
-    row: dict[str, Any], root: Path | None, record: dict[str, Any] | None, answers: list[tuple[float, str]] | None
-) -> tuple[Attribution, dict[str, Any]]:
+    row: JsonObject, root: Path | None, record: JsonObject | None, answers: list[tuple[float, str]] | None
+) -> tuple[Attribution, JsonObject]:
     """The attribution of one failed scored row and its evidence (`root`: the submission's task
     root, `record`: its execution record, `answers`: the audit's evidenced answers of the item)."""
     mode = FailureMode(row["failure_mode"])
-    evidence: dict[str, Any] = {"failure_mode": mode}
+    evidence: JsonObject = {"failure_mode": mode}
     if mode in EXECUTION_MODES:
         evidence["message"] = (record or {}).get("message") or None
         return Attribution.EXECUTION, evidence
@@ -399,12 +399,12 @@ def _task_root(workspace: Path, wid: str) -> Path:
 
 
 def attribute_rows(
-    summary: dict[str, Any],
+    summary: JsonObject,
     workspaces_root: Path | None,
     records_dir: Path | None,
     evidence: ReferenceEvidence | None = None,
     judge: RowJudge | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Add `attribution` (None for a passed result), `attributed_by` and `attribution_evidence` to
     every row of a `score_objectives` summary, and the counts `attributions` /
     `attributions_by_mode`, in place. With `judge`, the rows the evidence leaves unknown (with a

@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.normalize import _NUMBER, normalize_text
 
 TEXT_SUFFIXES = {".csv", ".md", ".txt", ".tex", ".json", ".log", ".py", ".lp", ".mps", ".yaml", ".yml"}
@@ -95,7 +95,7 @@ def _present(sorted_values: np.ndarray, targets: np.ndarray, tol: float | np.nda
     return hi > lo
 
 
-def check_numbers(answer: str, evidence: np.ndarray) -> dict[str, Any]:
+def check_numbers(answer: str, evidence: np.ndarray) -> JsonObject:
     """Classify every number cited in `answer` against the sorted evidence numbers."""
     matched, derived, unmatched, trivial = [], [], [], 0
     for cited in cited_tokens(answer):

@@ -49,6 +49,7 @@ from tcsexam import HARNESS_VERSION
 from tcsexam.containment import SandboxName
 from tcsexam.errors import InputError
 from tcsexam.fileio import (
+    JsonObject,
     UntrustedFileError,
     atomic_write_text,
     exclusive_use,
@@ -287,7 +288,7 @@ def evidence_folder(scratch: Path) -> Path:
 MAX_MODEL_BYTES = 1 << 20
 
 
-def read_evidence(scratch: Path, root: Path) -> dict[str, Any]:
+def read_evidence(scratch: Path, root: Path) -> JsonObject:
     """The record's `files_read` (the files under the task root the program opened, relative, in
     the order first opened; None when it left no `opened.json`) and `model_lp` (its last captured
     PuLP/highspy model as LP text; None when none or too large)."""
@@ -442,7 +443,7 @@ def orspace_sandbox(name: str, docker_image: str | None = None, allow_unsandboxe
         )
 
 
-def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, **options: Any) -> dict[str, Any]:
+def execute(workspaces_root: Path, out_dir: Path, settings: ExecuteSettings, **options: Any) -> JsonObject:
     """Run every selected submission (`modes`, `workspace_ids`; `progress` gets each line); returns
     a summary. Writes records and predictions.jsonl. One run per output folder at a time: a
     second one on the same `out_dir` stops at once with one line (`fileio.exclusive_use`)."""
@@ -460,7 +461,7 @@ def _execute(
     progress: Callable[[str], None] | None = None,
     condition: str | None = None,
     hold: contextlib.ExitStack,
-) -> dict[str, Any]:
+) -> JsonObject:
     """`condition`: the stage condition's slug when the folder has no stage manifest saying it.
     The steps of the batch engine (`runner.engine.batch`): prepare, keys, reuse, batch, summary."""
     found = _selected(workspaces_root, modes, workspace_ids)
@@ -544,7 +545,7 @@ def _progress_lines(progress: Callable[[str], None], todo: int, batch: KeyedBatc
     return on_write
 
 
-def _summary(batch: KeyedBatch, out_dir: Path, condition: str | None) -> dict[str, Any]:
+def _summary(batch: KeyedBatch, out_dir: Path, condition: str | None) -> JsonObject:
     """Refuse harness failures (a rerun retries them); write predictions.jsonl; the summary."""
     records = batch.results
     infra = sorted(w for w, r in records.items() if r.infrastructure_error)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, atomic_write_json, read_yaml
+from tcsexam.fileio import Json, JsonObject, atomic_write_json, read_yaml
 from tcsexam.orspace.judge_prompt import PROMPT_SHA256, PROMPT_VERSION, SYSTEM_PROMPT
 
 SCORE_RANGES = {"reasoning": 35.0, "grounding": 20.0, "answer_quality": 10.0}
@@ -106,7 +106,7 @@ class JudgeSettings:
         return base if base.endswith("/chat/completions") else base + "/chat/completions"
 
 
-def judgment_schema(criterion_ids: list[str], penalty_cap: float) -> dict[str, Any]:
+def judgment_schema(criterion_ids: list[str], penalty_cap: float) -> JsonObject:
     """The JSON schema a judgment must satisfy for the given semantic criteria."""
     verdict = {
         "type": "object",
@@ -189,8 +189,8 @@ class JudgeClient:
     calls: int = 0  # HTTP requests made (tests and logs)
     cache_hits: int = 0
     log: list[str] = field(default_factory=list)
-    usages: list[dict[str, Any]] = field(default_factory=list)  #: one per judgment, in order
-    last_usage: dict[str, Any] | None = None
+    usages: list[JsonObject] = field(default_factory=list)  #: one per judgment, in order
+    last_usage: JsonObject | None = None
     last_raw: str | None = None  #: the text of the last reply (`ask`)
     spent: float = 0.0  #: cost of this run's endpoint calls (cache hits excluded)
     _client: Any = field(default=None, repr=False)  #: the `openai.OpenAI` client, made on first use
@@ -219,7 +219,7 @@ class JudgeClient:
                 f"(spent {self.spent:.4f} USD this run, next judgment estimated {estimate:.4f} USD)"
             )
 
-    def cost_summary(self) -> dict[str, Any]:
+    def cost_summary(self) -> JsonObject:
         priced = [u["cost"] for u in self.usages if u["cost"] is not None]
         return {
             "judgments": len(self.usages),
@@ -239,7 +239,7 @@ class JudgeClient:
     prompt_version = PROMPT_VERSION
     prompt_sha256 = PROMPT_SHA256
 
-    def cache_key(self, payload: dict[str, Any], prompt_sha256: str = PROMPT_SHA256) -> str:
+    def cache_key(self, payload: JsonObject, prompt_sha256: str = PROMPT_SHA256) -> str:
         canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         parts: list[object] = [self.settings.model, prompt_sha256, canonical]
         if self.settings.repeat:  # repeat 0 keeps the keys of the judgments cached before repeats existed
@@ -252,7 +252,7 @@ class JudgeClient:
             return None
         return self.settings.cache_dir / key[:2] / f"{key}.json"
 
-    def judge(self, payload: dict[str, Any], criterion_ids: list[str], penalty_cap: float) -> dict[str, Any]:
+    def judge(self, payload: JsonObject, criterion_ids: list[str], penalty_cap: float) -> JsonObject:
         """A validated Explain judgment for `payload` (from the cache or the endpoint)."""
         return self.ask(
             payload,
@@ -263,7 +263,7 @@ class JudgeClient:
 
     def ask(
         self,
-        payload: dict[str, Any],
+        payload: JsonObject,
         *,
         system_prompt: str,
         prompt_version: str,
@@ -307,7 +307,7 @@ class JudgeClient:
             )
         return judgment
 
-    def _request_body(self, payload: dict[str, Any], system_prompt: str = SYSTEM_PROMPT) -> bytes:
+    def _request_body(self, payload: JsonObject, system_prompt: str = SYSTEM_PROMPT) -> bytes:
         return json.dumps(
             {
                 "model": self.settings.model,
@@ -326,7 +326,7 @@ class JudgeClient:
             delay = min(max(delay, retry_after), max(self.settings.max_backoff_s, retry_after))
         self.sleep(delay)
 
-    def _request_valid(self, request: dict[str, Any], validate: Callable[[Any], None]) -> tuple[Any, tuple[int, int]]:
+    def _request_valid(self, request: JsonObject, validate: Callable[[Any], None]) -> tuple[Any, tuple[int, int]]:
         """A validated reply and the tokens (in, out) of every reply it took."""
         tokens = [0, 0]
         last = "no attempt made"
@@ -360,7 +360,7 @@ class JudgeClient:
                 self._backoff(attempt, retry_after)
         raise JudgeError(f"judge gave no valid judgment after {self.settings.max_attempts} attempts: {last}")
 
-    def _post(self, request: dict[str, Any]) -> bytes:
+    def _post(self, request: JsonObject) -> bytes:
         """One chat-completions call through the `openai` client (the agents' model layer for
         OpenAI-compatible endpoints), its own retries off: the raw reply body."""
         if self._client is None:

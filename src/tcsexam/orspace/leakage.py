@@ -41,12 +41,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 import numpy as np
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.orspace.normalize import _entity_pattern, cited_numbers, normalize_text, numbers_close, parse_number
 from tcsexam.orspace.release import (
     OBJECTIVE_MODES,
@@ -228,7 +227,7 @@ def scanned(relative: str, mode: Mode) -> bool:
     return mode != Mode.EXPLAIN or not (EVIDENCE_DIRS & set(parts[:-1]))
 
 
-def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> dict[str, Any]:
+def audit_texts(wid: str, texts: dict[str, str], secrets: Secrets) -> JsonObject:
     """Scan `texts` (relative name -> content) of staged workspace `wid`; returns the audit entry
     (`leaks` lists every hit: file, kind, item, source). An Explain workspace's metadata.json is
     passed without its question (`metadata_text`)."""
@@ -272,7 +271,7 @@ def metadata_text(meta: Json, mode: Mode) -> str:
     return json.dumps(meta, ensure_ascii=False)
 
 
-def leak_line(wid: str, leak: dict[str, Any], where: str) -> str:
+def leak_line(wid: str, leak: JsonObject, where: str) -> str:
     return (
         f"leakage audit: {where}/{wid}/{leak['file']} shows {leak['kind']} {leak['item']!r} "
         f"(from {leak['source']}); staging refused"

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.result import pulp_result
 from tcsexam.orspace.solvers import Solver
 
@@ -58,7 +59,7 @@ def cell(row: dict[str, str], column: str) -> float | None:
     return float(text) if text not in ("", "-") else None
 
 
-def solve(prob: Any, solver: str = "highs", time_limit_s: float = 120.0) -> dict[str, Any]:
+def solve(prob: Any, solver: str = "highs", time_limit_s: float = 120.0) -> JsonObject:
     """Solve a PuLP problem with HiGHS (highspy) or CBC and return the audit's result line."""
     import pulp
 
@@ -73,7 +74,7 @@ def solve(prob: Any, solver: str = "highs", time_limit_s: float = 120.0) -> dict
     return {"status": result["status"], "objective": objective, "solver": solver}
 
 
-def optimum(objective: float, solver: str) -> dict[str, Any]:
+def optimum(objective: float, solver: str) -> JsonObject:
     """The result line of a model solved by exhaustive search (no LP/MIP solver involved)."""
     return {"status": "Optimal", "objective": objective, "solver": solver}
 
@@ -84,7 +85,7 @@ def period_hours(span: str) -> float:
     return (end - start) % 24 or 24
 
 
-def cyclic_cover(need: list[float], covers: int) -> dict[str, Any]:
+def cyclic_cover(need: list[float], covers: int) -> JsonObject:
     """Least whole number of people so that each of the day's cyclic periods has at least `need[i]`
     on duty, a person starting at period i working periods i, i+1, ..., i+covers-1 (around the
     clock). Items 26, 52 and 83."""
@@ -99,7 +100,7 @@ def cyclic_cover(need: list[float], covers: int) -> dict[str, Any]:
     return solve(prob)
 
 
-def buy_then_sell(buy: list[float], sell: list[float], initial_stock: float, capacity: float) -> dict[str, Any]:
+def buy_then_sell(buy: list[float], sell: list[float], initial_stock: float, capacity: float) -> JsonObject:
     """Most sales revenue minus purchase cost over the periods of `buy`/`sell` prices: each period
     the stock plus the period's purchase stays within `capacity`, then at most that is sold; what is
     left is the next period's stock (`initial_stock` before the first). Items 16 and 50."""
@@ -120,7 +121,7 @@ def buy_then_sell(buy: list[float], sell: list[float], initial_stock: float, cap
 
 def knapsack(
     value: dict[str, float], cost: dict[str, float], budget: float, exclusive: list[tuple[str, str]]
-) -> dict[str, Any]:
+) -> JsonObject:
     """Most total `value` of a 0/1 choice of the keys with total `cost` within `budget`, at most one
     key of each `exclusive` pair chosen. Items 62 and 72."""
     import pulp
@@ -141,7 +142,7 @@ def routed_production(
     rate: dict[str, float],
     margin: dict[str, float],
     integer: bool,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Most profit of products that each pass every stage on one of the stage's machines able to
     process them (`hours[product, machine]` given): the units of a product processed at each stage
     equal its output, a machine's hours stay within `capacity`, and profit is `margin` (price minus
@@ -163,7 +164,7 @@ def routed_production(
     return solve(prob)
 
 
-def main(build: Callable[[Path], dict[str, Any]]) -> None:
+def main(build: Callable[[Path], JsonObject]) -> None:
     """Run `build(workspace)` on the folder named by argv[1] and print its result line."""
     if len(sys.argv) != 2:
         sys.exit(f"usage: {sys.argv[0]} WORKSPACE")

@@ -35,7 +35,10 @@ import json
 import math
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the annotations only: at run time this module imports the standard library alone
+    from tcsexam.fileio import JsonObject
 
 RESULT_ENV = "ORSPACE_RESULT_FILE"
 NOT_OPTIMAL = "Not Optimal"
@@ -136,7 +139,7 @@ def native_status(status: str, solver: str | None) -> tuple[str, str]:
     return name, f"{solver} status code {match.group(1)} is {name}"
 
 
-def pulp_result(prob: Any) -> dict[str, Any]:
+def pulp_result(prob: Any) -> JsonObject:
     """The result object of a solved PuLP problem; Optimal only when sol_status says so."""
     import pulp
 
@@ -153,7 +156,7 @@ def pulp_result(prob: Any) -> dict[str, Any]:
     }
 
 
-def highs_result(h: Any) -> dict[str, Any]:
+def highs_result(h: Any) -> JsonObject:
     """The result object of a solved highspy.Highs model."""
     model_status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
@@ -166,7 +169,7 @@ def highs_result(h: Any) -> dict[str, Any]:
     }
 
 
-def write_result(result: dict[str, Any], path: str | None = None) -> str:
+def write_result(result: JsonObject, path: str | None = None) -> str:
     """Write the result object to `path`, $ORSPACE_RESULT_FILE, or ./result.json."""
     path = path or os.environ.get(RESULT_ENV) or "result.json"
     tmp = f"{path}.tmp"
@@ -186,7 +189,7 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def derive(result_text: str | None, stdout: str, exit_ok: bool, solver: str | None = None) -> dict[str, Any]:
+def derive(result_text: str | None, stdout: str, exit_ok: bool, solver: str | None = None) -> JsonObject:
     """Status, objective and where they came from (`solver`: the one the submission used, which
     names a status given as its numeric code, `native_status`).
 

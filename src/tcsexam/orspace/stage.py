@@ -30,7 +30,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import Json, JsonObject, atomic_write_json, read_json
@@ -87,7 +86,7 @@ def sanitize_metadata(value: Json) -> Json:
 
 def stage_workspace(
     source: Path, target: Path, mode: Mode, condition: Condition = DEFAULT_CONDITION
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[JsonObject, dict[str, str]]:
     """Copy one workspace; returns its manifest entry and the audited texts (relative -> text)."""
     files, excluded, hidden, texts = [], [], [], {}
     for path in sorted(source.rglob("*")):
@@ -143,7 +142,7 @@ def prompt_texts(rel: str, prompt: bytes, texts: dict[str, str]) -> dict[str, st
     return audited
 
 
-def staged_texts(output: Path, wid: str, entry: dict[str, Any]) -> dict[str, str]:
+def staged_texts(output: Path, wid: str, entry: JsonObject) -> dict[str, str]:
     """The texts of one staged workspace as the audit reads them (to audit a staged folder again)."""
     texts = {}
     for item in entry["files"]:
@@ -166,7 +165,7 @@ def stage(
     split: str | None = None,
     condition: Condition = DEFAULT_CONDITION,
     oracle_root: str | Path | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Stage the selected workspaces of `release_root` under `condition`; the leakage audit's
     secrets come from `oracle_root`'s evaluation/ (default the release itself)."""
     release_root, output = Path(release_root), Path(output)
