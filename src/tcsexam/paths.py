@@ -9,6 +9,7 @@ package was installed from.
 from __future__ import annotations
 
 import os
+import stat
 from functools import cache
 from pathlib import Path
 
@@ -48,3 +49,22 @@ def config_file(spec: str | os.PathLike, kind: str) -> Path:
     if path.suffix in (".yaml", ".yml"):
         return path
     return config_dir() / kind / f"{spec}.yaml"
+
+
+def cache_dir() -> Path:
+    """The harness's own cache ($TCSEXAM_CACHE, default ~/.cache/tcsexam): the compiled limiter
+    launcher, the schema checks already passed. Hidden from candidates (bwrap's harness_homes)."""
+    return Path(os.environ.get("TCSEXAM_CACHE") or Path.home() / ".cache" / "tcsexam")
+
+
+def harness_owned(path: Path) -> bool:
+    """`path` is a regular file that, like its folder, belongs to this process's user and nobody
+    else can write: what a cached file must be before the harness trusts it."""
+    try:
+        for item in (path, path.parent):
+            st = os.lstat(item)
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return False
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -66,3 +66,67 @@ def test_one_line_naming_file_field_and_problem(data, line):
 def test_a_nested_field_without_its_own_message_gets_the_keyword_message():
     with pytest.raises(InputError, match=r"s.yaml: tracks/solver/0: a task id must be a non-empty string, not 3"):
         check({"id": "x", "tracks": {"solver": [3]}}, "suite", "s.yaml")
+
+
+@pytest.fixture
+def passed(tmp_path, monkeypatch):
+    """A private PassedChecks, and a validator that counts its uses."""
+    import tcsexam.schemas as schemas
+
+    store = schemas.PassedChecks(tmp_path / "passed")
+    monkeypatch.setattr(schemas, "PASSED", store)
+    calls = []
+    real = schemas._validator
+
+    def counting(name):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(schemas, "_validator", counting)
+    return store, calls
+
+
+def test_data_that_passed_is_not_checked_again_and_a_violation_always_is(passed):
+    store, calls = passed
+    good = {"command": ["python3", "solve.py"], "threads": 2}
+    check(good, "solver", "a.yaml")
+    check(dict(reversed(list(good.items()))), "solver", "b.yaml")  # the same data, keys in another order
+    assert calls == ["solver"]
+    check({**good, "threads": 3}, "solver", "d.yaml")  # other data: checked
+    assert calls == ["solver", "solver"]
+    bad = {"command": ["a"], "threads": 0}
+    for _ in range(2):
+        with pytest.raises(InputError, match="threads"):
+            check(bad, "solver", "e.yaml")
+    assert calls == ["solver"] * 4
+
+
+def test_a_pass_is_trusted_only_in_a_folder_nobody_else_can_write(passed):
+    store, calls = passed
+    good = {"command": ["x"]}
+    check(good, "solver", "a.yaml")
+    key = store.key("solver", good)
+    assert key is not None and store.passed(key)
+    folder = store.root / key[:2]
+    folder.chmod(0o777)  # another user could have planted the pass
+    try:
+        assert not store.passed(key)
+        check(good, "solver", "a.yaml")
+        assert calls == ["solver", "solver"]
+    finally:
+        folder.chmod(0o755)
+
+
+def test_data_without_a_canonical_json_form_or_an_unwritable_cache_is_checked_every_time(passed, tmp_path):
+    import datetime
+
+    import tcsexam.schemas as schemas
+
+    store, calls = passed
+    assert store.key("solver", {"command": ["x"], "when": datetime.date(2026, 1, 1)}) is None
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    schemas.PASSED = schemas.PassedChecks(blocked / "passed")  # cannot be a folder: nothing is kept
+    for _ in range(2):
+        check({"command": ["y"]}, "solver", "a.yaml")
+    assert calls == ["solver", "solver"]

@@ -35,12 +35,13 @@ import os
 import resource
 import shutil
 import signal as _signal
-import stat
 import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from tcsexam.paths import cache_dir, harness_owned
 
 LAUNCHER_C = r"""
 /* tcsexam launcher: join cgroups, set rlimits, wait for `go`, fork the command as a child
@@ -303,22 +304,6 @@ _launcher_path: str | None | bool = False
 _launcher_memfd: tuple[int, int] | None = None  # (pid, fd): per process (a fork gets its own)
 
 
-def _harness_owned(path: Path) -> bool:
-    """`path` and its folder belong to this process's user and nobody else can write them."""
-    try:
-        for item in (path, path.parent):
-            st = os.lstat(item)
-            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-                return False
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("TCSEXAM_CACHE") or Path.home() / ".cache" / "tcsexam")
-
-
 def launcher() -> str | None:
     """The compiled launcher (see the module doc); cached under $TCSEXAM_CACHE or ~/.cache/tcsexam. It applies
     the rlimits and joins the cgroups before exec: it keeps `subprocess` on its fast vfork path
@@ -338,16 +323,16 @@ def launcher() -> str | None:
 
         cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
         digest = hashlib.sha256(LAUNCHER_C.encode()).hexdigest()[:16]
-        cache = _cache_dir()
+        cache = cache_dir()
         target = cache / f"launch-{digest}"
-        if _harness_owned(target) and os.access(target, os.X_OK):
+        if harness_owned(target) and os.access(target, os.X_OK):
             _launcher_path = str(target)
             return _launcher_path
         if cc is None:
             return None
         try:
             cache.mkdir(parents=True, exist_ok=True, mode=0o755)
-            if not _harness_owned(target) and (
+            if not harness_owned(target) and (
                 os.lstat(cache).st_uid != os.geteuid() or os.lstat(cache).st_mode & 0o022
             ):
                 cache = Path(tempfile.mkdtemp(prefix="tcsexam-launcher-"))  # not ours: never trusted
