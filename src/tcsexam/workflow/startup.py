@@ -35,6 +35,7 @@ first failure) would leave every item after a failed one unjudged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import shutil
@@ -195,23 +196,22 @@ def prepare(
     """The checked Plan of this workflow run (see the module docstring)."""
     argv = list(sys.argv if argv is None else argv)
     ensure_cli_on_path()
+    # `local_exec` (the Snakefile's workflow.local_exec) is True whatever the executor while the
+    # Snakefile is read: the arguments say where the jobs run, asked at most once (0.2 s)
+    runs_here = functools.cache(lambda: executor_is_local(argv, default=local_exec))
     try:
         plan = Plan(config, basedir)
         plan.check(reference_target=any(a in ("reference", "reference_build") for a in argv[1:]))
         batch = plan.config["batch"]
-        batch["enabled"] = decide(
-            batch.get("enabled", AUTO),
-            local_exec=lambda: executor_is_local(argv, default=local_exec),
-            main_process=main_process,
-        )
+        batch["enabled"] = decide(batch.get("enabled", AUTO), local_exec=runs_here, main_process=main_process)
     except InputError as exc:
         _fail(str(exc))
     hand_down(batch["enabled"])  # what the jobs' Snakemake decides too (the Snakefile's `envvars:`)
     mode = _mode(argv)
     if not main_process or mode == "none":
         return plan
-    check_sandbox(plan, local_exec=local_exec)
-    if local_exec:
+    check_sandbox(plan, local_exec=runs_here())
+    if runs_here():  # on a cluster the nodes' tools count, not the submit host's
         check_tools(plan)
     if _locked(Path.cwd()):
         return plan

@@ -71,6 +71,31 @@ def test_keep_going_sets_the_settings_and_the_scheduler_that_read_them(capsys):
     assert "pass --keep-going" in capsys.readouterr().err
 
 
+def test_prepare_on_a_cluster_only_notes_what_the_submit_host_lacks(monkeypatch, capsys, tmp_path):
+    """The Snakefile's workflow.local_exec says True while it is read, whatever the executor: the
+    arguments decide, so a login node without a working sandbox or proof checker still submits."""
+    from pathlib import Path
+
+    from tcsexam.campaign.planner import load_config
+
+    root = Path(__file__).resolve().parents[3]
+    monkeypatch.chdir(root)
+    config = load_config(root / "config" / "test" / "config.yaml", root)
+    config = {**config, "results_dir": str(tmp_path / "results")}
+    tools = []
+
+    def refuse(name, allow_unsandboxed=False, **kw):
+        raise InputError("sandbox auto: no sandbox for untrusted candidates works here (bwrap: ...)")
+
+    monkeypatch.setattr(startup, "choose_sandbox", refuse)
+    monkeypatch.setattr(startup, "check_tools", lambda plan: tools.append(plan) or [])
+    startup.prepare(config, str(root), argv=["snakemake", "-n", "--executor", "slurm", "--jobs", "2"], local_exec=True)
+    assert "note: on this submit host: sandbox auto" in capsys.readouterr().err and tools == []
+    with pytest.raises(SystemExit) as stop:
+        startup.prepare(config, str(root), argv=["snakemake", "-n", "--cores", "2"], local_exec=True)
+    assert stop.value.code == 1 and "error: config run.sandbox" in capsys.readouterr().err
+
+
 def _plan(**run):
     return SimpleNamespace(online=False, run={"sandbox": "auto", **run})
 
