@@ -41,7 +41,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalSample
@@ -51,7 +50,7 @@ from inspect_ai.solver import Solver, solver
 
 from tcsexam.agents.providers import ModelConfig
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, atomic_write_json, read_json
+from tcsexam.fileio import Json, JsonObject, atomic_write_json, read_json
 from tcsexam.orspace.judge import load_prices
 
 SCHEMA_VERSION = 1
@@ -130,7 +129,7 @@ class GenerationRecord:
 
     workspace_id: str
     mode: str | None
-    model: dict[str, Any]  #: ModelConfig.public(): name, model, provider, base_url, api_key_env (a name)...
+    model: JsonObject  #: ModelConfig.public(): name, model, provider, base_url, api_key_env (a name)...
     stop_reason: StopReason
     stop_detail: str | None = None
     final: bool = True  #: the result stands (scored as what it left); false: rerun it
@@ -165,7 +164,7 @@ class GenerationRecord:
     def infrastructure(self) -> bool:
         return self.stop_reason in INFRASTRUCTURE_STOPS
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = asdict(self)
         data["stop_reason"] = self.stop_reason.value
         data["infrastructure"] = self.infrastructure
@@ -238,7 +237,7 @@ class GenerationRecord:
         )
 
 
-def _run_dir(meta: dict[str, Any]) -> str | None:
+def _run_dir(meta: JsonObject) -> str | None:
     """The run's output folder, from the sample's `incoming_dir` metadata (every task of the agent
     stage sets it to `<output root>/.incoming/<id>`, resolved)."""
     incoming = meta.get("incoming_dir")

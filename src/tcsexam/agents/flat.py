@@ -54,7 +54,6 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from inspect_ai.solver import Solver, solver
 
@@ -66,7 +65,7 @@ from tcsexam.agents.accounting import (
     STORE_STOP_REASON,
     StopReason,
 )
-from tcsexam.fileio import atomic_write_bytes, atomic_write_text
+from tcsexam.fileio import JsonObject, atomic_write_bytes, atomic_write_text
 from tcsexam.orspace import flat as flat_format
 from tcsexam.orspace.execute import DEFAULT_TIME_LIMIT_S
 from tcsexam.orspace.release import Mode
@@ -338,7 +337,7 @@ def flat_solver() -> Solver:
     @solver(name="tcsexam_flat")
     def _flat():
         async def solve(state, generate):
-            meta: dict[str, Any] = state.metadata or {}
+            meta: JsonObject = state.metadata or {}
             mode = Mode(meta["mode"]).value
             prompt = state.user_prompt.text
             question = workspace_question(prompt) if mode == Mode.EXPLAIN.value else None

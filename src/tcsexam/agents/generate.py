@@ -64,7 +64,7 @@ from tcsexam.agents.sandboxenv import AgentSandboxConfig, resolve_sandbox
 from tcsexam.agents.tasks import ANSWER_FILE, AgentLimits, orspace_task
 from tcsexam.agents.workspace import check_staged, stage_manifest
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, atomic_write_text, exclusive_use, read_json
 from tcsexam.orspace.conditions import Condition, Interface
 from tcsexam.orspace.release import MODES, Mode, parse_workspace_id
 
@@ -118,7 +118,7 @@ def finished_record(layout: OutputLayout, wid: str) -> GenerationRecord | None:
     return record if record is not None and (layout.workspaces / wid).is_dir() else None
 
 
-def run_identity(settings: GenerationSettings, manifest_path: Path) -> dict[str, Any]:
+def run_identity(settings: GenerationSettings, manifest_path: Path) -> JsonObject:
     """What makes two invocations the same run (its `run.json`): a rerun must match it."""
     public = settings.model.public()
     return {
@@ -132,7 +132,7 @@ def run_identity(settings: GenerationSettings, manifest_path: Path) -> dict[str,
     }
 
 
-def _claim_output(layout: OutputLayout, identity: dict[str, Any], manifest_path: Path) -> None:
+def _claim_output(layout: OutputLayout, identity: JsonObject, manifest_path: Path) -> None:
     path = layout.root / RUN_FILE
     if path.exists():
         before = read_json(path, "generation run file")
@@ -256,7 +256,7 @@ def write_answers(layout: OutputLayout, wids: list[str]) -> int:
 
 def generate(
     settings: GenerationSettings, *, model: Any = None, progress: Callable[[str], None] | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Run the generation (`model`: an Inspect Model to use instead of `settings.model`'s, for
     tests); returns the summary written to OUT/generation.json."""
     say = progress or (lambda line: None)
@@ -337,7 +337,7 @@ def run_eval(settings: Any, layout: Any, tasks: list, finisher: SampleFinisher, 
 
 def _summarise(
     layout: OutputLayout, wids: list[str], condition: Condition, finisher: _Finisher, budget: CostBudget
-) -> dict[str, Any]:
+) -> JsonObject:
     records = {w: read_generation(layout.record(w)) for w in wids if layout.record(w).is_file()}
     incomplete = {
         w: (f"{records[w].stop_reason}: {records[w].stop_detail or ''}".strip(": ") if w in records else "not run")

@@ -9,7 +9,9 @@ import argparse
 from pathlib import Path
 from typing import Any, TypedDict
 
+from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import UsageError
+from tcsexam.fileio import JsonObject
 from tcsexam.orspace.solvers import LICENSED
 from tcsexam.runner.limiter.types import LIMITER_OPTION
 from tcsexam.runner.sandboxes import SANDBOX_OPTION
@@ -133,12 +135,28 @@ def add_call_arguments(parser: argparse.ArgumentParser, title: str, *, programs:
         )
 
 
-def call_config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+class CallConfigKwargs(TypedDict, total=False):
+    """What `call_config_kwargs` gives: `sandboxenv.AgentSandboxConfig`'s fields the flags set."""
+
+    sandbox: SandboxName
+    allow_unsandboxed: bool
+    limiter: Limiter
+    call_time_s: float
+    call_mem_mb: int
+    call_nproc: int
+    workspace_mb: int
+    scratch_root: str | None
+    python: str | None
+    docker_image: str | None
+    licences: tuple[tuple[str, str], ...]
+
+
+def call_config_kwargs(args: argparse.Namespace) -> CallConfigKwargs:
     """`sandboxenv.AgentSandboxConfig`'s keyword arguments from `add_call_arguments`' flags."""
     for flag in ("call_time_limit", "call_mem_mb", "call_nproc", "workspace_mb"):
         if getattr(args, flag) <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
-    kwargs: dict[str, Any] = {
+    kwargs: CallConfigKwargs = {
         "sandbox": args.sandbox,
         "allow_unsandboxed": args.allow_unsandboxed,
         "limiter": args.limiter,
@@ -155,11 +173,13 @@ def call_config_kwargs(args: argparse.Namespace) -> dict[str, Any]:
             if not sep or solver not in LICENSED or not path:
                 raise UsageError(f"--licence {value!r}: expected gurobi=PATH or copt=PATH")
             licences.append((solver, str(Path(path).resolve())))
-        kwargs.update(python=args.python, docker_image=args.docker_image, licences=tuple(licences))
+        kwargs["python"] = args.python
+        kwargs["docker_image"] = args.docker_image
+        kwargs["licences"] = tuple(licences)
     return kwargs
 
 
-def run_exit_status(summary: dict[str, Any], log: Any, command: str, unit: str) -> int:
+def run_exit_status(summary: JsonObject, log: Any, command: str, unit: str) -> int:
     """A generation run's exit status from its summary: 0 when every sample is final; else one ERROR
     line naming how many `unit`s are incomplete and the first with its reason, and 1."""
     if summary["complete"]:

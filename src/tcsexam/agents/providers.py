@@ -41,7 +41,6 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model
 
@@ -53,7 +52,7 @@ from tcsexam.agents.options import (
     DEFAULT_TIMEOUT_S,
 )
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 
 OPENAI_COMPATIBLE = "openai-compatible"
 PLACEHOLDER_KEY = "no-key"
@@ -192,7 +191,7 @@ class ModelConfig:
         bare = self.model.split("/", 1)[1] if self.base_url is None else self.model
         return tuple(dict.fromkeys((self.name, self.model, self.inspect_spec, bare)))
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> JsonObject:
         """What records and manifests keep: no key, only its variable's name."""
         return {**asdict(self), "provider": self.provider, "inspect_model": self.inspect_spec}
 
@@ -235,7 +234,7 @@ class ModelConfig:
             )
         return get_model(self.model, config=self.generate_config(), api_key=key, memoize=False)
 
-    def eval_kwargs(self) -> dict[str, Any]:
+    def eval_kwargs(self) -> dict[str, int]:
         """The concurrency caps of this endpoint as `inspect_ai.eval` arguments."""
         return {
             "max_samples": self.max_samples,

@@ -51,7 +51,7 @@ from pydantic import BaseModel
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.orspace.execute import helper_library, orspace_sandbox
 from tcsexam.orspace.result import RESULT_ENV
 from tcsexam.orspace.solvers import licence_mounts
@@ -146,7 +146,7 @@ def _read_capped(path: Path, cap: int = RETURNED_BYTES) -> str:
 class TcsexamSandbox(SandboxEnvironment):
     """One sample's workspace copy and the project sandbox its calls run in."""
 
-    def __init__(self, config: AgentSandboxConfig, box: Sandbox, scratch: Path, metadata: dict[str, Any]):
+    def __init__(self, config: AgentSandboxConfig, box: Sandbox, scratch: Path, metadata: JsonObject):
         super().__init__()
         # exec as another user is refused: decided here, no probe needed
         self._root_access = RootAccess("unusable", "tcsexam sandbox: commands run only as the agent's own user")
@@ -164,7 +164,7 @@ class TcsexamSandbox(SandboxEnvironment):
     # -- lifecycle ---------------------------------------------------------------------------------
 
     @classmethod
-    def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
+    def config_deserialize(cls, config: JsonObject) -> BaseModel:
         return AgentSandboxConfig(**config)
 
     @classmethod
@@ -358,7 +358,7 @@ def checkout_root() -> Path | None:
     return root if (root / "pyproject.toml").is_file() and (root / "src" / "tcsexam").is_dir() else None
 
 
-def hidden_paths(config: AgentSandboxConfig, metadata: dict[str, Any]) -> tuple[str, ...]:
+def hidden_paths(config: AgentSandboxConfig, metadata: JsonObject) -> tuple[str, ...]:
     """What the agent's calls never see (bwrap: an empty folder in its place; the container
     sandboxes mount only what a call names anyway): `config.hidden`, the staged folder, the
     release and the oracle its manifest names, and the tcsexam checkout. The interpreter and the
@@ -381,7 +381,7 @@ def _config(config: SandboxEnvironmentConfigType | dict[str, Json] | None) -> Ag
     raise InputError(f"tcsexam sandbox: unusable configuration {config!r} (an AgentSandboxConfig)")
 
 
-def _make_environment(config: AgentSandboxConfig, metadata: dict[str, Any]) -> TcsexamSandbox:
+def _make_environment(config: AgentSandboxConfig, metadata: JsonObject) -> TcsexamSandbox:
     """A sample's environment: its scratch folder and workspace copy (only the audited files)."""
     box, _ = resolve_sandbox(config)
     staged, wid = metadata.get(META_STAGED), metadata.get(META_WID)

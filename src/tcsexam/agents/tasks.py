@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from inspect_ai import Task
 from inspect_ai.agent import AgentPrompt, AgentSubmit, as_solver, react
@@ -36,7 +36,7 @@ from tcsexam.agents.sandboxenv import SANDBOX_TYPE, AgentSandboxConfig, current_
 from tcsexam.agents.tools import submit_tool, workspace_tools
 from tcsexam.agents.workspace import stage_manifest
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_text
+from tcsexam.fileio import JsonObject, read_text
 from tcsexam.orspace.conditions import Condition, Interface
 from tcsexam.orspace.execute import DEFAULT_TIME_LIMIT_S
 from tcsexam.orspace.release import MODES, Mode
@@ -82,6 +82,15 @@ CLOSING = (
 )
 
 
+class TaskLimitKwargs(TypedDict):
+    """What `AgentLimits.task_kwargs` gives: an Inspect `Task`'s limits (None: none)."""
+
+    message_limit: int | None
+    token_limit: int | None
+    time_limit: int | None
+    working_limit: int | None
+
+
 @dataclass(frozen=True)
 class AgentLimits:
     """A sample's limits (None: none): Inspect's message, token, wall-clock and working-time limits."""
@@ -93,7 +102,7 @@ class AgentLimits:
     #: the limit the judge runs the program under (`orspace execute --time-limit`), told to the agent
     program_time_limit_s: float = DEFAULT_TIME_LIMIT_S
 
-    def task_kwargs(self) -> dict[str, Any]:
+    def task_kwargs(self) -> TaskLimitKwargs:
         return {
             "message_limit": self.message_limit,
             "token_limit": self.token_limit,
@@ -127,7 +136,7 @@ def instructions(mode: str, wid: str, workspace: Path, limits: AgentLimits, call
 
 def staged_samples(
     staged: Path,
-    manifest: dict[str, Any],
+    manifest: JsonObject,
     mode: str,
     *,
     output: Path,

@@ -22,14 +22,13 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from tcsexam.agents.track_solver import DEV_DIR, dev_task, solver_material
 from tcsexam.agents.track_tools import SUBMISSION_DIR
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, atomic_write_text, read_yaml
+from tcsexam.fileio import JsonObject, atomic_write_json, atomic_write_text, read_yaml
 from tcsexam.paths import config_file
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.proofs.check import PROOF_NAME
@@ -60,7 +59,7 @@ class TrackItem:
     files: dict[str, Path | bytes]  #: workspace path -> the file it is a copy of, or its bytes
     prompt: str
     #: Solver items: the development task (a task mapping without instance_dir) the feedback tool runs
-    dev_task: dict[str, Any] | None = None
+    dev_task: JsonObject | None = None
 
 
 _TOOLS = (

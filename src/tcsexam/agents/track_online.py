@@ -27,13 +27,12 @@ import datetime
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from tcsexam import HARNESS_VERSION
 from tcsexam.agents.accounting import GenerationRecord
 from tcsexam.attempts.online import PROVENANCE
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, read_json
 from tcsexam.limits import DEFAULT_SEED
 from tcsexam.records import Status
 from tcsexam.records.digest import hash_candidate, hash_file
@@ -98,7 +97,7 @@ def judge_online(
     candidate: Path,
     record: GenerationRecord,
     instances: list[str] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Judge the session's candidate (`candidate`, the attempt folder) on the task's evaluation
     instances (`instances`: these only, a workflow's `run.instances`) once and publish its records;
     returns the note (`status`: judged, already_judged,
@@ -124,7 +123,7 @@ def judge_online(
     summary = run_job(job, judge.run)
     records = read_json(output, "online judge records")
     infra = [str(r.get("instance")) for r in records if r.get("status") == Status.INFRASTRUCTURE_ERROR]
-    note: dict[str, Any] = {
+    note: JsonObject = {
         "item": item,
         "candidate_sha256": digest,
         "instances": len(records),

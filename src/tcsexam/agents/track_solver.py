@@ -22,10 +22,9 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import Json, atomic_write_json, read_json, read_yaml
+from tcsexam.fileio import Json, JsonObject, atomic_write_json, read_json, read_yaml
 from tcsexam.paths import project_root
 from tcsexam.problems import CONSTRUCTIONS
 from tcsexam.problems.generate import generate_text, generated_name
@@ -89,7 +88,7 @@ def dev_instances(t: Task, count: int) -> dict[str, bytes]:
     return out
 
 
-def dev_task(t: Task, files: dict[str, str]) -> dict[str, Any]:
+def dev_task(t: Task, files: dict[str, str]) -> JsonObject:
     """The development task (a task file's mapping without `instance_dir`): the task's problem,
     direction and limits over the development instances (`files`: name -> file), no references."""
     if t.source is None:  # a task loaded from its file (load_task) has one
@@ -115,7 +114,7 @@ def reference_file(dev_task_file: Path) -> Path:
     return dev_task_file.with_suffix(".reference.json")
 
 
-def dev_reference(dev_task_file: Path, candidate: Path, out: Path, run: RunOptions) -> dict[str, Any]:
+def dev_reference(dev_task_file: Path, candidate: Path, out: Path, run: RunOptions) -> JsonObject:
     """Run the reference solver `candidate` on the development task (records in `out`, reused by a
     rerun) and keep its values beside the task (`reference_file`); returns what is kept."""
     output = out / "records.json"

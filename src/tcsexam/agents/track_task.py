@@ -31,7 +31,7 @@ from tcsexam.agents.track_tools import (
     check_proof_tool,
     run_dev_tool,
 )
-from tcsexam.fileio import Json
+from tcsexam.fileio import Json, JsonObject
 from tcsexam.runner.ownership.scratch import make_scratch, release_scratch
 from tcsexam.runner.sandboxes.runas import candidate_ids, give_to
 from tcsexam.suites import BINARY_TRACKS, Track
@@ -52,7 +52,7 @@ def _as_config(config: SandboxEnvironmentConfigType | dict[str, Json] | None) ->
     return AgentSandboxConfig()
 
 
-def _make_item_environment(config: AgentSandboxConfig, metadata: dict[str, Any]) -> TrackSandbox:
+def _make_item_environment(config: AgentSandboxConfig, metadata: JsonObject) -> TrackSandbox:
     """A sample's environment: a scratch folder with the item's files and an empty submission folder."""
     box, _ = resolve_sandbox(config)
     staged, item = Path(str(metadata.get("staged_dir"))), str(metadata.get("workspace_id"))

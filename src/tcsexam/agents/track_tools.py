@@ -25,7 +25,6 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 from inspect_ai.tool import Tool, ToolError, tool
@@ -35,7 +34,7 @@ from tcsexam.agents import workspace as ws
 from tcsexam.agents.sandboxenv import current_workspace
 from tcsexam.agents.track_solver import reference_file, relative_score
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.proofs.check import PROOF_NAME, check_proof
 from tcsexam.proofs.task import ProofTask, load_proof_task
 from tcsexam.records import Status
@@ -106,7 +105,7 @@ def _copy_submission(dest: Path) -> list[str]:
     return ws.copy_out(source, dest)
 
 
-def format_proof_verdict(verdict: dict[str, Any], number: int, setup: CheckerSetup) -> str:
+def format_proof_verdict(verdict: JsonObject, number: int, setup: CheckerSetup) -> str:
     """The verdict as the model reads it."""
     left = "" if setup.max_checks is None else f" ({setup.max_checks - number} checks left)"
     lines = [f"check {number}{left}: status {verdict['status']}"]
@@ -129,7 +128,7 @@ def format_proof_verdict(verdict: dict[str, Any], number: int, setup: CheckerSet
     return "\n".join(lines)
 
 
-def _run_proof_check(task: ProofTask, setup: CheckerSetup, number: int) -> dict[str, Any] | str:
+def _run_proof_check(task: ProofTask, setup: CheckerSetup, number: int) -> JsonObject | str:
     with tempfile.TemporaryDirectory(prefix="tcsexam-check-", dir=setup.scratch_root) as tmp:
         folder = Path(tmp) / "draft" / task.id / str(number)
         skipped = _copy_submission(folder)
@@ -161,7 +160,7 @@ def check_proof_tool(setup: CheckerSetup) -> Tool:
     return execute
 
 
-def format_construction_record(record: dict[str, Any], number: int, setup: CheckerSetup) -> str:
+def format_construction_record(record: JsonObject, number: int, setup: CheckerSetup) -> str:
     left = "" if setup.max_checks is None else f" ({setup.max_checks - number} checks left)"
     lines = [f"check {number}{left}: status {record.get('status')}"]
     for key, label in (("A", "value"), ("reward", "reward"), ("message", "message")):
@@ -173,7 +172,7 @@ def format_construction_record(record: dict[str, Any], number: int, setup: Check
     return "\n".join(lines)
 
 
-def _run_construction_check(task_file: Path, setup: CheckerSetup, number: int) -> dict[str, Any] | str:
+def _run_construction_check(task_file: Path, setup: CheckerSetup, number: int) -> JsonObject | str:
     with tempfile.TemporaryDirectory(prefix="tcsexam-check-", dir=setup.scratch_root) as tmp:
         folder = Path(tmp) / "draft" / "item" / str(number)
         skipped = _copy_submission(folder)
@@ -222,7 +221,7 @@ def check_construction_tool(setup: CheckerSetup) -> Tool:
 
 
 def format_dev_records(
-    records: list[dict[str, Any]], number: int, setup: CheckerSetup, reference: dict[str, Any] | None, direction: str
+    records: list[JsonObject], number: int, setup: CheckerSetup, reference: JsonObject | None, direction: str
 ) -> str:
     left = "" if setup.max_checks is None else f" ({setup.max_checks - number} runs left)"
     lines = [f"run {number}{left}: {len(records)} development instances"]
@@ -244,7 +243,7 @@ def _no_paths(text: str, tmp: str) -> str:
     return text.replace(f"{tmp}/", "").replace(tmp, ".")
 
 
-def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[dict[str, Any]] | str:
+def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[JsonObject] | str:
     with tempfile.TemporaryDirectory(prefix="tcsexam-dev-", dir=setup.scratch_root) as tmp:
         folder = Path(tmp) / "candidate" / "item" / str(number)
         skipped = _copy_submission(folder)
@@ -260,7 +259,7 @@ def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[dict[str
         return read_json(output, "development records")
 
 
-def _dev_reference(task_file: Path) -> tuple[dict[str, Any] | None, str]:
+def _dev_reference(task_file: Path) -> tuple[JsonObject | None, str]:
     """(the development reference kept beside the development task, or None; the task's direction)."""
     path = reference_file(task_file)
     kept = read_json(path, "development reference") if path.is_file() else None

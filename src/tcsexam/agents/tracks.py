@@ -57,7 +57,7 @@ from tcsexam.agents.track_solver import dev_reference, reference_candidate
 from tcsexam.agents.track_task import track_task
 from tcsexam.agents.track_tools import SUBMISSION_DIR, CheckerSetup
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, atomic_write_text, exclusive_use, read_json
+from tcsexam.fileio import JsonObject, atomic_write_json, atomic_write_text, exclusive_use, read_json
 from tcsexam.limits import DEFAULT_SEED
 from tcsexam.proofs import coq
 from tcsexam.proofs.check import PROOF_NAME, choose_proof_sandbox, sandbox_coq_version
@@ -197,7 +197,7 @@ class _Finisher:
         return record
 
 
-def run_identity(settings: SolveSettings, items: list[TrackItem]) -> dict[str, Any]:
+def run_identity(settings: SolveSettings, items: list[TrackItem]) -> JsonObject:
     """What makes two invocations the same run (run.json)."""
     public = settings.model.public()
     return {
@@ -279,9 +279,7 @@ def _claim(settings: SolveSettings, items: list[TrackItem], *, write: bool = Tru
     return finished
 
 
-def solve(
-    settings: SolveSettings, *, model: Any = None, progress: Callable[[str], None] | None = None
-) -> dict[str, Any]:
+def solve(settings: SolveSettings, *, model: Any = None, progress: Callable[[str], None] | None = None) -> JsonObject:
     """Run the track (`model`: an Inspect Model instead of `settings.model`'s, for tests); returns the
     summary written to the run folder's generation.json."""
     say = progress or (lambda line: None)
@@ -343,7 +341,7 @@ def solve(
 
 def _judge_online(
     settings: SolveSettings, items: list[TrackItem], hidden: tuple[str, ...], say: Callable[[str], None]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JsonObject]:
     """The online protocol: every finished item's candidate judged once on its evaluation
     instances (`track_online`); item -> the judge's note."""
     if settings.online_dir is None:  # called for an online run only
@@ -393,8 +391,8 @@ def _summarise(
     items: list[TrackItem],
     finisher: _Finisher,
     budget: CostBudget,
-    online: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    online: dict[str, JsonObject] | None = None,
+) -> JsonObject:
     incomplete: dict[str, str] = {}
     stops: dict[str, int] = {}
     for it in items:
@@ -436,7 +434,7 @@ def _summarise(
     return summary
 
 
-def summary_line(summary: dict[str, Any]) -> str:
+def summary_line(summary: JsonObject) -> str:
     stops = ", ".join(f"{k} {v}" for k, v in summary["stop_reasons"].items()) or "none"
     return (
         f"{summary['finished']}/{summary['items']} {summary['track']} items finished ({summary['generated_now']} "

@@ -19,10 +19,9 @@ import os
 import shutil
 import stat
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.orspace.release import parse_workspace_id
 from tcsexam.records.digest import hash_file
 
@@ -33,7 +32,7 @@ _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _WRITE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
-def stage_manifest(staged: str | Path) -> dict[str, Any]:
+def stage_manifest(staged: str | Path) -> JsonObject:
     """The stage manifest of a staged folder (`tcsexam orspace stage`), checked to have passed its
     leakage audit."""
     path = Path(staged) / "manifest.json"
@@ -47,7 +46,7 @@ def stage_manifest(staged: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def manifest_files(manifest: dict[str, Any], wid: str, where: str = "stage manifest") -> list[tuple[str, str]]:
+def manifest_files(manifest: JsonObject, wid: str, where: str = "stage manifest") -> list[tuple[str, str]]:
     """(relative POSIX path, sha256) of every file the manifest lists for workspace `wid`."""
     entry = manifest["workspaces"].get(wid)
     if not isinstance(entry, dict) or not isinstance(entry.get("files"), list):
@@ -63,7 +62,7 @@ def manifest_files(manifest: dict[str, Any], wid: str, where: str = "stage manif
     return out
 
 
-def check_staged(staged: Path, manifest: dict[str, Any], wid: str) -> list[tuple[str, str]]:
+def check_staged(staged: Path, manifest: JsonObject, wid: str) -> list[tuple[str, str]]:
     """The manifest's files of `wid`, each checked to be in `staged/<wid>/` as listed, and no other
     file there; InputError naming the first difference."""
     folder = staged / wid
@@ -82,7 +81,7 @@ def check_staged(staged: Path, manifest: dict[str, Any], wid: str) -> list[tuple
     return listed
 
 
-def copy_in(staged: Path, manifest: dict[str, Any], wid: str, dest: Path) -> None:
+def copy_in(staged: Path, manifest: JsonObject, wid: str, dest: Path) -> None:
     """Make `dest` (absent) the agent's copy of staged workspace `wid`: the listed files, checked,
     and the mode's empty submission folder."""
     listed = check_staged(staged, manifest, wid)
