@@ -15,11 +15,13 @@ import fcntl
 import json
 import math
 import os
+import queue
 import shutil
 import socket
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -276,6 +278,34 @@ def special_files(folder: str, names: list[str]) -> set[str]:
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             out.add(name)
     return out
+
+
+#: descriptors to close, and the thread that closes them (`close_later`)
+_closing: queue.SimpleQueue[int] = queue.SimpleQueue()
+_closer_lock = threading.Lock()
+_closer: threading.Thread | None = None
+
+
+def _close_queued() -> None:
+    while True:
+        fd = _closing.get()
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def close_later(fd: int) -> None:
+    """Close `fd` in a thread of its own, for a close the kernel makes slow, off the run's path:
+    an inotify instance's waits for an SRCU grace period, and the last descriptor of a removed
+    folder frees its inode (8-17 ms and 3.4 ms on the 2-core development machine, where a pipe's
+    takes 0.01 ms). `fd` must be close-on-exec, so that no program started meanwhile gets it."""
+    global _closer
+    with _closer_lock:
+        if _closer is None or not _closer.is_alive():  # first use, or a forked child
+            _closer = threading.Thread(target=_close_queued, name="tcsexam-fd-closer", daemon=True)
+            _closer.start()
+    _closing.put(fd)
 
 
 def remove_tree(path: str | os.PathLike) -> None:

@@ -388,3 +388,30 @@ def test_a_forked_child_has_its_own_token():
     os.close(read)
     os.waitpid(pid, 0)
     assert child != mine and len(child) == 32 and owner_token() == mine
+
+
+def test_a_released_scratch_is_gone_at_once_and_its_lock_descriptors_close_soon_after(tmp_path):
+    """release_scratch hands the folder's descriptors to fileio.close_later (the last one frees the
+    removed folder's inode, milliseconds the next run need not wait for): closed shortly after."""
+    import time
+
+    from tcsexam.runner.ownership import scratch as scratch_module
+
+    path = make_scratch(str(tmp_path))
+    with scratch_module._held_lock:
+        held = {fd: _identity(fd) for fd in scratch_module._held[os.path.realpath(path)]}
+    assert held and None not in held.values()
+    release_scratch(path)
+    assert not os.path.exists(path) and path not in scratch_module.held_scratch()
+    deadline = time.monotonic() + 10
+    while any(_identity(fd) == was for fd, was in held.items()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert all(_identity(fd) != was for fd, was in held.items())  # closed (or the number reused)
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

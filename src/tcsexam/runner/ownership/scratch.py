@@ -43,7 +43,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from tcsexam.fileio import remove_tree
+from tcsexam.fileio import close_later, remove_tree
 from tcsexam.runner.ownership.owner import is_token, owner_token
 
 SCRATCH_PREFIX = "tcsexam-run-"
@@ -128,8 +128,8 @@ def release_scratch(path: str | os.PathLike) -> None:
     try:
         remove_tree(path)
     finally:
-        for fd in fds:
-            os.close(fd)
+        for fd in fds:  # the folder's last descriptor frees its inode: 3.4 ms, off the run's path
+            close_later(fd)
 
 
 def held_scratch() -> list[str]:

@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcsexam.fileio import Json, JsonObject, UntrustedFileError, read_untrusted_at
+from tcsexam.fileio import Json, JsonObject, UntrustedFileError, close_later, read_untrusted_at
 from tcsexam.fileio import read_untrusted as read_file
 from tcsexam.records import Termination
 from tcsexam.runner.limiter.go import listening
@@ -263,7 +263,7 @@ class TraceWatch:
             for fd in (self._stop_w, self._stop_r, self._work_fd, self._trace_fd):
                 os.close(fd)
             if self._notify is not None:
-                os.close(self._notify[1])
+                close_later(self._notify[1])  # an inotify close waits 8-17 ms for the kernel
 
     def trace(self, check) -> tuple[list[list[Json]], JsonObject]:
         """Check every kept certificate (`check(bytes) -> (status, value)`) in stamp order."""
