@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tcsexam.errors import InputError
+
+if TYPE_CHECKING:  # the annotations' alias only: this module does not import fileio (or yaml) at run time
+    from tcsexam.fileio import JsonObject
 
 MiB = 1 << 20
 #: a task file's defaults for what it does not say (`tcsexam.tasks.parse_limits`)
@@ -93,7 +96,7 @@ class Limits:
             disk_mb=int(self.disk_mb or DEFAULT_DISK_MB),
         )
 
-    def task_dict(self) -> dict[str, Any]:
+    def task_dict(self) -> JsonObject:
         """The limits as a task file says them (`output_mb`; `disk_mb` only when set): what the
         Solver track's record keys and the manifest hold (older keys stay valid)."""
         mb, rest = divmod(self.output_bytes, MiB)
@@ -108,7 +111,7 @@ class Limits:
             limits["disk_mb"] = self.disk_mb
         return limits
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """The limits that define a run (`output_bytes`): what OR-Space record keys and records hold."""
         return {
             "wall_s": self.wall_s,
@@ -140,5 +143,5 @@ class ProofLimits:
     mem_mb: int = 4096
     proof_mb: int = 512
 
-    def key(self) -> dict[str, Any]:
+    def key(self) -> dict[str, float]:
         return {"wall_s": self.wall_s, "mem_mb": self.mem_mb, "proof_mb": self.proof_mb}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
-from typing import Any
+
+from tcsexam.fileio import JsonObject
 
 
 class Health(StrEnum):
@@ -116,7 +117,7 @@ class Check:
     def as_needed(self, needed: bool = True) -> Check:
         return replace(self, needed=needed)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {**asdict(self), "health": self.health.value, "line": self.line()}
 
 

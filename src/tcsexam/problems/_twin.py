@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from tcsexam.fileio import JsonObject
+
 
 @dataclass(frozen=True)
 class Twin:
     text: str  #: the twin instance file
-    mapping: dict[str, Any]  #: JSON-serialisable; the problem's `translate` reads it
+    mapping: JsonObject  #: JSON-serialisable; the problem's `translate` reads it
 
 
 def perm_list(perm: np.ndarray) -> list[int]:
@@ -79,7 +81,7 @@ def signed_relabel(var: np.ndarray, positive: np.ndarray, perm: np.ndarray, flip
     return sign * (perm[var - 1].astype(np.int64) + 1)
 
 
-def literals_back(lits: np.ndarray, mapping: dict[str, Any]) -> np.ndarray:
+def literals_back(lits: np.ndarray, mapping: JsonObject) -> np.ndarray:
     """Twin literals (signed, 1-based) as literals of the original (the inverse of `signed_relabel`)."""
     perm = np.asarray(mapping["perm"], dtype=np.int64)
     flip = np.asarray(mapping["flip"], dtype=bool)

@@ -37,11 +37,10 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError
-from tcsexam.fileio import UntrustedFileError, atomic_write_json, read_untrusted
+from tcsexam.fileio import JsonObject, UntrustedFileError, atomic_write_json, read_untrusted
 from tcsexam.proofs import ProofStatus, coq
 from tcsexam.proofs.scan import scan
 from tcsexam.proofs.task import ProofTask, load_proof_task
@@ -169,7 +168,7 @@ class _Run:
         for d in (self.stmt, self.work, self.check):
             d.mkdir()
             os.chmod(d, 0o755)
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[JsonObject] = []
         self.limits = task.limits.for_threads(1)
 
     def loadpath(self) -> list[str]:
@@ -286,7 +285,7 @@ def check_proof(
     model: str | None = None,
     attempt: str | None = None,
     hidden_paths: tuple[str, ...] = (),
-) -> dict[str, Any]:
+) -> JsonObject:
     """The verdict (a dict: docs/proofs.md) of one submission. Bad input (task, folder, no coqc
     of the task's version) raises InputError; whatever the proof does is a verdict. Of `run`, the
     sandbox, whether `auto` may fall back to local, and the limiter apply: one proof runs one coqc
@@ -303,7 +302,7 @@ def check_proof(
             f"{t.source}: task {t.id} needs Coq {t.coq_version}, but coqc in sandbox {box.name} is {version}"
         )
     parts = folder.resolve().parts
-    verdict: dict[str, Any] = {
+    verdict: JsonObject = {
         "schema_version": SCHEMA_VERSION,
         "model": model or (parts[-3] if len(parts) >= 3 else "unknown"),
         "track": t.track,
@@ -360,7 +359,7 @@ def check_proof(
     return verdict
 
 
-def _judge(run: _Run, t: ProofTask, data: bytes, verdict: dict[str, Any]) -> None:
+def _judge(run: _Run, t: ProofTask, data: bytes, verdict: JsonObject) -> None:
     # 2. the statement, compiled as TCSExam.Task, then read-only and fixed by its digest
     shutil.copyfile(t.statement_file, run.stmt / f"{coq.TASK_LIB}.v")
     try:
@@ -510,5 +509,5 @@ def _judge_side(run: _Run, t: ProofTask, base: str, nonce: str, found, loaded: l
     verdict["status"] = "pending"
 
 
-def write_verdict(output: str | Path, verdict: dict[str, Any]) -> None:
+def write_verdict(output: str | Path, verdict: JsonObject) -> None:
     atomic_write_json(output, verdict)

@@ -30,7 +30,7 @@ import numpy as np
 import yaml
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import atomic_write_json, read_json, read_yaml
+from tcsexam.fileio import JsonObject, atomic_write_json, read_json, read_yaml
 from tcsexam.paths import config_file, project_root
 from tcsexam.scoring.reference import SCHEMA_VERSION as REFERENCE_SCHEMA_VERSION
 from tcsexam.scoring.reference import load_reference
@@ -56,7 +56,7 @@ def twin_reference_id(reference_id: str, seed: int) -> str:
     return f"{reference_id}-twin-s{int(seed)}"
 
 
-def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str, Any]:
+def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> JsonObject:
     """The one-task reference of the twin set: every outcome list of `task` (eligible and unscored)
     under its twin's name, unchanged; InputError for a reference instance the task lacks."""
     if task not in ref.tasks:
@@ -71,7 +71,7 @@ def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str
             raise InputError(
                 f"{ref.source}: {kind} reference instance {missing[0]!r} of task {task!r} is not an instance of the task"
             )
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "schema_version": REFERENCE_SCHEMA_VERSION,
         "reference_id": twin_reference_id(ref.reference_id, seed),
         "description": f"twins (seed {int(seed)}) of task {task}: the outcomes of {ref.reference_id}, carried over",
@@ -86,7 +86,7 @@ def twin_reference(ref, task: str, names: dict[str, str], seed: int) -> dict[str
     return out
 
 
-def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: Any = "full") -> dict[str, Any]:
+def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: Any = "full") -> JsonObject:
     """Write DIR (module doc) for the task file `task_spec` and `seed`; returns a summary. `reference`
     is lite, full, a path, a loaded `Reference` or None (no reference.json)."""
     if int(seed) < 0:
@@ -104,7 +104,7 @@ def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: 
     try:
         (work / "instances").mkdir()
         names: dict[str, str] = {}
-        maps: dict[str, Any] = {}
+        maps: JsonObject = {}
         rows = []
         for inst in task.instances:
             name = twin_name(task.id, seed, inst.name)
@@ -134,7 +134,7 @@ def make_twins(task_spec: str | Path, seed: int, output: str | Path, reference: 
         data["instances"] = rows
         header = f"# Twins of task {task.id}, seed {int(seed)}: written by `tcsexam twins make` (docs/twins.md).\n"
         (work / "task.yaml").write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
-        summary: dict[str, Any] = {"task": task.id, "seed": int(seed), "instances": len(rows), "output": str(output)}
+        summary: JsonObject = {"task": task.id, "seed": int(seed), "instances": len(rows), "output": str(output)}
         if ref is not None:
             twin_ref = twin_reference(ref, task.id, names, seed)
             atomic_write_json(work / "reference.json", twin_ref, durable=False)
@@ -167,7 +167,7 @@ def _replace_dir(new: Path, target: Path) -> None:
         os.replace(new, target)
 
 
-def load_map(path: str | Path) -> dict[str, Any]:
+def load_map(path: str | Path) -> JsonObject:
     data = read_json(path, "twin map")
     if not isinstance(data, dict) or not isinstance(data.get("instances"), dict):
         raise InputError(f"{path}: not a twin map (no 'instances' object)")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
+from tcsexam.fileio import JsonObject
 from tcsexam.scoring.generation import GENERATION_TABLE, read_generation_table
 
 
@@ -35,7 +35,7 @@ COST_FIELDS = (
 )
 
 
-def collect_cost(run_abs: Path, site: Path, index: dict[str, Any] | None) -> dict[str, Any] | None:
+def collect_cost(run_abs: Path, site: Path, index: JsonObject | None) -> JsonObject | None:
     """Index against cost: index.json's top-level cost (Pareto front, solved bars) and every
     attempt of generation.csv with links to its record and transcript (None: neither exists)."""
     path = run_abs / GENERATION_TABLE

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_json
+from tcsexam.fileio import JsonObject, read_json
 from tcsexam.orspace.release import OBJECTIVE_MODES
 
 
@@ -19,7 +18,7 @@ def _link(target: Path, base: Path) -> str:
     return Path(os.path.relpath(target, base)).as_posix()
 
 
-def collect_orspace(folder: Path | None, site: Path) -> list[dict[str, Any]]:
+def collect_orspace(folder: Path | None, site: Path) -> list[JsonObject]:
     """OR-Space results: <folder>/<run>/<condition>/{objectives.json, explain.json}."""
     if folder is None or not folder.is_dir():
         return []
@@ -48,7 +47,7 @@ def collect_orspace(folder: Path | None, site: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _leaderboard(path: Path, site: Path) -> dict[str, Any]:
+def _leaderboard(path: Path, site: Path) -> JsonObject:
     """The OR-Space leaderboard (tcsexam orspace leaderboard) as one explorer table: a row per run
     (its `workspace_id` is the run, so the table's click shows the run's details)."""
     data = read_json(path, "OR-Space leaderboard")
@@ -97,7 +96,7 @@ GENERATION_FIELDS = (
 )
 
 
-def _with_generation(row: dict[str, Any], cond_dir: Path, site: Path) -> dict[str, Any]:
+def _with_generation(row: JsonObject, cond_dir: Path, site: Path) -> JsonObject:
     """A judged row with the generation that produced it, when an agent did (the workflow's
     <run>/<condition>/generation/samples/<workspace_id>/generation.json): how it stopped, what it
     cost, and links to the record and to its transcript (the `.eval` log, `inspect view`)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 from html import escape
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -40,7 +39,7 @@ def _f(v: Json, d: int) -> str:
     return "&mdash;" if v is None else f"{v:.{d}f}"
 
 
-def leaderboard_rows(run: RunData) -> list[dict[str, Any]]:
+def leaderboard_rows(run: RunData) -> list[JsonObject]:
     """The leaderboard in display order: by Index, highest first; models without one last."""
     return sorted(run.leaderboard, key=lambda r: (r["index"] is None, -(r["index"] or 0.0), r["model"]))
 
@@ -49,7 +48,7 @@ def _usd(v: float | None) -> str:
     return "unknown" if v is None else f"${v:.4f}"
 
 
-def _cost_cells(r: dict[str, Any], front: list[str]) -> str:
+def _cost_cells(r: JsonObject, front: list[str]) -> str:
     cost = r.get("cost")
     if not isinstance(cost, dict):
         return '<td class="n">&mdash;</td><td></td><td class="n">&mdash;</td><td></td>'

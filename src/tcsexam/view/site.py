@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tcsexam.errors import InputError
+from tcsexam.fileio import JsonObject
 from tcsexam.view.collect import RECORD_COLUMNS, RunData
 
 ASSETS = ("app.js", "style.css")
@@ -55,7 +56,7 @@ def _page(title: str) -> str:
 """
 
 
-def write_site(run: RunData, output: str | os.PathLike, comparison: dict[str, Any] | None = None) -> Path:
+def write_site(run: RunData, output: str | os.PathLike, comparison: JsonObject | None = None) -> Path:
     """Write the site of `run` (with `comparison`, a `tcsexam compare` result whose candidate is
     `run`) to the folder `output`, replacing an earlier site there. Returns index.html's path."""
     out = Path(output)
@@ -98,7 +99,7 @@ def write_site(run: RunData, output: str | os.PathLike, comparison: dict[str, An
     return out / "index.html"
 
 
-def comparison_view(result: dict[str, Any]) -> dict[str, Any]:
+def comparison_view(result: JsonObject) -> JsonObject:
     """A `tcsexam compare` result with each delta's verdict (identical / within noise / differs) and
     the instance changes flattened, status changes first."""
     out = dict(result)
@@ -130,7 +131,7 @@ def comparison_view(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def delta_verdict(entry: dict[str, Any]) -> str:
+def delta_verdict(entry: JsonObject) -> str:
     """identical (equal), within noise (a difference whose interval contains 0), differs (the
     interval excludes 0, or the value exists in one run only)."""
     b, c = entry.get("baseline"), entry.get("candidate")

@@ -45,7 +45,7 @@ REAL_TOKEN = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 class Params:
     """A construction's parameters (as read from the parameter file) and where they came from."""
 
-    values: dict[str, Any]
+    values: dict[str, int]
     source: str
 
     def __getitem__(self, key: str) -> Any:
@@ -84,7 +84,7 @@ class ConstructionProblem(Problem):
         if not isinstance(doc, dict) or not isinstance(doc.get("parameters"), dict):
             raise InputError(f"{path}: a {self.name} parameter file needs a 'parameters:' mapping")
         raw = doc["parameters"]
-        values: dict[str, Any] = {}
+        values: dict[str, int] = {}
         for key, (low, high) in self.parameter_ranges.items():
             got = raw.get(key)
             if not isinstance(got, int) or isinstance(got, bool) or not low <= got <= high:
@@ -96,7 +96,7 @@ class ConstructionProblem(Problem):
         self.check_parameters(values, str(path))
         return Params(values, str(path))
 
-    def check_parameters(self, values: dict[str, Any], where: str) -> None:
+    def check_parameters(self, values: dict[str, int], where: str) -> None:
         """Relations between parameters a range cannot say (InputError naming `where`)."""
 
     def generate(self, rng: np.random.Generator, size: int) -> str:
