@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TypedDict, Unpack
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.doctor.system import (
@@ -118,6 +118,15 @@ def _timed_out(names: tuple[str, ...], deadline_s: float) -> list[Check]:
     ]
 
 
+class CheckOptions(TypedDict, total=False):
+    """`run_checks`' options of a run (`checks_for`; a workflow's: `plan_options`)."""
+
+    sandbox: SandboxName
+    allow_unsandboxed: bool
+    limiter: Limiter
+    coq_versions: Iterable[str] | None
+
+
 def run_checks(
     needs: Iterable[Need] = DEFAULT_NEEDS,
     *,
@@ -171,7 +180,7 @@ def run_checks(
     return [found[name].as_needed(name in wanted) for name in ORDER if name in found]
 
 
-def checks_for(needs: Iterable[Need], **options: Any) -> list[Check]:
+def checks_for(needs: Iterable[Need], **options: Unpack[CheckOptions]) -> list[Check]:
     """Only the checks a run with `needs` depends on (Python, the package, and each need's),
     `options` as `run_checks`'s: what a run's start calls before its first job."""
     return run_checks(needs, everything=False, **options)
@@ -202,13 +211,13 @@ def coq_versions_of(plan) -> set[str]:
     return {v for p in plan.proof_runs() if (v := plan.proof_task(p.item).coq_version)}
 
 
-def plan_options(plan) -> dict[str, Any]:
+def plan_options(plan) -> CheckOptions:
     """`run_checks`' options for a workflow plan: its `run.sandbox`, `run.allow_unsandboxed`,
     `run.limiter` and its proof tasks' Coq releases."""
     return {
-        "sandbox": plan.run.get("sandbox", "auto"),
+        "sandbox": SandboxName(plan.run.get("sandbox", SandboxName.AUTO)),
         "allow_unsandboxed": bool(plan.run.get("allow_unsandboxed")),
-        "limiter": plan.run.get("limiter", "auto"),
+        "limiter": Limiter(plan.run.get("limiter", Limiter.AUTO)),
         "coq_versions": coq_versions_of(plan) or None,
     }
 

@@ -31,10 +31,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from tcsexam.errors import InputError
-from tcsexam.fileio import read_yaml
+from tcsexam.fileio import JsonObject, read_yaml
 from tcsexam.limits import DEFAULT_UNSAT_PROOF, TASK_DEFAULTS, Limits, MiB, ProofLimits, UnsatProof
 from tcsexam.paths import config_file, project_root
 from tcsexam.problems import get_problem
@@ -52,9 +51,9 @@ DIRECTIONS = tuple(d.value for d in Direction)
 class TaskInstance:
     name: str
     path: Path
-    meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    meta: JsonObject = field(default_factory=dict, hash=False, compare=False)
     sha256: str | None = field(default=None, compare=False)  #: recorded digest of the file
-    generate: dict[str, Any] | None = field(default=None, hash=False, compare=False)  #: size, seed, index, format
+    generate: JsonObject | None = field(default=None, hash=False, compare=False)  #: size, seed, index, format
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ class Task:
 _WHOLE_LIMITS = ("mem_mb", "output_mb", "nproc", "disk_mb")
 
 
-def parse_limits(raw: dict[str, Any]) -> Limits:
+def parse_limits(raw: JsonObject) -> Limits:
     """A task's `limits:` mapping, already checked by the task schema (`tcsexam/schemas`): `wall_s`,
     `cpu_s` (None: wall_s per thread), `mem_mb`, `output_mb`, `nproc` (defaults `TASK_DEFAULTS`),
     `disk_mb` (None: the runner's default)."""
@@ -158,7 +157,7 @@ def load_task(task: str | Path) -> Task:
 UNSAT_PROOF_PROBLEMS = ("sat",)
 
 
-def _unsat_proof(data: dict[str, Any], problem: str, path: Path) -> tuple[UnsatProof | None, ProofLimits | None]:
+def _unsat_proof(data: JsonObject, problem: str, path: Path) -> tuple[UnsatProof | None, ProofLimits | None]:
     """(unsat_proof, proof_limits) of a task: `required` (default) or `trusted` for a SAT task and
     its checker's limits; (None, None) for other problems, where either key is refused."""
     if problem not in UNSAT_PROOF_PROBLEMS:
@@ -184,7 +183,7 @@ def _inside(file: Path, base: Path) -> bool:
     return os.path.normpath(file).startswith(os.path.normpath(base).rstrip(os.sep) + os.sep)
 
 
-def _generate_spec(raw: dict[str, Any], problem: str, file: str, where: str) -> dict[str, Any]:
+def _generate_spec(raw: JsonObject, problem: str, file: str, where: str) -> JsonObject:
     """The generator's arguments of a generated instance; its file must carry the generator's name."""
     spec = {"size": raw["size"], "seed": raw["seed"], "index": raw.get("index", 1), "format": raw.get("format", "new")}
     impl = get_problem(problem)

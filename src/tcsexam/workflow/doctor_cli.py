@@ -4,6 +4,11 @@ consequence and the fix (docs/doctor.md)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the annotations' types: the handlers import tcsexam.doctor when they run
+    from tcsexam.doctor import CheckOptions, Need
 
 #: the exit status when a piece the checked configuration needs is missing or broken (1 and 2 stay
 #: what they are for every command: bad input, usage)
@@ -35,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_doctor)
 
 
-def _config_options(path: str) -> tuple[set, dict]:
+def _config_options(path: str) -> tuple[Iterable[Need], CheckOptions]:
     """(needs, run_checks options) of a workflow config file, through the workflow's own Plan."""
     from tcsexam.doctor import needs_of, plan_options
     from tcsexam.errors import InputError
@@ -58,7 +63,10 @@ def _doctor(args: argparse.Namespace) -> int:
 
     from tcsexam.doctor import DEFAULT_NEEDS, failures, run_checks
 
-    needs, options = (DEFAULT_NEEDS, {}) if args.config is None else _config_options(args.config)
+    needs: Iterable[Need] = DEFAULT_NEEDS
+    options: CheckOptions = {}
+    if args.config is not None:
+        needs, options = _config_options(args.config)
     checks = run_checks(needs, **options)
     failed = failures(checks)
     if args.json:
