@@ -417,7 +417,7 @@ def write_plan(plan) -> Path | None:
     """Write `<tree>/.status/plan.json` for a workflow `Plan`: every planned Solver attempt and its
     instance count (what `tcsexam status` counts as planned). Called once at the workflow's
     start; a failure is one warning line, never a stopped run."""
-    path = plan.layout.status_plan
+    path: Path = plan.layout.status_plan
     try:
         runs = [
             {"model": p.model, "task": p.item, "attempt": p.attempt, "instances": len(plan.instances(p.item))}

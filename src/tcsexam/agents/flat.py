@@ -209,7 +209,8 @@ def _answer_rows(body: list[str], line: int, workspace_id: str | None) -> str:
         raise ReplyError(f"line {line + 1}: the answers block holds {len(rows)} rows; one is expected")
     if workspace_id is not None and rows[0]["workspace_id"] != workspace_id:
         raise ReplyError(f"line {line + 1}: the answers row is for {rows[0]['workspace_id']}, not {workspace_id}")
-    return rows[0]["answer"]
+    answer: str = rows[0]["answer"]  # (a string: checked above)
+    return answer
 
 
 def _add_file(reply: FlatReply, raw: str, body: list[str], mode: str, line: int) -> None:

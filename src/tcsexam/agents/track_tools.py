@@ -256,7 +256,8 @@ def _run_dev(task_file: Path, setup: CheckerSetup, number: int) -> list[JsonObje
             run_job(job, setup.run)
         except InputError as exc:  # the agent's solver.yaml (the sandbox was checked to work before)
             return f"the harness refused the candidate: {_no_paths(str(exc), tmp)}"
-        return read_json(output, "development records")
+        records: list[JsonObject] = read_json(output, "development records")
+        return records
 
 
 def _dev_reference(task_file: Path) -> tuple[JsonObject | None, str]:

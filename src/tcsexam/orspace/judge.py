@@ -254,12 +254,13 @@ class JudgeClient:
 
     def judge(self, payload: JsonObject, criterion_ids: list[str], penalty_cap: float) -> JsonObject:
         """A validated Explain judgment for `payload` (from the cache or the endpoint)."""
-        return self.ask(
+        judgment: JsonObject = self.ask(  # an object: `validate_judgment` accepted it
             payload,
             system_prompt=SYSTEM_PROMPT,
             prompt_version=PROMPT_VERSION,
             validate=lambda j: validate_judgment(j, criterion_ids, penalty_cap),
         )
+        return judgment
 
     def ask(
         self,
@@ -267,8 +268,8 @@ class JudgeClient:
         *,
         system_prompt: str,
         prompt_version: str,
-        validate: Callable[[Any], None],
-    ) -> Any:
+        validate: Callable[[Json], None],
+    ) -> Json:
         """A reply to `payload` under `system_prompt` that `validate` accepts (it raises ValueError
         otherwise), from the cache or the endpoint. `last_raw` is then the reply's text (also on a
         malformed last reply, when `JudgeError` is raised)."""
@@ -369,7 +370,8 @@ class JudgeClient:
                 base_url=base, api_key=self.settings.api_key or "none", timeout=self.settings.timeout_s, max_retries=0
             )
         response = self._client.chat.completions.with_raw_response.create(**request)
-        return response.http_response.content
+        body: bytes = response.http_response.content
+        return body
 
     @staticmethod
     def _content(raw: bytes) -> str | None:

@@ -69,7 +69,8 @@ class SolverProblem(Problem):
 
     def max_certificate_bytes(self, inst: Any) -> int:
         spec = self.instance_file
-        return CERTIFICATE_SLACK_BYTES + spec.bytes_per_entry * getattr(inst, spec.entries)
+        entries: int = getattr(inst, spec.entries)  # the parsed instance's count the spec names
+        return CERTIFICATE_SLACK_BYTES + spec.bytes_per_entry * entries
 
 
 class VectorProblem(SolverProblem):

@@ -102,7 +102,8 @@ class VocabularyField(Generic[V]):
             if self.required:
                 raise AttributeError(self.name)
             return None  # type: ignore[return-value]  # the default of an optional field
-        return record.__dict__[self.name]
+        value: V = record.__dict__[self.name]
+        return value
 
     def __set__(self, record: Any, value: V) -> None:
         if value is not None:
@@ -148,7 +149,7 @@ class StoredRecord(ABC):
     def infrastructure_error(self) -> bool:
         """Whether the harness, not the program, failed (the pools retry such a record)."""
         name, member = self.HARNESS_FAILURE
-        return getattr(self, name) == member
+        return bool(getattr(self, name) == member)
 
     def tries_fields(self, tries: int) -> JsonObject:
         """The fields that note how many runs a retried record took (its `tries` field)."""

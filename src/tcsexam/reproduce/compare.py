@@ -85,7 +85,7 @@ def _same(a: Json, b: Json) -> bool:
         return a is None and b is None
     if isinstance(a, float) or isinstance(b, float):
         return float(a) == float(b) and math.copysign(1, float(a)) == math.copysign(1, float(b))
-    return a == b
+    return bool(a == b)
 
 
 def scores_identical(base: Run, cand: Run) -> tuple[bool, list[str]]:

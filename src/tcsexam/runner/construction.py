@@ -99,7 +99,8 @@ def judge_submission(
         _check_object(t, job)
     else:
         run_job(job, options or RunOptions())
-    (record,) = read_json(output, "records file")
+    records: list[JsonObject] = read_json(output, "records file")  # the one record it wrote
+    (record,) = records
     return record
 
 

@@ -124,7 +124,8 @@ def _checked(records: Json, kind: str, source: str) -> list[JsonObject]:
             problem = _row_problem(row)
             if problem is not None:
                 raise InputError(f"{source}: instance {rec['instance']!r}: trace row {i + 1}: {problem}")
-    return records
+    checked: list[JsonObject] = records  # (parse_outcomes: a list of record objects)
+    return checked
 
 
 def score_at(

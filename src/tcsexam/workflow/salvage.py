@@ -34,6 +34,7 @@ from tcsexam.attempts.rows import failed_row, read_rows, write_rows
 from tcsexam.errors import InputError
 from tcsexam.fileio import aside_dir, atomic_write_json, move_aside
 from tcsexam.jobfail import FAILED_SUFFIX
+from tcsexam.layout import ResultsLayout
 from tcsexam.records.digest import hash_file
 from tcsexam.scoring.vocabulary import ScoreStatus
 from tcsexam.suites import Track
@@ -135,7 +136,7 @@ def salvage(plan, *, since: float, log=_say) -> Path | None:
 
 
 def _salvage(plan, since: float, log) -> Path | None:
-    layout = plan.layout
+    layout: ResultsLayout = plan.layout
     failed = failures(plan.root / layout.root, since)
     files, rows = salvage_rows(plan, failed)
     if not rows and layout.index.is_file():
@@ -185,19 +186,19 @@ def _salvage(plan, since: float, log) -> Path | None:
     return layout.index
 
 
-def _set_aside_stale(layout, log) -> None:
+def _set_aside_stale(layout: ResultsLayout, log) -> None:
     """No Index could be made: an index.json of an earlier run must not stand as this run's."""
     if layout.index.is_file():
         where = move_aside(layout.index, aside_dir(layout.set_aside_dir), "a run with failed jobs could not replace it")
         log(f"tcsexam: the earlier index.json is set aside ({where}): this run has none")
 
 
-def salvaged(layout, path: Path) -> bool:
+def salvaged(layout: ResultsLayout, path: Path) -> bool:
     """Whether `path` (attempts.csv, index.json) is still the one the last salvage wrote: the next
     run's self-healing check rebuilds it, saying why (`heal`)."""
     try:
         written = json.loads((layout.root / ".salvage" / WRITTEN).read_text(encoding="utf-8"))
-        return written.get(str(path)) == hash_file(path)
+        return bool(written.get(str(path)) == hash_file(path))
     except (OSError, ValueError, AttributeError):
         return False
 

@@ -48,7 +48,7 @@ class Params:
     values: dict[str, int]
     source: str
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> int:
         return self.values[key]
 
 

@@ -25,11 +25,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.records import Termination
@@ -156,7 +156,7 @@ def tmpfs_held(uid: int) -> int:
     return total
 
 
-def tail(fh) -> str:
+def tail(fh: IO[bytes]) -> str:
     try:
         size = os.fstat(fh.fileno()).st_size
         fh.seek(max(0, size - TAIL_BYTES))
@@ -165,7 +165,7 @@ def tail(fh) -> str:
         return ""
 
 
-def open_output(path) -> Any:
+def open_output(path: str | os.PathLike[str] | None) -> IO[bytes]:
     if path is None:
         return tempfile.TemporaryFile()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +188,7 @@ class LimitedProcess:
         #: where `go` is written: the wrapper's start pipe (bwrap), else the launcher's own
         self.start_fd: int | None = launch.start_fd
 
-    def output_over(self, files) -> str | None:
+    def output_over(self, files: Iterable[tuple[str, IO[bytes]]]) -> str | None:
         cap = self.limits.output_bytes
         for name, fh in files:
             try:

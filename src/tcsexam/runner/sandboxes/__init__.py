@@ -54,7 +54,7 @@ def get_sandbox(name: str, **options: Any) -> Sandbox:
         module_name, class_name = SANDBOXES[name]
     except KeyError:
         raise InputError(f"unknown sandbox {name!r}; choose one of {', '.join(NAMES)}") from None
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls: type[Sandbox] = getattr(importlib.import_module(module_name), class_name)
     return cls(**options)
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError, MisspeltKeyError, UsageError
-from tcsexam.fileio import atomic_write_json, exclusive_use, special_files
+from tcsexam.fileio import JsonObject, atomic_write_json, exclusive_use, special_files
 from tcsexam.limits import DEFAULT_SEED, MiB, ProofLimits
 from tcsexam.logs import say_for
 from tcsexam.problems.solver_base import SolverProblem
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 GIVEN_KEY_VERSION = 1
 
 
-def _key_meta(task_obj, inst) -> dict:
+def _key_meta(task_obj: Task, inst: TaskInstance) -> JsonObject:
     """What the record key holds of an instance's metadata: its task-file metadata, and
     `instance_given` when candidates get a normalised copy of it (SATLIB's `%` trailer stripped)."""
     problem = task_obj.problem_impl
