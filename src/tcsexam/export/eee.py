@@ -51,7 +51,8 @@ GENERATION_KEYS = ("temperature", "max_tokens")
 
 @cache
 def schema(name: str) -> JsonObject:
-    return json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+    loaded: JsonObject = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))  # a bundled schema
+    return loaded
 
 
 def _validator(name: str):

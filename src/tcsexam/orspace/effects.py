@@ -38,7 +38,8 @@ SCHEMA_VERSION = 1
 def _replicates(values: np.ndarray, item: str, seed: int, resamples: int) -> np.ndarray:
     n = values.shape[-1]
     idx = task_rng(seed, item).integers(0, n, size=(resamples, n))
-    return values[..., idx].mean(axis=-1)
+    means: np.ndarray = values[..., idx].mean(axis=-1)
+    return means
 
 
 def _mean_ci(values: np.ndarray, item: str, seed: int, resamples: int) -> list[float] | None:

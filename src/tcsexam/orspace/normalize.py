@@ -93,7 +93,8 @@ def cited_numbers(normalized: str) -> np.ndarray:
 def numbers_close(cited: np.ndarray, value: float, rel_tol: float = REL_TOL) -> np.ndarray:
     """Elementwise: cited numbers equal to `value` within the relative tolerance."""
     scale = np.maximum(np.abs(cited), abs(value))
-    return np.abs(cited - value) <= rel_tol * scale
+    close: np.ndarray = np.abs(cited - value) <= rel_tol * scale
+    return close
 
 
 @lru_cache(maxsize=4096)

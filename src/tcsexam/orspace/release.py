@@ -244,7 +244,8 @@ def rubric_schema(rubrics_file: str | Path) -> JsonObject:
     """The release's rubric_schema.json beside the rubrics file, else DEFAULT_RUBRIC_SCHEMA."""
     path = Path(rubrics_file).parent / "rubric_schema.json"
     if path.exists():
-        return read_json(path, "rubric schema")
+        schema: JsonObject = read_json(path, "rubric schema")  # (jsonschema checks it is one where used)
+        return schema
     return DEFAULT_RUBRIC_SCHEMA
 
 

@@ -12,7 +12,6 @@ exactly, and the vectorised writer of clause lines (CNF, WCNF).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -40,9 +39,10 @@ def number_format(values: np.ndarray) -> str:
     return "%d" if values.dtype.kind in "iu" else "%r"
 
 
-def numbers(values: np.ndarray) -> list[Any]:
+def numbers(values: np.ndarray) -> list[int | float]:
     """Python ints or floats for %-formatting (numpy scalars would repr as `np.float64(...)`)."""
-    return values.tolist()
+    out: list[int | float] = values.tolist()
+    return out
 
 
 def clause_text(heads: np.ndarray | None, clause_of: np.ndarray, lits: np.ndarray, count: int) -> str:
@@ -78,7 +78,8 @@ def signed_relabel(var: np.ndarray, positive: np.ndarray, perm: np.ndarray, flip
     """Literals on 1-based variables `var` (sign from `positive`) rewritten: variable v becomes
     perm[v - 1] + 1 and its polarity is inverted where flip[v - 1]."""
     sign = np.where(positive, 1, -1) * np.where(flip[var - 1], -1, 1)
-    return sign * (perm[var - 1].astype(np.int64) + 1)
+    out: np.ndarray = sign * (perm[var - 1].astype(np.int64) + 1)
+    return out
 
 
 def literals_back(lits: np.ndarray, mapping: JsonObject) -> np.ndarray:
@@ -92,4 +93,5 @@ def literals_back(lits: np.ndarray, mapping: JsonObject) -> np.ndarray:
         raise ValueError("literal outside the twin's variables")
     orig = inv[var - 1]
     sign = np.sign(lits) * np.where(flip[orig], -1, 1)
-    return sign * (orig + 1)
+    out: np.ndarray = sign * (orig + 1)
+    return out

@@ -9,7 +9,12 @@ regenerates the same bytes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from tcsexam.problems.base import Problem
 
 #: every instance format a problem's generator writes (the problems' `formats`; the task schema's enum)
 FORMATS = ("new", "old")
@@ -19,7 +24,7 @@ def generated_name(problem, size: int, seed: int, index: int = 1, form: str = "n
     return f"{problem.name}{problem.format_tag(form)}-n{size}-s{seed}-{index}{problem.instance_suffix}"
 
 
-def generate_text(problem, size: int, seed: int, index: int = 1, form: str = "new") -> str:
+def generate_text(problem: Problem, size: int, seed: int, index: int = 1, form: str = "new") -> str:
     """The text of instance `index` (1-based) of the seeded family (size, seed)."""
     child = np.random.SeedSequence(seed).spawn(index)[index - 1]
     rng = np.random.default_rng(child)

@@ -169,7 +169,8 @@ def falsified(cl: Clauses, value: np.ndarray) -> np.ndarray:
     """Boolean mask of the clauses no literal of which is true under value (1, -1, 0 = unset)."""
     lit_value = value[cl.var]
     true = np.where(cl.positive, lit_value == 1, lit_value == -1)
-    return np.bincount(cl.clause_of[true], minlength=cl.count) == 0
+    none_true: np.ndarray = np.bincount(cl.clause_of[true], minlength=cl.count) == 0
+    return none_true
 
 
 def twin(inst: WcnfInstance, rng: np.random.Generator, name: str = "") -> tw.Twin:

@@ -78,7 +78,8 @@ class TspInstance:
     def distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """TSPLIB distances between the 0-based cities a[k] and b[k] (int64, vectorised)."""
         if self.matrix is not None:
-            return self.matrix[a, b]
+            given: np.ndarray = self.matrix[a, b]
+            return given
         coords = self.coordinates()
         return coord_distance(self.weight_type, coords[a], coords[b])
 
@@ -95,32 +96,36 @@ class TspInstance:
 def _geo_radians(x: np.ndarray) -> np.ndarray:
     deg = np.trunc(x)
     minutes = x - deg
-    return GEO_PI * (deg + 5.0 * minutes / 3.0) / 180.0
+    radians: np.ndarray = GEO_PI * (deg + 5.0 * minutes / 3.0) / 180.0
+    return radians
 
 
 def coord_distance(kind: str, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     d = p - q
+    dist: np.ndarray  # int64
     if kind in ("EUC_2D", "EUC_3D"):
-        return np.floor(np.sqrt((d * d).sum(axis=1)) + 0.5).astype(np.int64)
-    if kind == "CEIL_2D":
-        return np.ceil(np.sqrt((d * d).sum(axis=1))).astype(np.int64)
-    if kind in ("MAN_2D", "MAN_3D"):
-        return np.floor(np.abs(d).sum(axis=1) + 0.5).astype(np.int64)
-    if kind in ("MAX_2D", "MAX_3D"):
-        return np.floor(np.abs(d).max(axis=1) + 0.5).astype(np.int64)
-    if kind == "ATT":
+        dist = np.floor(np.sqrt((d * d).sum(axis=1)) + 0.5).astype(np.int64)
+    elif kind == "CEIL_2D":
+        dist = np.ceil(np.sqrt((d * d).sum(axis=1))).astype(np.int64)
+    elif kind in ("MAN_2D", "MAN_3D"):
+        dist = np.floor(np.abs(d).sum(axis=1) + 0.5).astype(np.int64)
+    elif kind in ("MAX_2D", "MAX_3D"):
+        dist = np.floor(np.abs(d).max(axis=1) + 0.5).astype(np.int64)
+    elif kind == "ATT":
         r = np.sqrt((d * d).sum(axis=1) / 10.0)
         t = np.floor(r + 0.5)
-        return np.where(t < r, t + 1, t).astype(np.int64)
-    if kind == "GEO":
+        dist = np.where(t < r, t + 1, t).astype(np.int64)
+    elif kind == "GEO":
         lat1, lon1 = _geo_radians(p[:, 0]), _geo_radians(p[:, 1])
         lat2, lon2 = _geo_radians(q[:, 0]), _geo_radians(q[:, 1])
         q1 = np.cos(lon1 - lon2)
         q2 = np.cos(lat1 - lat2)
         q3 = np.cos(lat1 + lat2)
         inner = np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0)
-        return np.trunc(GEO_RRR * np.arccos(inner) + 1.0).astype(np.int64)
-    raise ValueError(f"unsupported edge weight type {kind}")
+        dist = np.trunc(GEO_RRR * np.arccos(inner) + 1.0).astype(np.int64)
+    else:
+        raise ValueError(f"unsupported edge weight type {kind}")
+    return dist
 
 
 def _matrix_from(values: np.ndarray, n: int, fmt: str, path, line: int) -> np.ndarray:
@@ -309,7 +314,8 @@ def _coordinate_lines(xy: np.ndarray) -> str:
     flat[:, 0] = ids.tolist()
     flat[:, 1:] = values.tolist()
     fmt = "%d" + (" " + tw.number_format(values)) * xy.shape[1] + "\n"
-    return (fmt * xy.shape[0]) % tuple(flat.ravel().tolist())
+    text: str = (fmt * xy.shape[0]) % tuple(flat.ravel().tolist())
+    return text
 
 
 def twin(inst: TspInstance, rng: np.random.Generator, name: str = "twin") -> tw.Twin:

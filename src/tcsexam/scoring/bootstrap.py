@@ -85,7 +85,8 @@ def interval(reps: np.ndarray) -> list[float] | None:
 
 def intervals(reps: np.ndarray) -> np.ndarray:
     """Percentile intervals along axis 0: shape (2, ...)."""
-    return np.quantile(reps, QUANTILES, axis=0)
+    bounds: np.ndarray = np.quantile(reps, QUANTILES, axis=0)
+    return bounds
 
 
 def _common_instances(tasks: Sequence[TaskScores | None]) -> tuple[str, ...] | None:

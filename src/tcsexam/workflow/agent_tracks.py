@@ -143,11 +143,10 @@ class AgentTracksPlan(PlanBase):
     def agent_online_dir(self) -> str:
         """Where the Solver sessions' online judgments go."""
         cfg = self.agent_tracks_config or {}
-        if cfg.get("online_records_dir"):
-            return cfg["online_records_dir"]
-        if self.config.get("protocol") == Protocol.ONLINE and self.config.get("online_records_dir"):
-            return self.config["online_records_dir"]
-        return f"{self.agent_runs_dir}/online"
+        given: str | None = cfg.get("online_records_dir")
+        if not given and self.config.get("protocol") == Protocol.ONLINE:
+            given = self.config.get("online_records_dir")
+        return given or f"{self.agent_runs_dir}/online"
 
     def check_agents(self) -> None:
         """The agents config, at DAG time: one line on a bad key, a model named nowhere."""

@@ -237,7 +237,7 @@ class AgentRuns:
     def generate_threads(self, wildcards) -> int:
         return int(self.model(wildcards).get("max_sandboxes", 4))
 
-    def generate_mem_mb(self, wildcards, threads) -> int:
+    def generate_mem_mb(self, wildcards, threads: int) -> int:
         sandbox = self.config.get("sandbox") or {}
         return 2048 + threads * int(sandbox.get("call_mem_mb", 4096))
 

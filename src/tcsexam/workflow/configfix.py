@@ -64,7 +64,8 @@ CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 
 def load_config_schema(root: str | os.PathLike = ".") -> JsonObject:
     with open(Path(root) / CONFIG_SCHEMA, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        schema: JsonObject = yaml.safe_load(fh)  # the project's own schema: an object
+    return schema
 
 
 def with_defaults(config: JsonObject, schema: JsonObject) -> JsonObject:
@@ -84,7 +85,8 @@ def with_defaults(config: JsonObject, schema: JsonObject) -> JsonObject:
                 out[key] = fill(out[key], sub)
         return out
 
-    return fill(config, schema)
+    filled: JsonObject = fill(config, schema)  # (an object filled is an object)
+    return filled
 
 
 def coerce_config(config: JsonObject, schema_path: str) -> JsonObject:

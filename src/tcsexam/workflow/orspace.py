@@ -129,11 +129,14 @@ class OrspaceRuns:
     def stage_source(run: JsonObject) -> str:
         """What is staged: `stage_from`, else the release when it holds workspaces, else the run's
         workspaces."""
+        source: str  # (paths: the config schema's strings)
         if run.get("stage_from"):
-            return run["stage_from"]
-        if os.path.isdir(os.path.join(run["release"], "Workspace_OR")) or not run.get("workspaces"):
-            return run["release"]
-        return run["workspaces"]
+            source = run["stage_from"]
+        elif os.path.isdir(os.path.join(run["release"], "Workspace_OR")) or not run.get("workspaces"):
+            source = run["release"]
+        else:
+            source = run["workspaces"]
+        return source
 
     def stage_args(self, wildcards) -> str:
         run, cond = self.run(wildcards), self.condition(wildcards)
@@ -225,7 +228,8 @@ class OrspaceRuns:
 
     def answers(self, wildcards) -> str:
         entry = self.conditions[wildcards.run][wildcards.cond]
-        return entry.get("answers") or self.runs[wildcards.run]["explain"]["answers"]
+        answers: str = entry.get("answers") or self.runs[wildcards.run]["explain"]["answers"]
+        return answers
 
     def generation(self, wildcards) -> list[str]:
         """The agent run a condition's workspaces and answers come from (`generation`, set by

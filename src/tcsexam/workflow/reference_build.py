@@ -16,7 +16,8 @@ from tcsexam.workflow.plan_base import PlanBase
 class ReferenceBuildPlan(PlanBase):
     @cached_property
     def reference_build(self) -> JsonObject:
-        return self.config["reference_build"]
+        section: JsonObject = self.config["reference_build"]  # (an object: the config schema's)
+        return section
 
     @cached_property
     def reference_suites(self) -> JsonObject:
@@ -47,7 +48,8 @@ class ReferenceBuildPlan(PlanBase):
 
     @property
     def reference_carry_source(self) -> str:
-        return self.reference_build["carry"].get("reference", "")
+        source: str = self.reference_build["carry"].get("reference", "")
+        return source
 
     def reference_task_file(self, task: str) -> str:
         """The one-task reference the merge reads: built from runs, or carried over."""

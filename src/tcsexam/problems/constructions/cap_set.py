@@ -29,7 +29,8 @@ class CapSet(ConstructionProblem):
     parameter_ranges = {"dim": (1, 10)}
 
     def max_bytes(self, params: Params) -> int:
-        return SLACK_BYTES + (3 ** params["dim"]) * (2 * params["dim"] + 2)
+        points: int = 3 ** params["dim"]  # (a non-negative exponent: an int)
+        return SLACK_BYTES + points * (2 * params["dim"] + 2)
 
     def verify(self, params: Params, data: bytes) -> float:
         dim = params["dim"]

@@ -108,7 +108,7 @@ def find_clique(adj: np.ndarray, s: int) -> list[int] | None:
     return _search(np.arange(n, dtype=np.int64)[:, None], nbr & above, s - 2, nbr, above)
 
 
-def _search(cliques, cand, depth, nbr, above):
+def _search(cliques: np.ndarray, cand: np.ndarray, depth: int, nbr: np.ndarray, above: np.ndarray) -> list[int] | None:
     n = nbr.shape[0]
     step = max(1, CLIQUES_PER_BLOCK // n) if depth else cliques.shape[0]
     for start in range(0, cliques.shape[0], step):
@@ -138,6 +138,7 @@ def _extend(cliques, cand, nbr, above):
 
 
 def _lowest_bit(words: np.ndarray) -> int:
+    word: int
     for w, word in enumerate(words.tolist()):
         if word:
             return w * 64 + (word & -word).bit_length() - 1

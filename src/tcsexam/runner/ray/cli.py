@@ -18,7 +18,7 @@ def register(subparsers) -> None:
 
 
 def add_ray_head_parser(sub, help: str) -> argparse.ArgumentParser:
-    p = sub.add_parser("ray-head", help=help)
+    p: argparse.ArgumentParser = sub.add_parser("ray-head", help=help)
     p.add_argument("action", choices=("start", "stop", "address"))
     p.add_argument(
         "--state-dir",
