@@ -17,6 +17,7 @@ signal) and what the program reported become (status, objective, failure_mode, m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.fileio import Json, JsonObject
@@ -100,7 +101,7 @@ class WorkspaceRecord(StoredRecord):
         return self._written(data, key)
 
     @classmethod
-    def from_dict(cls, data: JsonObject) -> WorkspaceRecord:
+    def from_dict(cls, data: JsonObject) -> Self:
         """The record `data` holds, of this version or an earlier one (read as this version: its
         `schema_version` is then this one's); TypeError naming what is wrong otherwise."""
         version = data.get("schema_version", SCHEMA_VERSION)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.fileio import Json, JsonObject
@@ -130,6 +130,8 @@ class StoredRecord(ABC):
 
     #: (field, member): the record of a run the harness failed, not the program, holds it
     HARNESS_FAILURE: tuple[str, StrEnum]
+    #: the record key it was made under (`digest.record_key`): a field of every record type
+    key: str | None
 
     @classmethod
     @abstractmethod
@@ -138,7 +140,7 @@ class StoredRecord(ABC):
 
     @classmethod
     @abstractmethod
-    def from_dict(cls, data: JsonObject) -> Any:
+    def from_dict(cls, data: JsonObject) -> Self:
         """The record `data` (decoded JSON) holds."""
 
     @abstractmethod
@@ -250,7 +252,7 @@ class InstanceRecord(StoredRecord):
         return self._written(data, key)
 
     @classmethod
-    def from_dict(cls, data: JsonObject) -> InstanceRecord:
+    def from_dict(cls, data: JsonObject) -> Self:
         names = cls._field_set()
         known = {k: v for k, v in data.items() if k in names}
         extra = dict(known.pop("extra", None) or {})

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar, cast, overload
 
 from tcsexam.errors import InputError
 from tcsexam.fileio import aside_dir, atomic_write_json, exclusive_use, move_aside, read_json
@@ -54,11 +55,15 @@ def record_filename(instance: str) -> str:
     return "".join(out) + ".json"
 
 
+#: the record type of a store (`InstanceRecord`, OR-Space's `WorkspaceRecord`)
+R = TypeVar("R", bound=StoredRecord)
+
+
 @dataclass
-class Lookup:
+class Lookup(Generic[R]):
     """Why a record is (not) reused: `reused` holds it when it is."""
 
-    reused: InstanceRecord | None
+    reused: R | None
     reason: str  #: "reused", "missing", "infrastructure_error", or a SET_ASIDE_REASONS entry
     detail: str = ""  #: what exactly is wrong with a record that is set aside
 
@@ -71,18 +76,24 @@ def _article(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
-class RecordStore:
+class RecordStore(Generic[R]):
     """The folder of one attempt's per-instance records (or of an OR-Space run's per-workspace
     records: `record_type` is then `tcsexam.orspace.record.WorkspaceRecord`; see `StoredRecord`)."""
 
+    @overload
+    def __init__(
+        self: RecordStore[InstanceRecord], directory: str | os.PathLike, *, key: RecordKey | None = None
+    ) -> None: ...
+    @overload
+    def __init__(self, directory: str | os.PathLike, record_type: type[R], key: RecordKey | None = None) -> None: ...
     def __init__(
         self,
         directory: str | os.PathLike,
         record_type: type[StoredRecord] = InstanceRecord,
         key: RecordKey | None = None,
-    ):
+    ) -> None:
         self.dir = Path(directory)
-        self.record_type = record_type
+        self.record_type = cast("type[R]", record_type)  # InstanceRecord where the overload says so
         self._key = key
         self._looked = False  #: find_key ran (a tree without a key is not searched per record)
         self._aside: Path | None = None
@@ -128,7 +139,7 @@ class RecordStore:
             except OSError:
                 pass
 
-    def load(self, instance: str) -> InstanceRecord | None:
+    def load(self, instance: str) -> R | None:
         """The stored record of an instance; None if absent. InputError if it is not a sound
         record (unparseable, no valid status, another instance's, or failing its digest)."""
         found = self.check(instance)
@@ -136,7 +147,7 @@ class RecordStore:
             raise InputError(f"{self.path_for(instance)}: {found.detail}")
         return found.reused
 
-    def check(self, instance: str, key: str | None = None) -> Lookup:
+    def check(self, instance: str, key: str | None = None) -> Lookup[R]:
         """Read and verify an instance's record (without moving anything)."""
         kind = self.record_type
         path = self.path_for(instance)
@@ -163,7 +174,7 @@ class RecordStore:
             return Lookup(None, "key-changed", f"made under key {record.key}, this run's key is {key}")
         return Lookup(record, "reused")
 
-    def lookup(self, instance: str, key: str) -> Lookup:
+    def lookup(self, instance: str, key: str) -> Lookup[R]:
         """The record to reuse for an instance, or why there is none. A damaged record, or one
         made under another key, is set aside (moved into .set-aside/, never deleted)."""
         found = self.check(instance, key)
@@ -174,7 +185,7 @@ class RecordStore:
             return Lookup(None, "infrastructure_error")
         return found
 
-    def write(self, record: StoredRecord) -> Path:
+    def write(self, record: R) -> Path:
         path = self.path_for(getattr(record, self.record_type.NAME_FIELD))
         # no fsync per record (it cost 8 ms per instance on a busy 2-core machine, found with
         # benchmarks/throughput.py): the rename is atomic against a kill, and a record torn by a
@@ -184,7 +195,7 @@ class RecordStore:
         atomic_write_json(path, record.to_dict(self.key), durable=False)
         return path
 
-    def records(self) -> list[tuple[Path, InstanceRecord]]:
+    def records(self) -> list[tuple[Path, R]]:
         """Every record in the folder (sorted by file name); InputError on a file that is not a
         sound record (see `scan` for a listing that tolerates them)."""
         out = []
@@ -194,11 +205,11 @@ class RecordStore:
             out.append((path, record))
         return out
 
-    def scan(self) -> list[tuple[Path, InstanceRecord | None, str]]:
+    def scan(self) -> list[tuple[Path, R | None, str]]:
         """Every record file in the folder (sorted by name) as (path, record, problem): record is
         None and problem says why when the file is not a sound record."""
         kind = self.record_type
-        out: list[tuple[Path, InstanceRecord | None, str]] = []
+        out: list[tuple[Path, R | None, str]] = []
         for path in sorted(self.dir.glob("*.json")):
             try:
                 data = read_json(path, kind.KIND)

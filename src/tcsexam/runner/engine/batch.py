@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tcsexam.containment import Limiter, SandboxName
 from tcsexam.errors import InputError, UsageError
@@ -38,6 +38,7 @@ from tcsexam.runner.ray.job import cancel_ray_abort_alarm, job_cpus, start_ray
 from tcsexam.runner.ray.pool import RayPool
 
 if TYPE_CHECKING:
+    from tcsexam.records import StoredRecord
     from tcsexam.records.store import RecordStore
 
 #: the wall limit of a candidate's build step (`tcsexam run --build-timeout`)
@@ -58,21 +59,25 @@ def watchdog_s(wall_s: float) -> float:
 WriteHook = Callable[[str, Any], None]
 
 
+#: the record type of a batch's store (`records.store.R`)
+R = TypeVar("R", bound="StoredRecord")
+
+
 @dataclass
-class KeyedBatch:
+class KeyedBatch(Generic[R]):
     """The names of one batch with their keys (in output order), the records reused from the
     store, the names still pending, and each new record written as it arrives."""
 
-    store: RecordStore
+    store: RecordStore[R]
     keys: dict[str, str]
-    results: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, R] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
     reused: int = 0
     executed: int = 0
     on_write: WriteHook | None = None
 
     @classmethod
-    def open(cls, store: RecordStore, keys: dict[str, str]) -> KeyedBatch:
+    def open(cls, store: RecordStore[R], keys: dict[str, str]) -> KeyedBatch[R]:
         """Prepare the store and look every name up: a stored record under its key is reused."""
         store.prepare()
         batch = cls(store, dict(keys))
@@ -89,7 +94,7 @@ class KeyedBatch:
     def set_aside(self) -> list[tuple[str, str, str]]:
         return list(self.store.set_aside)
 
-    def write(self, name: str, record: Any) -> None:
+    def write(self, name: str, record: R) -> None:
         """Store a new record now (the resume point), then tell `on_write`."""
         self.store.write(record)
         self.results[name] = record
@@ -97,13 +102,13 @@ class KeyedBatch:
         if self.on_write is not None:
             self.on_write(name, record)
 
-    def settle(self, decide: Callable[[str], Any]) -> None:
+    def settle(self, decide: Callable[[str], R]) -> None:
         """Record every pending name with `decide(name)` without running it; none is left."""
         for name in self.pending:
             self.write(name, decide(name))
         self.pending = []
 
-    def ordered(self) -> list[Any]:
+    def ordered(self) -> list[R]:
         return [self.results[name] for name in self.keys]
 
 
