@@ -73,7 +73,7 @@ def parse_partition_bytes(data: bytes, path: Path | str = "<partition>") -> Part
     return PartitionInstance(int(values[0]), values[1:].astype(np.int64))
 
 
-class Partition(VectorProblem):
+class Partition(VectorProblem[PartitionInstance]):
     direction = "minimize"
     instance_file = InstanceFile("partition", ".txt", parse_partition_bytes, bytes_per_entry=4)
     certificate_format = "one side (0 or 1) per weight in order; optional 'value <difference>' line"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -65,7 +65,11 @@ class CheckResult:
         return cls(Status.CERTIFICATE_FAILED, message=message, claimed=claimed)
 
 
-class Problem(ABC):
+#: a problem's parsed instance (`Problem.parse_instance`), what its checker reads
+InstanceT = TypeVar("InstanceT")
+
+
+class Problem(ABC, Generic[InstanceT]):
     """One optimisation or decision problem: instance format, certificate format, checker."""
 
     name: ClassVar[str]  #: short id, e.g. "maxcut": by default the name of the class's module
@@ -80,11 +84,11 @@ class Problem(ABC):
             cls.name = cls.__module__.rsplit(".", 1)[-1]
 
     @abstractmethod
-    def parse_instance(self, path: Path) -> Any:
+    def parse_instance(self, path: Path) -> InstanceT:
         """Parse an instance file; raise `InputError` naming the file and line on bad input."""
 
     @abstractmethod
-    def check_certificate(self, instance: Any, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
+    def check_certificate(self, instance: InstanceT, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         """Check certificate bytes against a parsed instance. Never raises on any certificate.
 
         `meta` holds the task's per-instance metadata (labels, best-known values) used for

@@ -108,7 +108,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     return _translate_vector(mapping, certificate)
 
 
-class Coloring(VectorProblem):
+class Coloring(VectorProblem[ColoringInstance]):
     direction = Direction.MINIMIZE
     instance_file = InstanceFile("DIMACS colouring", ".col", parse_col_bytes)
     certificate_format = "one non-negative colour per vertex in vertex order; optional 'value <k>' line"

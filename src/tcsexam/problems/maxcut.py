@@ -144,7 +144,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     return _vector_text(vector[perm], claimed)
 
 
-class MaxCut(VectorProblem):
+class MaxCut(VectorProblem[MaxCutInstance]):
     direction = Direction.MAXIMIZE
     instance_file = InstanceFile("MaxCut", ".txt", parse_maxcut_bytes, bytes_per_entry=16)
     certificate_format = "one side (0 or 1) per vertex in vertex order; optional 'value <cut>' line"

@@ -233,7 +233,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-class MaxSat(SolverProblem):
+class MaxSat(SolverProblem[WcnfInstance]):
     direction = Direction.MINIMIZE
     instance_file = InstanceFile("WCNF", ".wcnf", parse_wcnf_bytes, entries="nvars")
     certificate_format = "MaxSAT Evaluation output: 'v' line (0/1 string or literals), optional 'o <cost>'"

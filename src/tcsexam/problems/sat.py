@@ -200,7 +200,7 @@ def _minisat_form(data: bytes) -> tuple[bytes, bytes] | None:
     return (first, rest) if first in MINISAT_ANSWERS else None
 
 
-class Sat(SolverProblem):
+class Sat(SolverProblem[CnfInstance]):
     kind = Kind.SOLVE
     direction = Direction.MAXIMIZE
     instance_file = InstanceFile("CNF", ".cnf", parse_cnf_bytes, entries="nvars")

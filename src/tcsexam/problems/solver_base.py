@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tcsexam.problems import _common as c
-from tcsexam.problems.base import CheckResult, Direction, Kind, Problem
+from tcsexam.problems.base import CheckResult, Direction, InstanceT, Kind, Problem
 from tcsexam.records import Status
 
 #: every certificate may use this many bytes whatever the instance (comments, a value line)
@@ -37,7 +37,7 @@ class InstanceFile:
     bytes_per_entry: int = 24  #: certificate bytes allowed per entry beyond the slack
 
 
-class SolverProblem(Problem):
+class SolverProblem(Problem[InstanceT]):
     """A Solver-track problem: an instance file in its field's standard format."""
 
     kind: ClassVar[str] = Kind.OBJECTIVE
@@ -48,8 +48,9 @@ class SolverProblem(Problem):
         if "instance_file" in cls.__dict__:
             cls.instance_suffix = cls.instance_file.suffix
 
-    def parse_instance(self, path: Path) -> Any:
-        return self.instance_file.parse(c.read_instance_bytes(path, self.instance_file.format), path)
+    def parse_instance(self, path: Path) -> InstanceT:
+        parsed: InstanceT = self.instance_file.parse(c.read_instance_bytes(path, self.instance_file.format), path)
+        return parsed  # (`instance_file.parse` is this problem's parser)
 
     #: exit code -> the answer (`s` line) it stands for, where the problem's community has that
     #: convention (SAT: 10 SATISFIABLE, 20 UNSATISFIABLE): such a code is not a crash when the
@@ -67,23 +68,23 @@ class SolverProblem(Problem):
         when the file is given as it is. The checker always reads the original."""
         return None
 
-    def max_certificate_bytes(self, inst: Any) -> int:
+    def max_certificate_bytes(self, inst: InstanceT) -> int:
         spec = self.instance_file
         entries: int = getattr(inst, spec.entries)  # the parsed instance's count the spec names
         return CERTIFICATE_SLACK_BYTES + spec.bytes_per_entry * entries
 
 
-class VectorProblem(SolverProblem):
+class VectorProblem(SolverProblem[InstanceT]):
     """An objective problem whose certificate is one integer vector (MaxCut, TSP, colouring)."""
 
     entry: ClassVar[str] = "entry"  #: what error lines call one entry of the vector
 
-    def read_vector(self, instance: Any, certificate: bytes) -> tuple[np.ndarray, float | None]:
+    def read_vector(self, instance: InstanceT, certificate: bytes) -> tuple[np.ndarray, float | None]:
         """(the vector, the claimed value or None); raises `Reject` (invalid)."""
         return c.vector_certificate(certificate, self.max_certificate_bytes(instance), self.entry)
 
     @abstractmethod
-    def vector_value(self, instance: Any, vector: np.ndarray, claimed: float | None) -> float:
+    def vector_value(self, instance: InstanceT, vector: np.ndarray, claimed: float | None) -> float:
         """The value recomputed from the vector alone; raises `Reject` (certificate_failed)."""
 
     #: the task metadata keys of the best known value, the first present wins (`reward`)
@@ -101,7 +102,7 @@ class VectorProblem(SolverProblem):
     def describe(self, value: float) -> str:
         """The verdict's message for an accepted certificate, e.g. `cut 12`."""
 
-    def check_certificate(self, instance: Any, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
+    def check_certificate(self, instance: InstanceT, certificate: bytes, meta: Mapping[str, Any]) -> CheckResult:
         try:
             vector, claimed = self.read_vector(instance, certificate)
             value = self.vector_value(instance, vector, claimed)

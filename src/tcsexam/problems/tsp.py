@@ -360,7 +360,7 @@ def translate(mapping: dict, certificate: bytes) -> bytes:
     return (head + " ".join(map(str, orig.tolist())) + "\n").encode()
 
 
-class Tsp(VectorProblem):
+class Tsp(VectorProblem[TspInstance]):
     direction = Direction.MINIMIZE
     instance_file = InstanceFile("TSPLIB", ".tsp", parse_tsplib_bytes)
     certificate_format = "a permutation of the cities 1..n; optional 'value <length>' line"

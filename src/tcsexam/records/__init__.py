@@ -97,7 +97,7 @@ class VocabularyField(Generic[V]):
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, record: Any, owner: type | None = None) -> V:
+    def __get__(self, record: object, owner: type | None = None) -> V:
         if record is None:  # the dataclass asks for the field's default
             if self.required:
                 raise AttributeError(self.name)
@@ -105,7 +105,7 @@ class VocabularyField(Generic[V]):
         value: V = record.__dict__[self.name]
         return value
 
-    def __set__(self, record: Any, value: V) -> None:
+    def __set__(self, record: object, value: V) -> None:
         if value is not None:
             value = vocabulary_member(self.vocabulary, value, self.name)  # type: ignore[assignment]
         record.__dict__[self.name] = value

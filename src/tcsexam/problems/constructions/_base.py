@@ -62,7 +62,7 @@ def reward(direction: str, value: float, baseline: float, reference: float) -> f
     return max(0.0, float(gained))
 
 
-class ConstructionProblem(Problem):
+class ConstructionProblem(Problem[Params]):
     """A construction kind: parameters, an exact checker of the object, the value it scores."""
 
     kind: ClassVar[str] = Kind.OBJECTIVE

@@ -39,7 +39,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from tcsexam.containment import Limiter
 from tcsexam.errors import InputError, MisspeltKeyError
@@ -161,7 +160,7 @@ def _check_keys(data: Json, path: Path) -> None:
     for a candidate that fails every instance."""
     schema = load_schema("solver")
     top = sorted(schema["properties"])
-    places: list[tuple[str, Any, list[str]]] = [("", data, top)]
+    places: list[tuple[str, Json, list[str]]] = [("", data, top)]
     if isinstance(data, dict) and isinstance(data.get("tasks"), dict):
         inner = sorted(schema["properties"]["tasks"]["additionalProperties"]["properties"])
         places += [(f"tasks.{name}.", entry, inner) for name, entry in data["tasks"].items()]
