@@ -77,9 +77,11 @@ def test_prepare_on_a_cluster_only_notes_what_the_submit_host_lacks(monkeypatch,
     from pathlib import Path
 
     from tcsexam.campaign.planner import load_config
+    from tcsexam.workflow import batching
 
     root = Path(__file__).resolve().parents[3]
     monkeypatch.chdir(root)
+    monkeypatch.setenv(batching.ENV, "unset")  # prepare() hands its decision down here: restored after
     config = load_config(root / "config" / "test" / "config.yaml", root)
     config = {**config, "results_dir": str(tmp_path / "results")}
     tools = []
