@@ -171,10 +171,26 @@ def itemise(jobs, cores: int, start_epoch: float, wall: float) -> dict:
     }
 
 
+def console_script(root: Path) -> Path:
+    """A folder with the `tcsexam` command of the checkout at `root` (its pyproject's entry
+    point, run by this Python): the venv's own script is the current checkout's, and an earlier
+    checkout may not have the module it names."""
+    import tomllib
+
+    entry = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]["tcsexam"]
+    module, function = entry.split(":")
+    shims = Path(tempfile.mkdtemp(prefix="wf-eff-bin-"))
+    script = shims / "tcsexam"
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n")
+    script.chmod(0o755)
+    return shims
+
+
 def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     results = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    shims = console_script(root)
+    env = dict(os.environ, PATH=f"{shims}{os.pathsep}{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     env["PYTHONPATH"] = str(root / "src")  # this checkout's package, also when run from a worktree
     cmd = [str(bindir / "snakemake"), "--cores", str(args.cores), "--configfile", args.configfile]
     cmd += [*extra, "--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
@@ -182,6 +198,7 @@ def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     start, start_epoch = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    shutil.rmtree(shims, ignore_errors=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         return None

@@ -14,7 +14,12 @@ from tcsexam.suites import TRACK_PATTERN
 from tcsexam.workflow.batching import Batches
 from tcsexam.workflow.resources import one_cpu_job
 from tcsexam.workflow.salvage import run_started, salvage
-from tcsexam.workflow.startup import keep_going, prepare
+from tcsexam.workflow.startup import (
+    keep_going,
+    prepare,
+    start_fork_server,
+    stop_fork_server,
+)
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
 # a sandbox for the candidates checked once, damaged or stale derived files set aside so that this
@@ -57,6 +62,8 @@ wildcard_constraints:
 # reason (tcsexam.workflow.salvage).
 onstart:
     keep_going(workflow)
+    if config["run"]["fork_server"] and workflow.is_main_process:
+        start_fork_server(f"{PLAN.results}/.fork-server.log")
     write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
         # the online protocol runs no candidate: no Ray head
@@ -76,11 +83,13 @@ onstart:
 # The stop finishes in a detached process: the workflow's result does not wait for Ray's teardown.
 onsuccess:
     shell(f"tcsexam runner ray-head stop --no-wait --state-dir {RAY_STATE}")
+    stop_fork_server()
 
 
 # A run with failed jobs: the Index from what it produced, incomplete, each failed attempt
 # judge_failed with its job's one-line reason (and the fix where the reason has one).
 onerror:
     shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
+    stop_fork_server()
     if workflow.is_main_process:
         salvage(PLAN, since=STARTED)

@@ -38,10 +38,39 @@ Json: TypeAlias = Any
 #: A decoded JSON object: a record, a result file, a config mapping
 JsonObject: TypeAlias = dict[str, Json]
 
-# mkstemp creates files with mode 0600; written files get the usual mode (0666 less the umask).
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-_FILE_MODE = 0o666 & ~_UMASK
+# mkstemp creates files with mode 0600; written files get the usual mode (0666 less the umask),
+# the umask read at this process's first write (a fork server's command sets its own after the fork).
+_file_mode: int | None = None
+
+
+def _umask() -> int:
+    """This process's umask, without changing it (/proc; elsewhere set and restored at once)."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a written file gets: 0666 less the umask (read once per process)."""
+    global _file_mode
+    if _file_mode is None:
+        _file_mode = 0o666 & ~_umask()
+    return _file_mode
+
+
+def _forget_file_mode() -> None:
+    global _file_mode
+    _file_mode = None
+
+
+os.register_at_fork(after_in_child=_forget_file_mode)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> None:
@@ -62,7 +91,7 @@ def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _FILE_MODE)
+            os.fchmod(fh.fileno(), file_mode())
             fh.write(data)
             fh.flush()
             if durable:

@@ -46,6 +46,7 @@ from typing import NoReturn
 import snakemake.cli as snakemake_cli
 from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
 
+from tcsexam import forkserver, launch
 from tcsexam.doctor import Need, checks_for, failures, needs_of, plan_options
 from tcsexam.errors import InputError
 from tcsexam.records.key import ensure_key
@@ -243,3 +244,30 @@ def keep_going(workflow) -> bool:
     settings.keep_going = True
     scheduler.keepgoing = True
     return True
+
+
+#: the run's fork server (config run.fork_server), started by `onstart`, stopped by onsuccess/onerror
+_fork_server: forkserver.Server | None = None
+
+
+def start_fork_server(log: str) -> None:
+    """Start the run's fork server (`tcsexam.forkserver`) and name it to the jobs this Snakemake
+    starts from now on (their environment: os.environ). The jobs sent to a cluster never use it
+    (another node, or refused: not this process's descendants). Nothing but a note when it cannot
+    start: every job then runs as its own process, as with run.fork_server false."""
+    global _fork_server
+    try:
+        _fork_server = forkserver.start(log)
+    except OSError as exc:
+        print(f"tcsexam: note: no fork server ({exc}); every job starts its own Python", file=sys.stderr)
+        return
+    os.environ[launch.ENV] = _fork_server.socket
+
+
+def stop_fork_server() -> None:
+    """Stop the run's fork server, if it started one."""
+    global _fork_server
+    os.environ.pop(launch.ENV, None)
+    if _fork_server is not None:
+        forkserver.stop(_fork_server)
+        _fork_server = None

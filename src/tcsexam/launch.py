@@ -1,0 +1,166 @@
+"""The `tcsexam` console script: a short command of a local workflow run goes to the run's fork
+server (`tcsexam.forkserver`), anything else runs here (`tcsexam.cli.run_command`).
+
+A workflow job is one process: a row job's 0.2 s is nearly all Python start and imports, its own
+work a few milliseconds. When the run's Snakemake started a fork server it names it in the
+environment (`ENV`, the path of a socket only this user can reach, under a /tmp that no sandbox
+shows its candidates); this process then sends the server its command line, working folder,
+environment, umask and standard streams, and the server forks a warm copy of itself that runs the
+command exactly as this process would have, in its own process group. This process waits for it,
+forwards the signals it gets (a Snakemake that cancels the job, a Ctrl-C), and ends the way the
+command ended: the same exit code, or the same signal. When it goes away unannounced (SIGKILL) the
+command gets SIGTERM and, 5 s later, SIGKILL, with everything in its process group.
+
+Nothing heavier than the standard library's socket is imported on the way (the request is
+`marshal`led: built in, where json would import re and enum): a command the
+server does not serve (`SERVED`), no server, a server that refuses (this process is not one of its
+run's jobs) or one that cannot be reached cost under a millisecond before the command runs here.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import socket
+import struct
+import sys
+
+#: the environment variable naming the run's fork server socket (set by the workflow, see
+#: rules/common.smk; unset: every command runs in its own process)
+ENV = "TCSEXAM_FORK_SERVER"
+
+#: the command words a fork server runs: short jobs that leave nothing running and whose rules have
+#: no `benchmark:` (Snakemake measures a job's CPU and memory from its own process tree, which a
+#: served command is not part of). `run` (the Solver job, benchmarked), `batch`, `runner` (a Ray head
+#: outlives the command) and the agents and OR-Space commands always run in their own process.
+SERVED = frozenset(
+    {
+        "attempts",
+        "proof",
+        "construction",
+        "scan-candidate",
+        "score",
+        "solver-score",
+        "job-failed",
+        "view",
+        "manifest",
+    }
+)
+
+#: the server's answer to a request: it runs the command, or this process must (not its run's job)
+ACCEPTED, REFUSED = b"A", b"R"
+#: the request's length before it (with the standard streams as SCM_RIGHTS); the command's end
+HEADER = struct.Struct("!I")
+STATUS = struct.Struct("!i")
+#: the signals this process passes on to the command's process group
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def served(words: list[str]) -> bool:
+    """Whether the fork server runs `tcsexam WORDS...` (its command word is in `SERVED`)."""
+    command = next((w for w in words if not w.startswith("-")), None)
+    return command in SERVED
+
+
+def receive_exactly(sock: socket.socket, size: int) -> bytes:
+    """`size` bytes from `sock`, fewer only when it closes first."""
+    data = b""
+    while len(data) < size:
+        part = sock.recv(size - len(data))
+        if not part:
+            break
+        data += part
+    return data
+
+
+def _open_streams() -> list[int]:
+    """Which of the standard streams 0, 1, 2 this process has."""
+    found = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        found.append(fd)
+    return found
+
+
+def request_of_this_process(argv: list[str]) -> dict[str, object]:
+    """What the server needs to run `argv` as this process would: the working folder, the whole
+    environment, the umask, the standard streams it gets, the signals this process ignores."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return {
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "umask": mask,
+        "streams": _open_streams(),
+        "ignored": [int(s) for s in FORWARDED if signal.getsignal(s) is signal.SIG_IGN],
+    }
+
+
+def through_server(path: str, argv: list[str]) -> int | None:
+    """Run `argv` in the fork server at `path`: the command's exit code (negative: killed by that
+    signal), or None when this process must run it itself (no server there, or it refused)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        request = request_of_this_process(argv)
+        body = marshal.dumps(request)
+        streams = request["streams"]
+        assert isinstance(streams, list)
+        socket.send_fds(sock, [HEADER.pack(len(body))], streams)
+        sock.sendall(body)
+        answer = receive_exactly(sock, 1)
+    except OSError:  # no server (yet, or any more), a deleted working folder: run it here
+        sock.close()
+        return None
+    if answer != ACCEPTED:
+        sock.close()
+        return None
+
+    def forward(signum: int, _frame: object) -> None:
+        try:
+            sock.send(bytes([signum]))
+        except OSError:
+            pass
+
+    for signum in FORWARDED:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, forward)
+    try:
+        end = receive_exactly(sock, STATUS.size)
+    except OSError:
+        end = b""
+    if len(end) < STATUS.size:
+        sys.stderr.write(f"tcsexam: the fork server at {path} ended before the command did (infrastructure)\n")
+        return 1
+    return int(STATUS.unpack(end)[0])
+
+
+def end_like(code: int) -> None:
+    """End this process as the command ended: its exit code, or its signal."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        code = 128 - code  # a signal that does not end a process (none of the forwarded ones)
+    raise SystemExit(code)
+
+
+def run_command() -> None:
+    """The console script."""
+    path = os.environ.get(ENV)
+    if path and served(sys.argv[1:]):
+        code = through_server(path, sys.argv)
+        if code is not None:
+            end_like(code)
+    from tcsexam.cli import run_command as run_here
+
+    run_here()

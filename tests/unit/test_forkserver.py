@@ -1,0 +1,331 @@
+"""The fork server (tcsexam.forkserver) and the console script that uses it (tcsexam.launch), with
+real processes: a real server, real `tcsexam` commands through it, real signals."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tcsexam import forkserver, launch
+
+TCSEXAM = [sys.executable, "-c", "import sys; from tcsexam.launch import run_command; sys.exit(run_command())"]
+
+
+def _wait_for(predicate, timeout=30.0, what="the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A server for this test process's descendants; its log's text through `.log()`."""
+    log = tmp_path / "server.log"
+    started = forkserver.start(log)
+    _wait_for(lambda: os.path.exists(started.socket), what="the server to listen")
+    yield started, log
+    forkserver.stop(started)
+
+
+def _served_lines(log: Path) -> list[str]:
+    return [line for line in log.read_text().splitlines() if " exit " in line]
+
+
+def _run(args, env_extra=None, cwd=None, **kwargs):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([*TCSEXAM, *args], env=env, cwd=cwd, capture_output=True, text=True, **kwargs)
+
+
+def test_a_served_command_runs_in_the_server_as_it_would_here(server, tmp_path):
+    started, log = server
+    (tmp_path / "job.log").write_text("tcsexam run: error: the task file is bad\n")
+    here = _run(["job-failed", "job.log", "3"], cwd=tmp_path)
+    served = _run(["job-failed", "job.log", "3"], {launch.ENV: started.socket}, cwd=tmp_path)
+    # the same exit code, output and error stream, from the client's folder (a relative path)
+    assert (served.returncode, served.stdout, served.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert served.returncode == 3 and "the task file is bad" in served.stdout + served.stderr
+    assert len(_served_lines(log)) == 1 and "tcsexam job-failed job.log" in _served_lines(log)[0]
+
+
+def test_the_command_gets_the_clients_umask(server, tmp_path):
+    started, log = server
+    args = ["attempts", "missing-row", "--model", "m", "--track", "theorem", "--item", "i", "--attempt", "1"]
+    args += ["--reason", "no submission", "--protocol", "", "--output", "row.json"]
+    done = subprocess.run(
+        ["sh", "-c", 'umask 077 && exec "$@"', "sh", *TCSEXAM, *args],
+        env={**os.environ, launch.ENV: started.socket},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "row.json").read_text())["model"] == "m"
+    assert (tmp_path / "row.json").stat().st_mode & 0o777 == 0o600  # the server's umask is 022
+    assert "tcsexam attempts missing-row" in _served_lines(log)[0]
+
+
+def test_entering_a_command_takes_the_clients_process_state(tmp_path):
+    """`Command.enter` in a forked child: streams, folder, whole environment, umask, argv,
+    ignored signals, its own process group."""
+    out = tmp_path / "stdout"
+    with open(out, "wb") as stream:
+        command = forkserver.Command(
+            argv=["tcsexam", "x"],
+            cwd=str(tmp_path),
+            env={"ONLY_HERE": "1", "PATH": os.environ["PATH"]},
+            umask=0o027,
+            streams={1: os.dup(stream.fileno())},
+            ignored=[int(signal.SIGHUP)],
+        )
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child reports through its stdout)
+            try:
+                command.enter()
+                mask = os.umask(0)
+                state = {
+                    "cwd": os.getcwd(),
+                    "env": dict(os.environ),
+                    "umask": mask,
+                    "argv": sys.argv,
+                    "hup_ignored": signal.getsignal(signal.SIGHUP) is signal.SIG_IGN,
+                    "own_group": os.getpgid(0) == os.getpid(),
+                    "stdin": os.path.realpath("/proc/self/fd/0"),
+                }
+                os.write(1, json.dumps(state).encode())
+            finally:
+                os._exit(0)
+        os.close(command.streams[1])
+        assert os.waitpid(pid, 0)[1] == 0
+    state = json.loads(out.read_text())
+    assert state == {
+        "cwd": str(tmp_path),
+        "env": {"ONLY_HERE": "1", "PATH": os.environ["PATH"]},
+        "umask": 0o027,
+        "argv": ["tcsexam", "x"],
+        "hup_ignored": True,
+        "own_group": True,
+        "stdin": os.devnull,  # a stream the client did not have
+    }
+
+
+def test_without_a_server_or_for_an_unserved_command_it_runs_here(server, tmp_path):
+    started, log = server
+    (tmp_path / "job.log").write_text("x\n")
+    gone = _run(["job-failed", "job.log", "4"], {launch.ENV: str(tmp_path / "no-such-socket")}, cwd=tmp_path)
+    assert gone.returncode == 4
+    version = _run(["--version"], {launch.ENV: started.socket})
+    assert version.returncode == 0 and "tcsexam" in version.stdout
+    assert _served_lines(log) == []
+
+
+def test_served_words():
+    assert launch.served(["attempts", "verdict-row", "--verdict", "v.json"])
+    assert launch.served(["-v", "proof", "check"])
+    assert not launch.served(["run", "--task", "t.yaml"])  # the Solver job: benchmarked, never served
+    assert not launch.served(["runner", "ray-head", "start"])  # a Ray head outlives its command
+    assert not launch.served(["--version"]) and not launch.served([])
+
+
+def _fifo_log(tmp_path) -> Path:
+    """A job log that blocks whoever reads it (a FIFO nobody writes): a served command that waits."""
+    fifo = tmp_path / "blocking.log"
+    os.mkfifo(fifo)
+    return fifo
+
+
+def _served_pid(log: Path) -> int:
+    return int(_served_lines(log)[0].split("(pid ")[1].split(")")[0])
+
+
+def _running_pids(log: Path, tmp_path) -> list[int]:
+    """The served commands still running (those whose argv names this test's folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(tmp_path).encode() in cmdline and b"forkserver" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_signal_to_the_client_reaches_the_command_and_the_client_ends_the_same_way(server, tmp_path):
+    started, log = server
+    fifo = _fifo_log(tmp_path)
+    client = subprocess.Popen([*TCSEXAM, "job-failed", str(fifo), "3"], env={**os.environ, launch.ENV: started.socket})
+    _wait_for(lambda: "listening" in log.read_text() and _count_handlers(started) >= 1, what="the command to start")
+    time.sleep(0.3)
+    client.send_signal(signal.SIGTERM)
+    assert client.wait(timeout=30) == -signal.SIGTERM
+    _wait_for(lambda: _served_lines(log), what="the server's line")
+    assert " exit -15 " in _served_lines(log)[0]
+
+
+def _count_handlers(server) -> int:
+    """The server's children (handlers, one per running command)."""
+    children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+    return len(children.read_text().split())
+
+
+def test_a_client_killed_outright_leaves_no_command_running(server, tmp_path):
+    started, log = server
+    fifo = _fifo_log(tmp_path)
+    client = subprocess.Popen([*TCSEXAM, "job-failed", str(fifo), "3"], env={**os.environ, launch.ENV: started.socket})
+    _wait_for(lambda: _count_handlers(started) >= 1, what="the command to start")
+    time.sleep(0.3)
+    client.kill()
+    client.wait()
+    _wait_for(lambda: _served_lines(log), what="the command to be ended", timeout=forkserver.GRACE_S + 30)
+    assert " exit -15 " in _served_lines(log)[0]  # SIGTERM first (its grace was not needed)
+    assert not Path(f"/proc/{_served_pid(log)}").exists()
+
+
+def test_a_process_of_another_run_is_refused_and_runs_its_command_itself(tmp_path):
+    """The server serves its owner's descendants only: here its owner is a helper process, and
+    this test process (the helper's parent, not its descendant) is refused."""
+    log = tmp_path / "server.log"
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys
+                from tcsexam import forkserver
+                s = forkserver.start({str(log)!r})
+                print(s.socket, flush=True)
+                sys.stdin.read()
+                forkserver.stop(s)
+                """
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert owner.stdout is not None
+        socket_path = owner.stdout.readline().strip()
+        _wait_for(lambda: os.path.exists(socket_path), what="the server to listen")
+        (tmp_path / "job.log").write_text("x\n")
+        done = _run(["job-failed", "job.log", "5"], {launch.ENV: socket_path}, cwd=tmp_path)
+        assert done.returncode == 5
+        assert "refused pid" in log.read_text() and _served_lines(log) == []
+    finally:
+        assert owner.stdin is not None
+        owner.stdin.close()
+        owner.wait(timeout=30)
+
+
+def test_the_server_ends_with_its_owner(tmp_path):
+    log = tmp_path / "server.log"
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import time\nfrom tcsexam import forkserver\ns = forkserver.start({str(log)!r})\n"
+            "print(s.socket, s.process.pid, flush=True)\ntime.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert owner.stdout is not None
+    socket_path, pid = owner.stdout.readline().split()
+    _wait_for(lambda: os.path.exists(socket_path), what="the server to listen")
+    owner.kill()
+    owner.wait()
+    _wait_for(lambda: not os.path.exists(socket_path), timeout=10 + forkserver.OWNER_CHECK_S, what="the socket to go")
+    _wait_for(lambda: not _alive(int(pid)), what="the server to end")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_stop_removes_the_socket_folder(tmp_path):
+    started = forkserver.start(tmp_path / "server.log")
+    forkserver.stop(started)
+    assert not os.path.exists(started.folder) and started.process.poll() is not None
+
+
+def test_descends_from():
+    assert forkserver.descends_from(os.getpid(), os.getpid())
+    assert forkserver.descends_from(os.getpid(), os.getppid())
+    assert forkserver.descends_from(os.getpid(), 1)
+    assert not forkserver.descends_from(os.getppid(), os.getpid())
+    assert not forkserver.descends_from(2**22 + 7, os.getpid())  # no such process
+
+
+def _module_level_environ_reads(path: Path) -> list[int]:
+    """The lines of `path` that read the environment when the module is imported (outside any
+    function body: module statements, class bodies, default values, decorators)."""
+    found: list[int] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for part in [*node.args.defaults, *node.args.kw_defaults, *getattr(node, "decorator_list", [])]:
+                if part is not None:
+                    visit(part, in_function)
+            return  # the body runs when called
+        if not in_function:
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb", "umask", "getcwd"):
+                found.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_function)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def test_no_preloaded_module_reads_the_environment_when_imported():
+    """The server imports PRELOAD before any command's environment, folder and umask exist: a
+    module that read $X (or the umask, or the folder) at import would give every served command
+    the server's."""
+    probe = "import importlib, json, sys\nfrom tcsexam import forkserver\n"
+    probe += "[importlib.import_module(m) for m in forkserver.PRELOAD]\n"
+    probe += "print(json.dumps([m.__file__ for n, m in sys.modules.items() if n.startswith('tcsexam') and getattr(m, '__file__', None)]))"
+    files = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout)
+    offenders = {f: lines for f in files if (lines := _module_level_environ_reads(Path(f)))}
+    assert offenders == {}
+
+
+def test_the_environment_check_finds_a_module_level_read(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import os\nA = os.environ.get('X')\ndef f(b=os.getenv('Y')):\n    return os.environ['Z']\nM = os.umask(0)\n"
+    )
+    assert _module_level_environ_reads(module) == [2, 3, 5]
+
+
+def test_start_names_the_server_to_the_jobs_and_stop_forgets_it(tmp_path, monkeypatch):
+    from tcsexam.workflow import startup
+
+    monkeypatch.delenv(launch.ENV, raising=False)
+    startup.start_fork_server(str(tmp_path / "logs" / "fork-server.log"))
+    try:
+        path = os.environ[launch.ENV]
+        _wait_for(lambda: os.path.exists(path), what="the server to listen")
+        done = _run(["job-failed", "/nonexistent", "6"])
+        assert done.returncode == 6
+        assert _served_lines(tmp_path / "logs" / "fork-server.log")
+    finally:
+        startup.stop_fork_server()
+    assert launch.ENV not in os.environ and not os.path.exists(path)
