@@ -7,7 +7,8 @@ Runs `snakemake --cores C` on a config from scratch (a fresh results folder), th
 where the work is what a run cannot do without: the candidates' own time (the Solver records'
 `wall_s`, the construction programs' records) and the checkers' own time (Coq: each proof's
 verdict.json `wall_s`; DRAT: each UNSAT record's `unsat_proof.check_s`; the construction
-checkers: checker.json `wall_s`). Everything else is overhead, itemised from Snakemake's own
+checker of a static object: its record's `wall_s`; a construction program's record holds the
+program's run, counted with the candidates). Everything else is overhead, itemised from Snakemake's own
 metadata (.snakemake/metadata: each job's rule, start and end) and the Solver jobs' run.log:
 
     DAG            snakemake's start to its first job (parsing, config checks, the DAG)
@@ -123,9 +124,12 @@ def work_of_job(rule: str, outputs: list[str]) -> tuple[float, float]:
         verdict = _json(folder / "verdict.json") or {}
         return 0.0, float(verdict.get("wall_s") or 0.0)
     if rule == "construction_run":
+        # a record's wall_s is the program's run (solver.yaml) or, for a static object
+        # (construction.txt), the exact checker's own time; checker.json repeats it (counted once)
         records = _json(folder / "records.json") or []
-        checker = _json(folder / "checker.json") or {}
-        return sum(r.get("wall_s") or 0.0 for r in records), float(checker.get("wall_s") or 0.0)
+        static = [r for r in records if (r.get("extra") or {}).get("submission") == "construction.txt"]
+        program = [r for r in records if r not in static]
+        return sum(r.get("wall_s") or 0.0 for r in program), sum(r.get("wall_s") or 0.0 for r in static)
     return 0.0, 0.0
 
 

@@ -30,9 +30,11 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import hmac
 import importlib
 import marshal
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -46,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcsexam.cli import run_command
-from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, receive_exactly
+from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, TOKEN_SIZE, receive_exactly
 
 #: what the served commands import, loaded once by the server before it listens (a command still
 #: imports anything missing here itself, at its usual cost). No module here may read the
@@ -78,39 +80,38 @@ GRACE_S = 5.0
 #: how often the server checks that its owner is still there
 OWNER_CHECK_S = 1.0
 PR_SET_PDEATHSIG = 1
-#: the longest socket path AF_UNIX takes (sun_path is 108 bytes with its NUL)
-MAX_SOCKET_PATH = 107
 
 
 @dataclass(frozen=True)
 class Server:
-    """A started fork server: the socket its clients connect to, its process, its folder."""
+    """A started fork server: the socket its clients connect to, its process, its folder, and
+    the value of `ENV` that names it (`TOKEN:SOCKET`)."""
 
     socket: str
     process: subprocess.Popen[bytes]
     folder: str
+    address: str
 
 
 def start(log: str | os.PathLike[str], owner: int | None = None) -> Server:
     """Start a fork server for the commands run by `owner` (default: this process) and its
-    descendants, its output appended to `log`. Its socket is in a new folder under $TMPDIR, or
-    under /tmp where that path would be too long for a socket."""
-    folder = tempfile.mkdtemp(prefix="tcsexam-fork-")
+    descendants, its output appended to `log`. Its socket is in a new folder under /tmp, never
+    $TMPDIR: every sandbox gives its candidates a /tmp of their own, while a $TMPDIR elsewhere
+    (a cluster's scratch) may be visible inside."""
+    folder = tempfile.mkdtemp(prefix="tcsexam-fork-", dir="/tmp")
     path = os.path.join(folder, "socket")
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-        os.rmdir(folder)
-        folder = tempfile.mkdtemp(prefix="tcsexam-fork-", dir="/tmp")
-        path = os.path.join(folder, "socket")
+    address = f"{secrets.token_hex(TOKEN_SIZE // 2)}:{path}"
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "tcsexam.forkserver", "--socket", path, "--owner", str(owner or os.getpid())],
+            [sys.executable, "-P", "-m", "tcsexam.forkserver", "--owner", str(owner or os.getpid())],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
+            env={**os.environ, ENV: address},  # the token never on a command line
             start_new_session=True,  # a Ctrl-C reaches the clients, which forward it; not the server
         )
-    return Server(path, process, folder)
+    return Server(path, process, folder, address)
 
 
 def stop(server: Server) -> None:
@@ -182,11 +183,16 @@ class Command:
         sys.argv = list(self.argv)
 
 
-def _receive(conn: socket.socket) -> Command:
-    """The client's request and its standard streams."""
+def _receive(conn: socket.socket, token: bytes) -> Command:
+    """The client's request and its standard streams; ValueError when its token is not `token`
+    (nothing of the request is decoded then)."""
     head, fds, _flags, _address = socket.recv_fds(conn, HEADER.size, 3)
     head += receive_exactly(conn, HEADER.size - len(head))
-    (size,) = HEADER.unpack(head)
+    given, size = HEADER.unpack(head)
+    if not hmac.compare_digest(given, token):
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("a wrong token")
     request = marshal.loads(receive_exactly(conn, size))
     streams = [int(n) for n in request["streams"]]
     if len(streams) != len(fds):
@@ -242,7 +248,7 @@ def _watch(conn: socket.socket, pid: int) -> int:
     return os.waitpid(pid, 0)[1]
 
 
-def _handle(conn: socket.socket, owner: int) -> Command:
+def _handle(conn: socket.socket, owner: int, token: bytes) -> Command:
     """In the handler (a fork of the server per connection): the command, in the process that
     runs it; the handler itself never returns (it ends with os._exit)."""
     try:
@@ -251,7 +257,7 @@ def _handle(conn: socket.socket, owner: int) -> Command:
             _say(f"refused pid {pid} (uid {uid}): not a process of this run")
             conn.sendall(REFUSED)
             os._exit(0)
-        command = _receive(conn)  # marshal: only from a process of this run
+        command = _receive(conn, token)  # marshal: only from a process of this run that has the token
         child = os.fork()
     except Exception as exc:  # a broken request, no fork: the client runs its command itself
         _say(f"not run: {exc!r}")
@@ -296,9 +302,12 @@ def _say(line: str) -> None:
         pass
 
 
-def serve(path: str, owner: int) -> Command | None:
-    """Preload, listen on `path`, fork a handler per connection while `owner` lives. Returns in a
-    command's process only (its Command); None in the server when it ends."""
+def serve(address: str, owner: int) -> Command | None:
+    """Preload, listen on the socket of `address` (`TOKEN:SOCKET`), fork a handler per connection
+    while `owner` lives. Returns in a command's process only (its Command); None in the server
+    when it ends."""
+    token_text, _, path = address.partition(":")
+    token = token_text.encode()
     began = time.monotonic()
     for name in PRELOAD:
         importlib.import_module(name)
@@ -322,7 +331,7 @@ def serve(path: str, owner: int) -> Command | None:
                     handler = -1
                 if handler == 0:
                     listener.close()
-                    return _handle(conn, owner)
+                    return _handle(conn, owner, token)
                 conn.close()
             while True:  # reap the handlers that ended
                 try:
@@ -341,10 +350,9 @@ def serve(path: str, owner: int) -> Command | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tcsexam.forkserver", description=__doc__.split("\n")[0])
-    parser.add_argument("--socket", required=True, help="the socket path to listen on")
     parser.add_argument("--owner", type=int, required=True, help="the run's process: serve its descendants only")
     args = parser.parse_args(argv)
-    command = serve(args.socket, args.owner)
+    command = serve(os.environ[ENV], args.owner)
     if command is None:
         return 0
     command.enter()

@@ -3,8 +3,9 @@ server (`tcsexam.forkserver`), anything else runs here (`tcsexam.cli.run_command
 
 A workflow job is one process: a row job's 0.2 s is nearly all Python start and imports, its own
 work a few milliseconds. When the run's Snakemake started a fork server it names it in the
-environment (`ENV`, the path of a socket only this user can reach, under a /tmp that no sandbox
-shows its candidates); this process then sends the server its command line, working folder,
+environment (`ENV`: a random token and the path of a socket only this user can reach, under a
+/tmp that no sandbox shows its candidates, and a candidate never sees the harness's environment,
+so never the token); this process then sends the server the token, its command line, working folder,
 environment, umask and standard streams, and the server forks a warm copy of itself that runs the
 command exactly as this process would have, in its own process group. This process waits for it,
 forwards the signals it gets (a Snakemake that cancels the job, a Ctrl-C), and ends the way the
@@ -26,9 +27,11 @@ import socket
 import struct
 import sys
 
-#: the environment variable naming the run's fork server socket (set by the workflow, see
-#: rules/common.smk; unset: every command runs in its own process)
+#: the environment variable naming the run's fork server, `TOKEN:SOCKET` (set by the workflow,
+#: see rules/common.smk; unset: every command runs in its own process)
 ENV = "TCSEXAM_FORK_SERVER"
+#: the token's length: 32 hex digits
+TOKEN_SIZE = 32
 
 #: the command words a fork server runs: short jobs that leave nothing running and whose rules have
 #: no `benchmark:` (Snakemake measures a job's CPU and memory from its own process tree, which a
@@ -50,8 +53,9 @@ SERVED = frozenset(
 
 #: the server's answer to a request: it runs the command, or this process must (not its run's job)
 ACCEPTED, REFUSED = b"A", b"R"
-#: the request's length before it (with the standard streams as SCM_RIGHTS); the command's end
-HEADER = struct.Struct("!I")
+#: before the request: the token and the request's length (with the standard streams as
+#: SCM_RIGHTS); after the command: its exit status
+HEADER = struct.Struct(f"!{TOKEN_SIZE}sI")
 STATUS = struct.Struct("!i")
 #: the signals this process passes on to the command's process group
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
@@ -101,9 +105,13 @@ def request_of_this_process(argv: list[str]) -> dict[str, object]:
     }
 
 
-def through_server(path: str, argv: list[str]) -> int | None:
-    """Run `argv` in the fork server at `path`: the command's exit code (negative: killed by that
-    signal), or None when this process must run it itself (no server there, or it refused)."""
+def through_server(address: str, argv: list[str]) -> int | None:
+    """Run `argv` in the fork server at `address` (`TOKEN:SOCKET`): the command's exit code
+    (negative: killed by that signal), or None when this process must run it itself (no server
+    there, or it refused)."""
+    token, _, path = address.partition(":")
+    if len(token) != TOKEN_SIZE or not path:
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -111,7 +119,7 @@ def through_server(path: str, argv: list[str]) -> int | None:
         body = marshal.dumps(request)
         streams = request["streams"]
         assert isinstance(streams, list)
-        socket.send_fds(sock, [HEADER.pack(len(body))], streams)
+        socket.send_fds(sock, [HEADER.pack(token.encode(), len(body))], streams)
         sock.sendall(body)
         answer = receive_exactly(sock, 1)
     except OSError:  # no server (yet, or any more), a deleted working folder: run it here
@@ -156,9 +164,9 @@ def end_like(code: int) -> None:
 
 def run_command() -> None:
     """The console script."""
-    path = os.environ.get(ENV)
-    if path and served(sys.argv[1:]):
-        code = through_server(path, sys.argv)
+    address = os.environ.get(ENV)
+    if address and served(sys.argv[1:]):
+        code = through_server(address, sys.argv)
         if code is not None:
             end_like(code)
     from tcsexam.cli import run_command as run_here

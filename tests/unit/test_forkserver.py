@@ -52,7 +52,7 @@ def test_a_served_command_runs_in_the_server_as_it_would_here(server, tmp_path):
     started, log = server
     (tmp_path / "job.log").write_text("tcsexam run: error: the task file is bad\n")
     here = _run(["job-failed", "job.log", "3"], cwd=tmp_path)
-    served = _run(["job-failed", "job.log", "3"], {launch.ENV: started.socket}, cwd=tmp_path)
+    served = _run(["job-failed", "job.log", "3"], {launch.ENV: started.address}, cwd=tmp_path)
     # the same exit code, output and error stream, from the client's folder (a relative path)
     assert (served.returncode, served.stdout, served.stderr) == (here.returncode, here.stdout, here.stderr)
     assert served.returncode == 3 and "the task file is bad" in served.stdout + served.stderr
@@ -65,7 +65,7 @@ def test_the_command_gets_the_clients_umask(server, tmp_path):
     args += ["--reason", "no submission", "--protocol", "", "--output", "row.json"]
     done = subprocess.run(
         ["sh", "-c", 'umask 077 && exec "$@"', "sh", *TCSEXAM, *args],
-        env={**os.environ, launch.ENV: started.socket},
+        env={**os.environ, launch.ENV: started.address},
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -123,11 +123,24 @@ def test_entering_a_command_takes_the_clients_process_state(tmp_path):
 def test_without_a_server_or_for_an_unserved_command_it_runs_here(server, tmp_path):
     started, log = server
     (tmp_path / "job.log").write_text("x\n")
-    gone = _run(["job-failed", "job.log", "4"], {launch.ENV: str(tmp_path / "no-such-socket")}, cwd=tmp_path)
+    gone = _run(["job-failed", "job.log", "4"], {launch.ENV: "0" * 32 + f":{tmp_path}/no-such-socket"}, cwd=tmp_path)
     assert gone.returncode == 4
-    version = _run(["--version"], {launch.ENV: started.socket})
+    malformed = _run(["job-failed", "job.log", "4"], {launch.ENV: started.socket}, cwd=tmp_path)  # no token
+    assert malformed.returncode == 4
+    version = _run(["--version"], {launch.ENV: started.address})
     assert version.returncode == 0 and "tcsexam" in version.stdout
     assert _served_lines(log) == []
+
+
+def test_a_client_without_the_token_is_refused_and_runs_its_command_itself(server, tmp_path):
+    """What a process that found the socket but not the harness's environment gets: nothing run
+    by the server (its request is not even decoded)."""
+    started, log = server
+    (tmp_path / "job.log").write_text("x\n")
+    wrong = "f" * 32 + ":" + started.socket
+    done = _run(["job-failed", "job.log", "7"], {launch.ENV: wrong}, cwd=tmp_path)
+    assert done.returncode == 7
+    assert "a wrong token" in log.read_text() and _served_lines(log) == []
 
 
 def test_served_words():
@@ -166,7 +179,7 @@ def _running_pids(log: Path, tmp_path) -> list[int]:
 def test_a_signal_to_the_client_reaches_the_command_and_the_client_ends_the_same_way(server, tmp_path):
     started, log = server
     fifo = _fifo_log(tmp_path)
-    client = subprocess.Popen([*TCSEXAM, "job-failed", str(fifo), "3"], env={**os.environ, launch.ENV: started.socket})
+    client = subprocess.Popen([*TCSEXAM, "job-failed", str(fifo), "3"], env={**os.environ, launch.ENV: started.address})
     _wait_for(lambda: "listening" in log.read_text() and _count_handlers(started) >= 1, what="the command to start")
     time.sleep(0.3)
     client.send_signal(signal.SIGTERM)
@@ -184,7 +197,7 @@ def _count_handlers(server) -> int:
 def test_a_client_killed_outright_leaves_no_command_running(server, tmp_path):
     started, log = server
     fifo = _fifo_log(tmp_path)
-    client = subprocess.Popen([*TCSEXAM, "job-failed", str(fifo), "3"], env={**os.environ, launch.ENV: started.socket})
+    client = subprocess.Popen([*TCSEXAM, "job-failed", str(fifo), "3"], env={**os.environ, launch.ENV: started.address})
     _wait_for(lambda: _count_handlers(started) >= 1, what="the command to start")
     time.sleep(0.3)
     client.kill()
@@ -207,7 +220,7 @@ def test_a_process_of_another_run_is_refused_and_runs_its_command_itself(tmp_pat
                 import sys
                 from tcsexam import forkserver
                 s = forkserver.start({str(log)!r})
-                print(s.socket, flush=True)
+                print(s.address, flush=True)
                 sys.stdin.read()
                 forkserver.stop(s)
                 """
@@ -219,10 +232,10 @@ def test_a_process_of_another_run_is_refused_and_runs_its_command_itself(tmp_pat
     )
     try:
         assert owner.stdout is not None
-        socket_path = owner.stdout.readline().strip()
-        _wait_for(lambda: os.path.exists(socket_path), what="the server to listen")
+        address = owner.stdout.readline().strip()
+        _wait_for(lambda: os.path.exists(address.partition(":")[2]), what="the server to listen")
         (tmp_path / "job.log").write_text("x\n")
-        done = _run(["job-failed", "job.log", "5"], {launch.ENV: socket_path}, cwd=tmp_path)
+        done = _run(["job-failed", "job.log", "5"], {launch.ENV: address}, cwd=tmp_path)
         assert done.returncode == 5
         assert "refused pid" in log.read_text() and _served_lines(log) == []
     finally:
@@ -321,9 +334,9 @@ def test_start_names_the_server_to_the_jobs_and_stop_forgets_it(tmp_path, monkey
     monkeypatch.delenv(launch.ENV, raising=False)
     startup.start_fork_server(str(tmp_path / "logs" / "fork-server.log"))
     try:
-        path = os.environ[launch.ENV]
+        path = os.environ[launch.ENV].partition(":")[2]
         _wait_for(lambda: os.path.exists(path), what="the server to listen")
-        done = _run(["job-failed", "/nonexistent", "6"])
+        done = _run(["job-failed", str(tmp_path / "job.log"), "6"])
         assert done.returncode == 6
         assert _served_lines(tmp_path / "logs" / "fork-server.log")
     finally:

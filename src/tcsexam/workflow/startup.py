@@ -261,7 +261,7 @@ def start_fork_server(log: str) -> None:
     except OSError as exc:
         print(f"tcsexam: note: no fork server ({exc}); every job starts its own Python", file=sys.stderr)
         return
-    os.environ[launch.ENV] = _fork_server.socket
+    os.environ[launch.ENV] = _fork_server.address
 
 
 def stop_fork_server() -> None:

@@ -20,11 +20,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tcsexam import forkserver, launch
 from tcsexam.errors import InputError
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 from tcsexam.runner.solver.candidate import load_candidate
@@ -156,6 +158,28 @@ def test_no_harness_secret_in_the_environment_or_proc(reachable_tmp, sandbox):
     out, err, sandbox_error = json.loads(done.stdout.splitlines()[-1])
     assert sandbox_error is None and out.strip(), (out, err)
     assert secret not in out + err
+
+
+@pytest.mark.parametrize("sandbox", [s for s in SANDBOXES if s != "local"])
+def test_a_candidate_cannot_reach_the_runs_fork_server(reachable_tmp, sandbox, tmp_path):
+    """A local run's fork server (tcsexam.forkserver) runs tcsexam commands for the run's jobs,
+    and a candidate is a descendant of one: its socket must be out of a candidate's sight (in
+    /tmp, which every sandbox replaces) and its token out of a candidate's knowledge (the harness's
+    environment). Given even the whole address, the candidate neither sees nor connects to it."""
+    box = box_or_skip(sandbox)
+    server = forkserver.start(tmp_path / "server.log")
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(server.socket) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.path.exists(server.socket)
+        script = f'ls -la {server.folder} 2>&1; [ -S {server.socket} ] && echo "REACHABLE $(id -u)" || echo unseen'
+        out, err = sh(box, script, reachable_tmp, env={launch.ENV: server.address})
+        assert "unseen" in out and "REACHABLE" not in out, (out, err)
+        assert "socket" not in out  # not even listed
+    finally:
+        forkserver.stop(server)
+    assert " exit " not in (tmp_path / "server.log").read_text()  # nothing was run by the server
 
 
 # -- 20.1: a solver.yaml that injects; the harness's Python wherever it lives ------------------
