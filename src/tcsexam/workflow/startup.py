@@ -50,6 +50,7 @@ from tcsexam import forkserver, launch
 from tcsexam.doctor import Need, checks_for, failures, needs_of, plan_options
 from tcsexam.errors import InputError
 from tcsexam.records.key import ensure_key
+from tcsexam.runner.limiter.proctable import stop_being_subreaper
 from tcsexam.runner.sandboxes import choose_sandbox
 from tcsexam.workflow.batching import AUTO, decide, hand_down
 from tcsexam.workflow.heal import heal
@@ -214,6 +215,9 @@ def prepare(
     check_sandbox(plan, local_exec=runs_here())
     if runs_here():  # on a cluster the nodes' tools count, not the submit host's
         check_tools(plan)
+    # the checks' probes ran under the limiter, which made Snakemake a child subreaper: every
+    # process a job leaves behind would become its zombie (it reaps only the jobs themselves)
+    stop_being_subreaper()
     if _locked(Path.cwd()):
         return plan
     try:

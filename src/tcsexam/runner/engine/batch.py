@@ -355,33 +355,37 @@ def _stop_pool(pool, handle) -> None:
 
 
 class _Progress:
-    """The tqdm bar of a batch (disabled unless `hooks.progress`), with a failure count."""
+    """The tqdm bar of a batch (none unless `hooks.progress`: tqdm is not even imported, 0.04 s of a
+    workflow job's start), with a failure count."""
 
     def __init__(self, hooks: BatchHooks, *, total: int, initial: int):
-        from tqdm import tqdm
-
         self.failed = hooks.failed
         self.failures = 0
-        self.bar = tqdm(
-            total=total,
-            initial=initial,
-            desc=hooks.label,
-            unit="inst",
-            file=sys.stderr,
-            disable=not hooks.progress,
-            dynamic_ncols=True,
-            smoothing=0.1,
-        )
-        self.bar.set_postfix(failures=0, refresh=False)
+        self.bar = None
+        if hooks.progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total,
+                initial=initial,
+                desc=hooks.label,
+                unit="inst",
+                file=sys.stderr,
+                dynamic_ncols=True,
+                smoothing=0.1,
+            )
+            self.bar.set_postfix(failures=0, refresh=False)
 
     def update(self, record: Any) -> None:
         if self.failed is not None and self.failed(record):
             self.failures += 1
-        self.bar.set_postfix(failures=self.failures, refresh=False)
-        self.bar.update(1)
+        if self.bar is not None:
+            self.bar.set_postfix(failures=self.failures, refresh=False)
+            self.bar.update(1)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 __all__ = [

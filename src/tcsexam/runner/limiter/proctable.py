@@ -98,6 +98,20 @@ def become_subreaper() -> bool:
         return _subreaper_done
 
 
+def stop_being_subreaper() -> None:
+    """Undo `become_subreaper` in a process that ran its last limited program but goes on starting
+    others it does not reap (the workflow's Snakemake after its checks): their orphans go to init,
+    which reaps them, instead of piling up here as zombies (each counts against RLIMIT_NPROC)."""
+    global _subreaper_done
+    with _subreaper_lock:
+        if _subreaper_done:
+            try:
+                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+            except OSError:
+                pass
+            _subreaper_done = False
+
+
 active_lock = threading.Lock()
 active_leaders: set[int] = set()
 
