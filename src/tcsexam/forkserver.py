@@ -2,16 +2,18 @@
 
 A workflow job is one process, and for the short ones (a row, a proof check's bookkeeping around
 Coq, a construction check) Python's start and imports are most of it: 0.2 s of a 0.22 s row job.
-The workflow starts this server once (`start`, rules/common.smk's onstart, a local run only);
-it imports what those commands need (`PRELOAD`) and then listens on a socket in a fresh private
-folder under /tmp (mode 0700; bubblewrap, Apptainer and Docker give their candidates a /tmp of
-their own, and a root harness runs them as another user). The `tcsexam` console script
-(`tcsexam.launch`) of a job whose command is `SERVED` connects and sends its command line,
-folder, environment, umask and standard streams; the server forks a handler, which
+The workflow's Snakemake starts this server once (`start`, rules/common.smk's onstart: for a
+local run's jobs, and a cluster run's jobs on the submitting host); it imports what those
+commands need (`PRELOAD`) and then listens on a socket in a fresh private folder under /tmp
+(mode 0700; bubblewrap, Apptainer and Docker give their candidates a /tmp of their own, and a
+root harness runs them as another user). The `tcsexam` console script (`tcsexam.launch`) of a job
+whose command is `SERVED` connects and sends a token, its command line, folder, environment,
+umask and standard streams; the server forks a handler, which
 
-1. refuses (the client then runs the command itself) unless the client runs as this user and
-   descends from the server's owner, the run's Snakemake: a cluster job or another run's command
-   never runs here, outside its own cgroup, limits or node;
+1. refuses (the client then runs the command itself) unless the client runs as this user,
+   descends from the server's owner (the run's Snakemake: a cluster job or another run's command
+   never runs here, outside its own cgroup, limits or node) and sends the token that only the
+   harness's environment holds (a candidate, also a descendant, never sees that environment);
 2. forks the command's process, which takes the client's streams, folder, environment, umask and
    argv, puts itself in a process group of its own, dies with its handler (PR_SET_PDEATHSIG),
    and returns up to `main`, which runs `tcsexam.cli.run_command` as a fresh `tcsexam` would
@@ -93,9 +95,9 @@ class Server:
     address: str
 
 
-def start(log: str | os.PathLike[str], owner: int | None = None) -> Server:
-    """Start a fork server for the commands run by `owner` (default: this process) and its
-    descendants, its output appended to `log`. Its socket is in a new folder under /tmp, never
+def start(log: str | os.PathLike[str]) -> Server:
+    """Start a fork server for the commands run by this process's descendants, its output
+    appended to `log`. Its socket is in a new folder under /tmp, never
     $TMPDIR: every sandbox gives its candidates a /tmp of their own, while a $TMPDIR elsewhere
     (a cluster's scratch) may be visible inside."""
     folder = tempfile.mkdtemp(prefix="tcsexam-fork-", dir="/tmp")
@@ -104,7 +106,7 @@ def start(log: str | os.PathLike[str], owner: int | None = None) -> Server:
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "tcsexam.forkserver", "--owner", str(owner or os.getpid())],
+            [sys.executable, "-P", "-m", "tcsexam.forkserver", "--owner", str(os.getpid())],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
@@ -341,16 +343,19 @@ def serve(address: str, owner: int) -> Command | None:
                     break
     finally:
         listener.close()
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    for remove, item in ((os.unlink, path), (os.rmdir, os.path.dirname(path))):  # its folder, if empty
+        try:
+            remove(item)
+        except OSError:
+            pass
     return None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tcsexam.forkserver", description=__doc__.split("\n")[0])
-    parser.add_argument("--owner", type=int, required=True, help="the run's process: serve its descendants only")
+    parser.add_argument(
+        "--owner", type=int, required=True, help="the run's process, this one's parent: serve its descendants only"
+    )
     args = parser.parse_args(argv)
     command = serve(os.environ[ENV], args.owner)
     if command is None:

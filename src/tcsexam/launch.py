@@ -13,9 +13,10 @@ command ended: the same exit code, or the same signal. When it goes away unannou
 command gets SIGTERM and, 5 s later, SIGKILL, with everything in its process group.
 
 Nothing heavier than the standard library's socket is imported on the way (the request is
-`marshal`led: built in, where json would import re and enum): a command the
-server does not serve (`SERVED`), no server, a server that refuses (this process is not one of its
-run's jobs) or one that cannot be reached cost under a millisecond before the command runs here.
+`marshal`led: built in, where json would import re and enum): a command the server does not
+serve (`SERVED`), no server, a server that refuses (this process is not one of its run's jobs,
+or does not have its token) or one that cannot be reached cost a few milliseconds before the
+command runs here.
 """
 
 from __future__ import annotations

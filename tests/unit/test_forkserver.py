@@ -262,6 +262,7 @@ def test_the_server_ends_with_its_owner(tmp_path):
     owner.kill()
     owner.wait()
     _wait_for(lambda: not os.path.exists(socket_path), timeout=10 + forkserver.OWNER_CHECK_S, what="the socket to go")
+    _wait_for(lambda: not os.path.exists(os.path.dirname(socket_path)), what="its folder to go")
     _wait_for(lambda: not _alive(int(pid)), what="the server to end")
 
 
