@@ -13,7 +13,8 @@ umask and standard streams; the server forks a handler, which
 1. refuses (the client then runs the command itself) unless the client runs as this user,
    descends from the server's owner (the run's Snakemake: a cluster job or another run's command
    never runs here, outside its own cgroup, limits or node) and sends the token that only the
-   harness's environment holds (a candidate, also a descendant, never sees that environment);
+   harness's environment holds (a candidate, also a descendant, never sees that environment), and
+   runs the server's own Python and tcsexam (a job in a conda environment of its own runs its own);
 2. forks the command's process, which takes the client's streams, folder, environment, umask and
    argv, puts itself in a process group of its own, dies with its handler (PR_SET_PDEATHSIG),
    and returns up to `main`, which runs `tcsexam.cli.run_command` as a fresh `tcsexam` would
@@ -50,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcsexam.cli import run_command
-from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, TOKEN_SIZE, receive_exactly
+from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, TOKEN_SIZE, receive_exactly, software
 
 #: what the served commands import, loaded once by the server before it listens (a command still
 #: imports anything missing here itself, at its usual cost). No module here may read the
@@ -196,6 +197,10 @@ def _receive(conn: socket.socket, token: bytes) -> Command:
             os.close(fd)
         raise ValueError("a wrong token")
     request = marshal.loads(receive_exactly(conn, size))
+    if request["software"] != software():
+        for fd in fds:
+            os.close(fd)
+        raise ValueError(f"another Python or tcsexam: {request['software']}")
     streams = [int(n) for n in request["streams"]]
     if len(streams) != len(fds):
         raise ValueError(f"{len(fds)} descriptors for the streams {streams}")

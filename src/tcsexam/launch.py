@@ -91,12 +91,20 @@ def _open_streams() -> list[int]:
     return found
 
 
+def software() -> list[str]:
+    """The Python and the tcsexam this process runs: a server runs a command only for a client of
+    the same two (a job in a conda environment of its own, `--sdm conda`, runs its own)."""
+    return [os.path.realpath(sys.executable), os.path.realpath(__file__)]
+
+
 def request_of_this_process(argv: list[str]) -> dict[str, object]:
     """What the server needs to run `argv` as this process would: the working folder, the whole
-    environment, the umask, the standard streams it gets, the signals this process ignores."""
+    environment, the umask, the standard streams it gets, the signals this process ignores; and
+    the software it runs."""
     mask = os.umask(0o022)
     os.umask(mask)
     return {
+        "software": software(),
         "argv": argv,
         "cwd": os.getcwd(),
         "env": dict(os.environ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,6 +142,19 @@ def test_a_client_without_the_token_is_refused_and_runs_its_command_itself(serve
     done = _run(["job-failed", "job.log", "7"], {launch.ENV: wrong}, cwd=tmp_path)
     assert done.returncode == 7
     assert "a wrong token" in log.read_text() and _served_lines(log) == []
+
+
+def test_a_client_of_another_tcsexam_is_refused_and_runs_its_command_itself(server, tmp_path):
+    """A job whose tcsexam is another one (here a copy of the package first on its PYTHONPATH; a
+    conda environment of its own under `--sdm conda`) runs its own, not the server's."""
+    started, log = server
+    copy = tmp_path / "other"
+    shutil.copytree(Path(launch.__file__).parent, copy / "tcsexam", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "job.log").write_text("x\n")
+    env = {launch.ENV: started.address, "PYTHONPATH": f"{copy}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = _run(["job-failed", "job.log", "8"], env, cwd=tmp_path)
+    assert done.returncode == 8
+    assert "another Python or tcsexam" in log.read_text() and _served_lines(log) == []
 
 
 def test_served_words():
