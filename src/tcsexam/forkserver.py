@@ -52,6 +52,7 @@ from pathlib import Path
 
 from tcsexam.cli import run_command
 from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, TOKEN_SIZE, receive_exactly, software
+from tcsexam.runner.limiter.proctable import read_stat
 
 #: what the served commands import, loaded once by the server before it listens (a command still
 #: imports anything missing here itself, at its usual cost). No module here may read the
@@ -134,14 +135,10 @@ def descends_from(pid: int, ancestor: int) -> bool:
     for _ in range(256):
         if pid == ancestor:
             return True
-        if pid <= 1:
+        proc = read_stat(pid) if pid > 1 else None
+        if proc is None:
             return False
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-            pid = int(stat[stat.rindex(b")") + 2 :].split()[1])  # after "(comm)": state, ppid
-        except (OSError, ValueError, IndexError):
-            return False
+        pid = proc.ppid
     return False
 
 
@@ -289,12 +286,13 @@ def _handle(conn: socket.socket, owner: int, token: bytes) -> Command:
         except OSError:  # the client is gone: _watch ends the command
             pass
         status = os.waitstatus_to_exitcode(_watch(conn, child))
+        words = " ".join([w for w in command.argv[1:] if not w.startswith("-")][:2])
+        # the log's line before the client's answer: once the job has ended, its line is there
+        _say(f"tcsexam {words} (pid {child}): exit {status} after {time.monotonic() - began:.3f} s")
         try:
             conn.sendall(STATUS.pack(status))
         except OSError:
             pass
-        words = " ".join([w for w in command.argv[1:] if not w.startswith("-")][:2])
-        _say(f"tcsexam {words} (pid {child}): exit {status} after {time.monotonic() - began:.3f} s")
         code = 0
     finally:
         os._exit(code)
