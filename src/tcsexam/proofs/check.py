@@ -205,8 +205,9 @@ class _Run:
         self.last_exit = outcome.exit_code
         term = outcome.termination
         tail = _short(text[-2000:] if text else outcome.stderr_tail)
-        if outcome.sandbox_error:
-            raise _Stop("infrastructure_error", f"{name}: the sandbox failed: {_short(outcome.sandbox_error)}")
+        if outcome.sandbox_error:  # (the step's stderr is its output file: what bwrap said is there)
+            said = f" ({tail})" if tail and tail not in outcome.sandbox_error else ""
+            raise _Stop("infrastructure_error", f"{name}: the sandbox failed: {_short(outcome.sandbox_error)}{said}")
         if term in (Termination.WALLTIME, Termination.CPUTIME):
             raise _Stop("timeout", f"{name}: {term} limit ({outcome.message or 'exceeded'})")
         if term in (Termination.MEMORY, Termination.DISK):

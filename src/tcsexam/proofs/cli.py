@@ -38,6 +38,9 @@ def _check(args: argparse.Namespace) -> int:
     from tcsexam.runner.solver.orchestrate import hidden_paths
 
     out = Path(args.output)
+    # the verdict's folder exists before the checker starts: the sandbox hides it (bwrap cannot
+    # hide a folder that is not there yet, and one made later would be visible inside)
+    out.parent.mkdir(parents=True, exist_ok=True)
     with sigterm_as_exit():
         verdict = check_proof(
             args.task,

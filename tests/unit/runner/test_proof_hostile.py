@@ -8,6 +8,7 @@ unprivileged user `tester` (.ci/run).
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from pathlib import Path
@@ -275,3 +276,27 @@ def test_a_proof_that_is_not_a_regular_file_is_invalid(reachable_tmp, task, how)
         (sub / "proof.v").write_text("(* x *)\n" * (1 << 20))
     v = check_proof(task, sub)
     assert v["status"] == "invalid" and not v["complete"] and v["steps"] == [], v["reason"]
+
+
+def test_the_cli_checks_into_a_folder_that_does_not_exist_yet(reachable_tmp, task):
+    """The verdict's folder is hidden from the checker; bwrap cannot hide a folder that is not
+    there (its mount point in the read-only root), so the command makes it first: a new folder
+    outside /tmp and outside the working folder once gave every proof an infrastructure_error."""
+    import os
+    import tempfile
+
+    from tcsexam.cli import main
+
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("/var/tmp is not writable here")
+    sub = reachable_tmp / "submission"
+    sub.mkdir()
+    (sub / "proof.v").write_text(GOOD)
+    parent = Path(tempfile.mkdtemp(prefix="tcsexam-test-", dir="/var/tmp"))
+    try:
+        out = parent / "new" / "folder" / "verdict.json"
+        assert main(["proof", "check", "--task", str(task), "--submission", str(sub), "--output", str(out)]) == 0
+        verdict = json.loads(out.read_text())
+        assert verdict["status"] == "complete", verdict["reason"]
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
