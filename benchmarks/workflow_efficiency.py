@@ -190,6 +190,22 @@ def console_script(root: Path) -> Path:
     return shims
 
 
+def split_config(args: list[str]) -> tuple[list[str], list[str]]:
+    """(the other arguments, the KEY=VALUE items of every `--config` among `args`)."""
+    rest: list[str] = []
+    items: list[str] = []
+    into = rest
+    for arg in args:
+        if arg == "--config":
+            into = items
+        elif arg.startswith("-"):
+            into = rest
+            rest.append(arg)
+        else:
+            into.append(arg)
+    return rest, items
+
+
 def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     results = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
@@ -197,7 +213,8 @@ def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     env = dict(os.environ, PATH=f"{shims}{os.pathsep}{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     env["PYTHONPATH"] = str(root / "src")  # this checkout's package, also when run from a worktree
     cmd = [str(bindir / "snakemake"), "--cores", str(args.cores), "--configfile", args.configfile]
-    cmd += [*extra, "--config", f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
+    extra, config = split_config(extra)  # one --config (Snakemake keeps only the last one given)
+    cmd += [*extra, "--config", *config, f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
     load_before = os.getloadavg()[0]
     start, start_epoch = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)

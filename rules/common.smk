@@ -63,7 +63,7 @@ wildcard_constraints:
 onstart:
     keep_going(workflow)
     if config["run"]["fork_server"] and workflow.is_main_process:
-        start_fork_server(f"{PLAN.results}/.fork-server.log")
+        start_fork_server(f"{PLAN.results}/.fork-server.log", PLAN)
     write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
         # the online protocol runs no candidate: no Ray head

@@ -18,8 +18,6 @@ rule reference_run:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/records.json",
     log:
         f"{PLAN.reference_out}/{{task}}/seed{{seed}}/run.log",
-    benchmark:
-        f"{PLAN.reference_out}/{{task}}/seed{{seed}}/benchmark.tsv"
     conda:
         "../envs/tcsexam.yaml"
     threads: config["run"]["threads"]

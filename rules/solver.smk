@@ -11,9 +11,6 @@ rule run:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
     log:
         f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
-    # wall, CPU and memory of the whole job (Snakemake's benchmark: TSV)
-    benchmark:
-        f"{OUT}/solver/{{model}}/{{task}}/{{attempt}}/benchmark.tsv"
     # longest possible jobs first (instances x wall limit), so no long job starts last
     priority: lambda w: PLAN.priority(w.task)
     conda:

@@ -77,8 +77,6 @@ rule twins_run:
         f"{OUT}/twins/s{{seed}}/solver/{{model}}/{{task}}/{{attempt}}/records.json",
     log:
         f"{OUT}/twins/s{{seed}}/solver/{{model}}/{{task}}/{{attempt}}/run.log",
-    benchmark:
-        f"{OUT}/twins/s{{seed}}/solver/{{model}}/{{task}}/{{attempt}}/benchmark.tsv"
     priority: lambda w: PLAN.priority(w.task)
     conda:
         "../envs/tcsexam.yaml"

@@ -51,8 +51,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcsexam.cli import run_command
+from tcsexam.containment import Limiter
 from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, TOKEN_SIZE, receive_exactly, software
-from tcsexam.runner.limiter.proctable import read_stat
+from tcsexam.proofs import check
+from tcsexam.runner.limiter.proctable import read_stat, stop_being_subreaper
+from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 
 #: what the served commands import, loaded once by the server before it listens (a command still
 #: imports anything missing here itself, at its usual cost). No module here may read the
@@ -70,6 +73,10 @@ PRELOAD = (
     "tcsexam.runner.construction",
     "tcsexam.runner.engine.batch",
     "tcsexam.runner.solver.orchestrate",
+    "tcsexam.runner.cli",  # run: the Solver job
+    "tcsexam.runner.observers.heartbeat",
+    "tcsexam.runner.sandboxes.bwrap",
+    "tcsexam.runner.sandboxes.local",
     "tcsexam.twins.cli",
     "tcsexam.twins.scan",
     "tcsexam.scoring.cli",
@@ -97,18 +104,71 @@ class Server:
     address: str
 
 
-def start(log: str | os.PathLike[str]) -> Server:
+@dataclass(frozen=True)
+class Warm:
+    """The run's sandbox settings (config `run`), for `warm`: what its commands will check."""
+
+    sandbox: str
+    limiter: str
+    allow_unsandboxed: bool = False
+    proofs: bool = False  #: the run checks proofs (coqc inside the sandbox)
+
+    def argv(self) -> list[str]:
+        return [
+            "--sandbox",
+            self.sandbox,
+            "--limiter",
+            self.limiter,
+            *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
+            *(["--proofs"] if self.proofs else []),
+        ]
+
+
+def warm(settings: Warm) -> str:
+    """In the server, before it listens: what each sandboxed command checks before its first run
+    (the sandbox starts a test program, python3 inside imports the candidates' promised modules,
+    coqc inside answers) done once, so that the commands forked later find it done (0.1-0.2 s
+    each). Only what passed is kept: a command meets a failure itself, with its own message.
+    Returns what it did, for the log."""
+    began = time.monotonic()
+    limiter = Limiter(settings.limiter)
+    done = []
+    try:
+        box, _ = choose_sandbox(settings.sandbox, allow_unsandboxed=settings.allow_unsandboxed)
+        done.append(f"sandbox {box.name}")
+        if probe_python(box, limiter=limiter) is None:
+            done.append("python3 inside")
+        if settings.proofs:
+            check.choose_proof_sandbox(settings.sandbox, allow_unsandboxed=settings.allow_unsandboxed, limiter=limiter)
+            done.append("coqc inside")
+    except Exception as exc:  # the commands find it out again, each with its one line
+        done.append(f"stopped: {' '.join(str(exc).split())[:200]}")
+    finally:
+        check.forget_failed_probes()
+        stop_being_subreaper()  # the probes ran under the limiter: orphans of commands go to init
+    return f"checked {', '.join(done) or 'nothing'} in {time.monotonic() - began:.2f} s"
+
+
+def start(log: str | os.PathLike[str], settings: Warm | None = None) -> Server:
     """Start a fork server for the commands run by this process's descendants, its output
-    appended to `log`. Its socket is in a new folder under /tmp, never
-    $TMPDIR: every sandbox gives its candidates a /tmp of their own, while a $TMPDIR elsewhere
-    (a cluster's scratch) may be visible inside."""
+    appended to `log`; with `settings`, it checks the run's sandbox once first (`warm`). Its
+    socket is in a new folder under /tmp, never $TMPDIR: every sandbox gives its candidates a /tmp
+    of their own, while a $TMPDIR elsewhere (a cluster's scratch) may be visible inside."""
     folder = tempfile.mkdtemp(prefix="tcsexam-fork-", dir="/tmp")
     path = os.path.join(folder, "socket")
     address = f"{secrets.token_hex(TOKEN_SIZE // 2)}:{path}"
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "tcsexam.forkserver", "--owner", str(os.getpid())],
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "tcsexam.forkserver",
+                "--owner",
+                str(os.getpid()),
+                *(settings.argv() if settings else []),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
@@ -307,15 +367,17 @@ def _say(line: str) -> None:
         pass
 
 
-def serve(address: str, owner: int) -> Command | None:
-    """Preload, listen on the socket of `address` (`TOKEN:SOCKET`), fork a handler per connection
-    while `owner` lives. Returns in a command's process only (its Command); None in the server
-    when it ends."""
+def serve(address: str, owner: int, settings: Warm | None = None) -> Command | None:
+    """Preload (and `warm` with `settings`), listen on the socket of `address` (`TOKEN:SOCKET`),
+    fork a handler per connection while `owner` lives. Returns in a command's process only (its
+    Command); None in the server when it ends."""
     token_text, _, path = address.partition(":")
     token = token_text.encode()
     began = time.monotonic()
     for name in PRELOAD:
         importlib.import_module(name)
+    if settings is not None:
+        _say(warm(settings))
     gc.freeze()  # the commands' collector skips what the server holds: exits 56 -> 18 ms, pages stay shared
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)  # after the imports: a client before this runs its command itself
@@ -359,8 +421,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--owner", type=int, required=True, help="the run's process, this one's parent: serve its descendants only"
     )
+    parser.add_argument("--sandbox", help="the run's sandbox (config run.sandbox): check it once (`warm`)")
+    parser.add_argument("--limiter", default="auto", help="the run's limiter (config run.limiter)")
+    parser.add_argument("--allow-unsandboxed", action="store_true", help="config run.allow_unsandboxed")
+    parser.add_argument("--proofs", action="store_true", help="the run checks proofs: check coqc inside too")
     args = parser.parse_args(argv)
-    command = serve(os.environ[ENV], args.owner)
+    settings = None
+    if args.sandbox:
+        settings = Warm(args.sandbox, args.limiter, args.allow_unsandboxed, args.proofs)
+    command = serve(os.environ[ENV], args.owner, settings)
     if command is None:
         return 0
     command.enter()
@@ -368,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["ENV", "PRELOAD", "Server", "descends_from", "serve", "start", "stop"]
+__all__ = ["ENV", "PRELOAD", "Server", "Warm", "descends_from", "serve", "start", "stop", "warm"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -34,12 +34,14 @@ ENV = "TCSEXAM_FORK_SERVER"
 #: the token's length: 32 hex digits
 TOKEN_SIZE = 32
 
-#: the command words a fork server runs: short jobs that leave nothing running and whose rules have
-#: no `benchmark:` (Snakemake measures a job's CPU and memory from its own process tree, which a
-#: served command is not part of). `run` (the Solver job, benchmarked), `batch`, `runner` (a Ray head
-#: outlives the command) and the agents and OR-Space commands always run in their own process.
+#: the command words a fork server runs: jobs that leave nothing running in their process group
+#: and whose rules have no `benchmark:` (Snakemake measures a job's CPU and memory from its own
+#: process tree, which a served command is not part of: `run` writes its own in heartbeat.json's
+#: `usage`; the shared Ray head it may start is a session of its own). `batch`, `runner` (a Ray
+#: head outlives the command) and the agents and OR-Space commands always run in their own process.
 SERVED = frozenset(
     {
+        "run",
         "attempts",
         "proof",
         "construction",

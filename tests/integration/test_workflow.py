@@ -160,8 +160,9 @@ def test_tiny_config_local_run_gives_complete_index(baseline):
     # the short jobs ran in the run's fork server (docs/workflow.md), gone with the run
     server_log = (baseline / "results" / "test" / ".fork-server.log").read_text()
     served = [line for line in server_log.splitlines() if " tcsexam " in line]
-    for command in ("attempts verdict-row", "attempts solver-row", "proof check", "construction run", "score"):
+    for command in ("run", "attempts verdict-row", "attempts solver-row", "proof check", "construction run", "score"):
         assert any(f" tcsexam {command} " in line for line in served), (command, server_log[-2000:])
+    assert " checked sandbox " in server_log and " stopped: " not in server_log, server_log[:2000]  # warm
     assert all(" exit 0 after " in line for line in served), server_log[-2000:]
     socket_path = server_log.split("listening on ")[1].split()[0]
     assert not os.path.exists(os.path.dirname(socket_path))

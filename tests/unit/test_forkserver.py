@@ -160,7 +160,8 @@ def test_a_client_of_another_tcsexam_is_refused_and_runs_its_command_itself(serv
 def test_served_words():
     assert launch.served(["attempts", "verdict-row", "--verdict", "v.json"])
     assert launch.served(["-v", "proof", "check"])
-    assert not launch.served(["run", "--task", "t.yaml"])  # the Solver job: benchmarked, never served
+    assert launch.served(["run", "--task", "t.yaml"])  # the Solver job: its usage in heartbeat.json
+    assert not launch.served(["batch", "run"])  # a batch's members run in its one process
     assert not launch.served(["runner", "ray-head", "start"])  # a Ray head outlives its command
     assert not launch.served(["--version"]) and not launch.served([])
 
@@ -357,3 +358,71 @@ def test_start_names_the_server_to_the_jobs_and_stop_forgets_it(tmp_path, monkey
     finally:
         startup.stop_fork_server()
     assert launch.ENV not in os.environ and not os.path.exists(path)
+
+
+def test_warm_keeps_what_passed_for_the_commands_forked_later(monkeypatch):
+    """`warm` (in the server, before it listens) checks the run's sandbox once: a sandbox made
+    later in the process (a served command's) starts without its test sandbox and Python probe;
+    what failed is not kept (a command finds it out itself, with its own line)."""
+    from tcsexam.containment import Limiter
+    from tcsexam.proofs import check
+    from tcsexam.runner import sandboxes
+    from tcsexam.runner.sandboxes import bwrap
+
+    box = sandboxes.get_sandbox("bwrap")
+    try:
+        box.check_available()
+    except Exception as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setattr(bwrap, "_WORKING", {})
+    monkeypatch.setattr(bwrap, "_HELP", {})
+    monkeypatch.setattr(sandboxes, "_PYTHON_OK", set())
+    monkeypatch.setattr(check, "_PROBED", {"docker": ("sandbox docker: coqc does not run inside: no", "")})
+    said = forkserver.warm(forkserver.Warm("bwrap", "auto", proofs=shutil.which("coqc") is not None))
+    assert said.startswith("checked sandbox bwrap, python3 inside") and "stopped" not in said, said
+    assert "docker" not in check._PROBED  # a failure is never handed down
+    if shutil.which("coqc"):
+        assert check._PROBED["bwrap"][0] is None and check._PROBED["bwrap"][1]
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("probed again")
+
+    monkeypatch.setattr(bwrap.BwrapSandbox, "_probe", no_probe)
+    monkeypatch.setattr(bwrap.subprocess, "run", no_probe)  # neither `bwrap --help` nor a test sandbox
+    later = sandboxes.get_sandbox("bwrap")
+    later.check_available()
+    assert (later.exe, later.origin) == (box.exe, box.origin)
+    monkeypatch.setattr(later, "run", no_probe)
+    assert sandboxes.probe_python(later, limiter=Limiter.AUTO) is None
+
+
+def test_warm_says_where_it_stopped_and_keeps_nothing_failed(monkeypatch):
+    from tcsexam.runner.sandboxes import bwrap
+
+    monkeypatch.setattr(bwrap, "_WORKING", {})
+    monkeypatch.setattr(bwrap.shutil, "which", lambda *a, **k: None)  # no bwrap at all now
+    monkeypatch.setattr(bwrap, "bundled_bwrap", lambda: None)
+    said = forkserver.warm(forkserver.Warm("bwrap", "auto"))
+    assert "stopped: sandbox bwrap:" in said and "not found" in said and "\n" not in said
+    assert not bwrap._WORKING
+
+
+def test_a_served_solver_job_reports_its_own_usage(server, tmp_path, project_root):
+    """`tcsexam run` runs in the server (no Python start per Solver job); Snakemake's `benchmark:`
+    would see only the client, so the job's heartbeat.json carries its own usage: this process's
+    CPU and memory with those of what it waited for, the candidates included."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    started, log = server
+    out = tmp_path / "out" / "records.json"
+    args = ["run", "--task", "sat-satlib", "--candidate", str(project_root / "solvers/demo-fast/sat-satlib/1")]
+    args += ["--output", str(out), "--no-progress", "--instances", "uf50-01", "uf75-01"]
+    done = _run(args, {launch.ENV: started.address}, cwd=project_root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert any(" tcsexam run " in line for line in _served_lines(log)), log.read_text()
+    records = json.loads(out.read_text())
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    beat = json.loads((out.parent / "heartbeat.json").read_text())
+    assert beat["state"] == "finished" and beat["pid"] != os.getpid()
+    usage = beat["usage"]
+    assert usage["max_rss_mb"] > 10 and usage["cpu_s"] >= 0.9 * sum(r["cpu_s"] for r in records), (usage, records)

@@ -79,6 +79,13 @@ def _short(text: str, limit: int = TAIL) -> str:
 _PROBED: dict[str, tuple[str | None, str]] = {}  # sandbox name -> (why coqc does not run inside, its version)
 
 
+def forget_failed_probes() -> None:
+    """Keep only the probes that found coqc working (a fork server's, which its commands inherit:
+    a command meets a failure itself, with its own message)."""
+    for name in [n for n, (why, _) in _PROBED.items() if why is not None]:
+        del _PROBED[name]
+
+
 def _probe_coq(box, limiter: Limiter) -> str | None:
     """None when `coqc --print-version` runs inside `box` as a proof's checker would; else why not.
     The version it prints is kept for `sandbox_coq_version`: the checker is the sandbox's coqc."""

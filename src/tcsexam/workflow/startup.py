@@ -254,14 +254,24 @@ def keep_going(workflow) -> bool:
 _fork_server: forkserver.Server | None = None
 
 
-def start_fork_server(log: str) -> None:
+def start_fork_server(log: str, plan=None) -> None:
     """Start the run's fork server (`tcsexam.forkserver`) and name it to the jobs this Snakemake
     starts from now on (their environment: os.environ). The jobs sent to a cluster never use it
     (another node, or refused: not this process's descendants). Nothing but a note when it cannot
-    start: every job then runs as its own process, as with run.fork_server false."""
+    start: every job then runs as its own process, as with run.fork_server false. With the run's
+    `plan` (offline: candidates run) the server checks the run's sandbox once for its commands."""
     global _fork_server
+    settings = None
+    if plan is not None and not plan.online:
+        run = plan.run
+        settings = forkserver.Warm(
+            str(run.get("sandbox", "auto")),
+            str(run.get("limiter", "auto")),
+            bool(run.get("allow_unsandboxed")),
+            proofs=bool(plan.proof_runs()),
+        )
     try:
-        _fork_server = forkserver.start(log)
+        _fork_server = forkserver.start(log, settings)
     except OSError as exc:
         print(f"tcsexam: note: no fork server ({exc}); every job starts its own Python", file=sys.stderr)
         return

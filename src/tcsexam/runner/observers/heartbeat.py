@@ -9,14 +9,19 @@ interrupted), ``host``, ``pid``, ``slurm_job_id``, ``started`` and ``updated`` (
 ``interval_s``, ``planned`` (instances of this run), ``reused``, ``executed`` (run by this job),
 ``done`` (reused + executed), ``statuses`` (status -> count over ``done``), ``sandbox``,
 ``limiter``, and once the runs went somewhere ``pool`` (``ray`` or ``in-process``: `tcsexam run
---pool`, decided from the task's size and limits under ``auto``). A heartbeat that cannot be written (a full disk) is logged once and never stops
-the run.
+--pool`, decided from the task's size and limits under ``auto``), and ``usage``: the job's own
+CPU seconds (``cpu_s``) and peak resident memory (``max_rss_mb``), this process's with those of
+the processes it waited for (the candidates of an in-process pool, the DRAT checks, the builds;
+not the Ray workers). That is what a job's Snakemake `benchmark:` measured of its process tree,
+which a command run by the workflow's fork server is not part of. A heartbeat that cannot be
+written (a full disk) is logged once and never stops the run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import socket
 import threading
 import time
@@ -36,6 +41,14 @@ DEFAULT_PROGRESS_EVERY_S = 60.0
 def heartbeat_path(output: str | os.PathLike) -> Path:
     """Where the run writing `output` (its records.json) keeps its heartbeat."""
     return Path(output).parent / HEARTBEAT_NAME
+
+
+def job_usage() -> dict[str, float]:
+    """This process's CPU seconds and peak resident memory (MB) with those of the children it
+    waited for (their own waited-for descendants included)."""
+    me, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = me.ru_utime + me.ru_stime + waited.ru_utime + waited.ru_stime
+    return {"cpu_s": round(cpu, 3), "max_rss_mb": round(max(me.ru_maxrss, waited.ru_maxrss) / 1024, 1)}
 
 
 def duration_text(seconds: float | None) -> str:
@@ -148,6 +161,7 @@ class Heartbeat:
             data["statuses"] = dict(sorted(self.statuses.items()))
             data["done"] = int(sum(self.statuses.values()))
         data["updated"] = time.time()
+        data["usage"] = job_usage()
         return data
 
     def _write(self) -> None:

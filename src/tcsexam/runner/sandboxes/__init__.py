@@ -113,6 +113,9 @@ def choose_sandbox(
 
 #: what `python3` must import inside every sandbox (docs/runner.md, Candidates)
 PROMISED_MODULES = ("numpy", "pysat")
+#: the Python probes that passed in this process, kept for the sandboxes it makes later (a fork
+#: server's are its commands': `tcsexam.forkserver.warm`); a failed probe is run again
+_PYTHON_OK: set[tuple[object, ...]] = set()
 
 
 def probe_python(
@@ -121,6 +124,10 @@ def probe_python(
     """Run `python3 -c "import numpy, ..."` inside `box` as a candidate would (its PATH, its
     uid, a scratch folder); None when it works, else one line saying what failed."""
     here = box.python_dir()
+    known = (box.name, getattr(box, "exe", None), getattr(box, "image", None), str(limiter), tuple(modules), here)
+    known = (os.geteuid(), candidate_ids() is None, *known)
+    if known in _PYTHON_OK:
+        return None
     path = os.pathsep.join([p for p in [here, "/usr/local/bin", "/usr/bin", "/bin"] if p])
     work = tempfile.mkdtemp(prefix="tcsexam-probe-", dir="/tmp")
     os.chmod(work, 0o755)
@@ -136,6 +143,7 @@ def probe_python(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if outcome.sandbox_error is None and outcome.termination == Termination.EXIT and outcome.exit_code == 0:
+        _PYTHON_OK.add(known)
         return None
     why = " ".join((outcome.sandbox_error or outcome.stderr_tail or outcome.message).split())[-300:]
     return (

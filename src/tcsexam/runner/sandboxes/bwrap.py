@@ -170,6 +170,14 @@ PROC_MASKED = (
 _REFUSED = ("namespace", "operation not permitted", "permission denied", "uid map", "setting up uid")
 
 
+#: what this process learnt of its bwraps, kept for the sandboxes it makes later (a fork server
+#: learns it once for all its commands: `tcsexam.forkserver.warm`): each one's `--help`, and, per
+#: (uid, candidates' uid or a user namespace, the bwraps to try), the one that started a test
+#: sandbox (a failure is asked again)
+_HELP: dict[str, str] = {}
+_WORKING: dict[tuple[int, bool, tuple[tuple[str, str], ...]], tuple[str, str]] = {}
+
+
 class BwrapSandbox(WrappingSandbox):
     name = SandboxName.BWRAP
 
@@ -217,12 +225,13 @@ class BwrapSandbox(WrappingSandbox):
         return "mount" in (outcome.sandbox_error or "")
 
     def _supports(self, flag: str) -> bool:
+        exe = self.exe or "bwrap"
+        if self._help is None:
+            self._help = _HELP.get(exe)
         if self._help is None:
             try:
-                done = subprocess.run(
-                    [self.exe or "bwrap", "--help"], capture_output=True, text=True, timeout=30, env=harness_env()
-                )
-                self._help = done.stdout + done.stderr
+                done = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30, env=harness_env())
+                self._help = _HELP[exe] = done.stdout + done.stderr
             except (OSError, subprocess.SubprocessError):
                 self._help = ""
         return flag in self._help
@@ -232,6 +241,11 @@ class BwrapSandbox(WrappingSandbox):
         InputError with one line when none does: what each said and, where the kernel refused
         the namespaces, the cause and the fixes."""
         if self._checked:
+            return
+        known = (os.geteuid(), candidate_ids() is None, tuple(self.choices))  # what _probe depends on
+        if known in _WORKING:
+            self.exe, self.origin = _WORKING[known]
+            self._checked = True
             return
         if not self.choices:
             if self.executable:
@@ -246,6 +260,7 @@ class BwrapSandbox(WrappingSandbox):
             failed = self._probe()
             if failed is None:
                 self._checked = True
+                _WORKING[known] = (exe, origin)
                 return
             failures.append((origin, exe, failed))
         line = "; ".join(f"{origin} {exe}: {why}" for origin, exe, why in failures)
