@@ -30,6 +30,9 @@ metadata (.snakemake/metadata: each job's rule, start and end) and the Solver jo
 Job items are in core-seconds (each job holds its `threads` cores, 1 here); `/ C` gives their share
 of the wall time, and the items, the ideal and `idle` add up to wall x C. "after the last Solver
 job" is the wall time from the last Solver job's end to the run's end (the small rules' tail).
+"Snakemake's own CPU" is the CPU time of the snakemake process itself (its start, the DAG, the
+scheduling, each job's handling and metadata; not its children: the jobs, the fork server),
+read from /proc while it runs: not an item of its own, it is spent on the same cores.
 
 With `--baseline-root DIR` (a checkout of an earlier commit, e.g. `git worktree add DIR <commit>`)
 each round runs the workflow there too (its Snakefile, its `src` first on PYTHONPATH), the two in
@@ -206,6 +209,25 @@ def split_config(args: list[str]) -> tuple[list[str], list[str]]:
     return rest, items
 
 
+def run_watched(cmd: list[str], **kwargs) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run `cmd` to its end, its output captured; with the CPU seconds of its own process (not
+    its children: Snakemake's scheduling, job handling and metadata), as last read from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = 0.0
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, **kwargs)
+        while proc.poll() is None:
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            except (OSError, IndexError, ValueError):
+                pass
+            time.sleep(0.25)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read()), cpu
+
+
 def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     results = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
@@ -217,7 +239,7 @@ def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     cmd += [*extra, "--config", *config, f"results_dir={results}", f"run={{'ray': '{args.ray}'}}"]
     load_before = os.getloadavg()[0]
     start, start_epoch = time.perf_counter(), time.time()
-    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    proc, snakemake_cpu = run_watched(cmd, cwd=root, env=env)
     wall = time.perf_counter() - start
     shutil.rmtree(shims, ignore_errors=True)
     if proc.returncode != 0:
@@ -229,6 +251,7 @@ def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
     index = next(iter(glob.glob(str(results / "*" / "*" / "index.json"))), None)
     out["status"] = json.loads(Path(index).read_text())["status"] if index else "no index"
     out["jobs"] = len(jobs)
+    out["snakemake_cpu"] = snakemake_cpu
     report(label, args, out)
     if not args.keep and not args.results_dir:
         shutil.rmtree(results, ignore_errors=True)
@@ -256,6 +279,7 @@ def report(label: str, args, r: dict) -> None:
         per_job = (r["items"].get("job start", 0.0) + r["items"].get("Ray connect", 0.0)) / r["solver_jobs"]
         print(f"  per Solver job beyond its runs: {per_job:.2f} s")
     print(f"  after the last Solver job {r['after_solver']:8.1f} s")
+    print(f"  Snakemake's own CPU       {r['snakemake_cpu']:8.1f} s  (its scheduling, job handling, metadata)")
     top = sorted(r["per_rule"].items(), key=lambda kv: -kv[1][1])[:8]
     print("  job time by rule: " + ", ".join(f"{rule} {n} x {t / n:.2f} s" for rule, (n, t) in top))
 
@@ -292,6 +316,7 @@ def main() -> int:
             ("wall", lambda x: x["wall"]),
             ("wall / ideal", lambda x: x["wall"] / x["ideal"]),
             ("after the last Solver job", lambda x: x["after_solver"]),
+            ("Snakemake's own CPU", lambda x: x["snakemake_cpu"]),
             ("DAG", lambda x: x["items"].get("DAG", 0.0)),
             (
                 "per Solver job beyond its runs",

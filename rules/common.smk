@@ -15,10 +15,13 @@ from tcsexam.workflow.batching import Batches
 from tcsexam.workflow.resources import one_cpu_job
 from tcsexam.workflow.salvage import run_started, salvage
 from tcsexam.workflow.startup import (
+    arm_ray_head,
+    finish_tool_checks,
     keep_going,
     prepare,
     start_fork_server,
     stop_fork_server,
+    stop_ray_head_later,
 )
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
@@ -61,6 +64,7 @@ wildcard_constraints:
 # default: keep_going), and `onerror` below writes the incomplete Index with each failed attempt's
 # reason (tcsexam.workflow.salvage).
 onstart:
+    finish_tool_checks()  # prepare()'s checks of Coq and the DRAT checker: their lines first
     keep_going(workflow)
     if config["run"]["fork_server"] and workflow.is_main_process:
         start_fork_server(f"{PLAN.results}/.fork-server.log", PLAN)
@@ -71,9 +75,7 @@ onstart:
             config["run"]["ray"] == "shared"
             or (config["run"]["ray"] == "auto" and workflow.local_exec)
         ):
-            shell(
-                f"tcsexam runner ray-head start --on-demand --state-dir {RAY_STATE} --num-cpus {workflow.cores}"
-            )
+            arm_ray_head(RAY_STATE, workflow.cores)  # `tcsexam runner ray-head start --on-demand`
         else:
             shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
     except subprocess.CalledProcessError:
@@ -82,7 +84,7 @@ onstart:
 
 # The stop finishes in a detached process: the workflow's result does not wait for Ray's teardown.
 onsuccess:
-    shell(f"tcsexam runner ray-head stop --no-wait --state-dir {RAY_STATE}")
+    stop_ray_head_later(RAY_STATE)  # `tcsexam runner ray-head stop --no-wait`
     stop_fork_server()
 
 

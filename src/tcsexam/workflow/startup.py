@@ -19,7 +19,10 @@
 5. The other tools the run needs work here (`check_tools`: `tcsexam doctor`'s checks of the proof
    checker and the DRAT checker): each that does not is one warning line with the true cause and
    the fix (a missing coqc is "not installed"), and the run goes on: the jobs that need it fail,
-   every other item is judged, and index.json is incomplete (tcsexam.workflow.salvage).
+   every other item is judged, and index.json is incomplete (tcsexam.workflow.salvage). In a run
+   these checks (about a second: Coq and the DRAT checker each run once under the limiter) go on
+   in a thread while Snakemake reads the rules and builds the DAG; `onstart` waits for them
+   (`finish_tool_checks`), so their lines come before the first job. A dry run waits at once.
 6. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
    run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
    job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
@@ -34,12 +37,14 @@ first failure) would leave every item after a failed one unjudged.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import io
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -48,9 +53,10 @@ from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
 
 from tcsexam import forkserver, launch
 from tcsexam.doctor import Need, checks_for, failures, needs_of, plan_options
-from tcsexam.errors import InputError
+from tcsexam.errors import InputError, os_error_text
 from tcsexam.records.key import ensure_key
 from tcsexam.runner.limiter.proctable import stop_being_subreaper
+from tcsexam.runner.ray import head as ray_head
 from tcsexam.runner.sandboxes import choose_sandbox
 from tcsexam.workflow.batching import AUTO, decide, hand_down
 from tcsexam.workflow.heal import heal
@@ -187,6 +193,30 @@ def check_tools(plan) -> list[str]:
     return lines
 
 
+#: the run's tool checks in progress (`start_tool_checks`), awaited by `finish_tool_checks`
+_tool_checks: threading.Thread | None = None
+
+
+def start_tool_checks(plan) -> None:
+    """`check_tools` in a thread of its own: its lines once `finish_tool_checks` has waited."""
+    global _tool_checks
+    _tool_checks = threading.Thread(target=check_tools, args=(plan,), name="tcsexam-tool-checks", daemon=True)
+    _tool_checks.start()
+    atexit.register(finish_tool_checks)  # a run that ends before `onstart` (nothing to do) waits too
+
+
+def finish_tool_checks() -> None:
+    """Wait for the checks `start_tool_checks` started (their lines are printed), then stop
+    being a child subreaper: the checks' probes ran under the limiter, which made this process
+    (Snakemake) one, and every process a job leaves behind would become its zombie (it reaps only
+    the jobs themselves). Nothing to wait for: only the latter."""
+    global _tool_checks
+    checks, _tool_checks = _tool_checks, None
+    if checks is not None:
+        checks.join()
+    stop_being_subreaper()
+
+
 def prepare(
     config: dict,
     basedir: str,
@@ -214,10 +244,11 @@ def prepare(
         return plan
     check_sandbox(plan, local_exec=runs_here())
     if runs_here():  # on a cluster the nodes' tools count, not the submit host's
-        check_tools(plan)
-    # the checks' probes ran under the limiter, which made Snakemake a child subreaper: every
-    # process a job leaves behind would become its zombie (it reaps only the jobs themselves)
-    stop_being_subreaper()
+        start_tool_checks(plan)
+        if mode != "run":  # no onstart to wait for them
+            finish_tool_checks()
+    else:
+        stop_being_subreaper()
     if _locked(Path.cwd()):
         return plan
     try:
@@ -248,6 +279,27 @@ def keep_going(workflow) -> bool:
     settings.keep_going = True
     scheduler.keepgoing = True
     return True
+
+
+def arm_ray_head(state_dir: str, num_cpus: int) -> None:
+    """`onstart`: let the first Solver job that chooses Ray start the run's shared head, as
+    `tcsexam runner ray-head start --on-demand` does, in this process (no Python start before
+    the first job). A folder it cannot write stops the run with one line."""
+    try:
+        ray_head.arm(state_dir, num_cpus)
+        address = ray_head.current_address(state_dir)
+    except InputError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"ray-head: {os_error_text(exc)}")
+    if address:  # a head left by a killed run: this run's jobs join it
+        print(f"tcsexam: the Ray head of {state_dir} is reused at {address}", file=sys.stderr, flush=True)
+
+
+def stop_ray_head_later(state_dir: str) -> None:
+    """`onsuccess`: the run's shared head stopped by a detached process (`tcsexam runner ray-head
+    stop --no-wait`, from this process): the run's end does not wait for Ray's teardown."""
+    ray_head.stop_detached(state_dir)
 
 
 #: the run's fork server (config run.fork_server), started by `onstart`, stopped by onsuccess/onerror

@@ -5,6 +5,7 @@ one-line reason on stderr, the command's exit code)."""
 from __future__ import annotations
 
 import json
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -98,6 +99,36 @@ def test_prepare_on_a_cluster_only_notes_what_the_submit_host_lacks(monkeypatch,
     assert stop.value.code == 1 and "error: config run.sandbox" in capsys.readouterr().err
 
 
+def test_a_runs_tool_checks_go_on_while_snakemake_builds_the_dag(monkeypatch, tmp_path):
+    """In a run, prepare() returns while Coq and the DRAT checker are still being checked (a
+    second of subprocesses beside Snakemake's DAG); `onstart` waits for them before any job."""
+    import threading
+    from pathlib import Path
+
+    from tcsexam.campaign.planner import load_config
+    from tcsexam.workflow import batching
+
+    root = Path(__file__).resolve().parents[3]
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(batching.ENV, "unset")
+    config = {**load_config(root / "config" / "test" / "config.yaml", root), "results_dir": str(tmp_path / "r")}
+    release, done = threading.Event(), []
+
+    def slow_checks(plan):
+        assert release.wait(30)
+        done.append(plan)
+        return []
+
+    monkeypatch.setattr(startup, "check_sandbox", lambda plan, local_exec=True: None)
+    monkeypatch.setattr(startup, "check_tools", slow_checks)
+    plan = startup.prepare(config, str(root), argv=["snakemake", "--cores", "2"], local_exec=True)
+    assert done == []  # prepare() did not wait
+    release.set()
+    startup.finish_tool_checks()
+    assert done == [plan]
+    startup.finish_tool_checks()  # twice (onstart, then at exit): nothing to wait for
+
+
 def _plan(**run):
     return SimpleNamespace(online=False, run={"sandbox": "auto", **run})
 
@@ -119,3 +150,22 @@ def test_check_sandbox_stops_a_local_run_and_notes_on_a_cluster(monkeypatch, cap
     assert "note: on this submit host" in capsys.readouterr().err
     startup.check_sandbox(SimpleNamespace(online=True, run={}))  # online: no candidate runs
     assert len(calls) == 2
+
+
+def test_onstart_arms_the_ray_head_in_process_and_a_folder_it_cannot_write_stops_the_run(tmp_path, capsys):
+    from tcsexam.runner.ray import head
+
+    state = tmp_path / "results" / ".ray-head"
+    startup.arm_ray_head(str(state), 2)
+    assert head.armed(state) and (state / head.ON_DEMAND_FILE).read_text() == "2\n"
+    assert capsys.readouterr().err == ""  # no head alive: nothing reused, nothing said
+    startup.stop_ray_head_later(str(state))  # none running: only disarmed
+    assert not head.armed(state)
+    if os.geteuid() == 0:
+        pytest.skip("root writes into a read-only folder")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(SystemExit) as stop:
+        startup.arm_ray_head(str(locked / ".ray-head"), 2)
+    line = capsys.readouterr().err.strip()
+    assert stop.value.code == 1 and line.startswith("tcsexam: error: ray-head: ") and "\n" not in line
