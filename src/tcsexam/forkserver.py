@@ -131,9 +131,9 @@ def warm(settings: Warm) -> str:
     each). Only what passed is kept: a command meets a failure itself, with its own message.
     Returns what it did, for the log."""
     began = time.monotonic()
-    limiter = Limiter(settings.limiter)
     done = []
     try:
+        limiter = Limiter(settings.limiter)
         box, _ = choose_sandbox(settings.sandbox, allow_unsandboxed=settings.allow_unsandboxed)
         done.append(f"sandbox {box.name}")
         if probe_python(box, limiter=limiter) is None:

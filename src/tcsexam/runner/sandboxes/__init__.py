@@ -124,8 +124,8 @@ def probe_python(
     """Run `python3 -c "import numpy, ..."` inside `box` as a candidate would (its PATH, its
     uid, a scratch folder); None when it works, else one line saying what failed."""
     here = box.python_dir()
-    known = (box.name, getattr(box, "exe", None), getattr(box, "image", None), str(limiter), tuple(modules), here)
-    known = (os.geteuid(), candidate_ids() is None, *known)
+    box_id = (box.name, getattr(box, "exe", None), getattr(box, "image", None))  # bwrap's binary, docker's image
+    known = (os.geteuid(), candidate_ids() is None, *box_id, str(limiter), tuple(modules), here)
     if known in _PYTHON_OK:
         return None
     path = os.pathsep.join([p for p in [here, "/usr/local/bin", "/usr/bin", "/bin"] if p])
