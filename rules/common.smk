@@ -18,6 +18,7 @@ from tcsexam.workflow.startup import (
     arm_ray_head,
     finish_tool_checks,
     keep_going,
+    local_scheduling,
     prepare,
     start_fork_server,
     stop_fork_server,
@@ -66,6 +67,7 @@ wildcard_constraints:
 onstart:
     finish_tool_checks()  # prepare()'s checks of Coq and the DRAT checker: their lines first
     keep_going(workflow)
+    local_scheduling(workflow)  # a local run: no rate limiter re-scheduling every second
     if config["run"]["fork_server"] and workflow.is_main_process:
         start_fork_server(f"{PLAN.results}/.fork-server.log", PLAN)
     write_plan(PLAN)  # what `tcsexam status` counts as planned

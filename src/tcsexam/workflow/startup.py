@@ -264,6 +264,23 @@ def prepare(
     return plan
 
 
+def local_scheduling(workflow) -> bool:
+    """From `onstart`, in a run whose jobs run here: schedule when a job ends, not also every
+    second. Snakemake's submission rate limit (`--max-jobs-per-timespan`, 100/1s by default) has
+    its scheduler start a timer after every scheduling pass that triggers another pass when it
+    fires, so every pass begets the next: chains of a pass a second that never stop, one more
+    for each job that ends, each pass stat()ing the inputs of every waiting job (Snakemake's PR
+    #3744 discusses the same loop). benchmarks/snakemake_rate_limiter.py: 1528 passes against
+    203, and 1.74 s of Snakemake's CPU against none in 5 s of a long job; in the Full demo on 2
+    cores it took 10 s of 60. Locally the cores bound the jobs and a rate limit has nothing to do;
+    a cluster run keeps its limit (its profile's 20/1s). True when the limit was dropped."""
+    scheduler = getattr(workflow, "scheduler", None)
+    if not workflow.local_exec or getattr(scheduler, "job_rate_limiter", None) is None:
+        return False
+    scheduler.job_rate_limiter = None
+    return True
+
+
 def keep_going(workflow) -> bool:
     """Make this run keep going past a failed job (`--keep-going`), from `onstart`: the settings
     and the scheduler that already read them. False (and a note) where this Snakemake has neither."""

@@ -169,3 +169,23 @@ def test_onstart_arms_the_ray_head_in_process_and_a_folder_it_cannot_write_stops
         startup.arm_ray_head(str(locked / ".ray-head"), 2)
     line = capsys.readouterr().err.strip()
     assert stop.value.code == 1 and line.startswith("tcsexam: error: ray-head: ") and "\n" not in line
+
+
+def test_a_local_run_schedules_when_jobs_end_not_every_second():
+    limiter = object()
+    local = SimpleNamespace(local_exec=True, scheduler=SimpleNamespace(job_rate_limiter=limiter))
+    assert startup.local_scheduling(local) and local.scheduler.job_rate_limiter is None
+    assert not startup.local_scheduling(local)  # nothing left to drop
+    cluster = SimpleNamespace(local_exec=False, scheduler=SimpleNamespace(job_rate_limiter=limiter))
+    assert not startup.local_scheduling(cluster) and cluster.scheduler.job_rate_limiter is limiter
+    assert not startup.local_scheduling(SimpleNamespace(local_exec=True))  # a Snakemake without one
+    # the pinned Snakemake's scheduler has the attribute this drops, and re-schedules through it
+    import inspect
+
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    source = inspect.getsource(JobScheduler)
+    assert (
+        "self.job_rate_limiter = (" in source
+        and "self._schedule_reevalutation(self.job_rate_limiter.timespan)" in source
+    )
