@@ -67,7 +67,8 @@ wildcard_constraints:
 onstart:
     finish_tool_checks()  # prepare()'s checks of Coq and the DRAT checker: their lines first
     keep_going(workflow)
-    local_scheduling(workflow)  # a local run: no rate limiter re-scheduling every second
+    # a local run: scheduled when jobs end, not by a rate limiter every second
+    local_scheduling(workflow)
     if config["run"]["fork_server"] and workflow.is_main_process:
         start_fork_server(f"{PLAN.results}/.fork-server.log", PLAN)
     write_plan(PLAN)  # what `tcsexam status` counts as planned
@@ -77,7 +78,8 @@ onstart:
             config["run"]["ray"] == "shared"
             or (config["run"]["ray"] == "auto" and workflow.local_exec)
         ):
-            arm_ray_head(RAY_STATE, workflow.cores)  # `tcsexam runner ray-head start --on-demand`
+            # as `tcsexam runner ray-head start --on-demand`, in this process
+            arm_ray_head(RAY_STATE, workflow.cores)
         else:
             shell(f"tcsexam runner ray-head stop --state-dir {RAY_STATE}")
     except subprocess.CalledProcessError:

@@ -275,7 +275,7 @@ def local_scheduling(workflow) -> bool:
     cores it took 10 s of 60. Locally the cores bound the jobs and a rate limit has nothing to do;
     a cluster run keeps its limit (its profile's 20/1s). True when the limit was dropped."""
     scheduler = getattr(workflow, "scheduler", None)
-    if not workflow.local_exec or getattr(scheduler, "job_rate_limiter", None) is None:
+    if scheduler is None or not workflow.local_exec or getattr(scheduler, "job_rate_limiter", None) is None:
         return False
     scheduler.job_rate_limiter = None
     return True
