@@ -9,6 +9,7 @@ from pathlib import Path
 import tcsexam
 
 from tcsexam.attempts.plots import PLOTS
+from tcsexam.runner.ray.head import stop_detached
 from tcsexam.status import write_plan
 from tcsexam.suites import TRACK_PATTERN
 from tcsexam.workflow.batching import Batches
@@ -22,7 +23,6 @@ from tcsexam.workflow.startup import (
     prepare,
     start_fork_server,
     stop_fork_server,
-    stop_ray_head_later,
 )
 
 # tcsexam on PATH, the config checked (one line and exit 1 on a typo: `snakemake -n` shows it),
@@ -88,7 +88,7 @@ onstart:
 
 # The stop finishes in a detached process: the workflow's result does not wait for Ray's teardown.
 onsuccess:
-    stop_ray_head_later(RAY_STATE)  # `tcsexam runner ray-head stop --no-wait`
+    stop_detached(RAY_STATE)  # `tcsexam runner ray-head stop --no-wait`, in this process
     stop_fork_server()
 
 

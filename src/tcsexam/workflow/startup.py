@@ -303,20 +303,13 @@ def arm_ray_head(state_dir: str, num_cpus: int) -> None:
     `tcsexam runner ray-head start --on-demand` does, in this process (no Python start before
     the first job). A folder it cannot write stops the run with one line."""
     try:
-        ray_head.arm(state_dir, num_cpus)
-        address = ray_head.current_address(state_dir)
+        address = ray_head.arm(state_dir, num_cpus)
     except InputError as exc:
         _fail(str(exc))
     except OSError as exc:
         _fail(f"ray-head: {os_error_text(exc)}")
     if address:  # a head left by a killed run: this run's jobs join it
         print(f"tcsexam: the Ray head of {state_dir} is reused at {address}", file=sys.stderr, flush=True)
-
-
-def stop_ray_head_later(state_dir: str) -> None:
-    """`onsuccess`: the run's shared head stopped by a detached process (`tcsexam runner ray-head
-    stop --no-wait`, from this process): the run's end does not wait for Ray's teardown."""
-    ray_head.stop_detached(state_dir)
 
 
 #: the run's fork server (config run.fork_server), started by `onstart`, stopped by onsuccess/onerror

@@ -159,7 +159,7 @@ def test_onstart_arms_the_ray_head_in_process_and_a_folder_it_cannot_write_stops
     startup.arm_ray_head(str(state), 2)
     assert head.armed(state) and (state / head.ON_DEMAND_FILE).read_text() == "2\n"
     assert capsys.readouterr().err == ""  # no head alive: nothing reused, nothing said
-    startup.stop_ray_head_later(str(state))  # none running: only disarmed
+    head.stop_detached(str(state))  # onsuccess's stop, none running: only disarmed
     assert not head.armed(state)
     if os.geteuid() == 0:
         pytest.skip("root writes into a read-only folder")

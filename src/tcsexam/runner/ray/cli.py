@@ -61,8 +61,7 @@ def _ray_head(args: argparse.Namespace) -> int:
     if args.action == "start":
         cpus = args.num_cpus or len(os.sched_getaffinity(0))
         if args.on_demand:
-            ray_head.arm(args.state_dir, cpus)
-            address = ray_head.current_address(args.state_dir)
+            address = ray_head.arm(args.state_dir, cpus)
             _log.info(
                 "ray head %s (%s)",
                 f"reused at {address}" if address else "armed: started by the first job that uses Ray",

@@ -167,15 +167,17 @@ def join(state_dir: str | Path, wait_s: float) -> str | None:
     return address
 
 
-def arm(state_dir: str | Path, num_cpus: int) -> None:
+def arm(state_dir: str | Path, num_cpus: int) -> str | None:
     """Let the first job that wants Ray start this folder's head with `num_cpus` CPUs
-    (`start_on_demand`); a live head (a rerun after a killed workflow) is kept and joined."""
+    (`start_on_demand`); a live head (a rerun after a killed workflow) is kept and joined: its
+    address is returned (None: no head yet)."""
     if num_cpus < 1:
         raise InputError(f"ray-head: --num-cpus must be >= 1, not {num_cpus}")
     state = Path(state_dir)
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
     _refuse_shared_default(state)
     atomic_write_text(state / ON_DEMAND_FILE, f"{num_cpus}\n")
+    return current_address(state)
 
 
 def armed(state_dir: str | Path) -> bool:
