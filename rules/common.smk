@@ -87,8 +87,9 @@ onstart:
 
 
 # The stop finishes in a detached process: the workflow's result does not wait for Ray's teardown.
+# stop_detached is `tcsexam runner ray-head stop --no-wait`, run in this process.
 onsuccess:
-    stop_detached(RAY_STATE)  # `tcsexam runner ray-head stop --no-wait`, in this process
+    stop_detached(RAY_STATE)
     stop_fork_server()
 
 
