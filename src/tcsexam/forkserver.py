@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     if command is None:
         return 0
     command.enter()
-    run_command()
+    run_command(forked=True)
     return 0
 
 

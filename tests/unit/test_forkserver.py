@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tcsexam import forkserver, launch
+from tcsexam.cli import exit_status
 
 TCSEXAM = [sys.executable, "-c", "import sys; from tcsexam.launch import run_command; sys.exit(run_command())"]
 
@@ -426,3 +427,44 @@ def test_a_served_solver_job_reports_its_own_usage(server, tmp_path, project_roo
     assert beat["state"] == "finished" and beat["pid"] != os.getpid()
     usage = beat["usage"]
     assert usage["max_rss_mb"] > 10 and usage["cpu_s"] >= 0.9 * sum(r["cpu_s"] for r in records), (usage, records)
+
+
+def test_a_served_usage_error_ends_as_it_would_here(server, tmp_path):
+    # argparse's exit inside the command: the forked command ends by `end_process`, same status
+    started, log = server
+    here = _run(["attempts", "missing-row", "--model", "m"], cwd=tmp_path)
+    served = _run(["attempts", "missing-row", "--model", "m"], {launch.ENV: started.address}, cwd=tmp_path)
+    assert (served.returncode, served.stdout, served.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert served.returncode == 2 and "required" in served.stderr
+    assert "exit 2" in _served_lines(log)[0]
+
+
+def test_end_process_joins_threads_and_runs_atexit_hooks_before_it_ends(tmp_path):
+    # the forked command's end: what the interpreter's exit does before its teardown, then os._exit
+    script = textwrap.dedent(
+        f"""
+        import atexit, sys, threading, time
+        from tcsexam.cli import end_process
+        out = open({str(tmp_path / "buffered.txt")!r}, "w")
+        atexit.register(out.close)  # a buffered file flushed by an atexit hook
+        out.write("flushed at exit")
+        def late():
+            time.sleep(0.3)
+            open({str(tmp_path / "thread.txt")!r}, "w").write("joined")
+        threading.Thread(target=late).start()
+        print("said", end="")  # stdout is a pipe: buffered until the end
+        end_process(7, hooks=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 7 and done.stdout == "said", done.stderr
+    assert (tmp_path / "buffered.txt").read_text() == "flushed at exit"
+    assert (tmp_path / "thread.txt").read_text() == "joined"
+
+
+def test_exit_status_is_the_interpreters(capsys):
+    assert exit_status(SystemExit()) == 0
+    assert exit_status(SystemExit(3)) == 3
+    assert exit_status(SystemExit(256 + 4)) == 4
+    assert exit_status(SystemExit("tcsexam: stopped")) == 1
+    assert capsys.readouterr().err == "tcsexam: stopped\n"
