@@ -12,8 +12,9 @@ forwards the signals it gets (a Snakemake that cancels the job, a Ctrl-C), and e
 command ended: the same exit code, or the same signal. When it goes away unannounced (SIGKILL) the
 command gets SIGTERM and, 5 s later, SIGKILL, with everything in its process group.
 
-Nothing heavier than the standard library's socket is imported on the way (the request is
-`marshal`led: built in, where json would import re and enum): a command the server does not
+Nothing but C modules is imported on the way (`_socket` and `_signal` rather than `socket` and
+`signal`, whose enum wrappers are 15 ms of every job's start; the request is `marshal`led, where
+json would import re and enum): a command the server does not
 serve (`SERVED`), no server, a server that refuses (this process is not one of its run's jobs,
 or does not have its token) or one that cannot be reached cost a few milliseconds before the
 command runs here.
@@ -21,10 +22,10 @@ command runs here.
 
 from __future__ import annotations
 
+import _signal
+import _socket
 import marshal
 import os
-import signal
-import socket
 import struct
 import sys
 
@@ -61,7 +62,7 @@ ACCEPTED, REFUSED = b"A", b"R"
 HEADER = struct.Struct(f"!{TOKEN_SIZE}sI")
 STATUS = struct.Struct("!i")
 #: the signals this process passes on to the command's process group
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT, _signal.SIGUSR1, _signal.SIGUSR2)
 
 
 def served(words: list[str]) -> bool:
@@ -70,7 +71,7 @@ def served(words: list[str]) -> bool:
     return command in SERVED
 
 
-def receive_exactly(sock: socket.socket, size: int) -> bytes:
+def receive_exactly(sock: _socket.socket, size: int) -> bytes:
     """`size` bytes from `sock`, fewer only when it closes first."""
     data = b""
     while len(data) < size:
@@ -112,7 +113,7 @@ def request_of_this_process(argv: list[str]) -> dict[str, object]:
         "env": dict(os.environ),
         "umask": mask,
         "streams": _open_streams(),
-        "ignored": [int(s) for s in FORWARDED if signal.getsignal(s) is signal.SIG_IGN],
+        "ignored": [int(s) for s in FORWARDED if _signal.getsignal(s) == _signal.SIG_IGN],
     }
 
 
@@ -123,14 +124,15 @@ def through_server(address: str, argv: list[str]) -> int | None:
     token, _, path = address.partition(":")
     if len(token) != TOKEN_SIZE or not path:
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
         request = request_of_this_process(argv)
         body = marshal.dumps(request)
         streams = request["streams"]
         assert isinstance(streams, list)
-        socket.send_fds(sock, [HEADER.pack(token.encode(), len(body))], streams)
+        rights = struct.pack(f"{len(streams)}i", *streams)  # socket.send_fds's SCM_RIGHTS message
+        sock.sendmsg([HEADER.pack(token.encode(), len(body))], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         sock.sendall(body)
         answer = receive_exactly(sock, 1)
     except OSError:  # no server (yet, or any more), a deleted working folder: run it here
@@ -147,8 +149,8 @@ def through_server(address: str, argv: list[str]) -> int | None:
             pass
 
     for signum in FORWARDED:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, forward)
+        if _signal.getsignal(signum) != _signal.SIG_IGN:
+            _signal.signal(signum, forward)
     try:
         end = receive_exactly(sock, STATUS.size)
     except OSError:
@@ -167,7 +169,7 @@ def end_like(code: int) -> None:
         except (OSError, ValueError):
             pass
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+        _signal.signal(-code, _signal.SIG_DFL)
         os.kill(os.getpid(), -code)
         code = 128 - code  # a signal that does not end a process (none of the forwarded ones)
     raise SystemExit(code)
