@@ -228,8 +228,10 @@ def run_watched(cmd: list[str], **kwargs) -> tuple[subprocess.CompletedProcess[s
         return subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read()), cpu
 
 
-def run_once(root: Path, args, label: str, extra: list[str]) -> dict | None:
-    results = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
+def run_once(root: Path, args, label: str, extra: list[str], slot: str) -> dict | None:
+    """One run from scratch: its results in `<--results-dir>/<slot>` (each run a folder of its own),
+    or a fresh temporary folder."""
+    results = Path(args.results_dir) / slot if args.results_dir else Path(tempfile.mkdtemp(prefix="wf-eff-"))
     bindir = Path(sys.executable).parent
     shims = console_script(root)
     env = dict(os.environ, PATH=f"{shims}{os.pathsep}{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -295,7 +297,11 @@ def main() -> int:
     ap.add_argument(
         "--baseline-args", default=None, help="the baseline's snakemake arguments (alone: this checkout as baseline)"
     )
-    ap.add_argument("--results-dir", default=None, help="default: a fresh temporary folder")
+    ap.add_argument(
+        "--results-dir",
+        default=None,
+        help="each run's results in DIR/<current|baseline>-<round> (default: a fresh temporary folder)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the results folder")
     args = ap.parse_args()
     if args.baseline_args is not None and args.baseline_root is None:
@@ -303,9 +309,15 @@ def main() -> int:
     extra = {"current": args.snakemake_args.split(), "baseline": (args.baseline_args or "").split()}
     roots = [("current", ROOT)] + ([("baseline", args.baseline_root.resolve())] if args.baseline_root else [])
     runs: dict[str, list[dict]] = {label: [] for label, _ in roots}
+    slots = [f"{label}-{r + 1}" for r in range(args.rounds) for label, _ in roots]
+    taken = [s for s in slots if args.results_dir and (Path(args.results_dir) / s).exists()]
+    if taken:  # a run from scratch only: never a folder an earlier run left
+        sys.stderr.write(f"workflow_efficiency: {Path(args.results_dir) / taken[0]} exists; give a new --results-dir\n")
+        return 2
     for r in range(args.rounds):
         for label, root in roots if r % 2 == 0 else roots[::-1]:
-            out = run_once(root, args, f"{label} {r + 1} {' '.join(extra[label])}".strip(), extra[label])
+            name = f"{label} {r + 1} {' '.join(extra[label])}".strip()
+            out = run_once(root, args, name, extra[label], f"{label}-{r + 1}")
             if out is None:
                 return 1
             runs[label].append(out)
