@@ -21,7 +21,6 @@ from tcsexam.workflow.startup import (
     keep_going,
     local_scheduling,
     prepare,
-    start_fork_server,
     stop_fork_server,
 )
 
@@ -69,8 +68,6 @@ onstart:
     keep_going(workflow)
     # a local run: scheduled when jobs end, not by a rate limiter every second
     local_scheduling(workflow)
-    if config["run"]["fork_server"] and workflow.is_main_process:
-        start_fork_server(f"{PLAN.results}/.fork-server.log", PLAN)
     write_plan(PLAN)  # what `tcsexam status` counts as planned
     try:
         # the online protocol runs no candidate: no Ray head

@@ -23,7 +23,12 @@
    these checks (about a second: Coq and the DRAT checker each run once under the limiter) go on
    in a thread while Snakemake reads the rules and builds the DAG; `onstart` waits for them
    (`finish_tool_checks`), so their lines come before the first job. A dry run waits at once.
-6. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
+6. A run's fork server (config `run.fork_server`, `start_fork_server`) starts, in a run's main
+   process whose working directory no other Snakemake holds: its imports and its one sandbox
+   check go on while Snakemake reads the rules and builds the DAG, so the run's first jobs find it
+   listening (started at `onstart`, it listened 1.2 s after the first jobs, which each started
+   their own Python).
+7. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
    run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
    job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
    only lists what it would set aside.
@@ -251,6 +256,10 @@ def prepare(
         stop_being_subreaper()
     if _locked(Path.cwd()):
         return plan
+    if mode == "run" and plan.run.get("fork_server"):
+        # now, not at `onstart`: its imports (0.8 s) and sandbox check overlap the rest of the
+        # Snakefile and the DAG, and the run's first jobs find it listening
+        start_fork_server(f"{plan.results}/.fork-server.log", plan)
     try:
         if mode != "dry":  # the evaluation tree's record key, before any job (they all find this one)
             ensure_key(plan.layout.root)
@@ -312,7 +321,8 @@ def arm_ray_head(state_dir: str, num_cpus: int) -> None:
         print(f"tcsexam: the Ray head of {state_dir} is reused at {address}", file=sys.stderr, flush=True)
 
 
-#: the run's fork server (config run.fork_server), started by `onstart`, stopped by onsuccess/onerror
+#: the run's fork server (config run.fork_server), started by `prepare`, stopped by onsuccess/onerror
+#: (or when this process ends: the server serves its owner only and ends with it)
 _fork_server: forkserver.Server | None = None
 
 

@@ -121,12 +121,52 @@ def test_a_runs_tool_checks_go_on_while_snakemake_builds_the_dag(monkeypatch, tm
 
     monkeypatch.setattr(startup, "check_sandbox", lambda plan, local_exec=True: None)
     monkeypatch.setattr(startup, "check_tools", slow_checks)
+    monkeypatch.setattr(startup, "start_fork_server", lambda log, plan=None: None)  # its own test below
     plan = startup.prepare(config, str(root), argv=["snakemake", "--cores", "2"], local_exec=True)
     assert done == []  # prepare() did not wait
     release.set()
     startup.finish_tool_checks()
     assert done == [plan]
     startup.finish_tool_checks()  # twice (onstart, then at exit): nothing to wait for
+
+
+def test_a_run_starts_its_fork_server_while_the_snakefile_is_read(monkeypatch, tmp_path):
+    """prepare() starts the run's fork server (config run.fork_server), so that it has loaded its
+    modules by the first job; never in a dry run, a command that runs nothing, a job step, with
+    the server switched off, or while another Snakemake holds the working directory."""
+    from pathlib import Path
+
+    from tcsexam.campaign.planner import load_config
+    from tcsexam.workflow import batching
+
+    root = Path(__file__).resolve().parents[3]
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)  # its own .snakemake: the lock below is this test's
+    monkeypatch.setenv(batching.ENV, "unset")
+    config = {**load_config(root / "config" / "test" / "config.yaml", root), "results_dir": str(tmp_path / "r")}
+    started = []
+    monkeypatch.setattr(startup, "check_sandbox", lambda plan, local_exec=True: None)
+    monkeypatch.setattr(startup, "start_tool_checks", lambda plan: None)
+    monkeypatch.setattr(startup, "heal", lambda plan, dry_run: SimpleNamespace(lines=lambda: []))
+    monkeypatch.setattr(startup, "ensure_key", lambda root: None)
+    monkeypatch.setattr(startup, "start_fork_server", lambda log, plan=None: started.append((log, plan)))
+
+    def prepare(argv, main_process=True, **run):
+        started.clear()
+        conf = {**config, "run": {**config["run"], **run}}
+        startup.prepare(conf, str(root), argv=["snakemake", *argv], main_process=main_process, local_exec=True)
+        return started
+
+    [(log, plan)] = prepare(["--cores", "2"])
+    assert log == f"{tmp_path / 'r'}/.fork-server.log" and plan.results == str(tmp_path / "r")
+    assert prepare(["-n", "--cores", "2"]) == []
+    assert prepare(["--lint"]) == []
+    assert prepare(["--cores", "1"], main_process=False) == []
+    assert prepare(["--cores", "2"], fork_server=False) == []
+    (work / ".snakemake" / "locks").mkdir(parents=True)
+    (work / ".snakemake" / "locks" / "0.input.lock").touch()
+    assert prepare(["--cores", "2"]) == []
 
 
 def _plan(**run):
