@@ -13,8 +13,10 @@ Prints (no wall-clock assertion; milliseconds and ratios against a baseline in t
    on the non-anytime task (alternating --pairs runs, medians): the difference is the post-run
    check of the kept trace. (The program's own wall time is not compared: on a shared machine it
    varies far more than the watcher's cost.)
-2. Calibration spread: `tcsexam.runner.observers.calibrate.calibrate()` --repeats times: mean, standard
-   deviation and coefficient of variation of each part's seconds and of the overall speed.
+2. Calibration spread: `tcsexam.runner.observers.calibrate.calibrate()` --repeats times, a job's
+   measurement (REPEATS repetitions) and the run's (RUN_REPEATS, the fork server's) alternating:
+   mean, standard deviation and coefficient of variation of each part's seconds and of the
+   overall speed. `--calibration-only` runs this section alone.
 3. Checker time per trace entry: `check_certificate` of one --instance certificate (maxcut-mqlib)
    against parsing the instance (the work a final certificate costs anyway).
 """
@@ -27,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcsexam.runner.observers.calibrate import calibrate
+from tcsexam.runner.observers.calibrate import REPEATS, RUN_REPEATS, calibrate
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.runner.solver.candidate import load_candidate
 from tcsexam.runner.solver.execute import run_instance
@@ -114,19 +116,25 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
 
 
 def calibration_spread(repeats: int) -> None:
-    runs = []
-    t0 = time.perf_counter()
+    runs: dict[int, list[dict]] = {REPEATS: [], RUN_REPEATS: []}
+    seconds = dict.fromkeys(runs, 0.0)
     for _ in range(repeats):
-        runs.append(calibrate())
-    total = time.perf_counter() - t0
-    print(f"2. calibration spread ({repeats} repeats, {total / repeats:.2f} s each)")
-    for key in ("python_s", "numpy_s", "speed"):
-        vals = [r[key] for r in runs]
-        mean, sd = statistics.mean(vals), statistics.stdev(vals)
+        for n in runs:  # alternating: a drift of the machine's load reaches both alike
+            t0 = time.perf_counter()
+            runs[n].append(calibrate(n))
+            seconds[n] += time.perf_counter() - t0
+    for n, measured in runs.items():
+        whose = "a job's own" if n == REPEATS else "the run's (fork server)"
         print(
-            f"   {key:9s} mean {mean:.5f}  sd {sd:.5f}  CV {sd / mean * 100:.1f}%  min {min(vals):.5f}  "
-            f"max {max(vals):.5f}"
+            f"2. calibration spread, {whose}: {n} repetitions, {repeats} measurements, {seconds[n] / repeats:.2f} s each"
         )
+        for key in ("python_s", "numpy_s", "speed"):
+            vals = [r[key] for r in measured]
+            mean, sd = statistics.mean(vals), statistics.stdev(vals)
+            print(
+                f"   {key:9s} mean {mean:.5f}  sd {sd:.5f}  CV {sd / mean * 100:.1f}%  min {min(vals):.5f}  "
+                f"max {max(vals):.5f}"
+            )
 
 
 def checker_cost(instance: str, reps: int = 20) -> None:
@@ -155,10 +163,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--instance", default="G1")
     ap.add_argument("--pairs", type=int, default=5, help="alternating plain/anytime runs of section 1")
+    ap.add_argument("--calibration-only", action="store_true", help="section 2 alone")
     args = ap.parse_args()
-    trace_overhead(args.certificates, args.instance, args.pairs)
+    if not args.calibration_only:
+        trace_overhead(args.certificates, args.instance, args.pairs)
     calibration_spread(args.repeats)
-    checker_cost(args.instance)
+    if not args.calibration_only:
+        checker_cost(args.instance)
 
 
 if __name__ == "__main__":

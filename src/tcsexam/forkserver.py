@@ -2,9 +2,10 @@
 
 A workflow job is one process, and for the short ones (a row, a proof check's bookkeeping around
 Coq, a construction check) Python's start and imports are most of it: 0.2 s of a 0.22 s row job.
-The workflow's Snakemake starts this server once (`start`, rules/common.smk's onstart: for a
-local run's jobs, and a cluster run's jobs on the submitting host); it imports what those
-commands need (`PRELOAD`) and then listens on a socket in a fresh private folder under /tmp
+The workflow's Snakemake starts this server once (`start`, from `tcsexam.workflow.startup.prepare`
+while the Snakefile is read: for a local run's jobs, and a cluster run's jobs on the submitting
+host); it imports what those commands need (`PRELOAD`) and then listens on a socket in a fresh
+private folder under /tmp
 (mode 0700; bubblewrap, Apptainer and Docker give their candidates a /tmp of their own, and a
 root harness runs them as another user). The `tcsexam` console script (`tcsexam.launch`) of a job
 whose command is `SERVED` connects and sends a token, its command line, folder, environment,
@@ -23,6 +24,10 @@ umask and standard streams; the server forks a handler, which
    away unannounced, sends it SIGTERM, then SIGKILL after `GRACE_S`; when the command ends,
    SIGKILLs whatever is left in its process group (nothing a served command starts outlives it)
    and sends the client the exit status.
+
+In a run of candidates a child of the server measures the machine once for the run's Solver and
+construction jobs (`measure_machine`; tcsexam.runner.observers.calibrate), so that they do not
+each spend 0.3 s of their core on it.
 
 The server ends when its owner does (checked every second) or on SIGTERM (`stop`). A failure to
 start costs nothing but the speed: every client falls back to running its command itself.
@@ -55,6 +60,7 @@ from tcsexam.containment import Limiter
 from tcsexam.launch import ACCEPTED, ENV, HEADER, REFUSED, STATUS, TOKEN_SIZE, receive_exactly, software
 from tcsexam.proofs import check
 from tcsexam.runner.limiter.proctable import read_stat, stop_being_subreaper
+from tcsexam.runner.observers import calibrate
 from tcsexam.runner.sandboxes import choose_sandbox, probe_python
 
 #: what the served commands import, loaded once by the server before it listens (a command still
@@ -112,6 +118,7 @@ class Warm:
     limiter: str
     allow_unsandboxed: bool = False
     proofs: bool = False  #: the run checks proofs (coqc inside the sandbox)
+    candidates: bool = False  #: the run runs candidates: the machine measured once for its jobs
 
     def argv(self) -> list[str]:
         return [
@@ -121,6 +128,7 @@ class Warm:
             self.limiter,
             *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
             *(["--proofs"] if self.proofs else []),
+            *(["--candidates"] if self.candidates else []),
         ]
 
 
@@ -147,6 +155,36 @@ def warm(settings: Warm) -> str:
         check.forget_failed_probes()
         stop_being_subreaper()  # the probes ran under the limiter: orphans of commands go to init
     return f"checked {', '.join(done) or 'nothing'} in {time.monotonic() - began:.2f} s"
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def measure_machine(path: str, listener: socket.socket) -> None:
+    """In the server, once it listens: a child of its own measures the machine for the run's
+    Solver and construction jobs (`calibrate.measure_for_run`, beside the socket) while the server
+    serves; every job forked from now on looks for that file (`calibrate.run_file`) and measures
+    itself while there is none."""
+    try:
+        child = os.fork()
+    except OSError as exc:
+        _say(f"no calibration for the run: {exc}")
+        return
+    if child == 0:
+        code = 1
+        try:
+            listener.close()
+            _die_with_parent()
+            began = time.monotonic()
+            calibrate.measure_for_run(path)
+            _say(f"measured the machine for the run's jobs in {time.monotonic() - began:.2f} s")
+            code = 0
+        except BaseException as exc:
+            _say(f"no calibration for the run: {exc!r}")
+        finally:
+            os._exit(code)
+    calibrate.run_file = Path(path)
 
 
 def start(log: str | os.PathLike[str], settings: Warm | None = None) -> Server:
@@ -223,7 +261,7 @@ class Command:
         """Become the client's command: its process group, streams, folder, environment, umask,
         signal dispositions and argv; die with the handler."""
         os.setpgid(0, 0)
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _die_with_parent()
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -369,7 +407,8 @@ def _say(line: str) -> None:
 
 def serve(address: str, owner: int, settings: Warm | None = None) -> Command | None:
     """Preload (and `warm` with `settings`), listen on the socket of `address` (`TOKEN:SOCKET`),
-    fork a handler per connection while `owner` lives. Returns in a command's process only (its
+    have the machine measured for a run of candidates (`measure_machine`), fork a handler per
+    connection while `owner` lives. Returns in a command's process only (its
     Command); None in the server when it ends."""
     token_text, _, path = address.partition(":")
     token = token_text.encode()
@@ -385,6 +424,9 @@ def serve(address: str, owner: int, settings: Warm | None = None) -> Command | N
     _say(
         f"listening on {path} for pid {owner}'s jobs; {len(sys.modules)} modules loaded in {time.monotonic() - began:.2f} s"
     )
+    measured = os.path.join(os.path.dirname(path), calibrate.FILE_NAME)
+    if settings is not None and settings.candidates:
+        measure_machine(measured, listener)
     poller = select.poll()
     poller.register(listener, select.POLLIN)
     try:
@@ -408,7 +450,7 @@ def serve(address: str, owner: int, settings: Warm | None = None) -> Command | N
                     break
     finally:
         listener.close()
-    for remove, item in ((os.unlink, path), (os.rmdir, os.path.dirname(path))):  # its folder, if empty
+    for remove, item in ((os.unlink, path), (os.unlink, measured), (os.rmdir, os.path.dirname(path))):
         try:
             remove(item)
         except OSError:
@@ -425,10 +467,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limiter", default="auto", help="the run's limiter (config run.limiter)")
     parser.add_argument("--allow-unsandboxed", action="store_true", help="config run.allow_unsandboxed")
     parser.add_argument("--proofs", action="store_true", help="the run checks proofs: check coqc inside too")
+    parser.add_argument(
+        "--candidates", action="store_true", help="the run runs candidates: measure the machine once for its jobs"
+    )
     args = parser.parse_args(argv)
     settings = None
     if args.sandbox:
-        settings = Warm(args.sandbox, args.limiter, args.allow_unsandboxed, args.proofs)
+        settings = Warm(args.sandbox, args.limiter, args.allow_unsandboxed, args.proofs, args.candidates)
     command = serve(os.environ[ENV], args.owner, settings)
     if command is None:
         return 0
@@ -437,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["ENV", "PRELOAD", "Server", "Warm", "descends_from", "serve", "start", "stop", "warm"]
+__all__ = ["ENV", "PRELOAD", "Server", "Warm", "descends_from", "measure_machine", "serve", "start", "stop", "warm"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -468,3 +468,34 @@ def test_exit_status_is_the_interpreters(capsys):
     assert exit_status(SystemExit(256 + 4)) == 4
     assert exit_status(SystemExit("tcsexam: stopped")) == 1
     assert capsys.readouterr().err == "tcsexam: stopped\n"
+
+
+def test_a_run_of_candidates_has_the_machine_measured_once_for_its_served_jobs(tmp_path, project_root):
+    """With `candidates`, a child of the server measures the machine (`measure_machine`) beside the
+    socket; a Solver job served afterwards records that measurement (scope "run") instead of its
+    own, and the same job run on its own measures itself (scope "job")."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap not installed")
+    log = tmp_path / "server.log"
+    started = forkserver.start(log, forkserver.Warm("auto", "auto", candidates=True))
+    try:
+        measured = Path(started.folder) / "calibration.json"
+        _wait_for(measured.is_file, what="the run's calibration")
+        run = json.loads(measured.read_text())
+        assert run["scope"] == "run" and run["repeats"] == 15 and run["speed"] > 0
+        assert "measured the machine for the run's jobs" in log.read_text()
+        args = ["run", "--task", "sat-satlib", "--candidate", str(project_root / "solvers/demo-fast/sat-satlib/1")]
+        args += ["--no-progress", "--instances", "uf50-01"]
+        out = tmp_path / "served" / "records.json"
+        done = _run([*args, "--output", str(out)], {launch.ENV: started.address}, cwd=project_root)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads((out.parent / "calibration.json").read_text()) == run
+        assert "machine calibration (the run's on this machine)" in done.stderr
+        alone = tmp_path / "alone" / "records.json"
+        done = _run([*args, "--output", str(alone)], cwd=project_root)
+        assert done.returncode == 0, done.stderr[-2000:]
+        own = json.loads((alone.parent / "calibration.json").read_text())
+        assert own["scope"] == "job" and own["repeats"] == 5 and own["checksums"] == run["checksums"]
+    finally:
+        forkserver.stop(started)
+    assert not os.path.exists(started.folder)

@@ -341,6 +341,7 @@ def start_fork_server(log: str, plan=None) -> None:
             str(run.get("limiter", "auto")),
             bool(run.get("allow_unsandboxed")),
             proofs=bool(plan.proof_runs()),
+            candidates=bool(plan.solver_runs() or plan.construction_runs()),
         )
     try:
         _fork_server = forkserver.start(log, settings)

@@ -29,6 +29,29 @@ def test_job_calibration_is_written_beside_the_records_and_reused(tmp_path):
     assert calibrate.job_calibration(out, rerun=True)["speed"] != 123.0  # candidates ran: measured again
 
 
+def test_a_job_records_the_runs_measurement_of_its_machine_where_there_is_one(tmp_path, monkeypatch):
+    # the fork server's child measures the machine once (`measure_for_run`); a job finding that
+    # file records it, a job finding none, or one of another benchmark version, measures itself
+    monkeypatch.setattr(calibrate, "RUN_REPEATS", 2)
+    shared = tmp_path / "server" / "calibration.json"
+    shared.parent.mkdir()
+    calibrate.measure_for_run(shared)
+    run = json.loads(shared.read_text())
+    assert run["scope"] == "run" and run["repeats"] == 2 and run["version"] == calibrate.VERSION
+    out = tmp_path / "job" / "records.json"
+    monkeypatch.setattr(calibrate, "run_file", shared)
+    said = []
+    assert calibrate.job_calibration(out, rerun=True, say=said.append, label="t") == run
+    assert "machine calibration (the run's on this machine)" in said[0]
+    shared.write_text(json.dumps({**run, "version": calibrate.VERSION + 1}))
+    own = calibrate.job_calibration(out, rerun=True, say=said.append, label="t")
+    assert own["scope"] == "job" and own["repeats"] == calibrate.REPEATS and "(measured now)" in said[1]
+    shared.write_text("{torn")
+    assert calibrate.job_calibration(out, rerun=True)["scope"] == "job"
+    monkeypatch.setattr(calibrate, "run_file", tmp_path / "none.json")
+    assert calibrate.job_calibration(out, rerun=True)["scope"] == "job"
+
+
 def _cal(speed):
     return {
         "version": calibrate.VERSION,
