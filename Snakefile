@@ -67,7 +67,6 @@ localrules:
     attempts_missing_row,
     attempts_solver_row,
     construction_row,
-    proof_row,
     attempts_table,
     attempts_generation,
     score,

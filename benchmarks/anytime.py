@@ -13,8 +13,8 @@ Prints (no wall-clock assertion; milliseconds and ratios against a baseline in t
    on the non-anytime task (alternating --pairs runs, medians): the difference is the post-run
    check of the kept trace. (The program's own wall time is not compared: on a shared machine it
    varies far more than the watcher's cost.)
-2. Calibration spread: `tcsexam.runner.observers.calibrate.calibrate()` --repeats times, a job's
-   measurement (REPEATS repetitions) and the run's (RUN_REPEATS, the fork server's) alternating:
+2. Calibration spread: --repeats measurements each of a job's (`calibrate()`), the run's (the fork
+   server's `run_measurement()`) and a minimum of 3 x REPEATS repetitions, alternating:
    mean, standard deviation and coefficient of variation of each part's seconds and of the
    overall speed. `--calibration-only` runs this section alone.
 3. Checker time per trace entry: `check_certificate` of one --instance certificate (maxcut-mqlib)
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcsexam.runner.observers.calibrate import REPEATS, RUN_REPEATS, calibrate
+from tcsexam.runner.observers.calibrate import REPEATS, RUN_MEASUREMENTS, calibrate, run_measurement
 from tcsexam.runner.sandboxes import get_sandbox
 from tcsexam.runner.solver.candidate import load_candidate
 from tcsexam.runner.solver.execute import run_instance
@@ -116,18 +116,20 @@ def trace_overhead(n: int, instance: str, pairs: int) -> None:
 
 
 def calibration_spread(repeats: int) -> None:
-    runs: dict[int, list[dict]] = {REPEATS: [], RUN_REPEATS: []}
-    seconds = dict.fromkeys(runs, 0.0)
+    ways = {
+        f"a job's own ({REPEATS} repetitions)": calibrate,
+        f"the run's (fork server: median of {RUN_MEASUREMENTS})": run_measurement,
+        f"a minimum of {3 * REPEATS} repetitions": lambda: calibrate(3 * REPEATS),
+    }
+    runs: dict[str, list[dict]] = {name: [] for name in ways}
+    seconds = dict.fromkeys(ways, 0.0)
     for _ in range(repeats):
-        for n in runs:  # alternating: a drift of the machine's load reaches both alike
+        for name, measure in ways.items():  # alternating: a drift of the machine's load reaches all alike
             t0 = time.perf_counter()
-            runs[n].append(calibrate(n))
-            seconds[n] += time.perf_counter() - t0
-    for n, measured in runs.items():
-        whose = "a job's own" if n == REPEATS else "the run's (fork server)"
-        print(
-            f"2. calibration spread, {whose}: {n} repetitions, {repeats} measurements, {seconds[n] / repeats:.2f} s each"
-        )
+            runs[name].append(measure())
+            seconds[name] += time.perf_counter() - t0
+    for name, measured in runs.items():
+        print(f"2. calibration spread, {name}: {repeats} measurements, {seconds[name] / repeats:.2f} s each")
         for key in ("python_s", "numpy_s", "speed"):
             vals = [r[key] for r in measured]
             mean, sd = statistics.mean(vals), statistics.stdev(vals)

@@ -78,19 +78,25 @@ rule construction_take:
 ruleorder: proof_take > proof_check
 
 
+# the verdict moved into place, then its row (rules/proof.smk's PROOF_ROW, as proof_check does)
 rule proof_take:
     input:
         lambda w: BATCHES.summary_of("proof", w),
     output:
-        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
+        verdict=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
+        row=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.json",
     log:
-        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/check.log",
+        check=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/check.log",
+        row=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.log",
     localrule: True
     conda:
         "../envs/tcsexam.yaml"
     threads: 1
     resources:
         **one_cpu_job(),
+    params:
+        task_file=lambda w: PLAN.task_file(w.item),
     shell:
-        "tcsexam batch take --summary {input:q} --key proof/{wildcards.model}/{wildcards.item}/{wildcards.attempt}"
-        " --output {output:q} --log {log:q} || tcsexam job-failed {log:q} $?"
+        "{{ tcsexam batch take --summary {input:q} --key proof/{wildcards.model}/{wildcards.item}/{wildcards.attempt}"
+        " --output {output.verdict:q} --log {log.check:q} || tcsexam job-failed {log.check:q} $?; }} && "
+        + PROOF_ROW

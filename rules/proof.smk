@@ -1,8 +1,17 @@
 # Theorem and open-conjecture proofs checked by the pipeline (docs/proofs.md): one job per
 # (model, item, attempt) whose submission folder <solvers_dir>/<model>/<item>/<attempt>/ holds
 # proof.v, checked by `tcsexam proof check` (coqc and coqchk in the candidates' sandbox under their
-# limiter), then its row (complete -> 1, anything else -> 0, the checker's status in the note).
-# Items without such a folder keep their verdict files (rules/tracks.smk) or are missing.
+# limiter), then, in the same job, its row (complete -> 1, anything else -> 0, the checker's status
+# in the note). Items without such a folder keep their verdict files (rules/tracks.smk) or are missing.
+
+# The attempt's row from its verdict, run by the job that made the verdict (proof_check, or
+# proof_take in a batched run, rules/batch.smk): a few milliseconds in the fork server, which as a
+# job of its own cost Snakemake's handling of a job, 30 times in the bundled default.
+PROOF_ROW = (
+    "tcsexam attempts verdict-row --verdict {output.verdict:q} --model {wildcards.model:q}"
+    " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --task-file {params.task_file:q}"
+    " --output {output.row:q} > {log.row:q} 2>&1 || tcsexam job-failed {log.row:q} $?"
+)
 
 
 # Always exits 0 for any verdict (complete, incomplete, invalid, timeout, memout, crash,
@@ -11,9 +20,11 @@ rule proof_check:
     input:
         PLAN.proof_check_inputs,
     output:
-        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
+        verdict=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
+        row=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.json",
     log:
-        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/check.log",
+        check=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/check.log",
+        row=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.log",
     conda:
         "../envs/tcsexam.yaml"
     threads: 1
@@ -28,27 +39,8 @@ rule proof_check:
         trusted="--allow-unsandboxed" if config["run"].get("allow_unsandboxed") else "",
         limiter=config["run"]["limiter"],
     shell:
-        "tcsexam proof check --task {params.task_file:q} --submission {params.submission:q}"
-        " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output:q}"
-        " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
-
-
-rule proof_row:
-    input:
-        verdict=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/verdict.json",
-    output:
-        row=f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.json",
-    log:
-        f"{OUT}/proof/{{model}}/{{item}}/{{attempt}}/row.log",
-    priority: 1000
-    conda:
-        "../envs/tcsexam.yaml"
-    threads: 1
-    resources:
-        **one_cpu_job(runtime=5, mem_mb=512),
-    params:
-        task_file=lambda w: PLAN.task_file(w.item),
-    shell:
-        "tcsexam attempts verdict-row --verdict {input.verdict:q} --model {wildcards.model:q}"
-        " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --task-file {params.task_file:q}"
-        " --output {output.row:q} > {log:q} 2>&1 || tcsexam job-failed {log:q} $?"
+        "{{ tcsexam proof check --task {params.task_file:q} --submission {params.submission:q}"
+        " --model {wildcards.model:q} --attempt {wildcards.attempt:q} --output {output.verdict:q}"
+        " --sandbox {params.sandbox} {params.trusted} --limiter {params.limiter}"
+        " > {log.check:q} 2>&1 || tcsexam job-failed {log.check:q} $?; }} && "
+        + PROOF_ROW

@@ -32,12 +32,12 @@ def test_job_calibration_is_written_beside_the_records_and_reused(tmp_path):
 def test_a_job_records_the_runs_measurement_of_its_machine_where_there_is_one(tmp_path, monkeypatch):
     # the fork server's child measures the machine once (`measure_for_run`); a job finding that
     # file records it, a job finding none, or one of another benchmark version, measures itself
-    monkeypatch.setattr(calibrate, "RUN_REPEATS", 2)
+    monkeypatch.setattr(calibrate, "RUN_MEASUREMENTS", 2)
     shared = tmp_path / "server" / "calibration.json"
     shared.parent.mkdir()
     calibrate.measure_for_run(shared)
     run = json.loads(shared.read_text())
-    assert run["scope"] == "run" and run["repeats"] == 2 and run["version"] == calibrate.VERSION
+    assert run["scope"] == "run" and run["measurements"] == 2 and run["version"] == calibrate.VERSION
     out = tmp_path / "job" / "records.json"
     monkeypatch.setattr(calibrate, "run_file", shared)
     said = []
