@@ -42,8 +42,8 @@ VERSION = 1
 REPEATS = 5
 #: the run's one measurement (`measure_for_run`) is the median of this many of a job's (each the
 #: minimum of `REPEATS` repetitions): the estimate the manifest's summary, the median over the
-#: jobs, made when every job measured, and no more spread than it had (a minimum of 15
-#: repetitions instead varied less but read 3-4 % faster: another estimate)
+#: jobs, made when every job measured (a minimum of 15 repetitions instead read 3-10 % faster
+#: than a job's own: another estimate; benchmarks/anytime.py --calibration-only)
 RUN_MEASUREMENTS = 3
 PY_STEPS = 120_000
 NP_SIZE = 400_000
