@@ -7,10 +7,12 @@
 # The attempt's row from its verdict, run by the job that made the verdict (proof_check, or
 # proof_take in a batched run, rules/batch.smk): a few milliseconds in the fork server, which as a
 # job of its own cost Snakemake's handling of a job, 30 times in the bundled default.
+# Braced: `CHECK && PROOF_ROW` never runs the row's `job-failed` after a failed check (which
+# leaves its own failure note beside check.log, the one tcsexam.workflow.salvage reports).
 PROOF_ROW = (
-    "tcsexam attempts verdict-row --verdict {output.verdict:q} --model {wildcards.model:q}"
+    "{{ tcsexam attempts verdict-row --verdict {output.verdict:q} --model {wildcards.model:q}"
     " --item {wildcards.item:q} --attempt {wildcards.attempt:q} --task-file {params.task_file:q}"
-    " --output {output.row:q} > {log.row:q} 2>&1 || tcsexam job-failed {log.row:q} $?"
+    " --output {output.row:q} > {log.row:q} 2>&1 || tcsexam job-failed {log.row:q} $?; }}"
 )
 
 

@@ -23,15 +23,15 @@
    these checks (about a second: Coq and the DRAT checker each run once under the limiter) go on
    in a thread while Snakemake reads the rules and builds the DAG; `onstart` waits for them
    (`finish_tool_checks`), so their lines come before the first job. A dry run waits at once.
-6. A run's fork server (config `run.fork_server`, `start_fork_server`) starts, in a run's main
+6. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
+   run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
+   job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
+   only lists what it would set aside.
+7. A run's fork server (config `run.fork_server`, `start_fork_server`) starts, in a run's main
    process whose working directory no other Snakemake holds: its imports and its one sandbox
    check go on while Snakemake reads the rules and builds the DAG, so the run's first jobs find it
    listening (started at `onstart`, it listened 1.2 s after the first jobs, which each started
    their own Python).
-7. The derived files are checked (`heal`): those that cannot be trusted are set aside, so this
-   run rebuilds them. Skipped while another Snakemake holds the working directory's lock, in a
-   job step, and for commands that run nothing (--unlock, --lint, --report, ...); a dry run
-   only lists what it would set aside.
 
 Every error here is one line on stderr and exit status 1, never a traceback.
 
@@ -256,10 +256,6 @@ def prepare(
         stop_being_subreaper()
     if _locked(Path.cwd()):
         return plan
-    if mode == "run" and plan.run.get("fork_server"):
-        # now, not at `onstart`: its imports (0.8 s) and sandbox check overlap the rest of the
-        # Snakefile and the DAG, and the run's first jobs find it listening
-        start_fork_server(f"{plan.results}/.fork-server.log", plan)
     try:
         if mode != "dry":  # the evaluation tree's record key, before any job (they all find this one)
             ensure_key(plan.layout.root)
@@ -270,6 +266,10 @@ def prepare(
         _fail(f"{exc.filename or plan.out}: cannot set aside damaged derived files: {exc.strerror or exc}")
     for line in report.lines():
         print(line.replace("are set aside", "would be set aside") if mode == "dry" else line, file=sys.stderr)
+    if mode == "run" and plan.run.get("fork_server"):
+        # now, not at `onstart`: its imports (0.8 s) and sandbox check overlap the rest of the
+        # Snakefile and the DAG, and the run's first jobs find it listening
+        start_fork_server(f"{plan.results}/.fork-server.log", plan)
     return plan
 
 
