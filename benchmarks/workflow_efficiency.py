@@ -15,10 +15,10 @@ metadata (.snakemake/metadata: each job's rule, start and end) and the Solver jo
     job start      Solver jobs' time beyond their runs and DRAT checks (Python, task, hashes,
                    calibration, records), Ray connect apart
     Ray connect    the Solver jobs' Ray start or connect, as their run.log says ("started in")
-    checks         proof_check beyond Coq's time, construction_run beyond program and checker,
-                   scan_candidate
-    scoring        the rows and scores (attempts_solver_row, construction_row, proof_row,
-                   attempts_verdict_rows, attempts_missing_row, score)
+    checks         proof_check beyond Coq's time (its row included since aa0043d), construction_run
+                   beyond program and checker, scan_candidate
+    scoring        the rows and scores (attempts_solver_row, construction_row, proof_row in a
+                   checkout before aa0043d, attempts_verdict_rows, attempts_missing_row, score)
     attempt table  attempts_cohort, attempts_table, attempts_generation
     plots          attempts_plots
     explorer       view (the results explorer and the report's HTML)
@@ -71,7 +71,7 @@ ITEMS = {
     "scan_candidate": "checks",
     "attempts_solver_row": "scoring",
     "construction_row": "scoring",
-    "proof_row": "scoring",
+    "proof_row": "scoring",  # a baseline before aa0043d: the proof's row was a job of its own
     "attempts_verdict_rows": "scoring",
     "attempts_missing_row": "scoring",
     "ingest_online": "scoring",
