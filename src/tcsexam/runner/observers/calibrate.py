@@ -111,7 +111,7 @@ def measure_for_run(path: str | os.PathLike[str]) -> None:
     atomic_write_json(path, run_measurement())
 
 
-def _run_measurement() -> JsonObject | None:
+def _read_run_measurement() -> JsonObject | None:
     """The run's measurement (`run_file`) when there is one of this benchmark version."""
     if run_file is None or not run_file.is_file():
         return None
@@ -146,7 +146,7 @@ def job_calibration(output, *, rerun: bool, say=None, label: str = "") -> JsonOb
                 return stored
         except Exception:  # unreadable: measure again
             pass
-    result = _run_measurement() or {**calibrate(), "scope": "job"}
+    result = _read_run_measurement() or {**calibrate(), "scope": "job"}
     if say is not None:
         whose = "the run's on this machine" if result["scope"] == "run" else "measured now"
         say(
